@@ -1,0 +1,1 @@
+"""qoelab: measure how network QoS mechanisms change the quality of streamed video."""
