@@ -1,0 +1,137 @@
+//! Applications: traffic sources at a flow's source node.
+//!
+//! An application acts through an [`AppCtx`]: it sends datagrams (datagram transports), writes
+//! stream bytes (stream transports) and arms its timers. It is told about timer expiry and the
+//! transport notices it subscribed to. Every config is checked against its transport when the
+//! scenario is built, so a bulk source on UDP is a scenario error, not a runtime surprise.
+
+pub mod bulk;
+pub mod cbr;
+pub mod onoff;
+pub mod poisson;
+pub mod video;
+pub mod web;
+
+use crate::engine::{SimRng, TimerKind};
+use crate::packet::MediaTag;
+use crate::time::{Dur, SimTime};
+use crate::transport::{Service, TransportEvent};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// What woke the application.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum AppEvent {
+    /// The application's timer (`TimerKind::App` or `App2`) fired.
+    Timer(TimerKind),
+    /// A transport notice it subscribed to.
+    Transport(TransportEvent),
+}
+
+/// Something the application asks of its transport or the engine.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AppAction {
+    Datagram { payload: u32, media: MediaTag, rtp_ts: u32, marker: bool },
+    Write { bytes: u64 },
+    SetTimer { kind: TimerKind, at: SimTime },
+}
+
+/// The application's view of the world.
+pub struct AppCtx<'a> {
+    pub now: SimTime,
+    /// Application stop time: no new data after it.
+    pub stop: SimTime,
+    /// Largest datagram payload the transport takes (0 on stream transports).
+    pub max_payload: u32,
+    pub rng: &'a mut SimRng,
+    pub(crate) actions: &'a mut Vec<AppAction>,
+}
+
+impl<'a> AppCtx<'a> {
+    pub fn new(now: SimTime, stop: SimTime, max_payload: u32, rng: &'a mut SimRng, actions: &'a mut Vec<AppAction>) -> Self {
+        AppCtx { now, stop, max_payload, rng, actions }
+    }
+    pub fn send(&mut self, payload: u32, media: MediaTag, rtp_ts: u32, marker: bool) {
+        self.actions.push(AppAction::Datagram { payload, media, rtp_ts, marker });
+    }
+    pub fn write(&mut self, bytes: u64) {
+        self.actions.push(AppAction::Write { bytes });
+    }
+    /// Arms `TimerKind::App` at `at` (ignored if at or after the stop time).
+    pub fn wake_at(&mut self, at: SimTime) {
+        self.wake_kind_at(TimerKind::App, at);
+    }
+    pub fn wake_kind_at(&mut self, kind: TimerKind, at: SimTime) {
+        if at < self.stop {
+            self.actions.push(AppAction::SetTimer { kind, at });
+        }
+    }
+}
+
+/// A traffic source.
+pub trait Application: Send {
+    fn start(&mut self, cx: &mut AppCtx);
+    fn on_event(&mut self, ev: AppEvent, cx: &mut AppCtx);
+    /// Transport notices wanted, as a [`notice_mask`](crate::transport::notice_mask).
+    fn subscriptions(&self) -> u32 {
+        0
+    }
+    /// End-of-run counters (name, value).
+    fn summary(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// Application configs, tagged by `kind`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AppConfig {
+    Cbr(cbr::CbrConfig),
+    Poisson(poisson::PoissonConfig),
+    OnOff(onoff::OnOffConfig),
+    Video(video::VideoConfig),
+    Bulk(bulk::BulkConfig),
+    Web(web::WebConfig),
+}
+
+/// Errors building an application, with the config field they concern.
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: {reason}")]
+pub struct AppBuildError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl AppBuildError {
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        AppBuildError { field: field.into(), reason: reason.into() }
+    }
+}
+
+impl AppConfig {
+    /// The transport service this application needs.
+    pub fn service(&self) -> Service {
+        match self {
+            AppConfig::Cbr(_) | AppConfig::Poisson(_) | AppConfig::OnOff(_) | AppConfig::Video(_) => Service::Datagram,
+            AppConfig::Bulk(_) | AppConfig::Web(_) => Service::Stream,
+        }
+    }
+
+    /// Builds the application. Relative file paths resolve against `base_dir`.
+    pub fn build(&self, base_dir: &Path) -> Result<Box<dyn Application>, AppBuildError> {
+        Ok(match self {
+            AppConfig::Cbr(c) => Box::new(c.build()?),
+            AppConfig::Poisson(c) => Box::new(c.build()?),
+            AppConfig::OnOff(c) => Box::new(c.build()?),
+            AppConfig::Video(c) => Box::new(c.build(base_dir)?),
+            AppConfig::Bulk(c) => Box::new(c.build()),
+            AppConfig::Web(c) => Box::new(c.build()?),
+        })
+    }
+}
+
+/// Interval between packets of `payload` bytes at `rate`, for packet-rate sources.
+pub(crate) fn packet_interval(payload_bytes: u64, rate_bps: u64) -> Dur {
+    Dur(((payload_bytes as u128 * 8 * 1_000_000_000) / rate_bps as u128) as u64)
+}

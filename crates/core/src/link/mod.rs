@@ -1,0 +1,262 @@
+//! One direction of a point-to-point link: a [`Port`] (queue discipline + serialiser) feeding a
+//! delay line (propagation), with an optional loss model in between.
+//!
+//! Event economy (htsim `queue.cpp`/`pipe.cpp`): a busy port has exactly one pending
+//! `PortTxDone`; a non-empty delay line has exactly one pending `LinkArrival`, for its earliest
+//! packet. Because the propagation delay is constant, packets leave the line in the order they
+//! entered, so the line is a FIFO of `(arrival time, packet)`.
+
+pub mod loss;
+
+use crate::engine::SimRng;
+use crate::packet::{NodeId, Packet};
+use crate::queue::{Backlog, QueueCtx, QueueDisc, Verdict};
+use crate::time::{Dur, SimTime};
+use crate::units::Rate;
+use loss::LossModel;
+use std::collections::VecDeque;
+
+/// Counters of one link direction. All are cumulative over the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PortStats {
+    pub arrived_pkts: u64,
+    pub arrived_bytes: u64,
+    pub enqueued_pkts: u64,
+    pub dropped_arrival_pkts: u64,
+    pub dropped_arrival_bytes: u64,
+    pub dropped_queued_pkts: u64,
+    pub dropped_queued_bytes: u64,
+    pub dequeued_pkts: u64,
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    pub channel_drop_pkts: u64,
+    pub channel_drop_bytes: u64,
+    pub delivered_pkts: u64,
+    /// Total time the transmitter was busy, in ns.
+    pub busy_ns: u64,
+    pub max_backlog_pkts: u64,
+    pub max_backlog_bytes: u64,
+    /// Integral of backlog (bytes) over time, in byte·ns, for the time-average occupancy.
+    pub backlog_byte_ns: u128,
+}
+
+/// A sampled occupancy series: at most one sample per `interval`, taken at the first change in
+/// each interval (no extra events are scheduled).
+#[derive(Clone, Debug, Default)]
+pub struct OccupancySeries {
+    pub interval_ns: u64,
+    pub t_ns: Vec<u64>,
+    pub packets: Vec<u64>,
+    pub bytes: Vec<u64>,
+    next_ns: u64,
+}
+
+impl OccupancySeries {
+    pub fn new(interval: Dur) -> Self {
+        OccupancySeries { interval_ns: interval.as_nanos().max(1), ..Default::default() }
+    }
+    #[inline]
+    fn observe(&mut self, now: SimTime, b: Backlog) {
+        if now.0 >= self.next_ns {
+            self.t_ns.push(now.0);
+            self.packets.push(b.packets);
+            self.bytes.push(b.bytes);
+            self.next_ns = (now.0 / self.interval_ns + 1) * self.interval_ns;
+        }
+    }
+}
+
+/// What the world must do after a port operation.
+#[derive(Debug, Default)]
+pub struct PortOutcome {
+    /// Schedule `PortTxDone` at this time.
+    pub tx_done_at: Option<SimTime>,
+    /// Schedule `LinkArrival` at this time.
+    pub arrival_at: Option<SimTime>,
+}
+
+/// A link direction.
+pub struct Port {
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate: Rate,
+    pub delay: Dur,
+    pub mtu_bytes: u32,
+    qdisc: Box<dyn QueueDisc>,
+    /// Packet being serialised and when serialisation started.
+    in_tx: Option<(Packet, SimTime)>,
+    line: VecDeque<(SimTime, Packet)>,
+    loss: Option<Box<dyn LossModel>>,
+    rng: SimRng,
+    last_change: SimTime,
+    pub stats: PortStats,
+    pub occupancy: Option<OccupancySeries>,
+    /// Scratch for packets a discipline drops from its queue.
+    scratch: Vec<Packet>,
+}
+
+/// Dropped packets, handed back to the world for per-flow accounting.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum DropCause {
+    Queue,
+    Channel,
+}
+
+impl Port {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: String,
+        from: NodeId,
+        to: NodeId,
+        rate: Rate,
+        delay: Dur,
+        mtu_bytes: u32,
+        qdisc: Box<dyn QueueDisc>,
+        loss: Option<Box<dyn LossModel>>,
+        rng: SimRng,
+        occupancy: Option<Dur>,
+    ) -> Port {
+        Port {
+            name,
+            from,
+            to,
+            rate,
+            delay,
+            mtu_bytes,
+            qdisc,
+            in_tx: None,
+            line: VecDeque::new(),
+            loss,
+            rng,
+            last_change: SimTime::ZERO,
+            stats: PortStats::default(),
+            occupancy: occupancy.map(OccupancySeries::new),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The packet being serialised, if any.
+    pub fn in_tx(&self) -> Option<&Packet> {
+        self.in_tx.as_ref().map(|(p, _)| p)
+    }
+
+    pub fn backlog(&self) -> Backlog {
+        self.qdisc.backlog()
+    }
+
+    fn account_backlog(&mut self, now: SimTime) {
+        let b = self.qdisc.backlog();
+        self.stats.backlog_byte_ns += b.bytes as u128 * (now.0 - self.last_change.0) as u128;
+        self.last_change = now;
+    }
+
+    fn after_change(&mut self, now: SimTime) {
+        let b = self.qdisc.backlog();
+        self.stats.max_backlog_pkts = self.stats.max_backlog_pkts.max(b.packets);
+        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
+        if let Some(o) = self.occupancy.as_mut() {
+            o.observe(now, b);
+        }
+    }
+
+    /// A packet arrives to be sent on this port. Dropped packets are appended to `drops`.
+    pub fn enqueue(&mut self, pkt: Packet, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) -> PortOutcome {
+        self.account_backlog(now);
+        self.stats.arrived_pkts += 1;
+        self.stats.arrived_bytes += pkt.size_bytes as u64;
+        let mut cx = QueueCtx::new(now, &mut self.scratch);
+        match self.qdisc.enqueue(pkt, &mut cx) {
+            Verdict::Enqueued => self.stats.enqueued_pkts += 1,
+            Verdict::Dropped(p) => {
+                self.stats.dropped_arrival_pkts += 1;
+                self.stats.dropped_arrival_bytes += p.size_bytes as u64;
+                drops.push((p, DropCause::Queue));
+            }
+        }
+        self.collect_queue_drops(drops);
+        let mut out = PortOutcome::default();
+        if self.in_tx.is_none() {
+            out.tx_done_at = self.start_next(now, drops);
+        }
+        self.after_change(now);
+        out
+    }
+
+    fn collect_queue_drops(&mut self, drops: &mut Vec<(Packet, DropCause)>) {
+        for p in self.scratch.drain(..) {
+            self.stats.dropped_queued_pkts += 1;
+            self.stats.dropped_queued_bytes += p.size_bytes as u64;
+            drops.push((p, DropCause::Queue));
+        }
+    }
+
+    /// Takes the next packet from the discipline and starts serialising it.
+    fn start_next(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) -> Option<SimTime> {
+        let mut cx = QueueCtx::new(now, &mut self.scratch);
+        let next = self.qdisc.dequeue(&mut cx);
+        self.collect_queue_drops(drops);
+        let p = next?;
+        self.stats.dequeued_pkts += 1;
+        let done = now + self.rate.tx_time(p.size_bytes as u64);
+        self.in_tx = Some((p, now));
+        Some(done)
+    }
+
+    /// Serialisation of the head-of-line packet finished at `now`.
+    pub fn tx_done(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) -> PortOutcome {
+        self.account_backlog(now);
+        let (p, started) = self.in_tx.take().unwrap_or_else(|| {
+            panic!("{now}: port {} got TxDone while idle", self.name)
+        });
+        self.stats.busy_ns += now.0 - started.0;
+        self.stats.tx_pkts += 1;
+        self.stats.tx_bytes += p.size_bytes as u64;
+        let mut out = PortOutcome::default();
+        let lost = match self.loss.as_mut() {
+            Some(l) => l.drops(&p, now, &mut self.rng),
+            None => false,
+        };
+        if lost {
+            self.stats.channel_drop_pkts += 1;
+            self.stats.channel_drop_bytes += p.size_bytes as u64;
+            drops.push((p, DropCause::Channel));
+        } else {
+            let at = now + self.delay;
+            if self.line.is_empty() {
+                out.arrival_at = Some(at);
+            }
+            self.line.push_back((at, p));
+        }
+        out.tx_done_at = self.start_next(now, drops);
+        self.after_change(now);
+        out
+    }
+
+    /// The earliest packet in the delay line arrives at `now`. Returns it and, if the line is
+    /// still non-empty, the time of the next arrival.
+    pub fn arrival(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
+        let (at, p) = self.line.pop_front().unwrap_or_else(|| {
+            panic!("{now}: port {} got LinkArrival with an empty delay line", self.name)
+        });
+        assert_eq!(at, now, "port {}: arrival event out of step with delay line", self.name);
+        self.stats.delivered_pkts += 1;
+        (p, self.line.front().map(|(t, _)| *t))
+    }
+
+    /// Closes the occupancy integral at the end of the run.
+    pub fn finish(&mut self, now: SimTime) {
+        self.account_backlog(now);
+    }
+
+    /// Visits every packet held by this port: queued, in serialisation, or propagating.
+    pub fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.qdisc.for_each_packet(f);
+        if let Some((p, _)) = &self.in_tx {
+            f(p);
+        }
+        for (_, p) in &self.line {
+            f(p);
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Packets and the header fields the simulator acts on.
+//!
+//! A `Packet` carries the fields of real IPv4/IPv6, UDP, TCP and RTP headers that any model
+//! reads or that the pcap writer needs to produce real bytes. `size_bytes` is the IP datagram
+//! length (IP header + options + transport header + payload): the number a link serialises.
+//! Payload bytes themselves are not carried.
+
+use crate::time::SimTime;
+
+pub type NodeId = u32;
+pub type FlowId = u32;
+pub type PortId = u32;
+
+pub const IPV4_HEADER: u32 = 20;
+pub const IPV6_HEADER: u32 = 40;
+pub const UDP_HEADER: u32 = 8;
+pub const TCP_HEADER: u32 = 20;
+pub const RTP_HEADER: u32 = 12;
+
+/// Which way a packet travels within its flow.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Dir {
+    /// From the flow's source to its destination (data).
+    Fwd,
+    /// From the destination back to the source (ACKs, feedback).
+    Rev,
+}
+
+/// IP-layer fields.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IpHdr {
+    pub v6: bool,
+    /// DiffServ code point (6 bits).
+    pub dscp: u8,
+    pub ttl: u8,
+    /// Length of IP options (IPv4) or extension headers (IPv6) in bytes, included in
+    /// `Packet::size_bytes`.
+    pub opt_bytes: u16,
+}
+
+/// RTP fixed-header fields (RFC 3550 §5.1).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct RtpHdr {
+    pub seq: u16,
+    /// Media timestamp in clock units (90 kHz for video).
+    pub timestamp: u32,
+    pub ssrc: u32,
+    pub marker: bool,
+    pub payload_type: u8,
+}
+
+/// What an application datagram belongs to, for per-packet video logs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MediaTag {
+    /// Decode-order frame number (-1 if not media).
+    pub frame: i64,
+    /// NAL-unit index in the sender trace (-1 if not media).
+    pub nal: i64,
+}
+
+impl Default for MediaTag {
+    fn default() -> Self {
+        MediaTag { frame: -1, nal: -1 }
+    }
+}
+
+/// UDP datagram fields.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UdpHdr {
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub rtp: Option<RtpHdr>,
+    pub media: MediaTag,
+}
+
+pub mod tcp_flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const RST: u8 = 0x04;
+    pub const PSH: u8 = 0x08;
+    pub const ACK: u8 = 0x10;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+}
+
+/// Up to this many SACK blocks fit beside the timestamp option (RFC 2018 §3).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// TCP segment fields. Sequence numbers are 64-bit and never wrap inside the simulator; the
+/// pcap writer emits their low 32 bits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TcpHdr {
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub seq: u64,
+    pub ack: u64,
+    pub flags: u8,
+    /// Advertised receive window in bytes (already scaled).
+    pub wnd: u32,
+    /// Payload length in bytes.
+    pub payload: u32,
+    /// SACK blocks `[start, end)`, the first `nsack` valid.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    pub nsack: u8,
+    /// Timestamp option (RFC 7323), in microseconds of simulated time.
+    pub ts_val: u32,
+    pub ts_ecr: u32,
+}
+
+/// Transport-layer part of a packet.
+#[derive(Clone, Debug, PartialEq)]
+pub enum L4 {
+    Udp(UdpHdr),
+    Tcp(TcpHdr),
+}
+
+/// A packet in the network.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Packet {
+    pub flow: FlowId,
+    pub dir: Dir,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// Index of this packet among the flow's packets in this direction (0-based).
+    pub seq_in_flow: u64,
+    /// IP datagram length in bytes.
+    pub size_bytes: u32,
+    /// When the transport handed the packet to the network.
+    pub sent_at: SimTime,
+    /// Hops taken so far (index into an explicit route).
+    pub hop: u16,
+    /// Sub-path of the flow (MPTCP subflow or route index); 0 for single-path flows.
+    pub path: u8,
+    pub ip: IpHdr,
+    pub l4: L4,
+}
+
+impl Packet {
+    pub fn tcp(&self) -> Option<&TcpHdr> {
+        match &self.l4 {
+            L4::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn udp(&self) -> Option<&UdpHdr> {
+        match &self.l4 {
+            L4::Udp(u) => Some(u),
+            _ => None,
+        }
+    }
+    /// Size of the IP header including options/extension headers.
+    pub fn ip_header_bytes(&self) -> u32 {
+        (if self.ip.v6 { IPV6_HEADER } else { IPV4_HEADER }) + self.ip.opt_bytes as u32
+    }
+}

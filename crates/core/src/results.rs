@@ -1,0 +1,227 @@
+//! End-of-run results as columnar tables (one row per flow, per link direction, per sample).
+//!
+//! Also the conservation check every run passes through: for each flow and direction,
+//! `sent = received + dropped (queue) + dropped (channel) + in flight`.
+
+use crate::sim::Simulation;
+use crate::trace::{jain_index, Column, Table};
+use crate::transport::Service;
+use std::collections::BTreeSet;
+
+/// Everything a run produced.
+#[derive(Clone, Debug, Default)]
+pub struct RunResults {
+    pub tables: Vec<Table>,
+}
+
+impl RunResults {
+    pub fn table(&self, name: &str) -> &Table {
+        self.tables.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no result table {name}"))
+    }
+    /// A value of the `summary` table.
+    pub fn summary(&self, key: &str) -> f64 {
+        let t = self.table("summary");
+        let keys = t.strs("key");
+        let vals = t.f64s("value");
+        keys.iter().position(|k| k == key).map(|i| vals[i]).unwrap_or_else(|| panic!("no summary key {key}"))
+    }
+    /// A column of the `flows` table as f64, by flow name.
+    pub fn flow_value(&self, flow: &str, col: &str) -> f64 {
+        let t = self.table("flows");
+        let i = t.strs("flow").iter().position(|n| n == flow).unwrap_or_else(|| panic!("no flow {flow}"));
+        t.f64s(col)[i]
+    }
+}
+
+fn ms(ns: f64) -> f64 {
+    ns * 1e-6
+}
+
+impl Simulation {
+    /// Finishes the run (closing integrals and captures) and collects the results.
+    ///
+    /// # Panics
+    /// If packet conservation fails for any flow: that is a simulator bug.
+    pub fn results(&mut self) -> RunResults {
+        self.finish();
+        let dur_s = self.now.as_secs_f64();
+        let inflight = self.in_flight();
+        let mut tables = Vec::new();
+
+        // Flows.
+        let mut t = Table::new("flows");
+        let fl = &self.flows;
+        for (i, f) in fl.iter().enumerate() {
+            for (d, st) in [(0usize, &f.fwd), (1, &f.rev)] {
+                let accounted = st.recv_pkts + st.drop_queue_pkts + st.drop_channel_pkts + inflight[i][d];
+                assert_eq!(
+                    st.sent_pkts, accounted,
+                    "{}: flow {} dir {d}: sent {} != received {} + queue drops {} + channel drops {} + in flight {}",
+                    self.now, f.name, st.sent_pkts, st.recv_pkts, st.drop_queue_pkts, st.drop_channel_pkts, inflight[i][d]
+                );
+            }
+        }
+        let active_s: Vec<f64> = fl.iter().map(|f| (self.now.0.saturating_sub(f.start.0)) as f64 * 1e-9).collect();
+        let delivered: Vec<f64> = fl.iter().map(|f| f.receiver.delivered_bytes().map_or(f64::NAN, |b| b as f64)).collect();
+        t.push("flow", Column::Str(fl.iter().map(|f| f.name.clone()).collect()));
+        t.push("transport", Column::Str(fl.iter().map(|f| f.transport_kind.clone()).collect()));
+        t.push("app", Column::Str(fl.iter().map(|f| f.app_kind.clone()).collect()));
+        t.push("src", Column::Str(fl.iter().map(|f| self.node_names[f.src as usize].clone()).collect()));
+        t.push("dst", Column::Str(fl.iter().map(|f| self.node_names[f.dst as usize].clone()).collect()));
+        t.push("start_s", Column::F64(fl.iter().map(|f| f.start.as_secs_f64()).collect()));
+        t.push("sent_pkts", Column::U64(fl.iter().map(|f| f.fwd.sent_pkts).collect()));
+        t.push("sent_bytes", Column::U64(fl.iter().map(|f| f.fwd.sent_bytes).collect()));
+        t.push("recv_pkts", Column::U64(fl.iter().map(|f| f.fwd.recv_pkts).collect()));
+        t.push("recv_bytes", Column::U64(fl.iter().map(|f| f.fwd.recv_bytes).collect()));
+        t.push("drop_queue_pkts", Column::U64(fl.iter().map(|f| f.fwd.drop_queue_pkts).collect()));
+        t.push("drop_channel_pkts", Column::U64(fl.iter().map(|f| f.fwd.drop_channel_pkts).collect()));
+        t.push("in_flight_pkts", Column::U64(inflight.iter().map(|x| x[0]).collect()));
+        t.push(
+            "loss_ratio",
+            Column::F64(fl.iter().map(|f| if f.fwd.sent_pkts == 0 { 0.0 } else { (f.fwd.drop_queue_pkts + f.fwd.drop_channel_pkts) as f64 / f.fwd.sent_pkts as f64 }).collect()),
+        );
+        t.push("throughput_bps", Column::F64(fl.iter().zip(&active_s).map(|(f, a)| f.fwd.recv_bytes as f64 * 8.0 / a.max(1e-12)).collect()));
+        t.push("delivered_bytes", Column::F64(delivered.clone()));
+        t.push("goodput_bps", Column::F64(delivered.iter().zip(&active_s).map(|(b, a)| b * 8.0 / a.max(1e-12)).collect()));
+        let q = |f: &crate::sim::Flow, p: f64| ms(f.fwd.delay.quantile(p));
+        t.push("delay_mean_ms", Column::F64(fl.iter().map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_sum_ns as f64 / f.fwd.recv_pkts as f64) }).collect()));
+        t.push("delay_min_ms", Column::F64(fl.iter().map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_min_ns as f64) }).collect()));
+        t.push("delay_p50_ms", Column::F64(fl.iter().map(|f| q(f, 0.5)).collect()));
+        t.push("delay_p95_ms", Column::F64(fl.iter().map(|f| q(f, 0.95)).collect()));
+        t.push("delay_p99_ms", Column::F64(fl.iter().map(|f| q(f, 0.99)).collect()));
+        t.push("delay_max_ms", Column::F64(fl.iter().map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_max_ns as f64) }).collect()));
+        t.push("jitter_rfc3550_ms", Column::F64(fl.iter().map(|f| ms(f.fwd.jitter_ns())).collect()));
+        t.push("ipdv_mean_ms", Column::F64(fl.iter().map(|f| if f.fwd.ipdv_n == 0 { f64::NAN } else { ms(f.fwd.ipdv_sum_ns as f64 / f.fwd.ipdv_n as f64) }).collect()));
+        t.push("ipdv_mean_abs_ms", Column::F64(fl.iter().map(|f| if f.fwd.ipdv_n == 0 { f64::NAN } else { ms(f.fwd.ipdv_abs_sum_ns as f64 / f.fwd.ipdv_n as f64) }).collect()));
+        t.push("ipdv_p95_abs_ms", Column::F64(fl.iter().map(|f| ms(f.fwd.ipdv_abs.quantile(0.95))).collect()));
+        t.push("ipdv_p99_abs_ms", Column::F64(fl.iter().map(|f| ms(f.fwd.ipdv_abs.quantile(0.99))).collect()));
+        t.push("rev_sent_pkts", Column::U64(fl.iter().map(|f| f.rev.sent_pkts).collect()));
+        t.push("rev_recv_pkts", Column::U64(fl.iter().map(|f| f.rev.recv_pkts).collect()));
+        t.push("rev_drop_pkts", Column::U64(fl.iter().map(|f| f.rev.drop_queue_pkts + f.rev.drop_channel_pkts).collect()));
+        // Transport and application counters: the union of keys, in sorted order.
+        let extras: Vec<Vec<(&'static str, f64)>> = fl
+            .iter()
+            .map(|f| {
+                let mut v = f.sender.summary();
+                v.extend(f.receiver.summary());
+                v.extend(f.app.summary());
+                v
+            })
+            .collect();
+        let keys: BTreeSet<&'static str> = extras.iter().flatten().map(|(k, _)| *k).collect();
+        for k in keys {
+            t.push(k, Column::F64(extras.iter().map(|e| e.iter().find(|(kk, _)| *kk == k).map_or(f64::NAN, |(_, v)| *v)).collect()));
+        }
+        let fair: Vec<f64> = fl
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.fairness)
+            .map(|(i, f)| if f.service == Service::Stream { delivered[i] } else { f.fwd.recv_bytes as f64 } / active_s[i].max(1e-12))
+            .collect();
+        tables.push(t);
+
+        // Links.
+        let mut t = Table::new("links");
+        let ps = &self.ports;
+        t.push("link", Column::Str(ps.iter().map(|p| p.name.clone()).collect()));
+        t.push("from", Column::Str(ps.iter().map(|p| self.node_names[p.from as usize].clone()).collect()));
+        t.push("to", Column::Str(ps.iter().map(|p| self.node_names[p.to as usize].clone()).collect()));
+        t.push("rate_bps", Column::U64(ps.iter().map(|p| p.rate.bps()).collect()));
+        t.push("delay_ms", Column::F64(ps.iter().map(|p| p.delay.as_secs_f64() * 1e3).collect()));
+        t.push("arrived_pkts", Column::U64(ps.iter().map(|p| p.stats.arrived_pkts).collect()));
+        t.push("enqueued_pkts", Column::U64(ps.iter().map(|p| p.stats.enqueued_pkts).collect()));
+        t.push("dequeued_pkts", Column::U64(ps.iter().map(|p| p.stats.dequeued_pkts).collect()));
+        t.push("tx_pkts", Column::U64(ps.iter().map(|p| p.stats.tx_pkts).collect()));
+        t.push("tx_bytes", Column::U64(ps.iter().map(|p| p.stats.tx_bytes).collect()));
+        t.push("drop_queue_pkts", Column::U64(ps.iter().map(|p| p.stats.dropped_arrival_pkts + p.stats.dropped_queued_pkts).collect()));
+        t.push("drop_queue_bytes", Column::U64(ps.iter().map(|p| p.stats.dropped_arrival_bytes + p.stats.dropped_queued_bytes).collect()));
+        t.push("drop_channel_pkts", Column::U64(ps.iter().map(|p| p.stats.channel_drop_pkts).collect()));
+        t.push("utilisation", Column::F64(ps.iter().map(|p| p.stats.busy_ns as f64 * 1e-9 / dur_s).collect()));
+        t.push("throughput_bps", Column::F64(ps.iter().map(|p| p.stats.tx_bytes as f64 * 8.0 / dur_s).collect()));
+        t.push("mean_backlog_bytes", Column::F64(ps.iter().map(|p| p.stats.backlog_byte_ns as f64 / self.now.0.max(1) as f64).collect()));
+        t.push("max_backlog_pkts", Column::U64(ps.iter().map(|p| p.stats.max_backlog_pkts).collect()));
+        t.push("max_backlog_bytes", Column::U64(ps.iter().map(|p| p.stats.max_backlog_bytes).collect()));
+        tables.push(t);
+
+        // Throughput series (long format).
+        let mut t = Table::new("throughput");
+        let (mut fname, mut tt, mut bytes) = (Vec::new(), Vec::new(), Vec::new());
+        let nbins = (self.now.0.div_ceil(self.bin_ns)) as usize;
+        for f in fl {
+            for b in 0..nbins {
+                fname.push(f.name.clone());
+                tt.push(b as f64 * self.bin_ns as f64 * 1e-9);
+                bytes.push(f.fwd.bins.get(b).copied().unwrap_or(0));
+            }
+        }
+        let bin_s = self.bin_ns as f64 * 1e-9;
+        t.push("flow", Column::Str(fname));
+        t.push("t_s", Column::F64(tt));
+        t.push("bps", Column::F64(bytes.iter().map(|b| *b as f64 * 8.0 / bin_s).collect()));
+        t.push("bytes", Column::U64(bytes));
+        tables.push(t);
+
+        // Queue occupancy samples.
+        let mut t = Table::new("queues");
+        let (mut ln, mut tt, mut pk, mut by) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for p in ps {
+            if let Some(o) = &p.occupancy {
+                for k in 0..o.t_ns.len() {
+                    ln.push(p.name.clone());
+                    tt.push(o.t_ns[k] as f64 * 1e-9);
+                    pk.push(o.packets[k]);
+                    by.push(o.bytes[k]);
+                }
+            }
+        }
+        t.push("link", Column::Str(ln));
+        t.push("t_s", Column::F64(tt));
+        t.push("packets", Column::U64(pk));
+        t.push("bytes", Column::U64(by));
+        tables.push(t);
+
+        // Per-packet log.
+        let mut t = Table::new("packets");
+        let (mut c_flow, mut c_seq, mut c_nal, mut c_frame, mut c_size, mut c_sent, mut c_recv, mut c_drop) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for f in fl {
+            if let Some(l) = &f.log {
+                c_flow.extend(std::iter::repeat_n(f.name.clone(), l.seq.len()));
+                c_seq.extend_from_slice(&l.seq);
+                c_nal.extend_from_slice(&l.nal);
+                c_frame.extend_from_slice(&l.frame);
+                c_size.extend_from_slice(&l.size_bytes);
+                c_sent.extend_from_slice(&l.sent_ns);
+                c_recv.extend_from_slice(&l.recv_ns);
+                c_drop.extend_from_slice(&l.drop);
+            }
+        }
+        t.push("flow", Column::Str(c_flow));
+        t.push("seq", Column::U64(c_seq));
+        t.push("nal", Column::I64(c_nal));
+        t.push("frame", Column::I64(c_frame));
+        t.push("size_bytes", Column::U64(c_size));
+        t.push("sent_ns", Column::I64(c_sent));
+        t.push("recv_ns", Column::I64(c_recv));
+        t.push("drop", Column::U64(c_drop));
+        tables.push(t);
+
+        // Summary.
+        let mut t = Table::new("summary");
+        let kv: Vec<(&str, f64)> = vec![
+            ("duration_s", dur_s),
+            ("seed", self.seed as f64),
+            ("events", self.events_dispatched() as f64),
+            ("nodes", self.node_names.len() as f64),
+            ("links", (self.ports.len() / 2) as f64),
+            ("flows", fl.len() as f64),
+            ("jain_index", if fair.is_empty() { f64::NAN } else { jain_index(&fair) }),
+            ("jain_flows", fair.len() as f64),
+        ];
+        t.push("key", Column::Str(kv.iter().map(|(k, _)| k.to_string()).collect()));
+        t.push("value", Column::F64(kv.iter().map(|(_, v)| *v).collect()));
+        tables.push(t);
+
+        RunResults { tables }
+    }
+}

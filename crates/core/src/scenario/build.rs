@@ -1,0 +1,246 @@
+//! Compiles a [`Scenario`] into a [`Simulation`]: names → indices, routing tables, components.
+
+use super::{expand, Scenario, ScenarioError};
+use crate::engine::{SimRng, TimerTable};
+use crate::link::Port;
+use crate::packet::{NodeId, PortId};
+use crate::sim::{Flow, Simulation, NO_ROUTE};
+use crate::time::SimTime;
+use crate::trace::pcap::PcapWriter;
+use crate::trace::{FlowStats, PacketLog};
+use crate::transport::{EndpointSetup, Service};
+use std::collections::{BTreeMap, VecDeque};
+use std::io::BufWriter;
+use std::path::Path;
+
+fn tag_of<T: serde::Serialize>(v: &T) -> String {
+    // The `kind` tag of a tagged config, read back through its serialised form.
+    toml::Value::try_from(v)
+        .ok()
+        .and_then(|t| t.get("kind").and_then(|k| k.as_str().map(str::to_string)))
+        .unwrap_or_default()
+}
+
+/// Where outputs go. `pcap_dir` must exist if the scenario asks for captures.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions<'a> {
+    /// Directory relative paths in the scenario (traces) resolve against.
+    pub base_dir: Option<&'a Path>,
+    /// Directory pcap files are written to (required when `output.pcap` is non-empty).
+    pub pcap_dir: Option<&'a Path>,
+}
+
+impl Scenario {
+    pub fn build(&self, opts: &BuildOptions) -> Result<Simulation, ScenarioError> {
+        let base = opts.base_dir.unwrap_or(Path::new("."));
+        if self.sim.duration.as_nanos() == 0 {
+            return Err(ScenarioError::new("sim.duration", "must be positive"));
+        }
+        let end = SimTime(self.sim.duration.as_nanos());
+        let seed = self.sim.seed;
+
+        // Nodes: explicit first, then in order of first mention by a link.
+        let mut names: Vec<String> = Vec::new();
+        let mut index: BTreeMap<String, NodeId> = BTreeMap::new();
+        for (k, n) in self.nodes.iter().enumerate() {
+            if n.name.is_empty() {
+                return Err(ScenarioError::new(format!("nodes[{k}].name"), "must not be empty"));
+            }
+            if index.insert(n.name.clone(), names.len() as NodeId).is_some() {
+                return Err(ScenarioError::new(format!("nodes[{k}].name"), format!("duplicate node {:?}", n.name)));
+            }
+            names.push(n.name.clone());
+        }
+        let links = expand::links(&self.links)?;
+        if links.is_empty() {
+            return Err(ScenarioError::new("links", "a scenario needs at least one link"));
+        }
+        for l in &links {
+            for end in [&l.item.a, &l.item.b] {
+                if end.is_empty() {
+                    return Err(ScenarioError::new(format!("{}.a", l.path), "node name must not be empty"));
+                }
+                if !index.contains_key(end) {
+                    index.insert(end.clone(), names.len() as NodeId);
+                    names.push(end.clone());
+                }
+            }
+        }
+        let n = names.len();
+
+        // Ports: link k gives port 2k (a→b) and 2k+1 (b→a).
+        let mut ports = Vec::with_capacity(links.len() * 2);
+        let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
+        for l in &links {
+            let c = &l.item;
+            if c.a == c.b {
+                return Err(ScenarioError::new(format!("{}.b", l.path), format!("link connects {:?} to itself", c.a)));
+            }
+            if !(68..=65535).contains(&c.mtu) {
+                return Err(ScenarioError::new(format!("{}.mtu", l.path), format!("must be within 68..=65535 bytes, got {}", c.mtu)));
+            }
+            let (a, b) = (index[&c.a], index[&c.b]);
+            for (dir, (from, to), q, loss, suffix) in [
+                (0, (a, b), c.queue_ab.as_ref().unwrap_or(&c.queue), &c.loss_ab, "loss_ab"),
+                (1, (b, a), c.queue_ba.as_ref().unwrap_or(&c.queue), &c.loss_ba, "loss_ba"),
+            ] {
+                loss.validate().map_err(|(f, r)| ScenarioError::new(format!("{}.{suffix}.{f}", l.path), r))?;
+                let name = format!("{}->{}", names[from as usize], names[to as usize]);
+                let rng = SimRng::stream(seed, &format!("port:{name}:{}", ports.len()));
+                let id = ports.len() as PortId;
+                let _ = dir;
+                ports.push(Port::new(name, from, to, c.rate, c.delay, c.mtu, q.build(c.mtu), loss.build(), rng, Some(self.output.queue_sample)));
+                adj[from as usize].push((id, to));
+            }
+        }
+
+        // Connectivity and shortest-path (hop count) first hops, ties broken by port order.
+        let mut next_hop = vec![vec![NO_ROUTE; n]; n];
+        for s in 0..n {
+            let mut seen = vec![false; n];
+            seen[s] = true;
+            let mut q = VecDeque::new();
+            for &(p, to) in &adj[s] {
+                if !seen[to as usize] {
+                    seen[to as usize] = true;
+                    next_hop[s][to as usize] = p;
+                    q.push_back(to);
+                }
+            }
+            while let Some(u) = q.pop_front() {
+                let first = next_hop[s][u as usize];
+                for &(_, to) in &adj[u as usize] {
+                    if !seen[to as usize] {
+                        seen[to as usize] = true;
+                        next_hop[s][to as usize] = first;
+                        q.push_back(to);
+                    }
+                }
+            }
+            if s == 0 {
+                if let Some(u) = (0..n).find(|&u| !seen[u]) {
+                    return Err(ScenarioError::new(
+                        "links",
+                        format!("topology is disconnected: node {:?} cannot be reached from {:?}", names[u], names[0]),
+                    ));
+                }
+            }
+        }
+
+        // Flows.
+        let flows_x = expand::flows(&self.flows)?;
+        if flows_x.is_empty() {
+            return Err(ScenarioError::new("flows", "a scenario needs at least one flow"));
+        }
+        let mut flow_names = BTreeMap::new();
+        let mut flows = Vec::with_capacity(flows_x.len());
+        for (fid, fx) in flows_x.iter().enumerate() {
+            let (c, path) = (&fx.item, &fx.path);
+            if c.name.is_empty() {
+                return Err(ScenarioError::new(format!("{path}.name"), "must not be empty"));
+            }
+            if flow_names.insert(c.name.clone(), fid).is_some() {
+                return Err(ScenarioError::new(format!("{path}.name"), format!("duplicate flow name {:?}", c.name)));
+            }
+            let node = |field: &str, name: &str| {
+                index.get(name).copied().ok_or_else(|| {
+                    ScenarioError::new(format!("{path}.{field}"), format!("unknown node {name:?} (known: {})", names.join(", ")))
+                })
+            };
+            let (src, dst) = (node("src", &c.src)?, node("dst", &c.dst)?);
+            if src == dst {
+                return Err(ScenarioError::new(format!("{path}.dst"), "source and destination are the same node"));
+            }
+            let start = SimTime(c.start.as_nanos());
+            if start >= end {
+                return Err(ScenarioError::new(format!("{path}.start"), "starts at or after the end of the run"));
+            }
+            let stop = c.stop.map_or(end, |s| SimTime(s.as_nanos()));
+            if stop <= start {
+                return Err(ScenarioError::new(format!("{path}.stop"), "must be after start"));
+            }
+            let service = c.transport.service();
+            if c.app.service() != service {
+                let need = if c.app.service() == Service::Stream { "a stream transport (tcp)" } else { "a datagram transport (udp or rtp)" };
+                return Err(ScenarioError::new(
+                    format!("{path}.app.kind"),
+                    format!("{:?} needs {need}, but transport is {:?}", tag_of(&c.app), tag_of(&c.transport)),
+                ));
+            }
+            let (route_fwd, route_rev) = match &c.route {
+                None => (None, None),
+                Some(r) => {
+                    let rp = format!("{path}.route");
+                    if r.first() != Some(&c.src) || r.last() != Some(&c.dst) {
+                        return Err(ScenarioError::new(rp, format!("must start at {:?} and end at {:?}", c.src, c.dst)));
+                    }
+                    let ids: Vec<NodeId> = r
+                        .iter()
+                        .enumerate()
+                        .map(|(k, nm)| index.get(nm).copied().ok_or_else(|| ScenarioError::new(format!("{rp}[{k}]"), format!("unknown node {nm:?}"))))
+                        .collect::<Result<_, _>>()?;
+                    let hop = |u: NodeId, v: NodeId, k: usize| {
+                        adj[u as usize].iter().find(|(_, to)| *to == v).map(|(p, _)| *p).ok_or_else(|| {
+                            ScenarioError::new(format!("{rp}[{k}]"), format!("no link from {:?} to {:?}", names[u as usize], names[v as usize]))
+                        })
+                    };
+                    let fwd: Vec<PortId> = ids.windows(2).enumerate().map(|(k, w)| hop(w[0], w[1], k + 1)).collect::<Result<_, _>>()?;
+                    let rev: Vec<PortId> = ids.windows(2).rev().enumerate().map(|(k, w)| hop(w[1], w[0], k)).collect::<Result<_, _>>()?;
+                    (Some(fwd), Some(rev))
+                }
+            };
+            let first_port = route_fwd.as_ref().map_or(next_hop[src as usize][dst as usize], |r| r[0]);
+            let setup = EndpointSetup {
+                flow_name: c.name.clone(),
+                mtu_bytes: ports[first_port as usize].mtu_bytes,
+                src_port: 10_000 + (fid % 50_000) as u16,
+                dst_port: 5_000 + (fid % 50_000) as u16,
+                seed,
+            };
+            let (sender, receiver) = c.transport.build(&setup);
+            let app = c.app.build(base).map_err(|e| ScenarioError::new(format!("{path}.app.{}", e.field), e.reason))?;
+            let subscriptions = app.subscriptions();
+            let log = (c.packet_log || self.output.packet_trace).then(PacketLog::default);
+            flows.push(Flow {
+                name: c.name.clone(),
+                transport_kind: tag_of(&c.transport),
+                app_kind: tag_of(&c.app),
+                src,
+                dst,
+                route_fwd,
+                route_rev,
+                sender,
+                receiver,
+                app,
+                app_rng: SimRng::stream(seed, &format!("flow:{}:app", c.name)),
+                started: false,
+                start,
+                stop,
+                timers: TimerTable::default(),
+                fwd: FlowStats::new(),
+                rev: FlowStats::new(),
+                next_seq: [0, 0],
+                log,
+                service,
+                fairness: c.fairness.unwrap_or(service == Service::Stream),
+                subscriptions,
+            });
+        }
+
+        // Captures.
+        let mut pcaps: Vec<Option<PcapWriter<BufWriter<std::fs::File>>>> = (0..ports.len()).map(|_| None).collect();
+        for (k, name) in self.output.pcap.iter().enumerate() {
+            let kp = format!("output.pcap[{k}]");
+            let Some(i) = ports.iter().position(|p| &p.name == name) else {
+                let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
+                return Err(ScenarioError::new(kp, format!("unknown link direction {name:?} (known: {})", known.join(", "))));
+            };
+            let dir = opts.pcap_dir.ok_or_else(|| ScenarioError::new(kp.clone(), "no output directory given for captures"))?;
+            let file = dir.join(format!("{}.pcap", name.replace("->", "_to_")));
+            let f = std::fs::File::create(&file).map_err(|e| ScenarioError::new(kp.clone(), format!("cannot create {}: {e}", file.display())))?;
+            pcaps[i] = Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
+        }
+
+        Ok(Simulation::assemble(end, seed, names, next_hop, ports, flows, pcaps, self.output.throughput_bin.as_nanos().max(1)))
+    }
+}

@@ -1,0 +1,212 @@
+//! Scenarios: plain-data descriptions (TOML or the Python API's dicts) compiled once into a
+//! [`Simulation`](crate::sim::Simulation).
+//!
+//! Every mistake is reported at build time with the key path that caused it, e.g.
+//! `links[2].queue.limit: expected a limit like "50p" or "64KB", got "50"`.
+//!
+//! Repetition: a link or flow entry with `count = N` stands for N entries; `{i}` in its string
+//! fields is replaced by 0..N-1 (plus `index_base`), and a flow's start advances by
+//! `start_step` per instance.
+
+use crate::app::AppConfig;
+use crate::link::loss::LossConfig;
+use crate::queue::QueueConfig;
+use crate::time::Dur;
+use crate::transport::TransportConfig;
+use crate::units::{serde_units, Rate};
+use serde::{Deserialize, Serialize};
+
+/// A build-time error with its key path.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{path}: {reason}")]
+pub struct ScenarioError {
+    pub path: String,
+    pub reason: String,
+}
+
+impl ScenarioError {
+    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        ScenarioError { path: path.into(), reason: reason.into() }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free-form name, used in reports.
+    #[serde(default)]
+    pub name: String,
+    /// Free-form description.
+    #[serde(default)]
+    pub description: String,
+    pub sim: SimConfig,
+    /// Optional explicit node list (nodes are also implied by links).
+    #[serde(default)]
+    pub nodes: Vec<NodeConfig>,
+    pub links: Vec<LinkConfig>,
+    pub flows: Vec<FlowConfig>,
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Simulated duration, e.g. `"60s"`.
+    #[serde(with = "serde_units::time")]
+    pub duration: Dur,
+    /// Seed of every random stream (default 1).
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    pub name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Node at end A.
+    pub a: String,
+    /// Node at end B.
+    pub b: String,
+    /// Rate of each direction.
+    #[serde(with = "serde_units::rate")]
+    pub rate: Rate,
+    /// One-way propagation delay.
+    #[serde(with = "serde_units::time")]
+    pub delay: Dur,
+    /// MTU in bytes (largest IP datagram), default 1500.
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// Queue discipline of both directions (default `fifo` with `limit = "100p"`).
+    #[serde(default)]
+    pub queue: QueueConfig,
+    /// Overrides `queue` for the A→B direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_ab: Option<QueueConfig>,
+    /// Overrides `queue` for the B→A direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_ba: Option<QueueConfig>,
+    /// Loss model of the A→B direction (default none).
+    #[serde(default = "no_loss")]
+    pub loss_ab: LossConfig,
+    /// Loss model of the B→A direction (default none).
+    #[serde(default = "no_loss")]
+    pub loss_ba: LossConfig,
+    /// Repeat this entry N times, substituting `{i}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// First value of `{i}` (default 0).
+    #[serde(default)]
+    pub index_base: u32,
+}
+
+fn default_mtu() -> u32 {
+    1500
+}
+fn no_loss() -> LossConfig {
+    LossConfig::None
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Unique flow name (with `{i}` when `count` is set).
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub transport: TransportConfig,
+    pub app: AppConfig,
+    /// Start time (default 0 s).
+    #[serde(default, with = "serde_units::time")]
+    pub start: Dur,
+    /// Stop time for new application data (default: the end of the run).
+    #[serde(default, with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub stop: Option<Dur>,
+    /// Explicit route as a node list from `src` to `dst` (default: shortest path). The reverse
+    /// direction uses the reversed list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Vec<String>>,
+    /// Record one row per packet of this flow (the receive log the video evaluator reads).
+    #[serde(default)]
+    pub packet_log: bool,
+    /// Include this flow in Jain's fairness index (default: all stream flows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    #[serde(default)]
+    pub index_base: u32,
+    /// Added to `start` per instance when `count` is set.
+    #[serde(default, with = "serde_units::time")]
+    pub start_step: Dur,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputConfig {
+    /// Throughput-series bin width (default 100 ms).
+    #[serde(default = "default_bin", with = "serde_units::time")]
+    pub throughput_bin: Dur,
+    /// Queue-occupancy sampling interval (default 10 ms).
+    #[serde(default = "default_sample", with = "serde_units::time")]
+    pub queue_sample: Dur,
+    /// Link directions to capture as pcap, by name (`"R1->R2"`).
+    #[serde(default)]
+    pub pcap: Vec<String>,
+    /// Record every packet of every flow (as if each had `packet_log = true`).
+    #[serde(default)]
+    pub packet_trace: bool,
+}
+
+fn default_bin() -> Dur {
+    Dur::from_millis(100)
+}
+fn default_sample() -> Dur {
+    Dur::from_millis(10)
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { throughput_bin: default_bin(), queue_sample: default_sample(), pcap: Vec::new(), packet_trace: false }
+    }
+}
+
+impl Scenario {
+    /// Parses TOML text. Errors carry the key path (or the line, for syntax errors).
+    pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::new(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            // One line: toml's messages may span several.
+            let mut msg = inner.message().split_whitespace().collect::<Vec<_>>().join(" ");
+            // Syntax errors have no key path: report the line instead.
+            if path == "." || path.is_empty() {
+                if let Some(span) = inner.span() {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    return ScenarioError::new(format!("line {line}"), msg);
+                }
+                msg = msg.trim().to_string();
+                return ScenarioError::new("(top level)", msg);
+            }
+            ScenarioError::new(path, msg.trim().to_string())
+        })
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("scenario types always serialise")
+    }
+}
+
+pub mod expand;
+pub mod build;
+pub use build::BuildOptions;

@@ -1,0 +1,389 @@
+//! The simulation world: nodes, ports, flows and the event loop.
+//!
+//! How a packet moves: app → transport (`Sender`) → [`inject`](Simulation::inject) at the source
+//! node → port (queue discipline, serialisation) → delay line (+ loss) → next node → … →
+//! destination node → transport (`Receiver`) → statistics. Forwarding never calls back into an
+//! endpoint synchronously (every hop takes at least one serialisation time), so endpoint
+//! callbacks are never re-entered.
+
+use crate::app::{AppAction, AppCtx, AppEvent, Application};
+use crate::engine::{Event, EventQueue, SimRng, TimerKind, TimerTable};
+use crate::link::{DropCause, Port, PortOutcome};
+use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PortId};
+use crate::time::SimTime;
+use crate::trace::pcap::PcapWriter;
+use crate::trace::{FlowStats, PacketLog};
+use crate::transport::{FlowCtx, Outgoing, Receiver, Sender, Service, TransportEvent};
+use std::fs::File;
+use std::io::BufWriter;
+
+pub const NO_ROUTE: u32 = u32::MAX;
+
+/// One flow: a sending endpoint and application at `src`, a receiving endpoint at `dst`.
+pub struct Flow {
+    pub name: String,
+    pub transport_kind: String,
+    pub app_kind: String,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub(crate) route_fwd: Option<Vec<PortId>>,
+    pub(crate) route_rev: Option<Vec<PortId>>,
+    pub(crate) sender: Box<dyn Sender>,
+    pub(crate) receiver: Box<dyn Receiver>,
+    pub(crate) app: Box<dyn Application>,
+    pub(crate) app_rng: SimRng,
+    pub(crate) started: bool,
+    pub start: SimTime,
+    pub stop: SimTime,
+    pub(crate) timers: TimerTable,
+    pub fwd: FlowStats,
+    pub rev: FlowStats,
+    pub(crate) next_seq: [u64; 2],
+    pub log: Option<PacketLog>,
+    pub service: Service,
+    pub fairness: bool,
+    pub(crate) subscriptions: u32,
+}
+
+/// The world.
+pub struct Simulation {
+    pub(crate) now: SimTime,
+    pub(crate) end: SimTime,
+    pub seed: u64,
+    pub(crate) events: EventQueue,
+    pub node_names: Vec<String>,
+    /// `next_hop[node][dst]`: port to take from `node` towards `dst`.
+    pub(crate) next_hop: Vec<Vec<u32>>,
+    pub ports: Vec<Port>,
+    pub flows: Vec<Flow>,
+    pub(crate) pcaps: Vec<Option<PcapWriter<BufWriter<File>>>>,
+    pub(crate) bin_ns: u64,
+    out: Vec<Outgoing>,
+    notices: Vec<TransportEvent>,
+    actions: Vec<AppAction>,
+    drops: Vec<(Packet, DropCause)>,
+    finished: bool,
+}
+
+impl Simulation {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assemble(
+        end: SimTime,
+        seed: u64,
+        node_names: Vec<String>,
+        next_hop: Vec<Vec<u32>>,
+        ports: Vec<Port>,
+        flows: Vec<Flow>,
+        pcaps: Vec<Option<PcapWriter<BufWriter<File>>>>,
+        bin_ns: u64,
+    ) -> Simulation {
+        let mut events = EventQueue::new();
+        let mut flows = flows;
+        for (i, f) in flows.iter_mut().enumerate() {
+            // The first App timer starts the application.
+            if let Some(t) = f.timers.set(TimerKind::App, f.start) {
+                events.push(t, Event::Timer { flow: i as u32, kind: TimerKind::App });
+            }
+        }
+        Simulation {
+            now: SimTime::ZERO,
+            end,
+            seed,
+            events,
+            node_names,
+            next_hop,
+            ports,
+            flows,
+            pcaps,
+            bin_ns,
+            out: Vec::new(),
+            notices: Vec::new(),
+            actions: Vec::new(),
+            drops: Vec::new(),
+            finished: false,
+        }
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+    /// Events dispatched so far.
+    pub fn events_dispatched(&self) -> u64 {
+        self.events.popped()
+    }
+    /// Pending events (a measure of the heap's size).
+    pub fn events_pending(&self) -> usize {
+        self.events.len()
+    }
+
+    /// Runs to the end time.
+    pub fn run(&mut self) {
+        self.run_until(self.end);
+    }
+
+    /// Runs until `t` (at most the end time); can be called repeatedly to step.
+    pub fn run_until(&mut self, t: SimTime) {
+        let until = t.min(self.end);
+        while let Some((time, ev)) = self.events.pop_until(until) {
+            debug_assert!(time >= self.now, "event in the past: {time} < {}", self.now);
+            self.now = time;
+            match ev {
+                Event::PortTxDone(p) => {
+                    let o = self.ports[p as usize].tx_done(time, &mut self.drops);
+                    self.schedule_port(p, o);
+                    self.account_drops();
+                }
+                Event::LinkArrival(p) => {
+                    let port = &mut self.ports[p as usize];
+                    let (pkt, next) = port.arrival(time);
+                    let to = port.to;
+                    if let Some(n) = next {
+                        self.events.push(n, Event::LinkArrival(p));
+                    }
+                    self.receive(to, pkt);
+                }
+                Event::Timer { flow, kind } => {
+                    let f = &mut self.flows[flow as usize];
+                    let (fire, repush) = f.timers.on_entry(kind, time);
+                    if let Some(r) = repush {
+                        self.events.push(r, Event::Timer { flow, kind });
+                    }
+                    if fire {
+                        self.fire_timer(flow, kind);
+                    }
+                }
+            }
+        }
+        self.now = until;
+    }
+
+    fn schedule_port(&mut self, p: PortId, o: PortOutcome) {
+        if let Some(t) = o.tx_done_at {
+            self.events.push(t, Event::PortTxDone(p));
+            if let Some(w) = self.pcaps[p as usize].as_mut() {
+                let port = &self.ports[p as usize];
+                if let Some(pkt) = port.in_tx() {
+                    w.write(self.now, pkt).unwrap_or_else(|e| panic!("{}: pcap write for {} failed: {e}", self.now, port.name));
+                }
+            }
+        }
+        if let Some(t) = o.arrival_at {
+            self.events.push(t, Event::LinkArrival(p));
+        }
+    }
+
+    fn account_drops(&mut self) {
+        for (pkt, cause) in self.drops.drain(..) {
+            let f = &mut self.flows[pkt.flow as usize];
+            let st = match pkt.dir {
+                Dir::Fwd => &mut f.fwd,
+                Dir::Rev => &mut f.rev,
+            };
+            match cause {
+                DropCause::Queue => st.drop_queue_pkts += 1,
+                DropCause::Channel => st.drop_channel_pkts += 1,
+            }
+            if pkt.dir == Dir::Fwd {
+                if let Some(log) = f.log.as_mut() {
+                    log.drop[pkt.seq_in_flow as usize] = if cause == DropCause::Queue { 1 } else { 2 };
+                }
+            }
+        }
+    }
+
+    /// A packet reached `node`.
+    fn receive(&mut self, node: NodeId, pkt: Packet) {
+        if pkt.dst == node {
+            self.deliver(pkt);
+        } else {
+            self.forward(node, pkt);
+        }
+    }
+
+    fn forward(&mut self, node: NodeId, mut pkt: Packet) {
+        let f = &self.flows[pkt.flow as usize];
+        let route = match pkt.dir {
+            Dir::Fwd => f.route_fwd.as_ref(),
+            Dir::Rev => f.route_rev.as_ref(),
+        };
+        let port = match route {
+            Some(r) => r[pkt.hop as usize],
+            None => self.next_hop[node as usize][pkt.dst as usize],
+        };
+        assert!(
+            port != NO_ROUTE,
+            "{}: flow {} has no route from {} to {} (build-time routing check missed it)",
+            self.now,
+            f.name,
+            self.node_names[node as usize],
+            self.node_names[pkt.dst as usize]
+        );
+        pkt.hop += 1;
+        let o = self.ports[port as usize].enqueue(pkt, self.now, &mut self.drops);
+        self.schedule_port(port, o);
+        self.account_drops();
+    }
+
+    fn deliver(&mut self, pkt: Packet) {
+        let fid = pkt.flow;
+        let now = self.now;
+        let bin = self.bin_ns;
+        let f = &mut self.flows[fid as usize];
+        let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices);
+        match pkt.dir {
+            Dir::Fwd => {
+                f.fwd.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin);
+                if let Some(log) = f.log.as_mut() {
+                    log.recv_ns[pkt.seq_in_flow as usize] = now.0 as i64;
+                }
+                f.receiver.on_packet(&pkt, &mut cx);
+            }
+            Dir::Rev => {
+                f.rev.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin);
+                f.sender.on_packet(&pkt, &mut cx);
+            }
+        }
+        self.flush(fid);
+    }
+
+    fn fire_timer(&mut self, fid: FlowId, kind: TimerKind) {
+        let now = self.now;
+        let f = &mut self.flows[fid as usize];
+        match kind {
+            TimerKind::App | TimerKind::App2 => {
+                let mut acx = AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
+                if !f.started {
+                    f.started = true;
+                    f.app.start(&mut acx);
+                } else {
+                    f.app.on_event(AppEvent::Timer(kind), &mut acx);
+                }
+            }
+            TimerKind::DelAck | TimerKind::Feedback | TimerKind::RecvApp => {
+                let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices);
+                f.receiver.on_timer(kind, &mut cx);
+            }
+            TimerKind::Rto | TimerKind::Pace | TimerKind::NoFeedback => {
+                let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices);
+                f.sender.on_timer(kind, &mut cx);
+            }
+        }
+        self.flush(fid);
+    }
+
+    /// Drains what flow `fid`'s callbacks produced: packets to send, notices for the
+    /// application, and the application's actions, until nothing is left.
+    fn flush(&mut self, fid: FlowId) {
+        loop {
+            if !self.out.is_empty() {
+                let mut out = std::mem::take(&mut self.out);
+                for o in out.drain(..) {
+                    self.inject(fid, o);
+                }
+                // Give the (now empty) buffer back so its capacity is reused.
+                if self.out.is_empty() {
+                    self.out = out;
+                }
+            }
+            let now = self.now;
+            let f = &mut self.flows[fid as usize];
+            if !self.notices.is_empty() {
+                let mut acx = AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
+                for n in self.notices.drain(..) {
+                    if f.subscriptions & n.mask() != 0 {
+                        f.app.on_event(AppEvent::Transport(n), &mut acx);
+                    }
+                }
+            }
+            if self.actions.is_empty() {
+                if self.out.is_empty() && self.notices.is_empty() {
+                    return;
+                }
+                continue;
+            }
+            let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices);
+            for a in self.actions.drain(..) {
+                match a {
+                    AppAction::Datagram { payload, media, rtp_ts, marker } => {
+                        f.sender.send_datagram(payload, media, rtp_ts, marker, &mut cx);
+                    }
+                    AppAction::Write { bytes } => f.sender.write(bytes, &mut cx),
+                    AppAction::SetTimer { kind, at } => cx.set_timer(kind, at),
+                }
+            }
+        }
+    }
+
+    /// Stamps and sends a packet produced by flow `fid`'s endpoint.
+    fn inject(&mut self, fid: FlowId, o: Outgoing) {
+        let now = self.now;
+        let f = &mut self.flows[fid as usize];
+        let d = o.dir as usize;
+        let seq = f.next_seq[d];
+        f.next_seq[d] += 1;
+        let (src, dst) = match o.dir {
+            Dir::Fwd => (f.src, f.dst),
+            Dir::Rev => (f.dst, f.src),
+        };
+        let st = if o.dir == Dir::Fwd { &mut f.fwd } else { &mut f.rev };
+        st.sent_pkts += 1;
+        st.sent_bytes += o.size_bytes as u64;
+        if o.dir == Dir::Fwd {
+            if let Some(log) = f.log.as_mut() {
+                let (frame, nal) = match &o.l4 {
+                    crate::packet::L4::Udp(u) => (u.media.frame, u.media.nal),
+                    _ => (-1, -1),
+                };
+                log.seq.push(seq);
+                log.nal.push(nal);
+                log.frame.push(frame);
+                log.size_bytes.push(o.size_bytes as u64);
+                log.sent_ns.push(now.0 as i64);
+                log.recv_ns.push(-1);
+                log.drop.push(0);
+            }
+        }
+        let pkt = Packet {
+            flow: fid,
+            dir: o.dir,
+            src,
+            dst,
+            seq_in_flow: seq,
+            size_bytes: o.size_bytes,
+            sent_at: now,
+            hop: 0,
+            path: o.path,
+            ip: IpHdr { ttl: 64, ..Default::default() },
+            l4: o.l4,
+        };
+        self.forward(src, pkt);
+    }
+
+    /// Closes per-port integrals and flushes captures. Idempotent.
+    pub(crate) fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        for p in &mut self.ports {
+            p.finish(self.now);
+        }
+        for (i, w) in self.pcaps.iter_mut().enumerate() {
+            if let Some(w) = w {
+                w.flush().unwrap_or_else(|e| panic!("pcap of {} could not be flushed: {e}", self.ports[i].name));
+            }
+        }
+    }
+
+    /// Packets of each flow and direction still inside the network: `[flow][dir]`.
+    pub fn in_flight(&self) -> Vec<[u64; 2]> {
+        let mut v = vec![[0u64; 2]; self.flows.len()];
+        for p in &self.ports {
+            p.for_each_packet(&mut |pkt| v[pkt.flow as usize][pkt.dir as usize] += 1);
+        }
+        v
+    }
+}

@@ -1,0 +1,196 @@
+//! Transports: how a flow's endpoints turn application data into packets and back.
+//!
+//! Endpoints are sans-IO: they receive `now` and a [`FlowCtx`], through which they send
+//! packets, arm timers and notify their application. They never read a clock or a global RNG.
+
+pub mod udp;
+
+use crate::engine::{Event, EventQueue, TimerKind, TimerTable};
+use crate::packet::{Dir, FlowId, MediaTag, Packet, L4};
+use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// Transport configs, tagged by `kind` in scenario files.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TransportConfig {
+    /// Plain UDP datagrams.
+    Udp,
+    /// UDP carrying RTP (RFC 3550) headers.
+    Rtp,
+}
+
+/// Whether a transport carries application datagrams or a byte stream.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Service {
+    Datagram,
+    Stream,
+}
+
+/// What an endpoint needs to know when it is built.
+#[derive(Clone, Debug)]
+pub struct EndpointSetup {
+    pub flow_name: String,
+    /// MTU of the first hop, in bytes (IP datagram size limit).
+    pub mtu_bytes: u32,
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// Scenario seed (for transports that randomise, e.g. initial sequence numbers).
+    pub seed: u64,
+}
+
+impl TransportConfig {
+    pub fn service(&self) -> Service {
+        match self {
+            TransportConfig::Udp | TransportConfig::Rtp => Service::Datagram,
+        }
+    }
+
+    /// Builds the sending and receiving endpoints of one flow.
+    pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Sender>, Box<dyn Receiver>) {
+        match self {
+            TransportConfig::Udp => (Box::new(udp::UdpSender::new(s, false)), Box::new(udp::UdpReceiver)),
+            TransportConfig::Rtp => (Box::new(udp::UdpSender::new(s, true)), Box::new(udp::UdpReceiver)),
+        }
+    }
+}
+
+/// The sending endpoint of a flow (at the flow's source node).
+pub trait Sender: Send {
+    fn service(&self) -> Service;
+    /// Largest application payload of one datagram that fits the MTU (datagram transports).
+    fn max_datagram_payload(&self) -> u32 {
+        0
+    }
+    /// Sends one application datagram (datagram transports only).
+    fn send_datagram(&mut self, _payload: u32, _media: MediaTag, _rtp_ts: u32, _marker: bool, _cx: &mut FlowCtx) {
+        unreachable!("send_datagram on a stream transport")
+    }
+    /// Appends `bytes` to the send stream (stream transports only).
+    fn write(&mut self, _bytes: u64, _cx: &mut FlowCtx) {
+        unreachable!("write on a datagram transport")
+    }
+    /// A packet of this flow travelling `Dir::Rev` reached the source node.
+    fn on_packet(&mut self, _pkt: &Packet, _cx: &mut FlowCtx) {}
+    /// A sender-side timer fired.
+    fn on_timer(&mut self, _kind: TimerKind, _cx: &mut FlowCtx) {}
+    /// Transport-specific end-of-run counters (name, value), e.g. retransmissions.
+    fn summary(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// The receiving endpoint of a flow (at the flow's destination node).
+pub trait Receiver: Send {
+    /// A packet of this flow travelling `Dir::Fwd` reached the destination node.
+    fn on_packet(&mut self, _pkt: &Packet, _cx: &mut FlowCtx) {}
+    /// A receiver-side timer fired.
+    fn on_timer(&mut self, _kind: TimerKind, _cx: &mut FlowCtx) {}
+    /// Application bytes delivered in order so far (stream transports); datagram transports
+    /// leave delivery accounting to the world.
+    fn delivered_bytes(&self) -> Option<u64> {
+        None
+    }
+    fn summary(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+}
+
+/// Notices a transport gives its application (the TCP Interactive paper's "TCP tells the
+/// application about timeouts"). An application receives only the kinds it subscribes to via
+/// [`Application::subscriptions`](crate::app::Application::subscriptions).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum TransportEvent {
+    /// The retransmission timer expired (RFC 6298 §5.4–5.7). `backoff` counts consecutive RTOs.
+    RtoFired { rto_ns: u64, backoff: u32 },
+    /// Fast retransmit entered (RFC 5681 §3.2 / RFC 6582).
+    FastRetransmit { seq: u64 },
+    /// Congestion window changed.
+    CwndChanged { cwnd_bytes: u64, ssthresh_bytes: u64 },
+    /// Cumulative bytes acknowledged so far (sender side), after an ACK advanced `snd_una`.
+    Acked { total_bytes: u64 },
+    /// In-order bytes delivered to the receiving application so far.
+    Delivered { total_bytes: u64 },
+}
+
+/// Bit mask over [`TransportEvent`] kinds.
+pub mod notice_mask {
+    pub const RTO: u32 = 1 << 0;
+    pub const FAST_RETRANSMIT: u32 = 1 << 1;
+    pub const CWND: u32 = 1 << 2;
+    pub const ACKED: u32 = 1 << 3;
+    pub const DELIVERED: u32 = 1 << 4;
+}
+
+impl TransportEvent {
+    pub fn mask(&self) -> u32 {
+        use notice_mask::*;
+        match self {
+            TransportEvent::RtoFired { .. } => RTO,
+            TransportEvent::FastRetransmit { .. } => FAST_RETRANSMIT,
+            TransportEvent::CwndChanged { .. } => CWND,
+            TransportEvent::Acked { .. } => ACKED,
+            TransportEvent::Delivered { .. } => DELIVERED,
+        }
+    }
+}
+
+/// A packet a transport asks the world to send: direction, IP datagram size, L4 header.
+#[derive(Clone, Debug)]
+pub struct Outgoing {
+    pub dir: Dir,
+    pub size_bytes: u32,
+    pub l4: L4,
+    /// Sub-path (MPTCP subflow); 0 for single-path flows.
+    pub path: u8,
+}
+
+/// The context a transport endpoint acts through.
+pub struct FlowCtx<'a> {
+    pub now: SimTime,
+    pub flow: FlowId,
+    pub(crate) out: &'a mut Vec<Outgoing>,
+    pub(crate) timers: &'a mut TimerTable,
+    pub(crate) events: &'a mut EventQueue,
+    pub(crate) notices: &'a mut Vec<TransportEvent>,
+}
+
+impl<'a> FlowCtx<'a> {
+    pub fn new(
+        now: SimTime,
+        flow: FlowId,
+        out: &'a mut Vec<Outgoing>,
+        timers: &'a mut TimerTable,
+        events: &'a mut EventQueue,
+        notices: &'a mut Vec<TransportEvent>,
+    ) -> Self {
+        FlowCtx { now, flow, out, timers, events, notices }
+    }
+
+    /// Sends a packet now. The world stamps addresses, sequence-in-flow and send time.
+    pub fn send(&mut self, o: Outgoing) {
+        self.out.push(o);
+    }
+
+    /// Arms (or re-arms) this flow's timer `kind` to fire at `at`.
+    pub fn set_timer(&mut self, kind: TimerKind, at: SimTime) {
+        debug_assert!(at >= self.now, "{}: flow {} timer {kind:?} set in the past", self.now, self.flow);
+        if let Some(t) = self.timers.set(kind, at) {
+            self.events.push(t, Event::Timer { flow: self.flow, kind });
+        }
+    }
+
+    pub fn cancel_timer(&mut self, kind: TimerKind) {
+        self.timers.cancel(kind);
+    }
+
+    pub fn timer_deadline(&self, kind: TimerKind) -> SimTime {
+        self.timers.deadline(kind)
+    }
+
+    /// Tells the application something (filtered by its subscriptions).
+    pub fn notify(&mut self, ev: TransportEvent) {
+        self.notices.push(ev);
+    }
+}

@@ -1,0 +1,238 @@
+//! Units: data rates, and the parsers for unit-carrying scenario strings.
+//!
+//! Scenario values are strings with units, as ns-3 attributes are: `"10Mbps"`, `"20ms"`,
+//! `"64KB"`, `"50p"`. Decimal prefixes (k = 10^3, M = 10^6, G = 10^9) apply to rates and sizes;
+//! `KiB`/`MiB` are binary. A parse failure says what was expected and what was found.
+
+use crate::time::Dur;
+use std::fmt;
+
+/// A data rate in bits per second.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Rate(pub u64);
+
+impl Rate {
+    pub fn bps(self) -> u64 {
+        self.0
+    }
+    /// Time to serialise `bytes` at this rate, rounded up to the next nanosecond so that a
+    /// transmitter never finishes early.
+    ///
+    /// # Panics
+    /// If the rate is zero (scenario validation rejects zero rates).
+    pub fn tx_time(self, bytes: u64) -> Dur {
+        assert!(self.0 > 0, "tx_time on a zero rate");
+        let bits = bytes as u128 * 8 * 1_000_000_000;
+        Dur(bits.div_ceil(self.0 as u128) as u64)
+    }
+}
+
+impl fmt::Debug for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}bps", self.0)
+    }
+}
+
+fn split_number(s: &str) -> Option<(f64, &str)> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !(c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == 'E' || *c == '-' || *c == '+'))
+        .map(|(i, _)| i)
+        .unwrap_or(s.len());
+    // "1e3ms": the 'e' belongs to the number only if followed by a digit or sign.
+    let (mut num, mut unit) = s.split_at(end);
+    if num.ends_with(['e', 'E']) {
+        num = &num[..num.len() - 1];
+        unit = &s[num.len()..];
+    }
+    let v: f64 = num.parse().ok()?;
+    Some((v, unit.trim()))
+}
+
+/// Parses a rate such as `"10Mbps"`, `"1.5Gbps"`, `"64kbps"`, `"800bps"`.
+pub fn parse_rate(s: &str) -> Result<Rate, String> {
+    let bad = || format!("expected a rate like \"10Mbps\", got {s:?}");
+    let (v, unit) = split_number(s).ok_or_else(bad)?;
+    let mult = match unit {
+        "bps" | "b/s" => 1.0,
+        "kbps" | "Kbps" | "kb/s" => 1e3,
+        "Mbps" | "Mb/s" => 1e6,
+        "Gbps" | "Gb/s" => 1e9,
+        "Tbps" => 1e12,
+        _ => return Err(bad()),
+    };
+    if !(v.is_finite()) {
+        return Err(bad());
+    }
+    if v <= 0.0 {
+        return Err(format!("rate must be positive, got {s:?}"));
+    }
+    Ok(Rate((v * mult).round() as u64))
+}
+
+/// Parses a duration such as `"20ms"`, `"1.5s"`, `"250us"`, `"10ns"`, `"2min"`.
+pub fn parse_time(s: &str) -> Result<Dur, String> {
+    let bad = || format!("expected a time like \"20ms\", got {s:?}");
+    let (v, unit) = split_number(s).ok_or_else(bad)?;
+    let mult = match unit {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "min" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(bad()),
+    };
+    if !v.is_finite() {
+        return Err(bad());
+    }
+    if v < 0.0 {
+        return Err(format!("time must not be negative, got {s:?}"));
+    }
+    Ok(Dur::from_secs_f64(v * mult))
+}
+
+/// Parses a size in bytes such as `"1250B"`, `"64KB"`, `"4MiB"`.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let bad = || format!("expected a size like \"64KB\", got {s:?}");
+    let (v, unit) = split_number(s).ok_or_else(bad)?;
+    let mult = match unit {
+        "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(bad()),
+    };
+    if !v.is_finite() {
+        return Err(bad());
+    }
+    if v < 0.0 {
+        return Err(format!("size must not be negative, got {s:?}"));
+    }
+    Ok((v * mult).round() as u64)
+}
+
+/// A buffer limit: in packets (`"50p"`) or in bytes (`"64KB"`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Limit {
+    Packets(u64),
+    Bytes(u64),
+}
+
+pub fn parse_limit(s: &str) -> Result<Limit, String> {
+    let t = s.trim();
+    if let Some(n) = t.strip_suffix('p') {
+        return n
+            .trim()
+            .parse::<u64>()
+            .map(Limit::Packets)
+            .map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"));
+    }
+    parse_bytes(t)
+        .map(Limit::Bytes)
+        .map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"))
+}
+
+/// Serde adapters: scenario fields hold the typed value but (de)serialise as unit strings.
+pub mod serde_units {
+    use super::*;
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    macro_rules! unit_mod {
+        ($name:ident, $ty:ty, $parse:expr, $fmt:expr) => {
+            pub mod $name {
+                use super::*;
+                pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
+                    let s = String::deserialize(d)?;
+                    $parse(&s).map_err(de::Error::custom)
+                }
+                pub fn serialize<S: Serializer>(v: &$ty, s: S) -> Result<S::Ok, S::Error> {
+                    s.serialize_str(&$fmt(v))
+                }
+            }
+        };
+    }
+    unit_mod!(rate, Rate, parse_rate, |r: &Rate| format!("{}bps", r.0));
+    unit_mod!(time, Dur, parse_time, |d: &Dur| format!("{}ns", d.0));
+    unit_mod!(bytes, u64, parse_bytes, |b: &u64| format!("{b}B"));
+    unit_mod!(limit, Limit, parse_limit, |l: &Limit| match l {
+        Limit::Packets(p) => format!("{p}p"),
+        Limit::Bytes(b) => format!("{b}B"),
+    });
+
+    pub mod opt_bytes {
+        use super::*;
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+            let s = Option::<String>::deserialize(d)?;
+            s.map(|s| parse_bytes(&s).map_err(de::Error::custom)).transpose()
+        }
+        pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(b) => s.serialize_str(&format!("{b}B")),
+                None => s.serialize_none(),
+            }
+        }
+    }
+
+    pub mod opt_time {
+        use super::*;
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Dur>, D::Error> {
+            let s = Option::<String>::deserialize(d)?;
+            s.map(|s| parse_time(&s).map_err(de::Error::custom)).transpose()
+        }
+        pub fn serialize<S: Serializer>(v: &Option<Dur>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(d) => s.serialize_str(&format!("{}ns", d.0)),
+                None => s.serialize_none(),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("10Mbps").unwrap(), Rate(10_000_000));
+        assert_eq!(parse_rate("1.5Gbps").unwrap(), Rate(1_500_000_000));
+        assert_eq!(parse_rate(" 64kbps ").unwrap(), Rate(64_000));
+        assert!(parse_rate("10").unwrap_err().contains("expected a rate"));
+        assert!(parse_rate("-5Mbps").unwrap_err().contains("positive"));
+        assert!(parse_rate("0Mbps").is_err());
+        assert!(parse_rate("10MBps").is_err());
+    }
+
+    #[test]
+    fn times() {
+        assert_eq!(parse_time("20ms").unwrap(), Dur::from_millis(20));
+        assert_eq!(parse_time("1.5s").unwrap(), Dur::from_millis(1500));
+        assert_eq!(parse_time("250us").unwrap(), Dur::from_micros(250));
+        assert_eq!(parse_time("1e3ms").unwrap(), Dur::from_secs(1));
+        assert!(parse_time("-1ms").unwrap_err().contains("negative"));
+        assert!(parse_time("20").is_err());
+    }
+
+    #[test]
+    fn sizes_and_limits() {
+        assert_eq!(parse_bytes("64KB").unwrap(), 64_000);
+        assert_eq!(parse_bytes("4MiB").unwrap(), 4 * 1024 * 1024);
+        assert_eq!(parse_limit("50p").unwrap(), Limit::Packets(50));
+        assert_eq!(parse_limit("64KB").unwrap(), Limit::Bytes(64_000));
+        assert!(parse_limit("50").is_err());
+        assert!(parse_limit("x p").is_err());
+    }
+
+    #[test]
+    fn tx_time_rounds_up() {
+        // 1500 B at 10 Mbit/s = 1.2 ms exactly.
+        assert_eq!(Rate(10_000_000).tx_time(1500), Dur::from_micros(1200));
+        // 1 B at 3 bit/s = 2.666.. s -> rounded up.
+        assert_eq!(Rate(3).tx_time(1), Dur(2_666_666_667));
+    }
+}

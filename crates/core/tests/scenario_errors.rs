@@ -1,0 +1,81 @@
+//! Scenario mistakes are build-time errors naming the key path.
+
+use qoelab_core::{BuildOptions, Scenario};
+
+fn err(toml: &str) -> String {
+    match Scenario::from_toml(toml).and_then(|s| s.build(&BuildOptions::default()).map(|_| ())) {
+        Ok(()) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+const BASE: &str = r#"
+[sim]
+duration = "1s"
+[[links]]
+a = "A"
+b = "B"
+rate = "10Mbps"
+delay = "1ms"
+queue = { kind = "fifo", limit = "50p" }
+[[flows]]
+name = "f"
+src = "A"
+dst = "B"
+transport = { kind = "udp" }
+app = { kind = "cbr", rate = "1Mbps", payload = "1000B" }
+"#;
+
+#[test]
+fn base_is_valid() {
+    Scenario::from_toml(BASE).unwrap().build(&BuildOptions::default()).unwrap();
+}
+
+#[test]
+fn unknown_key() {
+    let e = err(&BASE.replace("delay = \"1ms\"", "delay = \"1ms\"\ncolour = 3"));
+    assert!(e.starts_with("links[0]") && e.contains("unknown field `colour`"), "{e}");
+}
+
+#[test]
+fn missing_or_wrong_units() {
+    let e = err(&BASE.replace("limit = \"50p\"", "limit = \"50\""));
+    assert!(e.starts_with("links[0].queue") && e.contains("expected a limit"), "{e}");
+    let e = err(&BASE.replace("rate = \"10Mbps\"", "rate = \"10\""));
+    assert!(e.starts_with("links[0].rate") && e.contains("expected a rate"), "{e}");
+    let e = err(&BASE.replace("rate = \"10Mbps\"", "rate = \"-10Mbps\""));
+    assert!(e.starts_with("links[0].rate") && e.contains("positive"), "{e}");
+}
+
+#[test]
+fn malformed_toml_names_line() {
+    let e = err("[sim\nduration = 1");
+    assert!(e.starts_with("line 1"), "{e}");
+}
+
+#[test]
+fn unknown_node_and_disconnected() {
+    let e = err(&BASE.replace("dst = \"B\"", "dst = \"Z\""));
+    assert!(e.starts_with("flows[0].dst") && e.contains("unknown node \"Z\""), "{e}");
+    let e = err(&BASE.replace("[[flows]]", "[[links]]\na = \"C\"\nb = \"D\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[flows]]"));
+    assert!(e.starts_with("links") && e.contains("disconnected"), "{e}");
+}
+
+#[test]
+fn app_transport_mismatch() {
+    let e = err(&BASE.replace("{ kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }", "{ kind = \"bulk\" }"));
+    assert!(e.starts_with("flows[0].app.kind") && e.contains("stream transport"), "{e}");
+}
+
+#[test]
+fn unreadable_trace() {
+    let e = err(&BASE.replace("{ kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }", "{ kind = \"video\", trace = \"/nonexistent/x.csv\" }"));
+    assert!(e.starts_with("flows[0].app.trace") && e.contains("cannot read trace"), "{e}");
+}
+
+#[test]
+fn bad_probability() {
+    let e = err(&BASE.replace("queue = { kind = \"fifo\", limit = \"50p\" }", "loss_ab = { kind = \"bernoulli\", p = 1.5 }"));
+    assert!(e.starts_with("links[0].loss_ab.p"), "{e}");
+}
+
