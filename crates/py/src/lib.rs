@@ -1,3 +1,114 @@
+//! Thin PyO3 layer over `qoelab-core`: conversions and exceptions only. The Python package
+//! (`python/qoelab`) wraps this private `_native` module in its public API.
+
+use numpy::PyArray1;
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use qoelab_core::trace::{Column, Table};
+use qoelab_core::{BuildOptions, RunResults, Scenario};
+use std::path::PathBuf;
+
+create_exception!(_native, ScenarioError, PyValueError, "A scenario mistake: `path: reason`.");
+
+fn scenario_err(e: qoelab_core::ScenarioError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+fn column<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match c {
+        Column::U64(v) => PyArray1::from_vec(py, v).into_any(),
+        Column::I64(v) => PyArray1::from_vec(py, v).into_any(),
+        Column::F64(v) => PyArray1::from_vec(py, v).into_any(),
+        Column::Str(v) => PyList::new(py, v)?.into_any(),
+    })
+}
+
+fn table<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, c) in t.columns {
+        d.set_item(name, column(py, c)?)?;
+    }
+    Ok(d)
+}
+
+fn results<'py>(py: Python<'py>, r: RunResults) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for t in r.tables {
+        let name = t.name.clone();
+        d.set_item(name, table(py, t)?)?;
+    }
+    Ok(d)
+}
+
+/// Checks a scenario (TOML text) without running it. Raises `ScenarioError`.
+#[pyfunction]
+#[pyo3(signature = (text, base_dir=None))]
+fn validate(py: Python<'_>, text: &str, base_dir: Option<PathBuf>) -> PyResult<()> {
+    py.allow_threads(|| {
+        let sc = Scenario::from_toml(text)?;
+        sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: None }).map(|_| ())
+    })
+    .or_else(|e| {
+        // A scenario asking for captures cannot be built without an output directory; that is
+        // not a mistake in the scenario itself.
+        if e.path.starts_with("output.pcap") && e.reason.contains("no output directory") {
+            Ok(())
+        } else {
+            Err(scenario_err(e))
+        }
+    })
+}
+
+/// Runs a scenario given as TOML text; returns `{table: {column: array}}`. The GIL is released
+/// while the simulation runs.
+#[pyfunction]
+#[pyo3(signature = (text, base_dir=None, out_dir=None))]
+fn run<'py>(py: Python<'py>, text: &str, base_dir: Option<PathBuf>, out_dir: Option<PathBuf>) -> PyResult<Bound<'py, PyDict>> {
+    let r = py
+        .allow_threads(|| {
+            let sc = Scenario::from_toml(text)?;
+            let mut sim = sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: out_dir.as_deref() })?;
+            sim.run();
+            Ok::<_, qoelab_core::ScenarioError>(sim.results())
+        })
+        .map_err(scenario_err)?;
+    results(py, r)
+}
+
+/// Runs a scenario and reports only speed counters: `(events, wall_seconds, results)`.
+#[pyfunction]
+#[pyo3(name = "bench", signature = (text, base_dir=None))]
+fn bench_run<'py>(py: Python<'py>, text: &str, base_dir: Option<PathBuf>) -> PyResult<(u64, f64, Bound<'py, PyDict>)> {
+    let (events, wall, r) = py
+        .allow_threads(|| {
+            let sc = Scenario::from_toml(text)?;
+            let mut sim = sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: None })?;
+            // Wall time is measured here only for `qoelab bench`; it never enters result files.
+            let t0 = std::time::Instant::now();
+            sim.run();
+            let wall = t0.elapsed().as_secs_f64();
+            let events = sim.events_dispatched();
+            Ok::<_, qoelab_core::ScenarioError>((events, wall, sim.results()))
+        })
+        .map_err(scenario_err)?;
+    Ok((events, wall, results(py, r)?))
+}
+
+/// Normalises a scenario: parses it and prints it back with every default filled in.
+#[pyfunction]
+fn normalize(text: &str) -> PyResult<String> {
+    Scenario::from_toml(text).map(|s| s.to_toml()).map_err(scenario_err)
+}
+
 #[pymodule]
-fn _native(_m: &Bound<'_, PyModule>) -> PyResult<()> { Ok(()) }
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_run, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    Ok(())
+}

@@ -1414,6 +1414,16 @@ mod tests {
                 available: 4
             })
         );
+        // Boundaries: an option ending exactly at the end fits; one octet more overruns.
+        assert_eq!(find_in_ipv4_options(&[0x94, 0x04, 0x00, 0x00]), Ok(None));
+        assert_eq!(
+            find_in_ipv4_options(&[0x94, 0x05, 0x00, 0x00]),
+            Err(E::Overrun {
+                offset: 0,
+                needed: 5,
+                available: 4
+            })
+        );
         let mut two = VIDEO_V4.to_vec();
         two.extend_from_slice(&VIDEO_V4);
         assert_eq!(
@@ -1551,6 +1561,19 @@ mod tests {
         );
         assert_eq!(
             find_in_ipv6_hop_by_hop(&[17, 0, 0x01, 0x05, 0, 0, 0, 0]),
+            Err(E::Overrun {
+                offset: 2,
+                needed: 7,
+                available: 6
+            })
+        );
+        // Boundaries: a PadN ending exactly at the header's end fits; one octet more overruns.
+        assert_eq!(
+            find_in_ipv6_hop_by_hop(&[17, 0, 0x01, 0x04, 0, 0, 0, 0]),
+            Ok(None)
+        );
+        assert_eq!(
+            find_in_ipv6_hop_by_hop(&[17, 0, 0x07, 0x05, 0, 0, 0, 0, 0xEE]),
             Err(E::Overrun {
                 offset: 2,
                 needed: 7,

@@ -47,6 +47,16 @@ pub struct Scenario {
     pub flows: Vec<FlowConfig>,
     #[serde(default)]
     pub output: OutputConfig,
+    /// Metadata for `qoelab bench` (ignored by runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bench: Option<BenchMeta>,
+}
+
+/// `[bench]`: which link direction is the bottleneck whose packets `qoelab bench` counts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchMeta {
+    pub bottleneck: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

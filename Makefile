@@ -1,0 +1,28 @@
+# qoelab: the two set-up commands of the README are `make demo` and `make test`.
+PY ?= python3
+PIP ?= $(PY) -m pip
+
+.PHONY: install system-deps demo test test-rust test-python bench
+
+# System tools: tshark (pcap checks). Installed only when missing.
+system-deps:
+	@bash scripts/install-system-deps.sh
+
+# Builds the Rust core (release) and installs the Python package in editable mode, with pinned
+# Python dependencies.
+install: system-deps
+	$(PIP) install --disable-pip-version-check -q -e '.[test]'
+
+demo: install
+	qoelab demo
+
+test-rust:
+	cargo test --workspace --release
+
+test-python: install
+	$(PY) -m pytest
+
+test: install test-rust test-python
+
+bench: install
+	qoelab bench --reps 3

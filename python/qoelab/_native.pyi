@@ -1,0 +1,13 @@
+"""Type stubs of the private native module (crates/py)."""
+
+from typing import Any
+
+__version__: str
+
+class ScenarioError(ValueError):
+    """A scenario mistake: ``path: reason``."""
+
+def validate(text: str, base_dir: str | None = None) -> None: ...
+def run(text: str, base_dir: str | None = None, out_dir: str | None = None) -> dict[str, dict[str, Any]]: ...
+def bench(text: str, base_dir: str | None = None) -> tuple[int, float, dict[str, dict[str, Any]]]: ...
+def normalize(text: str) -> str: ...

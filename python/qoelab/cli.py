@@ -1,0 +1,249 @@
+"""The ``qoelab`` command line.
+
+Every user mistake ends in one line on stderr naming the file, key path and reason, and exit
+code 2; an internal error (a bug) ends in exit code 3 with a request to report it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from rich.console import Console
+from rich.table import Table
+
+from qoelab.errors import QoelabError
+
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False)
+
+
+def fail(msg: str) -> None:
+    """One unwrapped line on stderr."""
+    sys.stderr.write(msg.replace("\n", " ") + "\n")
+
+EXIT_USAGE = 2
+EXIT_BUG = 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        fail(f"qoelab: {message} (see `{self.prog} --help`)")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _fmt(v: Any, unit: str = "") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3f}{unit}" if abs(v) < 1000 else f"{v:,.0f}{unit}"
+    return f"{v}{unit}"
+
+
+def print_summary(res: Any, title: str = "") -> None:
+    f = res.tables["flows"]
+    t = Table(title=title or None, show_lines=False)
+    cols = [
+        ("flow", "flow", ""),
+        ("transport", "transport", ""),
+        ("throughput_bps", "Mbit/s", "mbps"),
+        ("goodput_bps", "goodput Mbit/s", "mbps"),
+        ("loss_ratio", "loss %", "pct"),
+        ("delay_mean_ms", "delay ms", ""),
+        ("delay_p99_ms", "p99 ms", ""),
+        ("jitter_rfc3550_ms", "jitter ms", ""),
+        ("ipdv_mean_abs_ms", "|IPDV| ms", ""),
+    ]
+    for _, h, _ in cols:
+        t.add_column(h, justify="left" if h in ("flow", "transport") else "right")
+    n = f.num_rows
+    limit = 25
+    for i in range(min(n, limit)):
+        row = []
+        for c, _, kind in cols:
+            v = f.column(c)[i].as_py()
+            if kind == "mbps" and v is not None:
+                v = v / 1e6
+            if kind == "pct" and v is not None:
+                v = v * 100
+            row.append(_fmt(v))
+        t.add_row(*row)
+    out.print(t)
+    if n > limit:
+        out.print(f"… {n - limit} more flows in flows.parquet")
+    s = res.summary
+    jain = s.get("jain_index", float("nan"))
+    out.print(
+        f"simulated {s['duration_s']:.3f} s, {int(s['events']):,} events"
+        + (f", Jain's index over {int(s['jain_flows'])} flows: {jain:.4f}" if not math.isnan(jain) else "")
+    )
+
+
+def _load(path: str, sets: Sequence[str]) -> Any:
+    from qoelab.paths import scenario_path
+    from qoelab.scenario import Scenario, parse_value
+
+    sc = Scenario.load(scenario_path(path))
+    for s in sets or []:
+        if "=" not in s:
+            raise QoelabError(f"--set {s!r}: expected key.path=value")
+        k, v = s.split("=", 1)
+        sc.set(k.strip(), parse_value(v.strip()))
+    return sc
+
+
+def cmd_run(a: argparse.Namespace) -> int:
+    sc = _load(a.scenario, a.set)
+    out_dir = Path(a.output) if a.output else Path("results") / Path(sc.source).parent.name
+    out_dir.mkdir(parents=True, exist_ok=True) if sc.data.get("output", {}).get("pcap") else None
+    t0 = time.perf_counter()
+    with err.status(f"running {sc.source} …"):
+        res = sc.run(out_dir)
+    wall = time.perf_counter() - t0
+    res.write(out_dir, plot=not a.no_plot)
+    print_summary(res, title=sc.data.get("name") or sc.source)
+    out.print(f"wall {wall:.2f} s; results in {out_dir}/")
+    return 0
+
+
+def cmd_validate(a: argparse.Namespace) -> int:
+    sc = _load(a.scenario, a.set)
+    sc.validate()
+    out.print(f"{sc.source}: ok")
+    return 0
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+    from qoelab.sweep import parse_grid, run_sweep
+
+    sc = _load(a.scenario, a.set)
+    axes = parse_grid(a.grid or [])
+    out_dir = Path(a.output) if a.output else Path("results") / (Path(sc.source).parent.name + "-sweep")
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(), console=err) as p:
+        task = p.add_task("sweep", total=None)
+
+        def progress(done: int, total: int) -> None:
+            p.update(task, completed=done, total=total)
+
+        counts = run_sweep(sc, axes, a.reps, out_dir, a.jobs, progress)
+    out.print(f"{counts['total']} runs ({counts['skipped']} already done, {counts['ran']} run now); tables in {out_dir}/")
+    return 0
+
+
+def cmd_bench(a: argparse.Namespace) -> int:
+    from qoelab.bench import bench_one, bench_paths, ns3_reference
+
+    ref = ns3_reference()
+    rows = []
+    for p in bench_paths(a.scenario):
+        with err.status(f"bench {p.stem} …"):
+            rows.append(bench_one(p, a.reps))
+    t = Table(title="qoelab bench")
+    for h in ["scenario", "wall s", "events", "events/s", "bottleneck pkts", "bn pkts/wall-s", "sim-s/wall-s", "TCP goodput Mbit/s", "UDP loss %", "ns-3 wall s", "speed-up"]:
+        t.add_column(h, justify="right")
+    for r in rows:
+        n = ref.get(r["scenario"].lower().replace("-10m", "-10m").replace("1g", "1g"), ref.get(r["scenario"].upper(), {}))
+        n = n or next((v for k, v in ref.items() if k.lower() == r["scenario"].lower()), {})
+        t.add_row(
+            r["scenario"], f"{r['wall_s']:.3f}", f"{r['events']:,}", f"{r['events_per_s']:,.0f}", f"{r['bn_fwd_pkts']:,}",
+            f"{r['bn_fwd_pkts_per_wall_s']:,.0f}", f"{r['sim_s_per_wall_s']:.2f}", _fmt(r["tcp_goodput_mbps"]),
+            _fmt(r["udp_loss"] * 100), _fmt(n.get("wall_s")), _fmt(n["wall_s"] / r["wall_s"]) + "×" if n else "-",
+        )
+    out.print(t)
+    if a.json:
+        Path(a.json).write_text(json.dumps({"qoelab": rows, "ns3": ref}, indent=2) + "\n")
+    return 0
+
+
+def cmd_demo(a: argparse.Namespace) -> int:
+    a.scenario = "demo"
+    a.set = a.set or []
+    a.output = a.output or "results/demo"
+    a.no_plot = False
+    return cmd_run(a)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="qoelab", description="Measure how network QoS mechanisms change streamed-video quality.")
+    from qoelab import __version__
+
+    p.add_argument("--version", action="version", version=f"qoelab {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    def scen(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("scenario", help="scenario file, or a bundled scenario name (e.g. bench/dumbbell-10m)")
+        sp.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override a value, e.g. links[1].rate=20Mbps (repeatable)")
+
+    r = sub.add_parser("run", help="run one scenario")
+    scen(r)
+    r.add_argument("-o", "--output", metavar="DIR", help="results directory (default results/<scenario>)")
+    r.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
+    r.set_defaults(func=cmd_run)
+
+    v = sub.add_parser("validate", help="check a scenario without running it")
+    scen(v)
+    v.set_defaults(func=cmd_validate)
+
+    s = sub.add_parser("sweep", help="run a parameter grid on a process pool (resumable)")
+    scen(s)
+    s.add_argument("--grid", action="append", metavar="KEY.PATH=V1,V2,…", help="an axis of the grid (repeatable)")
+    s.add_argument("--reps", type=int, default=1, help="repetitions per cell, seeds base+0..R-1 (default 1)")
+    s.add_argument("-j", "--jobs", type=int, default=1, help="parallel processes (default 1)")
+    s.add_argument("-o", "--output", metavar="DIR")
+    s.set_defaults(func=cmd_sweep)
+
+    b = sub.add_parser("bench", help="measure simulator speed on scenarios/bench/")
+    b.add_argument("scenario", nargs="*", help="bench scenario names (default: all canonical)")
+    b.add_argument("--reps", type=int, default=1, help="runs per scenario; the median wall time is reported")
+    b.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    b.set_defaults(func=cmd_bench)
+
+    d = sub.add_parser("demo", help="run the bundled default scenario, print a summary, write results and a plot")
+    d.add_argument("-o", "--output", metavar="DIR", help="results directory (default results/demo)")
+    d.add_argument("--set", action="append", metavar="KEY.PATH=VALUE")
+    d.set_defaults(func=cmd_demo)
+
+    try:
+        from qoelab.video import cli as video_cli
+    except ImportError:
+        video_cli = None
+    if video_cli is not None and hasattr(video_cli, "register"):
+        video_cli.register(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from qoelab.errors import NativeScenarioError
+
+    try:
+        parser = build_parser()
+        a = parser.parse_args(argv)
+        return int(a.func(a) or 0)
+    except SystemExit as e:
+        return int(e.code or 0)
+    except KeyboardInterrupt:
+        err.print("qoelab: interrupted")
+        return 130
+    except (QoelabError, NativeScenarioError) as e:
+        fail(f"qoelab: {e}")
+        return EXIT_USAGE
+    except Exception as e:  # a bug: say so, briefly, with the type
+        if type(e).__name__ in ("VideoInputError",):
+            fail(f"qoelab: {e}")
+            return EXIT_USAGE
+        fail(f"qoelab: internal error ({type(e).__name__}: {e}); please report it")
+        return EXIT_BUG
+    except BaseException as e:  # pyo3 PanicException derives from BaseException
+        fail(f"qoelab: internal error ({type(e).__name__}: {e}); please report it")
+        return EXIT_BUG
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""Plots of one run: per-flow throughput over time and queue occupancy of busy links."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+if TYPE_CHECKING:
+    from qoelab.results import Results
+
+MAX_FLOWS = 12
+
+
+def plot_run(res: "Results", path: Path) -> Path:
+    th = res.tables["throughput"]
+    flows = th.column("flow").to_numpy(zero_copy_only=False)
+    t = th.column("t_s").to_numpy()
+    bps = th.column("bps").to_numpy()
+    q = res.tables["queues"]
+    links = res.tables["links"]
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    names = list(dict.fromkeys(flows.tolist()))
+    for name in names[:MAX_FLOWS]:
+        m = flows == name
+        a1.plot(t[m], bps[m] / 1e6, lw=1, label=name)
+    if len(names) > MAX_FLOWS:
+        a1.set_title(f"first {MAX_FLOWS} of {len(names)} flows")
+    a1.set_ylabel("received (Mbit/s)")
+    a1.legend(fontsize=7, ncol=3, loc="upper right")
+    a1.grid(alpha=0.3)
+    # Queue occupancy of the (up to 3) links with the most drops or the largest backlog.
+    drops = links.column("drop_queue_pkts").to_numpy()
+    maxb = links.column("max_backlog_pkts").to_numpy()
+    order = np.lexsort((-maxb, -drops))[:3]
+    ql = q.column("link").to_numpy(zero_copy_only=False)
+    qt = q.column("t_s").to_numpy()
+    qp = q.column("packets").to_numpy()
+    for i in order:
+        name = links.column("link")[int(i)].as_py()
+        m = ql == name
+        if m.any():
+            a2.step(qt[m], qp[m], where="post", lw=1, label=name)
+    a2.set_ylabel("queue (packets)")
+    a2.set_xlabel("time (s)")
+    a2.legend(fontsize=7)
+    a2.grid(alpha=0.3)
+    title = res.scenario.data.get("name", "") if res.scenario is not None else ""
+    fig.suptitle(title or "qoelab run")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

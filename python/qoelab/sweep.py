@@ -1,0 +1,182 @@
+"""Parameter sweeps on a local process pool, resumable.
+
+A sweep is the product of ``--grid key=v1,v2`` axes times ``--reps`` repetitions (seed =
+base seed + rep). Each run writes ``runs/<id>/`` through a temporary directory renamed into place
+when complete, then a ``done`` marker; a run with a marker is never recomputed, and an interrupted
+run leaves at most a ``.partial`` directory that is discarded on resume. The combined tables
+(``flows.parquet``, ``summary.parquet``) are rebuilt from the finished runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from qoelab.errors import QoelabError
+from qoelab.scenario import Scenario, parse_value
+
+
+@dataclass(frozen=True)
+class Cell:
+    params: tuple[tuple[str, Any], ...]
+    rep: int
+
+    @property
+    def run_id(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.params] + [f"rep={self.rep}"]
+        raw = "__".join(parts)
+        safe = re.sub(r"[^A-Za-z0-9=._-]+", "_", raw)
+        if len(safe) > 120:
+            safe = safe[:100] + "-" + hashlib.sha1(raw.encode()).hexdigest()[:12]
+        return safe
+
+
+def parse_grid(specs: list[str]) -> list[tuple[str, list[Any]]]:
+    axes = []
+    for s in specs:
+        if "=" not in s:
+            raise QoelabError(f"--grid {s!r}: expected key.path=v1,v2,...")
+        k, vs = s.split("=", 1)
+        values = [parse_value(v.strip()) for v in _split_values(vs)]
+        if not values or any(v == "" for v in values):
+            raise QoelabError(f"--grid {s!r}: empty value")
+        axes.append((k.strip(), values))
+    return axes
+
+
+def _split_values(s: str) -> list[str]:
+    """Splits on commas outside brackets/braces/quotes (so ``{kind="fifo"},{...}`` works)."""
+    out, depth, cur, quote = [], 0, "", None
+    for ch in s:
+        if quote:
+            cur += ch
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        cur += ch
+    out.append(cur)
+    return out
+
+
+def cells(axes: list[tuple[str, list[Any]]], reps: int) -> list[Cell]:
+    keys = [k for k, _ in axes]
+    out = []
+    for combo in itertools.product(*[v for _, v in axes]):
+        for r in range(reps):
+            out.append(Cell(tuple(zip(keys, combo)), r))
+    return out
+
+
+def _run_one(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
+    sc = scenario.copy()
+    for k, v in cell.params:
+        sc.set(k, v)
+    base_seed = int(sc.data.get("sim", {}).get("seed", 1))
+    sc.set("sim.seed", base_seed + cell.rep)
+    res = sc.run()
+    res.write(run_dir, plot=False)
+    (run_dir / "cell.json").write_text(json.dumps({"params": dict(cell.params), "rep": cell.rep}, sort_keys=True) + "\n")
+    (run_dir / "done").write_text("")
+    return cell.run_id
+
+
+def is_done(run_dir: Path) -> bool:
+    return (run_dir / "done").exists()
+
+
+def run_sweep(
+    scenario: Scenario,
+    axes: list[tuple[str, list[Any]]],
+    reps: int,
+    out_dir: Path,
+    jobs: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, int]:
+    """Runs every missing cell; returns counts ``{total, skipped, ran}``."""
+    if reps < 1:
+        raise QoelabError(f"--reps {reps}: must be at least 1")
+    all_cells = cells(axes, reps)
+    # Validate every cell up front so a typo in the grid fails before hours of compute.
+    for c in all_cells[: max(1, len(all_cells) // reps)]:
+        sc = scenario.copy()
+        for k, v in c.params:
+            sc.set(k, v)
+        sc.validate()
+    runs = out_dir / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    for stale in runs.glob(".*.partial-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    todo = [c for c in all_cells if not is_done(runs / c.run_id)]
+    for c in todo:  # unfinished leftovers (no marker) are discarded
+        if (runs / c.run_id).exists():
+            shutil.rmtree(runs / c.run_id)
+    done = len(all_cells) - len(todo)
+    if progress:
+        progress(done, len(all_cells))
+    if jobs <= 1:
+        for c in todo:
+            _run_one(scenario, c, runs / c.run_id)
+            done += 1
+            if progress:
+                progress(done, len(all_cells))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as ex:
+            pending = {ex.submit(_run_one, scenario, c, runs / c.run_id) for c in todo}
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    f.result()
+                    done += 1
+                    if progress:
+                        progress(done, len(all_cells))
+    collect(out_dir, all_cells)
+    return {"total": len(all_cells), "skipped": len(all_cells) - len(todo), "ran": len(todo)}
+
+
+def collect(out_dir: Path, all_cells: list[Cell]) -> None:
+    """Combines finished runs into ``flows.parquet`` and ``summary.parquet`` (one row per run
+    per flow, and per run), with the grid parameters and rep as leading columns."""
+    flows, summaries = [], []
+    for c in all_cells:
+        d = out_dir / "runs" / c.run_id
+        if not is_done(d):
+            continue
+        t = pq.read_table(d / "flows.parquet")
+        extra = {k: [str(v)] * t.num_rows for k, v in c.params}
+        extra["rep"] = [c.rep] * t.num_rows
+        extra["run_id"] = [c.run_id] * t.num_rows
+        for i, (k, v) in enumerate(extra.items()):
+            t = t.add_column(i, k, pa.array(v))
+        flows.append(t)
+        s = json.loads((d / "summary.json").read_text())
+        summaries.append({**{k: str(v) for k, v in c.params}, "rep": c.rep, "run_id": c.run_id, **s})
+    if flows:
+        _atomic_parquet(pa.concat_tables(flows, promote_options="default"), out_dir / "flows.parquet")
+        _atomic_parquet(pa.Table.from_pylist(summaries), out_dir / "summary.parquet")
+
+
+def _atomic_parquet(t: pa.Table, path: Path) -> None:
+    tmp = path.with_suffix(".parquet.partial")
+    pq.write_table(t, tmp, compression="zstd")
+    os.replace(tmp, path)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the system tools qoelab's tests and tools use, if missing: tshark (reads our pcaps and
+# runs the TFD Wireshark dissector). Needs root (as on the project's machines) for apt-get.
+set -euo pipefail
+need=()
+command -v tshark >/dev/null 2>&1 || need+=(tshark)
+if [ ${#need[@]} -eq 0 ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-system-deps: missing ${need[*]}; run as root or install them (apt-get install ${need[*]})" >&2
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+echo "installing ${need[*]} (apt-get)…" >&2
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

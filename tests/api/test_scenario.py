@@ -1,0 +1,64 @@
+"""The Python API builds, modifies and runs scenarios as data."""
+
+import math
+
+import pytest
+
+from qoelab import Scenario, ScenarioError
+from qoelab.scenario import parse_key_path, parse_value
+
+BASE = {
+    "sim": {"duration": "2s", "seed": 1},
+    "links": [
+        {"a": "A", "b": "R", "rate": "100Mbps", "delay": "1ms"},
+        {"a": "R", "b": "B", "rate": "10Mbps", "delay": "10ms", "queue": {"kind": "fifo", "limit": "20p"}},
+    ],
+    "flows": [
+        {"name": "cbr", "src": "A", "dst": "B", "transport": {"kind": "udp"},
+         "app": {"kind": "cbr", "rate": "2Mbps", "payload": "1000B"}, "packet_log": True},
+    ],
+}
+
+
+def test_key_paths():
+    assert parse_key_path("links[2].queue.limit") == ["links", 2, "queue", "limit"]
+    assert parse_key_path("links.2.rate") == ["links", 2, "rate"]
+    with pytest.raises(ValueError):
+        parse_key_path("[0].x")
+    assert parse_value("5") == 5
+    assert parse_value("20Mbps") == "20Mbps"
+    assert parse_value('{kind = "fifo", limit = "10p"}') == {"kind": "fifo", "limit": "10p"}
+
+
+def test_run_from_dict_matches_theory():
+    res = Scenario.from_dict(BASE).run()
+    f = res.flow("cbr")
+    bits = 1028 * 8
+    assert f["delay_min_ms"] == pytest.approx(11 + (bits / 100e6 + bits / 10e6) * 1e3, abs=1e-9)
+    assert f["sent_pkts"] == 500
+    assert res.tables["packets"].num_rows == 500
+
+
+def test_set_changes_the_run():
+    sc = Scenario.from_dict(BASE)
+    sc.set("flows[0].app.rate", "20Mbps")  # overload the 10 Mbit/s link
+    res = sc.run()
+    f = res.flow("cbr")
+    assert f["drop_queue_pkts"] > 0
+    assert f["sent_pkts"] == f["recv_pkts"] + f["drop_queue_pkts"] + f["drop_channel_pkts"] + f["in_flight_pkts"]
+
+
+def test_errors_name_source_and_path():
+    sc = Scenario.from_dict(BASE, source="my.toml")
+    sc.set("links[1].queue.limit", "20")
+    with pytest.raises(ScenarioError) as e:
+        sc.run()
+    assert str(e.value).startswith("my.toml: links[1].queue") and "expected a limit" in str(e.value)
+    with pytest.raises(ScenarioError, match="does not exist"):
+        sc.set("links[7].rate", "1Mbps")
+
+
+def test_jain():
+    res = Scenario.from_dict(BASE).run()
+    assert res.jain(["cbr"]) == 1.0
+    assert math.isnan(res.summary["jain_index"])  # no stream flows: no default fairness set
