@@ -36,6 +36,9 @@ pub struct IpHdr {
     /// Length of IP options (IPv4) or extension headers (IPv6) in bytes, included in
     /// `Packet::size_bytes`.
     pub opt_bytes: u16,
+    /// The Traffic Flow Description option, if the sender attached one (IPv4 option / IPv6
+    /// hop-by-hop option; see [`crate::ip::tfd`]). Its bytes are counted in `opt_bytes`.
+    pub tfd: Option<crate::ip::tfd::TfdOption>,
 }
 
 /// RTP fixed-header fields (RFC 3550 §5.1).

@@ -62,7 +62,8 @@ pub fn packet_bytes(p: &Packet) -> Vec<u8> {
         L4::Udp(u) => (17, udp_bytes(u)),
         L4::Tcp(t) => (6, tcp_header_bytes(t)),
     };
-    let ip_len = 20usize;
+    let opts: Vec<u8> = p.ip.tfd.as_ref().map(crate::ip::tfd::ipv4_options_area).unwrap_or_default();
+    let ip_len = 20 + opts.len();
     let total = (p.size_bytes as usize).max(ip_len + l4.len());
     l4.resize(total - ip_len, 0);
     match &p.l4 {
@@ -79,8 +80,9 @@ pub fn packet_bytes(p: &Packet) -> Vec<u8> {
             l4[17] = c[1];
         }
     }
-    let mut ip = vec![0u8; ip_len];
-    ip[0] = 0x45;
+    let mut ip = vec![0u8; 20];
+    ip.extend_from_slice(&opts);
+    ip[0] = 0x40 | (ip_len / 4) as u8;
     ip[1] = p.ip.dscp << 2;
     ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
     ip[4..6].copy_from_slice(&(p.seq_in_flow as u16).to_be_bytes());
@@ -89,7 +91,7 @@ pub fn packet_bytes(p: &Packet) -> Vec<u8> {
     ip[9] = proto;
     ip[12..16].copy_from_slice(&src);
     ip[16..20].copy_from_slice(&dst);
-    let c = checksum(&[&ip]).to_be_bytes();
+    let c = checksum(&[&ip[..ip_len]]).to_be_bytes();
     ip[10] = c[0];
     ip[11] = c[1];
     ip.extend_from_slice(&l4);
@@ -180,6 +182,21 @@ mod tests {
         assert_eq!(u16::from_be_bytes([b[2], b[3]]), 1278);
         assert_eq!(b[9], 17);
         assert_eq!(u16::from_be_bytes([b[24], b[25]]), 1258, "UDP length = total - 20");
+    }
+
+    #[test]
+    fn tfd_option_in_ipv4_header() {
+        use crate::ip::tfd::{NextData, TfdFlags, TfdOption};
+        let mut p = pkt(0, 1290, 0);
+        p.ip.tfd = Some(TfdOption::new(TfdFlags::empty(), NextData::Bytes(1_500_000), 300).unwrap());
+        p.ip.opt_bytes = 12;
+        let b = packet_bytes(&p);
+        assert_eq!(b.len(), 1290);
+        assert_eq!(b[0], 0x48, "IHL = 8 words with 12 option bytes");
+        assert_eq!(&b[20..22], &[0x9e, 12]);
+        assert_eq!(checksum(&[&b[..32]]), 0);
+        assert_eq!(u16::from_be_bytes([b[32], b[33]]), 1000, "UDP source port right after the options");
+        assert_eq!(u16::from_be_bytes([b[36], b[37]]), 1290 - 32, "UDP length");
     }
 
     #[test]
