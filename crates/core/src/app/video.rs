@@ -1,6 +1,6 @@
 //! Video from a frame/NAL trace over RTP (or plain UDP).
 //!
-//! The trace is a CSV file, one row per NAL unit (slice) in decode order, with header columns
+//! The trace is a CSV file (optionally gzipped, `.csv.gz`), one row per NAL unit (slice) in decode order, with header columns
 //! `frame,type,size_bytes,ts_ms` and optionally `nal` and `display` (the format written by
 //! `qoelab video encode`). Each row is sent at `ts_ms` after the flow's start as
 //! ⌈size / max_payload⌉ datagrams, back to back; RTP timestamps are `ts_ms · 90` (90 kHz).
@@ -44,7 +44,13 @@ pub struct NalRow {
 /// Reads a trace; errors name the file, line and column.
 pub fn read_trace(path: &Path) -> Result<Vec<NalRow>, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read trace: {e}"))?;
-    let mut rd = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(file);
+    // `.gz` traces are decompressed on the fly (bundled HD traces are stored gzipped).
+    let input: Box<dyn std::io::Read> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(flate2::read::GzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    let mut rd = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(input);
     let headers = rd.headers().map_err(|e| format!("malformed trace header: {e}"))?.clone();
     let col = |name: &str| headers.iter().position(|h| h == name);
     let need = |name: &str| col(name).ok_or_else(|| format!("trace lacks column `{name}` (has: {})", headers.iter().collect::<Vec<_>>().join(",")));
@@ -190,5 +196,46 @@ impl Application for VideoSource {
     }
     fn summary(&self) -> Vec<(&'static str, f64)> {
         vec![("app_nals", self.sent_nals as f64), ("app_datagrams", self.sent_pkts as f64)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn write(name: &str, body: &[u8]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("qoelab-video-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        p
+    }
+
+    const TRACE: &str = "nal,frame,display,type,size_bytes,ts_ms\n0,0,0,I,3000,0\n1,1,2,P,900,33.3\n2,2,1,B,400,66.7\n";
+
+    #[test]
+    fn reads_plain_and_gzipped_traces_identically() {
+        let plain = read_trace(&write("t.csv", TRACE.as_bytes())).unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(TRACE.as_bytes()).unwrap();
+        let zipped = read_trace(&write("t.csv.gz", &gz.finish().unwrap())).unwrap();
+        assert_eq!(plain, zipped);
+        assert_eq!(plain.len(), 3);
+        assert_eq!(plain[1], NalRow { nal: 1, frame: 1, kind: b'P', size_bytes: 900, ts_ns: 33_300_000 });
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let e = read_trace(&write("bad.csv", b"frame,type,size_bytes,ts_ms\n0,I,100,0\n1,P,-5,33\n")).unwrap_err();
+        assert!(e.starts_with("line 3: column `size_bytes`"), "{e}");
+        let e = read_trace(&write("dec.csv", b"frame,type,size_bytes,ts_ms\n0,I,100,40\n1,P,50,33\n")).unwrap_err();
+        assert!(e.contains("must not decrease"), "{e}");
+        let e = read_trace(&write("nocol.csv", b"frame,size_bytes,ts_ms\n0,100,0\n")).unwrap_err();
+        assert!(e.contains("lacks column `type`"), "{e}");
+        let e = read_trace(&write("empty.csv", b"frame,type,size_bytes,ts_ms\n")).unwrap_err();
+        assert!(e.contains("no rows"), "{e}");
+        let e = read_trace(&write("trunc.csv.gz", b"\x1f\x8b\x08\x00garbage")).unwrap_err();
+        assert!(e.starts_with("malformed trace header"), "{e}");
     }
 }
