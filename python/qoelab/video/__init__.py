@@ -1,0 +1,14 @@
+"""The video pipeline: real encodes → NAL traces → simulated delivery → decoded quality.
+
+- `encode`: ffmpeg (libx264/libx265) encode plus the NAL trace the simulator streams;
+- `evaluate`: EvalVid-style evaluation with real decoding (PSNR, SSIM, VMAF, MOS, MIV);
+- `estimate`: fast decodability and PSNR estimate for sweeps;
+- `dash`: an HEVC DASH ladder with MPDs and a per-segment size trace.
+
+This subpackage does not need the native simulator module.
+"""
+
+from .errors import VideoInputError
+from .trace import NalTrace, read_trace, write_trace
+
+__all__ = ["VideoInputError", "NalTrace", "read_trace", "write_trace"]

@@ -1,0 +1,222 @@
+"""`qoelab video ...`: encode, evaluate, estimate, dash.
+
+`register(subparsers)` adds the `video` group to the main CLI's argparse subparsers; each handler
+takes the parsed namespace and returns an exit code. Bad input (`VideoInputError`) prints one line
+`PATH: reason` on stderr and returns 2. `python -m qoelab.video.cli ...` runs the group alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import VideoInputError
+
+__all__ = ["register", "main", "parse_duration_s", "parse_rate_bps"]
+
+_UNITS_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "": 1.0}
+_UNITS_BPS = {"": 1, "bps": 1, "k": 1e3, "kbps": 1e3, "m": 1e6, "mbps": 1e6, "g": 1e9, "gbps": 1e9}
+
+
+def parse_duration_s(text: str) -> float:
+    """`"500ms"`, `"0.5s"` or `"0.5"` (seconds) → seconds."""
+    m = re.fullmatch(r"\s*([0-9.]+(?:e[-+]?\d+)?)\s*([a-z]*)\s*", text.lower())
+    if not m or m.group(2) not in _UNITS_S:
+        raise argparse.ArgumentTypeError(f"expected a duration like 500ms or 0.5s, got {text!r}")
+    return float(m.group(1)) * _UNITS_S[m.group(2)]
+
+
+def parse_rate_bps(text: str) -> int:
+    """`"5Mbps"`, `"5M"`, `"64k"` or `"64000"` → bit/s."""
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([a-z]*)\s*", text.lower())
+    if not m or m.group(2) not in _UNITS_BPS:
+        raise argparse.ArgumentTypeError(f"expected a rate like 5Mbps or 64k, got {text!r}")
+    return int(round(float(m.group(1)) * _UNITS_BPS[m.group(2)]))
+
+
+def _size(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"(\d+)x(\d+)", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT, got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except VideoInputError as err:
+            print(str(err), file=sys.stderr)
+            return 2
+
+    run.__name__ = fn.__name__
+    run.__doc__ = fn.__doc__
+    return run
+
+
+def _beside(trace: Path, suffix: str) -> Path | None:
+    name = trace.name
+    for ext in (".trace.csv.gz", ".trace.csv"):
+        if name.endswith(ext):
+            cand = trace.with_name(name[: -len(ext)] + suffix)
+            return cand if cand.exists() else None
+    return None
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    from .encode import EncodeConfig, encode
+
+    w, h = args.size
+    cfg = EncodeConfig(input=args.input, width=w, height=h, fps=args.fps, frames=args.frames, start_s=args.start,
+                       filters=args.filters, retime=args.retime, codec=args.codec, gop=args.gop,
+                       bframes=args.bframes, refs=args.refs, qp=args.qp, crf=args.crf, bitrate_bps=args.bitrate,
+                       maxrate_bps=args.maxrate, bufsize_bits=args.bufsize, slice_max_bytes=args.slice_max_size,
+                       slices=args.slices, preset=args.preset, threads=args.threads)
+    if sum(x is not None for x in (cfg.qp, cfg.crf, cfg.bitrate_bps)) == 0:
+        cfg.qp = 26
+    r = encode(cfg, args.out, args.name, keep_bitstream=not args.no_bitstream, gzip_trace=args.gzip)
+    s = r.stats
+    print(f"{r.trace}: {s['frames']} frames, {s['nal_units']} NAL units, {s['mean_rate_bps'] / 1e3:.1f} kbit/s, "
+          f"GOP {s['gop_pattern']}; encode {r.encode_s:.2f} s, analyse {r.analyze_s:.2f} s")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from .evaluate import evaluate, format_summary
+
+    recipe = args.recipe if args.recipe is not None else (None if args.no_source else _beside(args.trace, ".recipe.toml"))
+    r = evaluate(args.trace, args.bitstream, args.log, playout_delay_s=args.playout_delay, flows=args.flow or None,
+                 recipe_path=recipe, vmaf=args.vmaf, damaged_out=args.damaged_out, threads=args.threads)
+    if args.out:
+        r.write_parquet(args.out)
+    if args.json:
+        Path(args.json).write_text(json.dumps(r.summary, indent=2) + "\n")
+    print(format_summary(r.summary))
+    lost_ps = r.summary["parameter_sets_lost"]
+    if lost_ps:
+        first = lost_ps[0]
+        print(f"warning: {len(lost_ps)} parameter set(s) lost, first {first['kind']} (nal {first['nal']}, "
+              f"frame {first['frame']}); pictures that needed them may not decode", file=sys.stderr)
+    return 0
+
+
+def cmd_estimate(args: argparse.Namespace) -> int:
+    import pyarrow as pa
+
+    from .encode import read_frames_csv
+    from .estimate import estimate
+    from .recvlog import deliver, read_receive_log
+    from .trace import read_trace
+
+    trace = read_trace(args.trace)
+    log = read_receive_log(args.log, args.flow or None)
+    d = deliver(trace, log, args.playout_delay)
+    frames_path = args.frames if args.frames is not None else _beside(args.trace, ".frames.csv")
+    frames = read_frames_csv(frames_path) if frames_path else None
+    e = estimate(trace, d.received, frames)
+    summary = e.summary()
+    if args.out:
+        import pyarrow.parquet as pq
+
+        cols = {"display": range(e.decodable.size), "decodable": e.decodable, "shown": e.shown,
+                "err_mse_y": e.err_mse_y, "err_mse_yuv": e.err_mse_yuv}
+        if e.psnr_y is not None:
+            cols |= {"psnr_y": e.psnr_y, "psnr_yuv": e.psnr_yuv}
+        pq.write_table(pa.table({k: list(v) for k, v in cols.items()}), args.out)
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    for k, v in summary.items():
+        print(f"{k:<26} {v:.4f}" if isinstance(v, float) else f"{k:<26} {v}")
+    if frames is None:
+        print("note: no frames file beside the trace: PSNR not estimated", file=sys.stderr)
+    return 0
+
+
+def cmd_dash(args: argparse.Namespace) -> int:
+    from .dash import build_ladder
+
+    r = build_ladder(args.out, duration_s=args.duration, fps=args.fps, name=args.name)
+    print(f"{r['trace']}: {len(r['representations'])} representations, segment lengths {r['segment_lengths_s']} s")
+    return 0
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add the `video` command group to an argparse subparsers object."""
+    video = subparsers.add_parser("video", help="encode video, evaluate delivered quality, DASH ladders")
+    sub = video.add_subparsers(dest="video_command", required=True, metavar="{encode,evaluate,estimate,dash}")
+
+    p = sub.add_parser("encode", help="encode a video and write its NAL trace")
+    p.add_argument("input", help="video file, or lavfi:<source>, e.g. lavfi:testsrc2=size=352x288:rate=30")
+    p.add_argument("--out", type=Path, default=Path("."), help="output directory (default .)")
+    p.add_argument("--name", default="video", help="base name of the outputs (default video)")
+    p.add_argument("--codec", choices=["h264", "hevc"], default="h264")
+    p.add_argument("--size", type=_size, default=(352, 288), help="WIDTHxHEIGHT (default 352x288)")
+    p.add_argument("--fps", type=float, default=30.0)
+    p.add_argument("--frames", type=int, help="number of frames (default: whole input)")
+    p.add_argument("--start", type=parse_duration_s, default=0.0, help="seek into a file input")
+    p.add_argument("--filters", default="", help="extra ffmpeg -vf chain applied first")
+    p.add_argument("--retime", action="store_true", help="play input frames at --fps instead of resampling")
+    p.add_argument("--gop", type=int, default=15, help="frames per GOP (IDR interval, default 15)")
+    p.add_argument("--bframes", type=int, default=2, help="B frames between anchors (default 2: IBBP)")
+    p.add_argument("--refs", type=int, default=1)
+    rc = p.add_mutually_exclusive_group()
+    rc.add_argument("--qp", type=int, help="fixed QP (default 26 if no rate control is given)")
+    rc.add_argument("--crf", type=float)
+    rc.add_argument("--bitrate", type=parse_rate_bps, help="target rate, e.g. 5Mbps")
+    p.add_argument("--maxrate", type=parse_rate_bps, help="VBV maximum rate")
+    p.add_argument("--bufsize", type=parse_rate_bps, help="VBV buffer size in bits, e.g. 10M")
+    p.add_argument("--slice-max-size", type=int, help="maximum slice size in bytes (H.264)")
+    p.add_argument("--slices", type=int, help="fixed number of slices per picture")
+    p.add_argument("--preset", default="medium")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--no-bitstream", action="store_true", help="do not keep the bitstream")
+    p.add_argument("--gzip", action="store_true", help="write the trace gzip-compressed")
+    p.set_defaults(func=_guarded(cmd_encode), handler=_guarded(cmd_encode))
+
+    p = sub.add_parser("evaluate", help="decode what the receiver got and measure per-frame quality")
+    p.add_argument("trace", type=Path)
+    p.add_argument("bitstream", type=Path)
+    p.add_argument("log", type=Path, help="receive log (Parquet or CSV)")
+    p.add_argument("--playout-delay", type=parse_duration_s, default=0.5, help="e.g. 150ms (default 500ms)")
+    p.add_argument("--flow", action="append", help="use only this flow's packets (repeatable)")
+    p.add_argument("--recipe", type=Path, help="encode recipe, for PSNR against the source (default: beside the trace)")
+    p.add_argument("--no-source", action="store_true", help="do not compare with the source")
+    p.add_argument("--vmaf", action="store_true", help="also compute VMAF (slow)")
+    p.add_argument("--damaged-out", type=Path, help="write the damaged bitstream here")
+    p.add_argument("--out", type=Path, help="per-frame results (Parquet)")
+    p.add_argument("--json", type=Path, help="summary (JSON)")
+    p.add_argument("--threads", type=int, default=1)
+    p.set_defaults(func=_guarded(cmd_evaluate), handler=_guarded(cmd_evaluate))
+
+    p = sub.add_parser("estimate", help="fast decodability and PSNR estimate, no decoding")
+    p.add_argument("trace", type=Path)
+    p.add_argument("log", type=Path)
+    p.add_argument("--frames", type=Path, help="encode's frames file (default: beside the trace)")
+    p.add_argument("--playout-delay", type=parse_duration_s, default=0.5)
+    p.add_argument("--flow", action="append")
+    p.add_argument("--out", type=Path, help="per-frame estimates (Parquet)")
+    p.add_argument("--json", type=Path)
+    p.set_defaults(func=_guarded(cmd_estimate), handler=_guarded(cmd_estimate))
+
+    p = sub.add_parser("dash", help="encode an HEVC DASH ladder and write its MPDs and segment-size trace")
+    p.add_argument("--out", type=Path, default=Path("."))
+    p.add_argument("--name", default="dash_hevc")
+    p.add_argument("--duration", type=float, default=60.0, help="content length in s (default 60)")
+    p.add_argument("--fps", type=float, default=24.0)
+    p.set_defaults(func=_guarded(cmd_dash), handler=_guarded(cmd_dash))
+    return video
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="qoelab")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,351 @@
+"""Encoding a video into a bitstream plus the NAL trace the simulator streams.
+
+`encode()` runs ffmpeg (libx264 or libx265) with access-unit delimiters and parameter sets
+repeated at every IDR, then reads the Annex B stream back: NAL units and access units from the
+byte stream (`bitstream.py`), frame types from the slice headers, and display order from a
+reference decode. The same pass compares every decoded picture with the source and with its
+neighbours; those per-frame numbers (`*.frames.csv`) are what the fast estimator needs.
+
+Outputs for `name` in `out_dir`:
+- `name.h264` / `name.hevc`: the Annex B bitstream (optional);
+- `name.trace.csv[.gz]`: the NAL trace (see `trace.py`);
+- `name.frames.csv`: per display-order frame, reference-decode distortion against the source and
+  against the previous picture / previous anchor (MSE, luma and all planes);
+- `name.recipe.toml`: the command, source, encoder version, timings and the trace statistics.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import av
+import numpy as np
+
+from .bitstream import group_access_units, parse_nal_units
+from .decode import DecodeReport, decode_display_order, probe_video, read_source_frames
+from .errors import VideoInputError
+from .metrics import plane_mse, psnr
+from .trace import NalTrace, read_trace, write_trace
+from .tools import ffmpeg_version, run_ffmpeg
+
+__all__ = ["EncodeConfig", "EncodeResult", "encode", "analyze_bitstream", "FRAMES_COLUMNS", "read_frames_csv"]
+
+_TYPE_CODE = {"I": 0, "P": 1, "B": 2}
+
+
+@dataclass
+class EncodeConfig:
+    """How to encode. Sizes in pixels, rates in bit/s, times in seconds.
+
+    `input` is a file path or `lavfi:<filtergraph source>` (e.g. `lavfi:testsrc2=size=352x288:rate=30`).
+    Rate control: exactly one of `qp` (fixed QP), `crf`, `bitrate_bps` (with optional VBV
+    `maxrate_bps`/`bufsize_bits`).
+    """
+
+    input: str
+    width: int = 352
+    height: int = 288
+    fps: float = 30.0
+    frames: int | None = None  # None: until the input ends
+    start_s: float = 0.0  # seek into a file input
+    filters: str = ""  # extra ffmpeg -vf chain applied before fps/scale
+    retime: bool = False  # reinterpret input frames at `fps` (setpts) instead of dropping/duplicating
+    codec: str = "h264"  # "h264" (libx264) or "hevc" (libx265)
+    gop: int = 15  # frames between IDR pictures (fixed, no scene-cut)
+    bframes: int = 2  # consecutive B frames (fixed pattern, no pyramid)
+    refs: int = 1  # reference frames for P (1 keeps the estimator's dependency model exact)
+    qp: int | None = None
+    crf: float | None = None
+    bitrate_bps: int | None = None
+    maxrate_bps: int | None = None
+    bufsize_bits: int | None = None
+    slice_max_bytes: int | None = None  # x264 slice-max-size (bytes of a slice NAL payload)
+    slices: int | None = None  # fixed number of slices per picture
+    preset: str = "medium"
+    threads: int = 2  # fixed: x264/x265 output depends on the thread count
+    extra_params: str = ""  # appended to -x264-params / -x265-params
+
+    def rate_control(self) -> list[str]:
+        chosen = [x is not None for x in (self.qp, self.crf, self.bitrate_bps)]
+        if sum(chosen) != 1:
+            raise VideoInputError("encode", "choose exactly one of qp, crf, bitrate")
+        if self.qp is not None:
+            return ["-qp", str(self.qp)]
+        if self.crf is not None:
+            return ["-crf", f"{self.crf:g}"]
+        args = ["-b:v", str(self.bitrate_bps)]
+        if self.maxrate_bps:
+            args += ["-maxrate", str(self.maxrate_bps)]
+        if self.bufsize_bits:
+            args += ["-bufsize", str(self.bufsize_bits)]
+        return args
+
+
+@dataclass
+class EncodeResult:
+    bitstream: Path | None
+    trace: Path
+    frames: Path
+    recipe: Path
+    stats: dict
+    encode_s: float
+    analyze_s: float
+    command: list[str] = field(default_factory=list)
+
+
+def input_args(cfg: EncodeConfig) -> list[str]:
+    """ffmpeg input options and the filter chain giving the source at the coded size and rate."""
+    if cfg.input.startswith("lavfi:"):
+        args = ["-f", "lavfi", "-i", cfg.input[len("lavfi:"):]]
+    else:
+        if not os.path.isfile(cfg.input):
+            raise VideoInputError(cfg.input, "no such video file")
+        probe_video(cfg.input)  # unreadable files fail here with a clear message
+        args = (["-ss", f"{cfg.start_s:g}"] if cfg.start_s else []) + ["-i", cfg.input]
+    chain = [cfg.filters] if cfg.filters else []
+    chain.append(f"setpts=N/({cfg.fps:g}*TB)" if cfg.retime else f"fps={cfg.fps:g}")
+    chain.append(f"scale={cfg.width}:{cfg.height}:flags=bicubic,format=yuv420p")
+    return args + ["-vf", ",".join(chain), "-r", f"{cfg.fps:g}"]
+
+
+def _codec_args(cfg: EncodeConfig) -> list[str]:
+    common = [
+        f"keyint={cfg.gop}",
+        f"min-keyint={cfg.gop}",
+        "scenecut=0",
+        f"bframes={cfg.bframes}",
+        "b-adapt=0",
+        "b-pyramid=none" if cfg.codec == "h264" else "b-pyramid=0",
+        f"ref={cfg.refs}",
+        "aud=1",
+        "repeat-headers=1",
+    ]
+    if cfg.codec == "h264":
+        if cfg.slice_max_bytes:
+            common.append(f"slice-max-size={cfg.slice_max_bytes}")
+        if cfg.slices:
+            common.append(f"slices={cfg.slices}")
+        common.append(f"threads={cfg.threads}")
+        params = ":".join(common + ([cfg.extra_params] if cfg.extra_params else []))
+        return ["-c:v", "libx264", "-preset", cfg.preset, "-x264-params", params, "-f", "h264"]
+    if cfg.codec == "hevc":
+        if cfg.slice_max_bytes:
+            raise VideoInputError("encode", "libx265 has no maximum slice size; use slices")
+        if cfg.slices:
+            common.append(f"slices={cfg.slices}")
+        common += ["open-gop=0", f"pools={cfg.threads}", "frame-threads=1", "log-level=error"]
+        params = ":".join(common + ([cfg.extra_params] if cfg.extra_params else []))
+        return ["-c:v", "libx265", "-preset", cfg.preset, "-x265-params", params, "-f", "hevc"]
+    raise VideoInputError("encode", f"codec must be h264 or hevc, got {cfg.codec!r}")
+
+
+def encoder_version(data: bytes) -> str:
+    """x264/x265 version string from the encoder's user-data SEI, if present."""
+    m = re.search(rb"x264 - core \d+( r\d+ [0-9a-f]+)?", data[:200_000])
+    if m:
+        return m.group(0).decode()
+    m = re.search(rb"x265 \(build \d+\) - [0-9A-Za-z.+_:-]+", data[:200_000])
+    return m.group(0).decode() if m else "unknown"
+
+
+def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, keep_bitstream: bool = True,
+           gzip_trace: bool = False, notes: str = "") -> EncodeResult:
+    """Encode `cfg.input`, then analyse the bitstream into trace, frames file and recipe."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ext = "h264" if cfg.codec == "h264" else "hevc"
+    src = input_args(cfg)
+    limit = ["-frames:v", str(cfg.frames)] if cfg.frames else []
+    tmp = None
+    if keep_bitstream:
+        bs_path = out / f"{name}.{ext}"
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="qoelab-encode-")
+        bs_path = Path(tmp.name) / f"{name}.{ext}"
+    try:
+        cmd = [*src, *limit, "-an", *cfg.rate_control(), *_codec_args(cfg), str(bs_path)]
+        t0 = time.perf_counter()
+        run_ffmpeg(cmd, what="encoding", path=cfg.input)
+        encode_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        trace, frames_table, data = analyze_bitstream(bs_path, cfg.codec, cfg.fps, cfg.width, cfg.height,
+                                                      source_args=src, source_path=cfg.input)
+        analyze_s = time.perf_counter() - t0
+        version = encoder_version(data)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    trace_path = out / f"{name}.trace.csv{'.gz' if gzip_trace else ''}"
+    write_trace(trace_path, trace)
+    frames_path = out / f"{name}.frames.csv"
+    write_frames_csv(frames_path, frames_table)
+    stats = read_trace(trace_path).stats().as_dict()
+    recipe = {
+        "name": name,
+        "notes": notes,
+        "source": {"input": cfg.input, "ffmpeg_input_args": _relative_args(src, out)},
+        "config": {k: v for k, v in asdict(cfg).items() if v is not None},
+        "encoder": {"ffmpeg": ffmpeg_version(), "codec_library": version},
+        "command": ["ffmpeg", *cmd[:-1], f"{name}.{ext}"],
+        "timing": {"encode_s": round(encode_s, 2), "analyze_s": round(analyze_s, 2), "cpus": os.cpu_count()},
+        "expected": stats,
+        "reference_quality": {
+            # Frames coded without loss (MSE 0) count as PSNR_MAX, as everywhere else.
+            "mean_psnr_y_db": round(float(np.mean(psnr(frames_table["ref_mse_y"]))), 3),
+        },
+    }
+    recipe_path = out / f"{name}.recipe.toml"
+    write_recipe(recipe_path, recipe)
+    return EncodeResult(bs_path if keep_bitstream else None, trace_path, frames_path, recipe_path, stats,
+                        encode_s, analyze_s, recipe["command"])
+
+
+def _relative_args(args: list[str], base: Path) -> list[str]:
+    """Input arguments with a file path made relative to `base` (where the recipe lives)."""
+    out = list(args)
+    for i, a in enumerate(out[:-1]):
+        if a == "-i" and "lavfi" not in out[:i] and os.path.exists(out[i + 1]):
+            out[i + 1] = os.path.relpath(out[i + 1], base)
+    return out
+
+
+def write_recipe(path: Path, recipe: dict) -> None:
+    import tomli_w
+
+    path.write_text(tomli_w.dumps(recipe), encoding="utf-8")
+
+
+FRAMES_COLUMNS = ("display", "frame", "type", "size_bytes", "ref_mse_y", "ref_mse_yuv",
+                  "prev_mse_y", "prev_mse_yuv", "anchor_mse_y", "anchor_mse_yuv")
+
+
+def analyze_bitstream(path: Path, codec: str, fps: float, width: int, height: int, *,
+                      source_args: list[str] | None, source_path: str = "source",
+                      threads: int = 2) -> tuple[NalTrace, dict[str, np.ndarray], bytes]:
+    """Trace and per-frame reference numbers of an Annex B stream.
+
+    Without `source_args` the `ref_mse_*` columns are NaN.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise VideoInputError(path, f"cannot read bitstream: {exc.strerror}") from None
+    try:
+        nals = parse_nal_units(data, codec)
+        aus = group_access_units(nals, codec)
+    except ValueError as exc:
+        raise VideoInputError(path, f"malformed bitstream: {exc}") from None
+    n = len(aus)
+    ftype = np.empty(n, np.int8)
+    for k, au in enumerate(aus):
+        types = {nals[i].slice_type for i in au if nals[i].vcl} - {"?"}
+        # A picture with any B slice is a B frame, else any P slice a P frame (§7.4.3 slice_type).
+        ftype[k] = 2 if "B" in types else 1 if "P" in types else 0
+    packets = [b"".join(data[nals[i].offset: nals[i].offset + nals[i].size] for i in au) for au in aus]
+    # First pass: decode with pts = decode index to learn display order.
+    ctx = av.CodecContext.create(codec, "r")
+    ctx.thread_count = threads
+    order: list[int] = []
+    for k, pkt_data in enumerate(packets):
+        pkt = av.Packet(pkt_data)
+        pkt.pts = pkt.dts = k
+        try:
+            order.extend(f.pts for f in ctx.decode(pkt))
+        except av.error.FFmpegError as exc:
+            raise VideoInputError(path, f"undamaged stream does not decode at frame {k}: {exc}") from None
+    order.extend(f.pts for f in ctx.decode(None))
+    if sorted(order) != list(range(n)):
+        raise VideoInputError(path, f"decoder output {len(order)} pictures for {n} access units")
+    display = np.empty(n, np.int64)
+    display[np.asarray(order)] = np.arange(n)
+    # Trace rows.
+    frame_col, disp_col, type_col, size_col, ts_col = [], [], [], [], []
+    frame_ms = 1000.0 / fps
+    for k, au in enumerate(aus):
+        for i in au:
+            frame_col.append(k)
+            disp_col.append(display[k])
+            type_col.append(int(ftype[k]) if nals[i].vcl else 3)
+            size_col.append(nals[i].size)
+            ts_col.append(round(k * frame_ms, 3))
+    trace = NalTrace(np.asarray(frame_col, np.int64), np.asarray(disp_col, np.int64),
+                     np.asarray(type_col, np.int8), np.asarray(size_col, np.int64), np.asarray(ts_col, np.float64))
+    # Second pass, in display order: distortion against the source and the neighbours.
+    by_display_type = np.empty(n, np.int8)
+    by_display_type[display] = ftype
+    decode_of_display = np.empty(n, np.int64)
+    decode_of_display[display] = np.arange(n)
+    cols = {c: np.full(n, np.nan) for c in FRAMES_COLUMNS[4:]}
+    src_iter = (read_source_frames(source_args, width, height, path=source_path, limit=n)
+                if source_args is not None else None)
+    grey = np.full((height * 3 // 2, width), 128, np.uint8)
+    prev = grey
+    anchor = grey
+    rep = DecodeReport()
+    for d, pic in enumerate(decode_display_order(packets, display, codec, width, height, threads=threads, report=rep)):
+        if src_iter is not None:
+            src = next(src_iter, None)
+            if src is None:
+                raise VideoInputError(source_path, f"source ended after {d} frames, bitstream has {n}")
+            cols["ref_mse_y"][d], cols["ref_mse_yuv"][d] = plane_mse(pic, src, height)
+        cols["prev_mse_y"][d], cols["prev_mse_yuv"][d] = plane_mse(pic, prev, height)
+        cols["anchor_mse_y"][d], cols["anchor_mse_yuv"][d] = plane_mse(pic, anchor, height)
+        prev = pic
+        if by_display_type[d] != 2:
+            anchor = pic
+    if src_iter is not None:
+        src_iter.close()
+    if rep.decoded != n:
+        raise VideoInputError(path, f"reference decode gave {rep.decoded} of {n} pictures")
+    table = {
+        "display": np.arange(n),
+        "frame": decode_of_display,
+        "type": by_display_type,
+        "size_bytes": trace.frame_bytes()[decode_of_display],
+        **cols,
+    }
+    return trace, table, data
+
+
+def write_frames_csv(path: Path, table: dict[str, np.ndarray]) -> None:
+    names = np.array(["I", "P", "B"])
+    lines = [",".join(FRAMES_COLUMNS)]
+    for i in range(table["display"].size):
+        row = [str(table["display"][i]), str(table["frame"][i]), names[table["type"][i]], str(table["size_bytes"][i])]
+        row += [f"{table[c][i]:.6g}" for c in FRAMES_COLUMNS[4:]]
+        lines.append(",".join(row))
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+
+
+def read_frames_csv(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Read a `*.frames.csv` written by `encode` (validated)."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="ascii").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise VideoInputError(p, f"cannot read frames file: {exc}") from None
+    if not lines or tuple(lines[0].split(",")) != FRAMES_COLUMNS:
+        raise VideoInputError(p, f"line 1: header must be {','.join(FRAMES_COLUMNS)}")
+    rows = [ln.split(",") for ln in lines[1:]]
+    for i, r in enumerate(rows):
+        if len(r) != len(FRAMES_COLUMNS):
+            raise VideoInputError(p, f"line {i + 2}: expected {len(FRAMES_COLUMNS)} fields, got {len(r)}")
+    try:
+        out = {
+            "display": np.array([int(r[0]) for r in rows], np.int64),
+            "frame": np.array([int(r[1]) for r in rows], np.int64),
+            "type": np.array([_TYPE_CODE[r[2]] for r in rows], np.int8),
+            "size_bytes": np.array([int(r[3]) for r in rows], np.int64),
+        }
+        for j, c in enumerate(FRAMES_COLUMNS[4:], start=4):
+            out[c] = np.array([float(r[j]) for r in rows], np.float64)
+    except (ValueError, KeyError) as exc:
+        raise VideoInputError(p, f"malformed value: {exc}") from None
+    if not np.array_equal(out["display"], np.arange(len(rows))):
+        raise VideoInputError(p, "display column must count 0, 1, 2, ...")
+    return out

@@ -1,0 +1,249 @@
+"""The frame/NAL trace that the simulator's video source streams.
+
+One CSV row per NAL unit in decode order, with the header
+
+    nal,frame,display,type,size_bytes,ts_ms
+
+- `nal`: 0-based running index;
+- `frame`: decode-order frame number (0-based, consecutive);
+- `display`: display-order number of that frame;
+- `type`: the frame's type `I`, `P` or `B` for slices, `X` for non-VCL units (AUD, SPS, PPS, SEI),
+  which belong to the frame they precede;
+- `size_bytes`: size of the NAL unit including its start code;
+- `ts_ms`: the frame's send/decode timestamp in ms, `frame * 1000 / fps` for our encodes.
+
+The simulator sends each row as `ceil(size_bytes / max_payload)` packets at `ts_ms`. A file whose
+name ends in `.gz` is read and written gzip-compressed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import VideoInputError
+
+__all__ = ["COLUMNS", "NalTrace", "read_trace", "write_trace", "TraceStats"]
+
+COLUMNS = ("nal", "frame", "display", "type", "size_bytes", "ts_ms")
+_TYPES = {"I": 0, "P": 1, "B": 2, "X": 3}
+TYPE_NAMES = np.array(["I", "P", "B", "X"])
+
+
+@dataclass
+class NalTrace:
+    """A validated trace, as columns. Frame-level arrays are indexed by decode-order frame number."""
+
+    frame: np.ndarray  # int64, per NAL
+    display: np.ndarray  # int64, per NAL
+    type_code: np.ndarray  # int8, per NAL: 0=I 1=P 2=B 3=X
+    size_bytes: np.ndarray  # int64, per NAL
+    ts_ms: np.ndarray  # float64, per NAL
+
+    @property
+    def n_nal(self) -> int:
+        return int(self.frame.size)
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.frame[-1]) + 1 if self.frame.size else 0
+
+    @property
+    def vcl(self) -> np.ndarray:
+        return self.type_code != 3
+
+    def frame_start(self) -> np.ndarray:
+        """Index of each frame's first NAL, plus a final `n_nal` (so `frame_start()[f+1]` ends it)."""
+        return np.searchsorted(self.frame, np.arange(self.n_frames + 1), side="left")
+
+    def frame_type(self) -> np.ndarray:
+        """Per decode-order frame: 0=I, 1=P, 2=B."""
+        out = np.full(self.n_frames, 3, dtype=np.int8)
+        vcl = self.vcl
+        out[self.frame[vcl]] = self.type_code[vcl]
+        return out
+
+    def frame_display(self) -> np.ndarray:
+        out = np.empty(self.n_frames, dtype=np.int64)
+        out[self.frame] = self.display
+        return out
+
+    def frame_ts_ms(self) -> np.ndarray:
+        out = np.empty(self.n_frames, dtype=np.float64)
+        out[self.frame] = self.ts_ms
+        return out
+
+    def frame_bytes(self) -> np.ndarray:
+        return np.bincount(self.frame, weights=self.size_bytes, minlength=self.n_frames).astype(np.int64)
+
+    def fps(self) -> float:
+        """Frame rate implied by the timestamps (frames per second)."""
+        ts = self.frame_ts_ms()
+        if ts.size < 2 or ts[-1] <= ts[0]:
+            raise ValueError("fewer than two distinct timestamps")
+        return (ts.size - 1) * 1000.0 / (ts[-1] - ts[0])
+
+    def stats(self) -> "TraceStats":
+        return TraceStats.of(self)
+
+
+@dataclass(frozen=True)
+class TraceStats:
+    """Statistics a recipe records and a test re-checks."""
+
+    frames: int
+    nal_units: int
+    total_bytes: int
+    fps: float
+    duration_s: float
+    mean_rate_bps: float
+    gop_pattern: str  # display-order frame types of the first GOP, e.g. "IBBPBBPBBPBBPBP"
+    gop_length: int  # frames between I frames (0 if only one)
+    frame_types: dict[str, int]
+    max_nal_bytes: int
+
+    @classmethod
+    def of(cls, t: NalTrace) -> "TraceStats":
+        ftype = t.frame_type()
+        disp = t.frame_display()
+        by_display = np.empty_like(ftype)
+        by_display[disp] = ftype
+        letters = "".join(TYPE_NAMES[by_display])
+        i_pos = [i for i, c in enumerate(letters) if c == "I"]
+        gop = i_pos[1] - i_pos[0] if len(i_pos) > 1 else 0
+        pattern = letters[: gop or len(letters)][:64]
+        fps = t.fps()
+        total = int(t.size_bytes.sum())
+        vcl_sizes = t.size_bytes[t.vcl]
+        return cls(
+            frames=t.n_frames,
+            nal_units=t.n_nal,
+            total_bytes=total,
+            fps=round(float(fps), 3),
+            duration_s=round(float(t.n_frames / round(fps, 3)), 6),
+            mean_rate_bps=round(float(total * 8 / (t.n_frames / round(fps, 3))), 1),
+            gop_pattern=pattern,
+            gop_length=gop,
+            frame_types={k: int((ftype == v).sum()) for k, v in _TYPES.items() if k != "X"},
+            max_nal_bytes=int(vcl_sizes.max()) if vcl_sizes.size else 0,
+        )
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _open_text(path: Path, mode: str):
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, mode + "b"), encoding="ascii", newline="")
+    return open(path, mode, encoding="ascii", newline="")
+
+
+def read_trace(path: str | os.PathLike[str]) -> NalTrace:
+    """Read and validate a trace; any defect is a one-line `VideoInputError`."""
+    p = Path(path)
+    try:
+        with _open_text(p, "r") as fh:
+            text = fh.read()
+    except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as exc:
+        raise VideoInputError(p, f"cannot read trace: {exc}") from None
+    if not text:
+        raise VideoInputError(p, "empty trace")
+    lines = text.split("\n")
+    if lines[-1] != "":
+        raise VideoInputError(p, f"line {len(lines)}: truncated trace (last line has no newline)")
+    lines.pop()
+    header = [h.strip() for h in lines[0].split(",")]
+    if tuple(header) != COLUMNS:
+        raise VideoInputError(p, f"line 1: header must be {','.join(COLUMNS)}, got {lines[0].strip()!r}")
+    n = len(lines) - 1
+    if n == 0:
+        raise VideoInputError(p, "trace has no rows")
+    nal = np.empty(n, np.int64)
+    frame = np.empty(n, np.int64)
+    display = np.empty(n, np.int64)
+    tcode = np.empty(n, np.int8)
+    size = np.empty(n, np.int64)
+    ts = np.empty(n, np.float64)
+    for i, line in enumerate(lines[1:]):
+        lineno = i + 2
+        f = line.split(",")
+        if len(f) != 6:
+            raise VideoInputError(p, f"line {lineno}: expected 6 fields, got {len(f)} (truncated or malformed)")
+        try:
+            nal[i], frame[i], display[i], size[i] = int(f[0]), int(f[1]), int(f[2]), int(f[4])
+            ts[i] = float(f[5])
+        except ValueError:
+            raise VideoInputError(p, f"line {lineno}: malformed number in {line.strip()!r}") from None
+        code = _TYPES.get(f[3].strip())
+        if code is None:
+            raise VideoInputError(p, f"line {lineno}: type must be one of I, P, B, X, got {f[3]!r}")
+        tcode[i] = code
+    _validate(p, nal, frame, display, tcode, size, ts)
+    return NalTrace(frame, display, tcode, size, ts)
+
+
+def _validate(p, nal, frame, display, tcode, size, ts) -> None:
+    def bad(row: int, reason: str) -> VideoInputError:
+        return VideoInputError(p, f"line {row + 2}: {reason}")
+
+    wrong = np.flatnonzero(nal != np.arange(nal.size))
+    if wrong.size:
+        raise bad(wrong[0], f"nal must be the running index {wrong[0]}, got {nal[wrong[0]]}")
+    if frame[0] != 0:
+        raise bad(0, f"first frame must be 0, got {frame[0]}")
+    step = np.diff(frame)
+    wrong = np.flatnonzero((step < 0) | (step > 1))
+    if wrong.size:
+        raise bad(wrong[0] + 1, f"frame numbers must count up by 0 or 1, got {frame[wrong[0]]} then {frame[wrong[0] + 1]}")
+    wrong = np.flatnonzero(size <= 0)
+    if wrong.size:
+        raise bad(wrong[0], f"size_bytes must be positive, got {size[wrong[0]]}")
+    wrong = np.flatnonzero(~np.isfinite(ts) | (ts < 0))
+    if wrong.size:
+        raise bad(wrong[0], f"ts_ms must be a finite time >= 0, got {ts[wrong[0]]}")
+    same = step == 0
+    for col, name in ((display, "display"), (ts, "ts_ms")):
+        wrong = np.flatnonzero(same & (col[1:] != col[:-1]))
+        if wrong.size:
+            raise bad(wrong[0] + 1, f"{name} differs within frame {frame[wrong[0]]}")
+    n_frames = int(frame[-1]) + 1
+    starts = np.searchsorted(frame, np.arange(n_frames))
+    fts = ts[starts]
+    wrong = np.flatnonzero(np.diff(fts) < 0)
+    if wrong.size:
+        raise bad(starts[wrong[0] + 1], "ts_ms decreases from one frame to the next")
+    vcl = tcode != 3
+    has_vcl = np.bincount(frame[vcl], minlength=n_frames) > 0
+    if not has_vcl.all():
+        f = int(np.flatnonzero(~has_vcl)[0])
+        raise bad(starts[f], f"frame {f} has no slice (I/P/B row); truncated trace?")
+    vf, vt = frame[vcl], tcode[vcl]
+    mixed = np.flatnonzero((vf[1:] == vf[:-1]) & (vt[1:] != vt[:-1]))
+    if mixed.size:
+        f = int(vf[mixed[0]])
+        raise bad(starts[f], f"frame {f} mixes slice types")
+    fdisp = display[starts]
+    if not np.array_equal(np.sort(fdisp), np.arange(n_frames)):
+        raise VideoInputError(p, f"display numbers are not a permutation of 0..{n_frames - 1} (truncated trace?)")
+
+
+def write_trace(path: str | os.PathLike[str], t: NalTrace) -> None:
+    """Write a trace in the canonical format (timestamps with 3 decimals)."""
+    p = Path(path)
+    rows = [",".join(COLUMNS)]
+    names = TYPE_NAMES[t.type_code]
+    for i in range(t.n_nal):
+        rows.append(f"{i},{t.frame[i]},{t.display[i]},{names[i]},{t.size_bytes[i]},{t.ts_ms[i]:.3f}")
+    data = "\n".join(rows) + "\n"
+    if p.suffix == ".gz":
+        # mtime=0 keeps the file byte-identical across runs.
+        with open(p, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
+            gz.write(data.encode("ascii"))
+    else:
+        p.write_text(data, encoding="ascii")
+
