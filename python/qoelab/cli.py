@@ -167,7 +167,42 @@ def cmd_demo(a: argparse.Namespace) -> int:
     a.set = a.set or []
     a.output = a.output or "results/demo"
     a.no_plot = False
-    return cmd_run(a)
+    code = cmd_run(a)
+    if code == 0:
+        video_quality(Path(a.output), "video")
+    return code
+
+
+def video_quality(out_dir: Path, flow: str, playout_delay_s: float = 0.5) -> dict[str, Any]:
+    """Estimates what the viewer of `flow` saw from the run's receive log (fast estimator: no
+    decoding; `qoelab video evaluate` decodes for real). Prints and writes `video_quality.json`."""
+    import tomllib
+
+    from qoelab.video.encode import read_frames_csv
+    from qoelab.video.estimate import estimate
+    from qoelab.video.recvlog import deliver, read_receive_log
+    from qoelab.video.trace import read_trace
+
+    sc = tomllib.loads((out_dir / "scenario.toml").read_text())
+    (f,) = [f for f in sc["flows"] if f["name"] == flow]
+    from qoelab.paths import scenario_path
+
+    base = scenario_path("demo").parent
+    trace_path = (base / f["app"]["trace"]).resolve()
+    trace = read_trace(trace_path)
+    log = read_receive_log(out_dir / "packets.parquet", [flow])
+    d = deliver(trace, log, playout_delay_s)
+    frames_path = trace_path.with_name(trace_path.name.replace(".trace.csv", ".frames.csv"))
+    frames = read_frames_csv(frames_path) if frames_path.exists() else None
+    summary = estimate(trace, d.received, frames).summary()
+    (out_dir / "video_quality.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
+    t = Table(title=f"video quality of {flow!r} (estimated, playout delay {playout_delay_s * 1e3:.0f} ms)")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    for k, v in summary.items():
+        t.add_row(k, f"{v:.3f}" if isinstance(v, float) else str(v))
+    out.print(t)
+    return summary
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,7 +29,12 @@ class Results:
         for name, cols in native.items():
             if name == "summary":
                 continue
-            self.tables[name] = pa.table({k: (v if isinstance(v, np.ndarray) else pa.array(v, pa.string())) for k, v in cols.items()})
+            arrays = {k: (v if isinstance(v, np.ndarray) else pa.array(v, pa.string())) for k, v in cols.items()}
+            if name == "packets":
+                # The core marks "not received" as -1; the receive-log format uses null.
+                r = cols["recv_ns"]
+                arrays["recv_ns"] = pa.array(r, pa.int64(), mask=r < 0)
+            self.tables[name] = pa.table(arrays)
         s = native["summary"]
         self.summary: dict[str, float] = {k: float(v) for k, v in zip(s["key"], s["value"])}
 
