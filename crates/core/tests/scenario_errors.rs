@@ -79,3 +79,12 @@ fn bad_probability() {
     assert!(e.starts_with("links[0].loss_ab.p"), "{e}");
 }
 
+
+#[test]
+fn tcp_config_checked_against_mtu() {
+    let tcp = BASE
+        .replace("{ kind = \"udp\" }", "{ kind = \"tcp\", mss = \"9000B\" }")
+        .replace("{ kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }", "{ kind = \"bulk\" }");
+    let e = err(&tcp);
+    assert!(e.starts_with("flows[0].transport.mss: ") && e.contains("does not fit MTU 1500"), "{e}");
+}

@@ -89,7 +89,7 @@ impl Scenario {
                 let rng = SimRng::stream(seed, &format!("port:{name}:{}", ports.len()));
                 let id = ports.len() as PortId;
                 let _ = dir;
-                ports.push(Port::new(name, from, to, c.rate, c.delay, c.mtu, q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate }), loss.build(), rng, Some(self.output.queue_sample)));
+                ports.push(Port::new(name, from, to, c.rate, c.delay, c.mtu, q.build(c.mtu), loss.build(), rng, Some(self.output.queue_sample)));
                 adj[from as usize].push((id, to));
             }
         }
@@ -154,10 +154,13 @@ impl Scenario {
             // A flow may start after the end of the run (a shortened run of a longer
             // scenario): it then simply never starts.
             let start = SimTime(c.start.as_nanos());
-            let stop = c.stop.map_or(end, |s| SimTime(s.as_nanos()));
-            if stop <= start {
-                return Err(ScenarioError::new(format!("{path}.stop"), "must be after start"));
-            }
+            let stop = match c.stop {
+                Some(s) if SimTime(s.as_nanos()) <= start => {
+                    return Err(ScenarioError::new(format!("{path}.stop"), "must be after start"));
+                }
+                Some(s) => SimTime(s.as_nanos()),
+                None => end,
+            };
             let service = c.transport.service();
             if c.app.service() != service {
                 let need = if c.app.service() == Service::Stream { "a stream transport (tcp)" } else { "a datagram transport (udp or rtp)" };
@@ -196,6 +199,10 @@ impl Scenario {
                 dst_port: 5_000 + (fid % 50_000) as u16,
                 seed,
             };
+            c.transport.validate(setup.mtu_bytes).map_err(|e| {
+                let (field, reason) = e.split_once(": ").unwrap_or(("", e.as_str()));
+                ScenarioError::new(format!("{path}.transport.{field}"), reason)
+            })?;
             let (sender, receiver) = c.transport.build(&setup);
             let app = c.app.build(base).map_err(|e| ScenarioError::new(format!("{path}.app.{}", e.field), e.reason))?;
             let subscriptions = app.subscriptions();

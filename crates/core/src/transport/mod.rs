@@ -3,6 +3,7 @@
 //! Endpoints are sans-IO: they receive `now` and a [`FlowCtx`], through which they send
 //! packets, arm timers and notify their application. They never read a clock or a global RNG.
 
+pub mod tcp;
 pub mod udp;
 
 use crate::engine::{Event, EventQueue, TimerKind, TimerTable};
@@ -18,6 +19,8 @@ pub enum TransportConfig {
     Udp,
     /// UDP carrying RTP (RFC 3550) headers.
     Rtp,
+    /// TCP (RFC 9293) with NewReno or CUBIC congestion control; see [`tcp::TcpConfig`].
+    Tcp(tcp::TcpConfig),
 }
 
 /// Whether a transport carries application datagrams or a byte stream.
@@ -43,6 +46,15 @@ impl TransportConfig {
     pub fn service(&self) -> Service {
         match self {
             TransportConfig::Udp | TransportConfig::Rtp => Service::Datagram,
+            TransportConfig::Tcp(_) => Service::Stream,
+        }
+    }
+
+    /// Checks the config against the first hop's MTU. Errors read `field: reason`.
+    pub fn validate(&self, mtu_bytes: u32) -> Result<(), String> {
+        match self {
+            TransportConfig::Tcp(c) => c.validate(mtu_bytes),
+            _ => Ok(()),
         }
     }
 
@@ -51,6 +63,7 @@ impl TransportConfig {
         match self {
             TransportConfig::Udp => (Box::new(udp::UdpSender::new(s, false)), Box::new(udp::UdpReceiver)),
             TransportConfig::Rtp => (Box::new(udp::UdpSender::new(s, true)), Box::new(udp::UdpReceiver)),
+            TransportConfig::Tcp(c) => c.build(s),
         }
     }
 }

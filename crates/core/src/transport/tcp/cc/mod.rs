@@ -1,0 +1,155 @@
+//! Congestion controllers: the [`CongestionControl`] trait and its configs.
+//!
+//! A controller owns only its own parameters and state; `cwnd`, `ssthresh`, SRTT and the other
+//! shared variables live in the transport's [`Tcb`] (as in ns-3 `tcp-congestion-ops.h`). The
+//! transport does everything that is not a congestion-control decision: loss detection, fast
+//! recovery's window inflation (RFC 6582) or pipe accounting (RFC 6675), the timeout's loss
+//! window (RFC 5681 §3.1), and the RTO. The controller decides growth per ACK and the reduction
+//! on a congestion event.
+//!
+//! Adding a controller: a file here with `FooConfig` (serde, `deny_unknown_fields`, `Default`)
+//! and `Foo: CongestionControl`, then a variant in [`CcConfig`].
+
+pub mod cubic;
+pub mod newreno;
+
+use super::Tcb;
+use crate::time::{Dur, SimTime};
+use crate::units::Rate;
+use serde::{Deserialize, Deserializer, Serialize};
+use std::fmt;
+
+/// One ACK that advanced `snd_una` outside loss recovery.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct AckSample {
+    pub now: SimTime,
+    /// Bytes newly acknowledged cumulatively by this ACK.
+    pub acked_bytes: u64,
+    /// The RTT measured from this ACK, if it yielded a valid sample.
+    pub rtt: Option<Dur>,
+    /// Bytes in flight (RFC 6675 pipe or RFC 5681 FlightSize) just before this ACK.
+    pub prior_in_flight: u64,
+    /// Whether the sender was limited by cwnd when it last tried to send (RFC 7661's idea:
+    /// a window that is not used is not grown).
+    pub cwnd_limited: bool,
+}
+
+/// Why the transport decided data was lost.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LossKind {
+    /// Three duplicate ACKs (RFC 5681 §3.2) or the SACK `IsLost()` rule (RFC 6675 §5).
+    FastRetransmit,
+}
+
+/// A congestion event that starts loss recovery.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct LossEvent {
+    pub now: SimTime,
+    pub kind: LossKind,
+    /// RFC 5681 FlightSize (`snd_max - snd_una`) when the loss was detected, bytes.
+    pub flight_size: u64,
+}
+
+/// A retransmission timeout. When the hook runs the transport has already applied RFC 5681
+/// §3.1: `ssthresh = max(FlightSize / 2, 2 * SMSS)` on the first timeout of a series (held on
+/// later ones) and `cwnd = 1 * SMSS`.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RtoEvent {
+    pub now: SimTime,
+    /// RFC 5681 FlightSize when the timer fired, bytes.
+    pub flight_size: u64,
+    /// cwnd before the timeout, bytes.
+    pub prior_cwnd: u64,
+    /// Timeouts in a row, including this one (1 for the first).
+    pub consecutive: u32,
+}
+
+/// A congestion controller (see the module docs for the division of labour).
+pub trait CongestionControl: Send + fmt::Debug {
+    /// An ACK advanced `snd_una` while not in loss recovery: grow `tcb.cwnd`.
+    fn on_ack(&mut self, ack: &AckSample, tcb: &mut Tcb);
+    /// Loss recovery starts: set `tcb.ssthresh` and `tcb.cwnd` (the transport then adds
+    /// NewReno's inflation of 3 segments when SACK is off).
+    fn on_loss(&mut self, loss: &LossEvent, tcb: &mut Tcb);
+    /// The retransmission timer expired (after the transport's RFC 5681 reduction).
+    fn on_rto(&mut self, _rto: &RtoEvent, _tcb: &mut Tcb) {}
+    /// A pacing rate, for controllers that pace. `None`: send as the window allows.
+    fn pacing_rate(&self, _tcb: &Tcb) -> Option<Rate> {
+        None
+    }
+    /// The `kind` name used in scenario files.
+    fn name(&self) -> &'static str;
+}
+
+/// Slow start shared by the loss-based controllers: RFC 5681 §3.1 eq. (2), cwnd grows by
+/// min(N, L) per ACK, N the bytes newly acked. With Appropriate Byte Counting (RFC 3465 §2.2)
+/// L = 2 * SMSS, so an ACK covering two segments grows cwnd by two; without it L = SMSS. Stops
+/// at `ssthresh` (the rest of the ACK is not carried into congestion avoidance).
+pub fn slow_start(ack: &AckSample, tcb: &mut Tcb, abc: bool) {
+    let l = if abc { 2 * tcb.mss } else { tcb.mss }; // RFC 3465 §2.2 L
+    let inc = ack.acked_bytes.min(l);
+    tcb.cwnd = (tcb.cwnd + inc).min(tcb.ssthresh.max(tcb.cwnd)); // RFC 5681 §3.1 eq. (2)
+}
+
+/// Congestion controller selection. In a scenario either a bare name, `cc = "cubic"`, or a
+/// table with parameters, `cc = { kind = "cubic", c = 0.4, beta = 0.7 }`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", deny_unknown_fields)]
+pub enum CcConfig {
+    /// NewReno: RFC 5681 + RFC 6582 (the recovery part lives in the transport).
+    #[serde(rename = "newreno")]
+    NewReno(newreno::NewRenoConfig),
+    /// CUBIC, RFC 9438.
+    #[serde(rename = "cubic")]
+    Cubic(cubic::CubicConfig),
+}
+
+impl Default for CcConfig {
+    /// CUBIC: the default of Linux, Windows and macOS, and of ns-3.44.
+    fn default() -> Self {
+        CcConfig::Cubic(cubic::CubicConfig::default())
+    }
+}
+
+impl CcConfig {
+    pub fn build(&self) -> Box<dyn CongestionControl> {
+        match self {
+            CcConfig::NewReno(c) => Box::new(newreno::NewReno::new(c)),
+            CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c)),
+        }
+    }
+
+    /// Checks parameter ranges; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            CcConfig::NewReno(_) => Ok(()),
+            CcConfig::Cubic(c) => c.validate(),
+        }
+    }
+}
+
+/// Serialised form: the tagged table. Deserialised form: the table or a bare name.
+pub(crate) fn deserialize_cc<'de, D: Deserializer<'de>>(d: D) -> Result<CcConfig, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = CcConfig;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("\"newreno\", \"cubic\", or a table with `kind`")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CcConfig, E> {
+            match v {
+                "newreno" => Ok(CcConfig::NewReno(Default::default())),
+                "cubic" => Ok(CcConfig::Cubic(Default::default())),
+                _ => Err(E::custom(format!("unknown congestion control {v:?}, expected \"newreno\" or \"cubic\""))),
+            }
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<CcConfig, A::Error> {
+            CcConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(V)
+}

@@ -1,0 +1,998 @@
+//! TCP: a byte-stream sender and receiver with pluggable congestion control.
+//!
+//! Reading list, in the order the code applies it:
+//! - RFC 9293 (TCP): segments, the 3-way handshake, sequence numbers (ours are 64-bit and never
+//!   wrap; the pcap writer emits the low 32 bits).
+//! - RFC 6928: initial window of 10 segments; RFC 5681 §3.1: slow start, congestion avoidance,
+//!   the loss window after a timeout; RFC 3465: Appropriate Byte Counting (L = 2 SMSS).
+//! - RFC 5681 §3.2 and RFC 6582: fast retransmit on the third duplicate ACK, NewReno fast
+//!   recovery with `recover` and partial ACKs (used when SACK is off).
+//! - RFC 2018: SACK blocks at the receiver; RFC 6675: the sender's scoreboard, `IsLost()`,
+//!   `SetPipe()` and `NextSeg()` loss recovery (used when SACK is on).
+//! - RFC 6298: SRTT/RTTVAR, RTO, backoff, Karn's rule ([`rtt`]); RFC 7323 §4: timestamps and
+//!   `TS.Recent`.
+//! - RFC 5681 §4.2 / RFC 1122 §4.2.3.2: delayed ACKs.
+//! - RFC 9438: CUBIC ([`cc::cubic`]).
+//!
+//! Sequence space: the SYN takes sequence number 0 (ISS = 0 in both directions, for
+//! determinism), application bytes occupy 1, 2, …. The reverse direction carries no data, so
+//! every data segment acknowledges 1.
+//!
+//! Hot path: an ACK costs O(log h) where h is the number of SACK holes (binary searches in
+//! [`sack`]); `SetPipe()` is O(1) from counters kept by the scoreboard, `IsLost()` walks at most
+//! three ranges. Nothing allocates per ACK once the scoreboard has grown to its largest size.
+//!
+//! What is *not* modelled is listed in `docs/models/tcp.md`: FIN/close, Nagle, window scaling
+//! limits (the window field holds the already-scaled value), zero-window probes (the receiving
+//! application reads at once), limited transmit (RFC 3042), RACK/TLP, F-RTO, D-SACK, ECN,
+//! pacing, HyStart++.
+
+pub mod cc;
+pub mod rtt;
+pub mod sack;
+
+#[cfg(test)]
+mod tests;
+
+use super::{EndpointSetup, FlowCtx, Outgoing, Receiver, Sender, Service, TransportEvent};
+use crate::engine::TimerKind;
+use crate::packet::{tcp_flags, Dir, Packet, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
+use crate::time::{Dur, SimTime};
+use crate::units::serde_units;
+use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent};
+use rtt::RttEstimator;
+use sack::{Marker, RangeSet, Scoreboard};
+use serde::{Deserialize, Serialize};
+
+/// Duplicate-ACK threshold (RFC 5681 §3.2, RFC 6675 `DupThresh`).
+pub const DUPTHRESH: u32 = 3;
+/// Timestamp option on every segment: 10 bytes + 2 NOPs (RFC 7323 §3, Linux layout).
+pub const TS_OPTION_BYTES: u32 = 12;
+/// RTO used after a SYN timeout once data flows (RFC 6298 §5.7).
+const RTO_AFTER_SYN_TIMEOUT: Dur = Dur::from_secs(3);
+/// "Arbitrarily high" initial ssthresh (RFC 5681 §3.1). `i64::MAX` so that it survives a trip
+/// through signed 64-bit columns.
+pub const INITIAL_SSTHRESH: u64 = i64::MAX as u64;
+
+/// TCP parameters, `kind = "tcp"` in a scenario's transport table.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    /// Congestion control: `"cubic"` (default) or `"newreno"`, or a table such as
+    /// `{ kind = "cubic", beta = 0.7, c = 0.4 }` (see [`CcConfig`]).
+    #[serde(deserialize_with = "cc::deserialize_cc")]
+    pub cc: CcConfig,
+    /// SACK (RFC 2018 blocks, RFC 6675 recovery). Default true (Linux); false gives NewReno
+    /// recovery (RFC 6582).
+    pub sack: bool,
+    /// Timestamp option (RFC 7323): 12 bytes per segment, RTT sampled on every ACK. Default true.
+    pub timestamps: bool,
+    /// Delayed ACKs (RFC 5681 §4.2): ACK every second full-sized segment or after
+    /// `delack_timeout`. Default false (ACK every segment).
+    pub delayed_ack: bool,
+    /// Delayed-ACK timeout, time. Default `"40ms"` (Linux's minimum delayed-ACK timer; ns-3 and
+    /// classic BSD use 200 ms). RFC 5681 §4.2 requires < 500 ms.
+    #[serde(with = "serde_units::time")]
+    pub delack_timeout: Dur,
+    /// Lower bound on the RTO, time. Default `"200ms"` (Linux `TCP_RTO_MIN`); RFC 6298 §2.4 says
+    /// 1 s, which is ns-3's default.
+    #[serde(with = "serde_units::time")]
+    pub min_rto: Dur,
+    /// Upper bound on the RTO, time. Default `"60s"` (RFC 6298 §2.5).
+    #[serde(with = "serde_units::time")]
+    pub max_rto: Dur,
+    /// RTO before the first RTT sample, time. Default `"1s"` (RFC 6298 §2.1).
+    #[serde(with = "serde_units::time")]
+    pub initial_rto: Dur,
+    /// Send buffer, bytes: at most this many bytes are unacknowledged at once. Writes beyond it
+    /// are always accepted and wait in the application's queue. Default `"4MiB"`.
+    #[serde(with = "serde_units::bytes")]
+    pub snd_buf: u64,
+    /// Receive buffer, bytes; the advertised window (the receiving application reads at once, so
+    /// the window is the whole buffer). Default `"4MiB"`.
+    #[serde(with = "serde_units::bytes")]
+    pub rcv_buf: u64,
+    /// Initial window, segments. Default 10 (RFC 6928).
+    pub init_cwnd: u32,
+    /// Sender maximum segment size, bytes. Default: MTU − 20 (IPv4) − 20 (TCP) − 12 (timestamps
+    /// if on), i.e. 1448 for MTU 1500.
+    #[serde(with = "opt_bytes", skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u64>,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            cc: CcConfig::default(),
+            sack: true,
+            timestamps: true,
+            delayed_ack: false,
+            delack_timeout: Dur::from_millis(40),
+            min_rto: Dur::from_millis(200),
+            max_rto: Dur::from_secs(60),
+            initial_rto: Dur::from_secs(1),
+            snd_buf: 4 << 20,
+            rcv_buf: 4 << 20,
+            init_cwnd: 10,
+            mss: None,
+        }
+    }
+}
+
+mod opt_bytes {
+    use crate::units::parse_bytes;
+    use serde::{de, Deserialize, Deserializer, Serializer};
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        let s = Option::<String>::deserialize(d)?;
+        s.map(|s| parse_bytes(&s).map_err(de::Error::custom)).transpose()
+    }
+    pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(b) => s.serialize_str(&format!("{b}B")),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Option bytes on every data segment and pure ACK (before SACK blocks).
+    pub fn option_bytes(&self) -> u32 {
+        if self.timestamps {
+            TS_OPTION_BYTES
+        } else {
+            0
+        }
+    }
+
+    /// SMSS for a first hop of `mtu_bytes`.
+    pub fn mss_for(&self, mtu_bytes: u32) -> u64 {
+        self.mss.unwrap_or((mtu_bytes as u64).saturating_sub((IPV4_HEADER + TCP_HEADER + self.option_bytes()) as u64))
+    }
+
+    /// Checks the parameters against a first-hop MTU. Errors name the field.
+    pub fn validate(&self, mtu_bytes: u32) -> Result<(), String> {
+        let room = (mtu_bytes as u64).saturating_sub((IPV4_HEADER + TCP_HEADER + self.option_bytes()) as u64);
+        let mss = self.mss_for(mtu_bytes);
+        if mss == 0 || mss > room {
+            return Err(format!("mss: {mss} B does not fit MTU {mtu_bytes} B (at most {room} B)"));
+        }
+        if self.snd_buf < mss {
+            return Err(format!("snd_buf: {} B is smaller than one segment ({mss} B)", self.snd_buf));
+        }
+        if self.rcv_buf < mss {
+            return Err(format!("rcv_buf: {} B is smaller than one segment ({mss} B)", self.rcv_buf));
+        }
+        if self.rcv_buf > u32::MAX as u64 {
+            return Err(format!("rcv_buf: {} B exceeds the largest window (4 GiB)", self.rcv_buf));
+        }
+        if self.init_cwnd == 0 {
+            return Err("init_cwnd: must be at least 1 segment".into());
+        }
+        if self.initial_rto == Dur::ZERO {
+            return Err("initial_rto: must be positive".into());
+        }
+        if self.min_rto > self.max_rto {
+            return Err(format!("min_rto: {:?} is above max_rto {:?}", self.min_rto, self.max_rto));
+        }
+        if self.delayed_ack && (self.delack_timeout == Dur::ZERO || self.delack_timeout >= Dur::from_millis(500)) {
+            return Err("delack_timeout: must be in (0, 500ms) (RFC 5681 §4.2)".into());
+        }
+        self.cc.validate()
+    }
+
+    /// Builds both endpoints.
+    ///
+    /// # Panics
+    /// If [`validate`](Self::validate) fails (the scenario layer calls it first).
+    pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Sender>, Box<dyn Receiver>) {
+        (Box::new(TcpSender::new(self, s)), Box::new(TcpReceiver::new(self, s)))
+    }
+}
+
+/// State shared between the transport and its congestion controller (ns-3's `TcpSocketState`).
+/// All sizes in bytes.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Tcb {
+    /// Sender maximum segment size (SMSS).
+    pub mss: u64,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    /// Smoothed RTT (RFC 6298), once sampled.
+    pub srtt: Option<Dur>,
+    pub min_rtt: Option<Dur>,
+    /// Oldest unacknowledged sequence number.
+    pub snd_una: u64,
+    /// Highest sequence number sent + 1 (RFC 6675 `HighData` + 1).
+    pub snd_max: u64,
+    /// In fast recovery (RFC 6582) or SACK loss recovery (RFC 6675).
+    pub in_recovery: bool,
+}
+
+impl Tcb {
+    fn new(mss: u64, cwnd: u64) -> Self {
+        Tcb {
+            mss,
+            cwnd,
+            ssthresh: INITIAL_SSTHRESH,
+            srtt: None,
+            min_rtt: None,
+            snd_una: 1,
+            snd_max: 1,
+            in_recovery: false,
+        }
+    }
+    #[cfg(test)]
+    pub(crate) fn for_test(mss: u64, cwnd: u64) -> Self {
+        Tcb::new(mss, cwnd)
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum State {
+    Closed,
+    SynSent,
+    Established,
+}
+
+/// Time in the timestamp option's unit (µs), truncated to 32 bits as on the wire.
+fn ts_now(now: SimTime) -> u32 {
+    (now.as_nanos() / 1_000) as u32
+}
+
+fn syn_option_bytes(cfg: &TcpConfig) -> u32 {
+    // MSS (4) + window scale (3) + SACK-permitted (2) + timestamps (10), padded to 4 bytes.
+    let raw: u32 = 4 + 3 + if cfg.sack { 2 } else { 0 } + if cfg.timestamps { 10 } else { 0 };
+    raw.div_ceil(4) * 4
+}
+
+/// The sending endpoint (at the flow's source).
+#[derive(Debug)]
+pub struct TcpSender {
+    src_port: u16,
+    dst_port: u16,
+    sack: bool,
+    timestamps: bool,
+    opt_bytes: u32,
+    syn_opt_bytes: u32,
+    init_cwnd: u64,
+    snd_buf: u64,
+    state: State,
+    tcb: Tcb,
+    cc: Box<dyn CongestionControl>,
+    rtt: RttEstimator,
+    board: Scoreboard,
+    /// End (exclusive) of the bytes the application has written.
+    write_end: u64,
+    /// Peer's advertised window, bytes.
+    rwnd: u64,
+    /// RFC 6582 `recover` / RFC 6675 `RecoveryPoint` (exclusive: the recovery ends when
+    /// `snd_una >= recover`).
+    recover: u64,
+    dupacks: u32,
+    /// A partial ACK has been seen in this NewReno recovery (RFC 6582 §3.2 step 5 timer rule).
+    partial_seen: bool,
+    consecutive_rtos: u32,
+    syn_sent_at: SimTime,
+    syn_retransmitted: bool,
+    /// Karn's-rule RTT probe when timestamps are off: (end seq of the timed segment, send time).
+    probe: Option<(u64, SimTime)>,
+    /// Peer's latest TSval, echoed in our segments.
+    peer_ts: u32,
+    /// Whether the last send attempt stopped because of cwnd (not lack of data or window).
+    cwnd_limited: bool,
+    notified: (u64, u64),
+    // Counters.
+    segs_sent: u64,
+    bytes_sent: u64,
+    rxt_segs: u64,
+    rxt_bytes: u64,
+    rto_count: u64,
+    fast_rxt_count: u64,
+}
+
+impl TcpSender {
+    /// # Panics
+    /// If `cfg.validate(s.mtu_bytes)` fails.
+    pub fn new(cfg: &TcpConfig, s: &EndpointSetup) -> Self {
+        if let Err(e) = cfg.validate(s.mtu_bytes) {
+            panic!("flow {}: invalid tcp config: {e}", s.flow_name);
+        }
+        let mss = cfg.mss_for(s.mtu_bytes);
+        TcpSender {
+            src_port: s.src_port,
+            dst_port: s.dst_port,
+            sack: cfg.sack,
+            timestamps: cfg.timestamps,
+            opt_bytes: cfg.option_bytes(),
+            syn_opt_bytes: syn_option_bytes(cfg),
+            init_cwnd: cfg.init_cwnd as u64 * mss,
+            snd_buf: cfg.snd_buf,
+            state: State::Closed,
+            tcb: Tcb::new(mss, cfg.init_cwnd as u64 * mss),
+            cc: cfg.cc.build(),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            board: Scoreboard::new(1),
+            write_end: 1,
+            rwnd: mss,
+            recover: 0,
+            dupacks: 0,
+            partial_seen: false,
+            consecutive_rtos: 0,
+            syn_sent_at: SimTime::ZERO,
+            syn_retransmitted: false,
+            probe: None,
+            peer_ts: 0,
+            cwnd_limited: true,
+            notified: (0, 0),
+            segs_sent: 0,
+            bytes_sent: 0,
+            rxt_segs: 0,
+            rxt_bytes: 0,
+            rto_count: 0,
+            fast_rxt_count: 0,
+        }
+    }
+
+    // ---- Queries (nouns, per STYLE.md). ----
+
+    /// Congestion window, bytes.
+    pub fn cwnd(&self) -> u64 {
+        self.tcb.cwnd
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.tcb.ssthresh
+    }
+    pub fn mss(&self) -> u64 {
+        self.tcb.mss
+    }
+    pub fn srtt(&self) -> Option<Dur> {
+        self.rtt.srtt()
+    }
+    /// Current retransmission timeout, backoff included.
+    pub fn rto(&self) -> Dur {
+        self.rtt.rto()
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.tcb.snd_una
+    }
+    pub fn snd_max(&self) -> u64 {
+        self.tcb.snd_max
+    }
+    pub fn tcb(&self) -> &Tcb {
+        &self.tcb
+    }
+    pub fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.tcb.in_recovery
+    }
+    /// Application bytes acknowledged so far.
+    pub fn acked_bytes(&self) -> u64 {
+        self.tcb.snd_una - 1
+    }
+    /// Bytes written by the application but never sent (for the TCP Interactive paper's sender,
+    /// which drops stale frames that are still queued).
+    pub fn unsent_bytes(&self) -> u64 {
+        self.write_end - self.tcb.snd_max
+    }
+    /// Bytes sent but not yet cumulatively acknowledged.
+    pub fn unacked_bytes(&self) -> u64 {
+        self.tcb.snd_max - self.tcb.snd_una
+    }
+    /// Bytes the sender believes are in the network: RFC 6675 `pipe` (with SACK) or RFC 5681
+    /// FlightSize adjusted for bytes deemed lost and retransmitted.
+    pub fn in_flight(&self) -> u64 {
+        let (l, above) = self.loss_frontier();
+        self.board.pipe(self.tcb.snd_max, l, above)
+    }
+    pub fn retransmitted_segments(&self) -> u64 {
+        self.rxt_segs
+    }
+    pub fn rto_count(&self) -> u64 {
+        self.rto_count
+    }
+    pub fn fast_retransmit_count(&self) -> u64 {
+        self.fast_rxt_count
+    }
+
+    // ---- Internals. ----
+
+    /// The loss frontier L (every un-SACKed byte below it is deemed lost) and the SACKed bytes at
+    /// or above it.
+    fn loss_frontier(&self) -> (u64, u64) {
+        let marked = self.board.marker(Marker::Lost);
+        if self.sack {
+            let (f, above) = self.board.lost_frontier(DUPTHRESH, self.tcb.mss); // RFC 6675 §4 IsLost
+            if f > marked {
+                return (f, above);
+            }
+        }
+        (marked, self.board.sacked_bytes() - self.board.sacked_below_marker(Marker::Lost))
+    }
+
+    /// RFC 6675 §4 `NextSeg()` (rules 1 and 2; the optional rules 3 and 4 are not used), which
+    /// also serves NewReno and timeout recovery: retransmit the lowest lost, un-SACKed,
+    /// not-yet-retransmitted segment, else new data if the peer's window and the send buffer
+    /// allow. Returns (seq, len, is_retransmission).
+    fn next_seg(&self, lost: u64) -> Option<(u64, u64, bool)> {
+        let mss = self.tcb.mss;
+        let snd_max = self.tcb.snd_max;
+        let r = self.board.marker(Marker::HighRxt);
+        if r < lost {
+            // Rule 1: S2 > HighRxt, un-SACKed and IsLost(S2).
+            let (hole, next_sacked) = self.board.ranges().next_absent(r);
+            if hole < lost && hole < snd_max {
+                let end = (hole + mss).min(next_sacked.unwrap_or(u64::MAX)).min(snd_max);
+                return Some((hole, end - hole, true));
+            }
+        }
+        // Rule 2: new data, within min(rwnd, snd_buf) of snd_una (RFC 9293 §3.8.6.2.1 send window).
+        if snd_max < self.write_end {
+            let len = mss.min(self.write_end - snd_max);
+            if snd_max + len - self.tcb.snd_una <= self.rwnd.min(self.snd_buf) {
+                return Some((snd_max, len, false));
+            }
+        }
+        None
+    }
+
+    /// Sends as long as `pipe + segment <= cwnd` (RFC 6675 §5 step C; RFC 5681 FlightSize rule).
+    /// With `force`, the first segment goes out regardless (fast retransmit, partial-ACK
+    /// retransmission, RTO retransmission).
+    fn try_send(&mut self, cx: &mut FlowCtx, mut force: bool) {
+        if self.state != State::Established {
+            return;
+        }
+        loop {
+            let (lost, above) = self.loss_frontier();
+            let Some((seq, len, rxt)) = self.next_seg(lost) else {
+                self.cwnd_limited = false;
+                break;
+            };
+            // Only a retransmission is ever forced; new data always waits for the window.
+            if !(force && rxt) && self.board.pipe(self.tcb.snd_max, lost, above) + len > self.tcb.cwnd {
+                self.cwnd_limited = true;
+                break;
+            }
+            force = false;
+            self.transmit(seq, len, rxt, cx);
+        }
+    }
+
+    fn transmit(&mut self, seq: u64, len: u64, rxt: bool, cx: &mut FlowCtx) {
+        debug_assert!(len > 0 && seq + len <= self.write_end, "{}: flow {} bad segment {seq}+{len}", cx.now, cx.flow);
+        if rxt {
+            self.board.raise(Marker::HighRxt, seq + len);
+            self.rxt_segs += 1;
+            self.rxt_bytes += len;
+            // Karn (RFC 6298 §3): a retransmitted segment gives no RTT sample.
+            if matches!(self.probe, Some((end, _)) if seq < end) {
+                self.probe = None;
+            }
+        } else {
+            self.tcb.snd_max = seq + len;
+            if !self.timestamps && self.probe.is_none() {
+                self.probe = Some((seq + len, cx.now));
+            }
+        }
+        self.segs_sent += 1;
+        self.bytes_sent += len;
+        let hdr = TcpHdr {
+            src_port: self.src_port,
+            dst_port: self.dst_port,
+            seq,
+            ack: 1,
+            flags: tcp_flags::ACK,
+            wnd: 0,
+            payload: len as u32,
+            ts_val: if self.timestamps { ts_now(cx.now) } else { 0 },
+            ts_ecr: if self.timestamps { self.peer_ts } else { 0 },
+            ..TcpHdr::default()
+        };
+        cx.send(Outgoing {
+            dir: Dir::Fwd,
+            size_bytes: IPV4_HEADER + TCP_HEADER + self.opt_bytes + len as u32,
+            l4: L4::Tcp(hdr),
+            path: 0,
+        });
+        // RFC 6298 §5.1: start the timer if it is not running.
+        if cx.timer_deadline(TimerKind::Rto) == SimTime::NEVER {
+            cx.set_timer(TimerKind::Rto, cx.now + self.rtt.rto());
+        }
+    }
+
+    fn send_control(&mut self, flags: u8, seq: u64, ack: u64, size_bytes: u32, cx: &mut FlowCtx) {
+        let hdr = TcpHdr {
+            src_port: self.src_port,
+            dst_port: self.dst_port,
+            seq,
+            ack,
+            flags,
+            wnd: 0,
+            ts_val: if self.timestamps { ts_now(cx.now) } else { 0 },
+            ts_ecr: if self.timestamps { self.peer_ts } else { 0 },
+            ..TcpHdr::default()
+        };
+        cx.send(Outgoing { dir: Dir::Fwd, size_bytes, l4: L4::Tcp(hdr), path: 0 });
+    }
+
+    fn send_syn(&mut self, cx: &mut FlowCtx) {
+        self.state = State::SynSent;
+        self.syn_sent_at = cx.now;
+        self.send_control(tcp_flags::SYN, 0, 0, IPV4_HEADER + TCP_HEADER + self.syn_opt_bytes, cx);
+        cx.set_timer(TimerKind::Rto, cx.now + self.rtt.rto());
+    }
+
+    fn on_syn_ack(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
+        self.state = State::Established;
+        self.peer_ts = h.ts_val;
+        self.rwnd = h.wnd as u64;
+        cx.cancel_timer(TimerKind::Rto);
+        if self.syn_retransmitted {
+            // RFC 6298 §5.7: RTO = 3 s once data flows; no sample from an ambiguous handshake.
+            // RFC 5681 §3.1: a lost SYN or SYN-ACK means an initial window of one segment.
+            self.rtt.reinit(RTO_AFTER_SYN_TIMEOUT);
+            self.tcb.cwnd = self.tcb.mss;
+        } else {
+            let r = if self.timestamps {
+                Dur::from_micros(ts_now(cx.now).wrapping_sub(h.ts_ecr) as u64)
+            } else {
+                cx.now.since(self.syn_sent_at)
+            };
+            self.rtt.on_sample(r);
+            self.tcb.cwnd = self.init_cwnd; // RFC 6928 §2
+        }
+        self.tcb.srtt = self.rtt.srtt();
+        self.tcb.min_rtt = self.rtt.min_rtt();
+        self.try_send(cx, false);
+        if self.segs_sent == 0 {
+            // Nothing to piggyback the handshake's final ACK on.
+            self.send_control(tcp_flags::ACK, 1, 1, IPV4_HEADER + TCP_HEADER + self.opt_bytes, cx);
+        }
+    }
+
+    /// RTT sample from an ACK that advanced `snd_una` (RFC 7323 §4.1 with timestamps, else
+    /// Karn's rule on one timed segment, RFC 6298 §3).
+    fn rtt_sample(&mut self, h: &TcpHdr, now: SimTime) -> Option<Dur> {
+        if self.timestamps {
+            return Some(Dur::from_micros(ts_now(now).wrapping_sub(h.ts_ecr) as u64));
+        }
+        match self.probe {
+            Some((end, sent)) if h.ack >= end => {
+                self.probe = None;
+                Some(now.since(sent))
+            }
+            _ => None,
+        }
+    }
+
+    fn enter_recovery(&mut self, cx: &mut FlowCtx) {
+        let una = self.tcb.snd_una;
+        let flight = self.tcb.snd_max - una; // RFC 5681 FlightSize
+        self.recover = self.tcb.snd_max; // RFC 6582 §3.2 step 2; RFC 6675 §5 (4.1) RecoveryPoint
+        self.tcb.in_recovery = true;
+        self.partial_seen = false;
+        self.fast_rxt_count += 1;
+        let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight };
+        self.cc.on_loss(&ev, &mut self.tcb); // ssthresh; cwnd = ssthresh (RFC 6675 §5 (4.2))
+        if !self.sack {
+            self.tcb.cwnd = self.tcb.ssthresh + 3 * self.tcb.mss; // RFC 5681 §3.2 step 3
+        }
+        // RFC 5681 §3.2 step 2 / RFC 6675 §5 (4.3): the segment at snd_una is lost.
+        self.board.raise(Marker::Lost, (una + self.tcb.mss).min(self.tcb.snd_max));
+        cx.notify(TransportEvent::FastRetransmit { seq: una });
+    }
+
+    fn on_ack(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
+        let now = cx.now;
+        let una = self.tcb.snd_una;
+        let snd_max = self.tcb.snd_max;
+        if h.ack > snd_max || h.ack < una {
+            return; // acknowledges data never sent, or an old ACK overtaken by a newer one
+        }
+        self.peer_ts = h.ts_val;
+        self.rwnd = h.wnd as u64;
+        let prior_in_flight = self.in_flight();
+        let mss = self.tcb.mss;
+
+        let mut new_sacked = 0;
+        if self.sack {
+            for &(s, e) in &h.sack[..(h.nsack as usize).min(MAX_SACK_BLOCKS)] {
+                new_sacked += self.board.update(s, e.min(snd_max)); // RFC 6675 §4 Update()
+            }
+        }
+
+        let mut force = false;
+        if h.ack > una {
+            let acked = h.ack - una;
+            self.tcb.snd_una = h.ack;
+            self.board.advance(h.ack);
+            self.dupacks = 0; // RFC 6675 §5: a cumulative ACK resets DupAcks
+            self.consecutive_rtos = 0;
+            let rtt = self.rtt_sample(h, now);
+            if let Some(r) = rtt {
+                self.rtt.on_sample(r);
+                self.tcb.srtt = self.rtt.srtt();
+                self.tcb.min_rtt = self.rtt.min_rtt();
+            }
+            let mut restart = true;
+            if self.tcb.in_recovery {
+                if h.ack >= self.recover {
+                    // Full ACK: recovery ends.
+                    self.tcb.in_recovery = false;
+                    if !self.sack {
+                        // RFC 6582 §3.2 step 6, option (1): cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
+                        let flight = self.tcb.snd_max - self.tcb.snd_una;
+                        self.tcb.cwnd = self.tcb.ssthresh.min(flight.max(mss) + mss);
+                    }
+                } else if !self.sack {
+                    // RFC 6582 §3.2 step 5, partial ACK: retransmit the first unacknowledged
+                    // segment, deflate cwnd by the data acked, add back one SMSS if >= SMSS acked.
+                    self.board.raise(Marker::Lost, (h.ack + mss).min(self.tcb.snd_max));
+                    let back = if acked >= mss { mss } else { 0 };
+                    self.tcb.cwnd = (self.tcb.cwnd.saturating_sub(acked) + back).max(mss);
+                    force = true;
+                    // Reset the timer only on the first partial ACK ("Impatient", RFC 6582 §4).
+                    restart = !self.partial_seen;
+                    self.partial_seen = true;
+                }
+            } else {
+                let ack = AckSample { now, acked_bytes: acked, rtt, prior_in_flight, cwnd_limited: self.cwnd_limited };
+                self.cc.on_ack(&ack, &mut self.tcb);
+            }
+            // RFC 6298 §5.2 / §5.3.
+            if self.tcb.snd_una == self.tcb.snd_max {
+                cx.cancel_timer(TimerKind::Rto);
+            } else if restart {
+                cx.set_timer(TimerKind::Rto, now + self.rtt.rto());
+            }
+            cx.notify(TransportEvent::Acked { total_bytes: self.tcb.snd_una - 1 });
+        } else if h.payload == 0 && h.flags & tcp_flags::SYN == 0 && snd_max > una && (!self.sack || new_sacked > 0) {
+            // A duplicate ACK (RFC 5681 §2; with SACK, RFC 6675 §2: one that SACKs new data).
+            self.dupacks += 1;
+            if self.tcb.in_recovery && !self.sack {
+                self.tcb.cwnd += mss; // RFC 5681 §3.2 step 4: inflate for the segment that left
+            }
+        }
+
+        if !self.tcb.in_recovery && self.tcb.snd_una < self.tcb.snd_max {
+            // RFC 5681 §3.2 (third duplicate ACK) or RFC 6675 §5 step 2 (IsLost(HighACK + 1)).
+            let lost = self.dupacks >= DUPTHRESH || (self.sack && self.loss_frontier().0 > self.tcb.snd_una);
+            // RFC 6582 §3.2 step 2 / RFC 6675 §5.1: not before the ACK covers `recover`.
+            if lost && self.tcb.snd_una >= self.recover {
+                self.enter_recovery(cx);
+                force = true;
+            }
+        }
+        self.try_send(cx, force);
+    }
+
+    fn on_rto(&mut self, cx: &mut FlowCtx) {
+        match self.state {
+            State::Closed => return,
+            State::SynSent => {
+                // RFC 6298 §5.5–5.6 for the SYN.
+                self.rtt.back_off();
+                self.syn_retransmitted = true;
+                self.rto_count += 1;
+                self.consecutive_rtos += 1;
+                cx.notify(TransportEvent::RtoFired {
+                    rto_ns: self.rtt.rto().as_nanos(),
+                    backoff: self.consecutive_rtos,
+                });
+                self.send_syn(cx);
+                return;
+            }
+            State::Established => {}
+        }
+        let (una, snd_max) = (self.tcb.snd_una, self.tcb.snd_max);
+        if una == snd_max {
+            return;
+        }
+        self.rto_count += 1;
+        self.consecutive_rtos += 1;
+        // RFC 5681 §3.1 eq. (4) uses FlightSize. With SACK, data SACKed during a long recovery
+        // has left the network but still counts in `snd_max - snd_una` (up to the whole send
+        // buffer), so we use RFC 6675's pipe instead, as ns-3 does (`BytesInFlight`).
+        let flight = if self.sack { self.in_flight() } else { snd_max - una };
+        let prior_cwnd = self.tcb.cwnd;
+        if self.consecutive_rtos == 1 {
+            // RFC 5681 §3.1 eq. (4); on repeated timeouts ssthresh is held (same section's note).
+            self.tcb.ssthresh = (flight / 2).max(2 * self.tcb.mss);
+        }
+        self.tcb.cwnd = self.tcb.mss; // RFC 5681 §3.1: loss window LW = 1 SMSS
+        let ev = RtoEvent { now: cx.now, flight_size: flight, prior_cwnd, consecutive: self.consecutive_rtos };
+        self.cc.on_rto(&ev, &mut self.tcb);
+        self.tcb.in_recovery = false;
+        self.dupacks = 0;
+        // RFC 6582 §3.2 step 1 / RFC 6675 §5.1: no new fast recovery until snd_max is acked.
+        self.recover = snd_max;
+        // Every un-SACKed byte outstanding is now deemed lost and none retransmitted; the
+        // scoreboard is kept so retransmissions skip SACKed data (RFC 6675 §5.1).
+        self.board.raise(Marker::Lost, snd_max);
+        self.board.reset(Marker::HighRxt);
+        self.probe = None; // Karn
+        self.rtt.back_off(); // RFC 6298 §5.5
+        cx.notify(TransportEvent::RtoFired { rto_ns: self.rtt.rto().as_nanos(), backoff: self.consecutive_rtos });
+        self.try_send(cx, true); // §5.4: retransmit the earliest unacknowledged segment
+        cx.set_timer(TimerKind::Rto, cx.now + self.rtt.rto()); // §5.6
+    }
+
+    fn notify_cwnd(&mut self, cx: &mut FlowCtx) {
+        let now = (self.tcb.cwnd, self.tcb.ssthresh);
+        if now != self.notified {
+            self.notified = now;
+            cx.notify(TransportEvent::CwndChanged { cwnd_bytes: now.0, ssthresh_bytes: now.1 });
+        }
+    }
+}
+
+impl Sender for TcpSender {
+    fn service(&self) -> Service {
+        Service::Stream
+    }
+
+    fn write(&mut self, bytes: u64, cx: &mut FlowCtx) {
+        self.write_end = self.write_end.saturating_add(bytes);
+        match self.state {
+            State::Closed => self.send_syn(cx),
+            State::SynSent => {}
+            State::Established => self.try_send(cx, false),
+        }
+        self.notify_cwnd(cx);
+    }
+
+    fn on_packet(&mut self, pkt: &Packet, cx: &mut FlowCtx) {
+        let Some(h) = pkt.tcp() else { return };
+        match self.state {
+            State::SynSent => {
+                if h.flags & (tcp_flags::SYN | tcp_flags::ACK) == tcp_flags::SYN | tcp_flags::ACK && h.ack == 1 {
+                    self.on_syn_ack(h, cx);
+                }
+            }
+            State::Established => {
+                if h.flags & tcp_flags::SYN == 0 {
+                    self.on_ack(h, cx);
+                }
+            }
+            State::Closed => {}
+        }
+        self.notify_cwnd(cx);
+    }
+
+    fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
+        if kind == TimerKind::Rto {
+            self.on_rto(cx);
+            self.notify_cwnd(cx);
+        }
+    }
+
+    fn summary(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("segments_sent", self.segs_sent as f64),
+            ("bytes_sent", self.bytes_sent as f64),
+            ("retransmitted_segments", self.rxt_segs as f64),
+            ("retransmitted_bytes", self.rxt_bytes as f64),
+            ("rto_count", self.rto_count as f64),
+            ("fast_retransmits", self.fast_rxt_count as f64),
+            ("acked_bytes", self.acked_bytes() as f64),
+            ("cwnd_bytes", self.tcb.cwnd as f64),
+            ("srtt_s", self.rtt.srtt().map_or(f64::NAN, |d| d.as_secs_f64())),
+            ("min_rtt_s", self.rtt.min_rtt().map_or(f64::NAN, |d| d.as_secs_f64())),
+            ("rto_s", self.rtt.rto().as_secs_f64()),
+        ]
+    }
+}
+
+/// The receiving endpoint (at the flow's destination).
+#[derive(Debug)]
+pub struct TcpReceiver {
+    /// Our port (the flow's destination port) and the peer's.
+    port: u16,
+    peer_port: u16,
+    sack: bool,
+    timestamps: bool,
+    opt_bytes: u32,
+    syn_opt_bytes: u32,
+    delayed_ack: bool,
+    delack_timeout: Dur,
+    rcv_buf: u64,
+    mss: u64,
+    syn_seen: bool,
+    rcv_nxt: u64,
+    /// Out-of-order data held above `rcv_nxt`.
+    ooo: RangeSet,
+    /// A byte of each of the most recently reported SACK blocks, newest first (RFC 2018 §4).
+    recent: [u64; MAX_SACK_BLOCKS],
+    n_recent: usize,
+    /// In-order bytes received since the last ACK (delayed ACKs).
+    pending_bytes: u64,
+    /// RFC 7323 §4.3 `TS.Recent` and `Last.ACK.sent`.
+    ts_recent: u32,
+    last_ack_sent: u64,
+    acks_sent: u64,
+    dup_segments: u64,
+    ooo_segments: u64,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: &TcpConfig, s: &EndpointSetup) -> Self {
+        TcpReceiver {
+            port: s.dst_port,
+            peer_port: s.src_port,
+            sack: cfg.sack,
+            timestamps: cfg.timestamps,
+            opt_bytes: cfg.option_bytes(),
+            syn_opt_bytes: syn_option_bytes(cfg),
+            delayed_ack: cfg.delayed_ack,
+            delack_timeout: cfg.delack_timeout,
+            rcv_buf: cfg.rcv_buf,
+            mss: cfg.mss_for(s.mtu_bytes),
+            syn_seen: false,
+            rcv_nxt: 0,
+            ooo: RangeSet::default(),
+            recent: [0; MAX_SACK_BLOCKS],
+            n_recent: 0,
+            pending_bytes: 0,
+            ts_recent: 0,
+            last_ack_sent: 0,
+            acks_sent: 0,
+            dup_segments: 0,
+            ooo_segments: 0,
+        }
+    }
+
+    /// Next expected sequence number.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    /// Number of ACK segments sent (SYN-ACKs included).
+    pub fn acks_sent(&self) -> u64 {
+        self.acks_sent
+    }
+    /// Out-of-order byte ranges currently held.
+    pub fn ooo_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ooo.iter()
+    }
+
+    /// Advertised window: the whole buffer, since the application reads in-order data at once
+    /// and out-of-order data sits inside the window it was sent into.
+    fn window(&self) -> u32 {
+        self.rcv_buf.min(u32::MAX as u64) as u32
+    }
+
+    fn send_ack(&mut self, flags: u8, cx: &mut FlowCtx) {
+        let mut hdr = TcpHdr {
+            src_port: self.port,
+            dst_port: self.peer_port,
+            seq: if flags & tcp_flags::SYN != 0 { 0 } else { 1 },
+            ack: self.rcv_nxt,
+            flags,
+            wnd: self.window(),
+            payload: 0,
+            ts_val: if self.timestamps { ts_now(cx.now) } else { 0 },
+            ts_ecr: if self.timestamps { self.ts_recent } else { 0 },
+            ..TcpHdr::default()
+        };
+        let mut size = IPV4_HEADER + TCP_HEADER;
+        if flags & tcp_flags::SYN != 0 {
+            size += self.syn_opt_bytes;
+        } else {
+            size += self.opt_bytes;
+            if self.sack && !self.ooo.is_empty() {
+                // RFC 2018 §4: the first block holds the most recently received segment; the
+                // others repeat the most recently reported blocks.
+                let mut n = 0;
+                for i in 0..self.n_recent {
+                    if let Some(r) = self.ooo.containing(self.recent[i]) {
+                        if !hdr.sack[..n].contains(&r) {
+                            hdr.sack[n] = r;
+                            n += 1;
+                        }
+                    }
+                }
+                for (i, b) in hdr.sack[..n].iter().enumerate() {
+                    self.recent[i] = b.0;
+                }
+                self.n_recent = n;
+                hdr.nsack = n as u8;
+                // Kind + length (2) + 8 per block, padded with NOPs to a multiple of 4.
+                size += (2 + 8 * n as u32).div_ceil(4) * 4;
+            }
+        }
+        cx.send(Outgoing { dir: Dir::Rev, size_bytes: size, l4: L4::Tcp(hdr), path: 0 });
+        self.last_ack_sent = self.rcv_nxt;
+        self.pending_bytes = 0;
+        self.acks_sent += 1;
+        cx.cancel_timer(TimerKind::DelAck);
+    }
+
+    fn on_data(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
+        let (s, e) = (h.seq, h.seq + h.payload as u64);
+        // RFC 7323 §4.3: TS.Recent from segments that cover Last.ACK.sent.
+        if self.timestamps && s <= self.last_ack_sent && (h.ts_val.wrapping_sub(self.ts_recent) as i32) >= 0 {
+            self.ts_recent = h.ts_val;
+        }
+        if e > self.rcv_nxt + self.rcv_buf {
+            // Beyond the advertised window: dropped (a correct sender never does this).
+            self.send_ack(tcp_flags::ACK, cx);
+            return;
+        }
+        if e <= self.rcv_nxt {
+            // Entirely old: re-ACK at once (RFC 9293 §3.10.7.4; RFC 5681 §4.2).
+            self.dup_segments += 1;
+            self.send_ack(tcp_flags::ACK, cx);
+            return;
+        }
+        if s > self.rcv_nxt {
+            // Out of order: keep it, ACK at once (RFC 5681 §4.2) with SACK blocks.
+            self.ooo_segments += 1;
+            self.ooo.insert(s, e, |_, _| {});
+            self.recent.copy_within(0..MAX_SACK_BLOCKS - 1, 1);
+            self.recent[0] = s;
+            self.n_recent = (self.n_recent + 1).min(MAX_SACK_BLOCKS);
+            self.send_ack(tcp_flags::ACK, cx);
+            return;
+        }
+        let had_gap = !self.ooo.is_empty();
+        self.rcv_nxt = e;
+        while let Some((a, b)) = self.ooo.first() {
+            if a > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(b);
+            self.ooo.remove_below(self.rcv_nxt, |_, _| {});
+        }
+        cx.notify(TransportEvent::Delivered { total_bytes: self.rcv_nxt - 1 });
+        if had_gap || !self.delayed_ack {
+            // RFC 5681 §4.2: ACK at once when a segment fills (part of) a gap.
+            self.send_ack(tcp_flags::ACK, cx);
+            return;
+        }
+        // RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second full-sized segment, and
+        // within `delack_timeout` of the first unacknowledged one.
+        self.pending_bytes += e - s;
+        if self.pending_bytes >= 2 * self.mss {
+            self.send_ack(tcp_flags::ACK, cx);
+        } else if cx.timer_deadline(TimerKind::DelAck) == SimTime::NEVER {
+            cx.set_timer(TimerKind::DelAck, cx.now + self.delack_timeout);
+        }
+    }
+}
+
+impl Receiver for TcpReceiver {
+    fn on_packet(&mut self, pkt: &Packet, cx: &mut FlowCtx) {
+        let Some(h) = pkt.tcp() else { return };
+        if h.flags & tcp_flags::SYN != 0 {
+            // SYN (first or retransmitted): answer with SYN-ACK.
+            self.syn_seen = true;
+            self.rcv_nxt = self.rcv_nxt.max(h.seq + 1);
+            self.ts_recent = h.ts_val;
+            self.send_ack(tcp_flags::SYN | tcp_flags::ACK, cx);
+            return;
+        }
+        if self.syn_seen && h.payload > 0 {
+            self.on_data(h, cx);
+        }
+    }
+
+    fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
+        if kind == TimerKind::DelAck && self.pending_bytes > 0 {
+            self.send_ack(tcp_flags::ACK, cx);
+        }
+    }
+
+    fn delivered_bytes(&self) -> Option<u64> {
+        Some(self.rcv_nxt.saturating_sub(1))
+    }
+
+    fn summary(&self) -> Vec<(&'static str, f64)> {
+        vec![
+            ("acks_sent", self.acks_sent as f64),
+            ("duplicate_segments", self.dup_segments as f64),
+            ("out_of_order_segments", self.ooo_segments as f64),
+        ]
+    }
+}

@@ -1,0 +1,194 @@
+//! Round-trip time estimation and the retransmission timeout (RFC 6298).
+//!
+//! Reading list: RFC 6298 §2 (SRTT, RTTVAR, RTO), §3 (Karn's algorithm), §5 (timer management);
+//! RFC 7323 §4 (timestamps make every ACK of new data a valid sample).
+//!
+//! All arithmetic is on integer nanoseconds so runs are bit-exact. The gains 1/8 and 1/4 are
+//! applied with truncating integer division.
+//!
+//! Deviation from RFC 6298 §2.4 (RTO rounded up to 1 s): the lower bound is the configurable
+//! `min_rto`, 200 ms by default as in Linux (`TCP_RTO_MIN`); set it to `"1s"` for the RFC value
+//! (ns-3's default).
+
+use crate::time::Dur;
+
+/// Clock granularity G of RFC 6298 §2. The simulator's clock has nanosecond resolution; we use
+/// 1 ms, ns-3's `ClockGranularity` default, so that RTO never collapses onto SRTT when the path's
+/// RTT is perfectly constant.
+pub const CLOCK_GRANULARITY: Dur = Dur::from_millis(1);
+
+/// RFC 6298 estimator state plus the exponential backoff of §5.5.
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    srtt: Option<Dur>,
+    rttvar: Dur,
+    /// RTO computed from the last sample (or the initial RTO), before backoff.
+    base_rto: Dur,
+    /// Number of doublings applied since the last valid sample (RFC 6298 §5.5).
+    backoff: u32,
+    min_rto: Dur,
+    max_rto: Dur,
+    latest: Option<Dur>,
+    min_rtt: Option<Dur>,
+}
+
+impl RttEstimator {
+    /// # Panics
+    /// If `min_rto > max_rto` or `initial_rto` is zero (config validation rejects both).
+    pub fn new(initial_rto: Dur, min_rto: Dur, max_rto: Dur) -> Self {
+        assert!(min_rto <= max_rto, "tcp: min_rto {min_rto:?} > max_rto {max_rto:?}");
+        assert!(initial_rto > Dur::ZERO, "tcp: initial_rto must be positive");
+        RttEstimator {
+            srtt: None,
+            rttvar: Dur::ZERO,
+            // RFC 6298 §2.1: until a sample is taken, RTO = initial RTO (1 s). The max bound (§2.5)
+            // applies; the min bound does not (the RFC's initial value is above any sane minimum).
+            base_rto: initial_rto.min(max_rto),
+            backoff: 0,
+            min_rto,
+            max_rto,
+            latest: None,
+            min_rtt: None,
+        }
+    }
+
+    /// Feeds one valid RTT measurement `r` (Karn-clean or timestamp-echo).
+    pub fn on_sample(&mut self, r: Dur) {
+        let r_ns = r.as_nanos();
+        match self.srtt {
+            None => {
+                // RFC 6298 §2.2: first measurement.
+                self.srtt = Some(r);
+                self.rttvar = Dur(r_ns / 2);
+            }
+            Some(srtt) => {
+                // RFC 6298 §2.3: RTTVAR first, using the SRTT from before this update.
+                let s = srtt.as_nanos();
+                let err = s.abs_diff(r_ns);
+                self.rttvar = Dur((3 * self.rttvar.as_nanos() + err) / 4);
+                self.srtt = Some(Dur((7 * s + r_ns) / 8));
+            }
+        }
+        let srtt = self.srtt.expect("set above").as_nanos();
+        // RFC 6298 §2.2/2.3: RTO = SRTT + max(G, K*RTTVAR), K = 4.
+        let rto = Dur(srtt + CLOCK_GRANULARITY.as_nanos().max(4 * self.rttvar.as_nanos()));
+        // RFC 6298 §2.4 (with the configurable floor) and §2.5 (upper bound).
+        self.base_rto = rto.max(self.min_rto).min(self.max_rto);
+        // RFC 6298 §5.7 / Karn: a new valid sample ends the backoff.
+        self.backoff = 0;
+        self.latest = Some(r);
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+    }
+
+    /// The current retransmission timeout, backoff included, at most `max_rto`.
+    pub fn rto(&self) -> Dur {
+        let shift = self.backoff.min(32);
+        let ns = (self.base_rto.as_nanos() as u128) << shift;
+        Dur(ns.min(self.max_rto.as_nanos() as u128) as u64)
+    }
+
+    /// RFC 6298 §5.5: the timer expired, RTO <- RTO * 2 (bounded by `max_rto`, §2.5).
+    pub fn back_off(&mut self) {
+        if self.rto() < self.max_rto {
+            self.backoff += 1;
+        }
+    }
+
+    /// Consecutive doublings since the last valid sample.
+    pub fn backoff(&self) -> u32 {
+        self.backoff
+    }
+
+    /// RFC 6298 §5.7: after a SYN timeout, RTO is re-initialised (to 3 s) once data flows.
+    pub fn reinit(&mut self, rto: Dur) {
+        self.base_rto = rto.min(self.max_rto);
+        self.backoff = 0;
+    }
+
+    pub fn srtt(&self) -> Option<Dur> {
+        self.srtt
+    }
+    pub fn rttvar(&self) -> Dur {
+        self.rttvar
+    }
+    pub fn latest(&self) -> Option<Dur> {
+        self.latest
+    }
+    pub fn min_rtt(&self) -> Option<Dur> {
+        self.min_rtt
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Dur {
+        Dur::from_millis(x)
+    }
+
+    #[test]
+    fn rfc6298_sequence_by_hand() {
+        // min_rto 1 s as RFC 6298 §2.4 says; samples chosen so the RTO stays above it.
+        let mut e = RttEstimator::new(Dur::from_secs(1), Dur::from_secs(1), Dur::from_secs(60));
+        assert_eq!(e.rto(), Dur::from_secs(1), "§2.1 initial RTO");
+        // §2.2: R = 400 ms -> SRTT 400, RTTVAR 200, RTO = 400 + 4*200 = 1200 ms.
+        e.on_sample(ms(400));
+        assert_eq!(e.srtt(), Some(ms(400)));
+        assert_eq!(e.rttvar(), ms(200));
+        assert_eq!(e.rto(), ms(1200));
+        // §2.3: R = 800 ms -> RTTVAR = 3/4*200 + 1/4*|400-800| = 250; SRTT = 7/8*400 + 1/8*800 = 450;
+        // RTO = 450 + 1000 = 1450 ms.
+        e.on_sample(ms(800));
+        assert_eq!(e.rttvar(), ms(250));
+        assert_eq!(e.srtt(), Some(ms(450)));
+        assert_eq!(e.rto(), ms(1450));
+        // R = 400 ms -> RTTVAR = 187.5 + 12.5 = 200; SRTT = 393.75 + 50 = 443.75; RTO = 1243.75 ms.
+        e.on_sample(ms(400));
+        assert_eq!(e.rttvar(), ms(200));
+        assert_eq!(e.srtt(), Some(Dur::from_micros(443_750)));
+        assert_eq!(e.rto(), Dur::from_micros(1_243_750));
+        // §2.4: a small RTO is raised to the 1 s floor.
+        let mut f = RttEstimator::new(Dur::from_secs(1), Dur::from_secs(1), Dur::from_secs(60));
+        f.on_sample(ms(10));
+        assert_eq!(f.rto(), Dur::from_secs(1));
+    }
+
+    #[test]
+    fn granularity_term_and_linux_floor() {
+        let mut e = RttEstimator::new(Dur::from_secs(1), ms(200), Dur::from_secs(60));
+        e.on_sample(ms(100)); // RTO = 100 + 200 = 300 ms
+        assert_eq!(e.rto(), ms(300));
+        for _ in 0..200 {
+            e.on_sample(ms(100)); // RTTVAR decays to 0: the G term (1 ms) and then the floor rule
+        }
+        assert_eq!(e.rttvar(), Dur::ZERO);
+        assert_eq!(e.rto(), ms(200), "min_rto floor, not SRTT + G = 101 ms");
+        let mut g = RttEstimator::new(Dur::from_secs(1), Dur::ZERO, Dur::from_secs(60));
+        for _ in 0..200 {
+            g.on_sample(ms(100));
+        }
+        assert_eq!(g.rto(), ms(101), "with no floor, RTO = SRTT + G");
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps_then_sample_resets() {
+        let mut e = RttEstimator::new(Dur::from_secs(1), ms(200), Dur::from_secs(60));
+        e.on_sample(ms(100)); // 300 ms
+        let mut expect = 300u64;
+        for k in 1..=7 {
+            e.back_off();
+            expect = (expect * 2).min(60_000);
+            assert_eq!(e.rto(), ms(expect), "after {k} doublings");
+        }
+        // 300 * 2^7 = 38.4 s; one more doubling hits the 60 s cap (§2.5), and stays there.
+        e.back_off();
+        assert_eq!(e.rto(), Dur::from_secs(60));
+        e.back_off();
+        assert_eq!(e.rto(), Dur::from_secs(60));
+        // A valid sample ends the backoff (RFC 6298 §5.7, Karn).
+        e.on_sample(ms(100));
+        assert_eq!(e.backoff(), 0);
+        assert!(e.rto() < ms(300));
+    }
+}

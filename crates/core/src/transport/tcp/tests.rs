@@ -1,0 +1,807 @@
+//! Unit, conformance and property tests for TCP, driven through a tiny deterministic loopback:
+//! one sender, one receiver, a forward link (fixed delay, optional rate and drop-tail limit) and
+//! a reverse link (fixed delay), with scripted or seeded-random drops.
+
+use super::*;
+use crate::engine::{Event, EventQueue, TimerTable};
+use crate::packet::IpHdr;
+use crate::units::Rate;
+use proptest::prelude::*;
+use std::collections::VecDeque;
+
+const MTU: u32 = 1500;
+const MSS: u64 = 1448;
+
+fn setup() -> EndpointSetup {
+    EndpointSetup { flow_name: "t".into(), mtu_bytes: MTU, src_port: 40000, dst_port: 5001, seed: 1 }
+}
+
+fn ms(x: u64) -> Dur {
+    Dur::from_millis(x)
+}
+
+/// A deterministic xorshift generator for loss patterns (tests only).
+struct XorShift(u64);
+impl XorShift {
+    fn next_f64(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+struct Link {
+    delay: Dur,
+    rate: Option<Rate>,
+    limit_bytes: Option<u64>,
+    free_at: SimTime,
+    q: VecDeque<(SimTime, Packet)>,
+}
+
+impl Link {
+    fn new(delay: Dur) -> Self {
+        Link { delay, rate: None, limit_bytes: None, free_at: SimTime::ZERO, q: VecDeque::new() }
+    }
+    fn rate(mut self, r: Rate, limit_bytes: u64) -> Self {
+        self.rate = Some(r);
+        self.limit_bytes = Some(limit_bytes);
+        self
+    }
+    /// Returns false if the drop-tail queue is full.
+    fn send(&mut self, now: SimTime, p: Packet) -> bool {
+        let arrival = match self.rate {
+            Some(r) => {
+                let backlog = (self.free_at.since(now).as_nanos() as u128 * r.bps() as u128 / 8_000_000_000) as u64;
+                if backlog + p.size_bytes as u64 > self.limit_bytes.unwrap_or(u64::MAX) {
+                    return false;
+                }
+                let start = self.free_at.max(now);
+                self.free_at = start + r.tx_time(p.size_bytes as u64);
+                self.free_at + self.delay
+            }
+            None => now + self.delay,
+        };
+        self.q.push_back((arrival, p));
+        true
+    }
+    fn head(&self) -> SimTime {
+        self.q.front().map_or(SimTime::NEVER, |e| e.0)
+    }
+}
+
+type DropFn = Box<dyn FnMut(SimTime, u64, &TcpHdr) -> bool>;
+
+#[derive(Clone, Debug)]
+struct Sent {
+    t: SimTime,
+    dir: Dir,
+    size: u32,
+    h: TcpHdr,
+    dropped: bool,
+}
+
+/// Sender state after one event.
+#[derive(Clone, Debug)]
+struct Snap {
+    t: SimTime,
+    cwnd: u64,
+    ssthresh: u64,
+    in_recovery: bool,
+    snd_una: u64,
+    snd_max: u64,
+}
+
+struct Harness {
+    now: SimTime,
+    snd: TcpSender,
+    rcv: TcpReceiver,
+    timers: TimerTable,
+    events: EventQueue,
+    fwd: Link,
+    rev: Link,
+    out: Vec<Outgoing>,
+    notices: Vec<TransportEvent>,
+    drop_data: DropFn,
+    drop_ack: DropFn,
+    n_data: u64,
+    n_ack: u64,
+    seq_in_flow: [u64; 2],
+    keep_log: bool,
+    log: Vec<Sent>,
+    /// ACK headers received by the sender, with arrival time.
+    snd_rx: Vec<(SimTime, TcpHdr)>,
+    notice_log: Vec<(SimTime, TransportEvent)>,
+    trace: Vec<Snap>,
+    last: Option<Snap>,
+    /// Invariant checking (property tests).
+    check: bool,
+    rto_seen: bool,
+    arrived: RangeSet,
+    written: u64,
+}
+
+impl Harness {
+    fn new(cfg: &TcpConfig, fwd: Link, rev: Link) -> Self {
+        let s = setup();
+        Harness {
+            now: SimTime::ZERO,
+            snd: TcpSender::new(cfg, &s),
+            rcv: TcpReceiver::new(cfg, &s),
+            timers: TimerTable::default(),
+            events: EventQueue::new(),
+            fwd,
+            rev,
+            out: vec![],
+            notices: vec![],
+            drop_data: Box::new(|_, _, _| false),
+            drop_ack: Box::new(|_, _, _| false),
+            n_data: 0,
+            n_ack: 0,
+            seq_in_flow: [0; 2],
+            keep_log: true,
+            log: vec![],
+            snd_rx: vec![],
+            notice_log: vec![],
+            trace: vec![],
+            last: None,
+            check: false,
+            rto_seen: false,
+            arrived: RangeSet::default(),
+            written: 0,
+        }
+    }
+
+    fn ctx<R>(&mut self, f: impl FnOnce(&mut TcpSender, &mut TcpReceiver, &mut FlowCtx) -> R) -> R {
+        let mut cx = FlowCtx::new(self.now, 0, &mut self.out, &mut self.timers, &mut self.events, &mut self.notices);
+        let r = f(&mut self.snd, &mut self.rcv, &mut cx);
+        self.flush();
+        r
+    }
+
+    fn write(&mut self, bytes: u64) {
+        self.written += bytes;
+        self.ctx(|s, _, cx| s.write(bytes, cx));
+    }
+
+    fn flush(&mut self) {
+        let now = self.now;
+        let mut sent_new_data = false;
+        for o in std::mem::take(&mut self.out) {
+            let L4::Tcp(h) = &o.l4 else { unreachable!() };
+            let h = h.clone();
+            let k = o.dir as usize;
+            let pkt = Packet {
+                flow: 0,
+                dir: o.dir,
+                src: 0,
+                dst: 1,
+                seq_in_flow: self.seq_in_flow[k],
+                size_bytes: o.size_bytes,
+                sent_at: now,
+                hop: 0,
+                path: 0,
+                ip: IpHdr::default(),
+                l4: o.l4,
+            };
+            self.seq_in_flow[k] += 1;
+            let mut dropped = match o.dir {
+                Dir::Fwd => {
+                    let i = self.n_data;
+                    self.n_data += 1;
+                    (self.drop_data)(now, i, &h)
+                }
+                Dir::Rev => {
+                    let i = self.n_ack;
+                    self.n_ack += 1;
+                    (self.drop_ack)(now, i, &h)
+                }
+            };
+            if !dropped {
+                let link = if o.dir == Dir::Fwd { &mut self.fwd } else { &mut self.rev };
+                dropped = !link.send(now, pkt);
+            }
+            if o.dir == Dir::Fwd && h.payload > 0 {
+                assert!(h.seq + h.payload as u64 <= self.written + 1, "sent bytes never written");
+                sent_new_data |= h.seq + h.payload as u64 > self.last.as_ref().map_or(1, |l| l.snd_max);
+            }
+            if self.keep_log {
+                self.log.push(Sent { t: now, dir: o.dir, size: o.size_bytes, h, dropped });
+            }
+        }
+        for n in std::mem::take(&mut self.notices) {
+            if matches!(n, TransportEvent::RtoFired { .. }) {
+                self.rto_seen = true;
+            }
+            if self.keep_log {
+                self.notice_log.push((now, n));
+            }
+        }
+        let t = &self.snd.tcb;
+        let snap = Snap {
+            t: now,
+            cwnd: t.cwnd,
+            ssthresh: t.ssthresh,
+            in_recovery: t.in_recovery,
+            snd_una: t.snd_una,
+            snd_max: t.snd_max,
+        };
+        if self.check {
+            self.check_invariants(&snap, sent_new_data);
+        }
+        if self.keep_log {
+            self.trace.push(snap.clone());
+        }
+        self.last = Some(snap);
+    }
+
+    fn check_invariants(&self, s: &Snap, sent_new_data: bool) {
+        let prev_una = self.last.as_ref().map_or(0, |p| p.snd_una);
+        assert!(s.snd_una >= prev_una, "{}: snd_una went back {prev_una} -> {}", s.t, s.snd_una);
+        assert!(s.snd_una <= s.snd_max && s.snd_max <= self.written + 1);
+        assert!(s.snd_max - s.snd_una <= self.snd.rwnd.min(self.snd.snd_buf), "{}: beyond the send window", s.t);
+        self.snd.board.check();
+        let pipe = self.snd.in_flight();
+        // Conservation: new data goes out only while pipe <= cwnd (forced retransmissions may
+        // exceed it, but then no new data follows them).
+        if sent_new_data {
+            assert!(pipe <= s.cwnd, "{}: new data sent with pipe {pipe} > cwnd {}", s.t, s.cwnd);
+        }
+        // Reality: until a timeout has declared in-flight data lost, the pipe estimate covers
+        // every data byte actually in the network (the loopback is FIFO, so SACK/dupack loss
+        // inferences are exact).
+        if !self.rto_seen {
+            let real: u64 = self.fwd.q.iter().filter_map(|(_, p)| p.tcp()).map(|h| h.payload as u64).sum();
+            assert!(real <= pipe, "{}: {real} bytes in the network but pipe = {pipe}", s.t);
+        }
+        // The receiver's in-order point equals the prefix of what actually arrived.
+        let prefix = match self.arrived.first() {
+            Some((1, e)) => e - 1,
+            _ => 0,
+        };
+        assert_eq!(self.rcv.delivered_bytes(), Some(prefix), "{}: receiver delivery differs from arrivals", s.t);
+    }
+
+    fn on_timer(&mut self, kind: TimerKind) {
+        self.ctx(|s, r, cx| match kind {
+            TimerKind::Rto | TimerKind::Pace => s.on_timer(kind, cx),
+            _ => r.on_timer(kind, cx),
+        });
+    }
+
+    /// Runs until `end` or until nothing is pending.
+    fn run_until(&mut self, end: SimTime) {
+        loop {
+            let t_pkt = self.fwd.head().min(self.rev.head());
+            if let Some((t, ev)) = self.events.pop_until(t_pkt.min(end)) {
+                let Event::Timer { kind, .. } = ev else { unreachable!() };
+                self.now = t;
+                let (fire, repush) = self.timers.on_entry(kind, t);
+                if let Some(t2) = repush {
+                    self.events.push(t2, ev);
+                }
+                if fire {
+                    self.on_timer(kind);
+                }
+                continue;
+            }
+            if t_pkt > end || t_pkt == SimTime::NEVER {
+                self.now = end;
+                return;
+            }
+            self.now = t_pkt;
+            if self.fwd.head() <= self.rev.head() {
+                let (_, p) = self.fwd.q.pop_front().expect("head exists");
+                if let Some(h) = p.tcp() {
+                    if h.payload > 0 {
+                        self.arrived.insert(h.seq, h.seq + h.payload as u64, |_, _| {});
+                    }
+                }
+                self.ctx(|_, r, cx| r.on_packet(&p, cx));
+            } else {
+                let (_, p) = self.rev.q.pop_front().expect("head exists");
+                if self.keep_log {
+                    self.snd_rx.push((self.now, p.tcp().expect("tcp").clone()));
+                }
+                self.ctx(|s, _, cx| s.on_packet(&p, cx));
+            }
+        }
+    }
+
+    /// Data segments put on the wire, as (time, seq, payload, dropped).
+    fn data_sent(&self) -> impl Iterator<Item = &Sent> {
+        self.log.iter().filter(|s| s.dir == Dir::Fwd && s.h.payload > 0)
+    }
+
+    /// Retransmitted data segments: sent with a seq below the highest seq sent before them.
+    fn retransmissions(&self) -> Vec<&Sent> {
+        let mut high = 0;
+        let mut v = vec![];
+        for s in self.data_sent() {
+            if s.h.seq < high {
+                v.push(s);
+            }
+            high = high.max(s.h.seq + s.h.payload as u64);
+        }
+        v
+    }
+
+    /// Injects a packet into the receiver as if it had arrived now.
+    fn inject(&mut self, h: TcpHdr) {
+        if h.payload > 0 {
+            self.arrived.insert(h.seq, h.seq + h.payload as u64, |_, _| {});
+        }
+        let p = Packet {
+            flow: 0,
+            dir: Dir::Fwd,
+            src: 0,
+            dst: 1,
+            seq_in_flow: 0,
+            size_bytes: 0,
+            sent_at: self.now,
+            hop: 0,
+            path: 0,
+            ip: IpHdr::default(),
+            l4: L4::Tcp(h),
+        };
+        self.ctx(|_, r, cx| r.on_packet(&p, cx));
+    }
+
+    /// ACKs the receiver sent, in order.
+    fn acks(&self) -> Vec<&Sent> {
+        self.log.iter().filter(|s| s.dir == Dir::Rev && s.h.flags & tcp_flags::SYN == 0).collect()
+    }
+}
+
+fn newreno(sack: bool) -> TcpConfig {
+    TcpConfig { cc: CcConfig::NewReno(Default::default()), sack, ..Default::default() }
+}
+
+fn data_hdr(seq: u64, len: u64) -> TcpHdr {
+    TcpHdr { seq, ack: 1, flags: tcp_flags::ACK, payload: len as u32, ..Default::default() }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration.
+
+#[test]
+fn config_from_toml_with_defaults_and_errors() {
+    use crate::transport::TransportConfig;
+    let t: TransportConfig =
+        toml::from_str("kind = \"tcp\"\ncc = \"newreno\"\nsack = false\nmin_rto = \"1s\"\nmss = \"1000B\"").unwrap();
+    let TransportConfig::Tcp(c) = &t else { panic!("{t:?}") };
+    assert_eq!(c.cc, CcConfig::NewReno(Default::default()));
+    assert!(!c.sack && c.timestamps && !c.delayed_ack);
+    assert_eq!(c.min_rto, Dur::from_secs(1));
+    assert_eq!(c.rcv_buf, 4 << 20);
+    assert_eq!(c.mss_for(MTU), 1000);
+    assert_eq!(t.service(), Service::Stream);
+
+    let t: TransportConfig = toml::from_str("kind = \"tcp\"\ncc = { kind = \"cubic\", beta = 0.8 }").unwrap();
+    let TransportConfig::Tcp(c) = t else { panic!() };
+    assert_eq!(c.cc, CcConfig::Cubic(cc::cubic::CubicConfig { beta: 0.8, ..Default::default() }));
+    // MSS from the MTU: 1500 - 20 - 20 - 12 (timestamps) = 1448, the ns-3 anchor's value.
+    assert_eq!(c.mss_for(MTU), 1448);
+    assert_eq!(TcpConfig { timestamps: false, ..Default::default() }.mss_for(MTU), 1460);
+
+    let e = toml::from_str::<TransportConfig>("kind = \"tcp\"\nfoo = 1").unwrap_err().to_string();
+    assert!(e.contains("foo"), "{e}");
+    let e = toml::from_str::<TransportConfig>("kind = \"tcp\"\ncc = \"vegas\"").unwrap_err().to_string();
+    assert!(e.contains("vegas"), "{e}");
+    let e = toml::from_str::<TransportConfig>("kind = \"tcp\"\ncc = { kind = \"cubic\", gamma = 1 }")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("gamma"), "{e}");
+    let e = toml::from_str::<TransportConfig>("kind = \"tcp\"\nmin_rto = \"200\"").unwrap_err().to_string();
+    assert!(e.contains("expected a time"), "{e}");
+
+    assert!(TcpConfig { mss: Some(1461), ..Default::default() }.validate(MTU).unwrap_err().starts_with("mss"));
+    assert!(TcpConfig { rcv_buf: 100, ..Default::default() }.validate(MTU).unwrap_err().starts_with("rcv_buf"));
+    let bad_cc = TcpConfig {
+        cc: CcConfig::Cubic(cc::cubic::CubicConfig { beta: 1.5, ..Default::default() }),
+        ..Default::default()
+    };
+    assert!(bad_cc.validate(MTU).unwrap_err().contains("beta"));
+    // Round trip through TOML.
+    let c = TcpConfig { delayed_ack: true, mss: Some(1200), ..Default::default() };
+    let back: TcpConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+    assert_eq!(back, c);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Handshake and slow start.
+
+#[test]
+fn handshake_sizes_rtt_sample_and_initial_window() {
+    let mut h = Harness::new(&TcpConfig::default(), Link::new(ms(50)), Link::new(ms(50)));
+    h.write(1 << 30);
+    h.run_until(SimTime(ms(100).as_nanos()));
+    let syn = &h.log[0];
+    assert_eq!(syn.h.flags, tcp_flags::SYN);
+    assert_eq!(syn.size, 60, "20 IP + 20 TCP + 20 options (MSS, WS, SACK-perm, TS)");
+    let synack = &h.log[1];
+    assert_eq!(synack.h.flags, tcp_flags::SYN | tcp_flags::ACK);
+    assert_eq!(synack.t, SimTime(ms(50).as_nanos()));
+    let data: Vec<_> = h.data_sent().collect();
+    assert_eq!(data.len(), 10, "RFC 6928 initial window");
+    assert!(data.iter().all(|s| s.size == 1500 && s.h.payload == 1448 && s.t == SimTime(ms(100).as_nanos())));
+    assert_eq!(data[0].h.seq, 1);
+    assert_eq!(h.snd.srtt(), Some(ms(100)));
+    // RFC 6298: RTO = 100 + 4 * 50 = 300 ms.
+    assert_eq!(h.snd.rto(), ms(300));
+}
+
+#[test]
+fn lost_syn_retransmitted_after_initial_rto_then_one_segment_window() {
+    let mut h = Harness::new(&newreno(true), Link::new(ms(10)), Link::new(ms(10)));
+    h.drop_data = Box::new(|_, i, _| i == 0);
+    h.write(100_000);
+    h.run_until(SimTime(ms(1_030).as_nanos()));
+    let syns: Vec<_> = h.log.iter().filter(|s| s.h.flags == tcp_flags::SYN).collect();
+    assert_eq!(syns.len(), 2);
+    assert_eq!(syns[1].t, SimTime(Dur::from_secs(1).as_nanos()), "RFC 6298 §2.1 initial RTO 1 s");
+    assert!(h.notice_log.iter().any(|(_, n)| matches!(n, TransportEvent::RtoFired { backoff: 1, .. })));
+    // RFC 5681 §3.1: IW = 1 segment after a lost SYN; RFC 6298 §5.7: RTO 3 s.
+    let first: Vec<_> = h.data_sent().filter(|s| s.t == SimTime(ms(1_020).as_nanos())).collect();
+    assert_eq!(first.len(), 1);
+    assert_eq!(h.snd.rto(), Dur::from_secs(3));
+}
+
+fn segments_per_round(h: &Harness, start: SimTime, rtt: Dur, rounds: usize) -> Vec<usize> {
+    let mut v = vec![0; rounds];
+    for s in h.data_sent() {
+        let k = ((s.t.as_nanos() - start.as_nanos()) / rtt.as_nanos()) as usize;
+        if k < rounds {
+            v[k] += 1;
+        }
+    }
+    v
+}
+
+#[test]
+fn slow_start_doubles_per_rtt_with_and_without_delayed_acks() {
+    for delayed_ack in [false, true] {
+        let cfg = TcpConfig { delayed_ack, ..newreno(true) };
+        let mut h = Harness::new(&cfg, Link::new(ms(50)), Link::new(ms(50)));
+        h.write(1 << 30);
+        h.run_until(SimTime(ms(650).as_nanos()));
+        let rounds = segments_per_round(&h, SimTime(ms(100).as_nanos()), ms(100), 5);
+        // RFC 5681 §3.1 with RFC 3465 L = 2 SMSS: a delayed ACK covering two segments grows cwnd
+        // by two segments, so both ACK policies double per RTT.
+        assert_eq!(rounds, vec![10, 20, 40, 80, 160], "delayed_ack = {delayed_ack}");
+        assert_eq!(h.snd.cwnd(), 320 * MSS, "delayed_ack = {delayed_ack}");
+        assert_eq!(h.snd.retransmitted_segments(), 0);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loss recovery.
+
+/// A 10 Mbit/s, 10 ms path with a large buffer.
+fn bottleneck() -> (Link, Link) {
+    (Link::new(ms(10)).rate(Rate(10_000_000), 10 << 20), Link::new(ms(10)))
+}
+
+/// Index among *data* packets put on the wire by the sender (the SYN is packet 0).
+fn drop_data_indices(idx: &'static [u64]) -> DropFn {
+    Box::new(move |_, i, h| h.payload > 0 && idx.contains(&i))
+}
+
+#[test]
+fn fast_retransmit_after_exactly_three_dupacks() {
+    for sack in [false, true] {
+        let (f, r) = bottleneck();
+        let mut h = Harness::new(&newreno(sack), f, r);
+        h.drop_data = drop_data_indices(&[30]);
+        h.write(1 << 30);
+        h.run_until(SimTime(Dur::from_secs(2).as_nanos()));
+        let lost = h.log.iter().filter(|s| s.dir == Dir::Fwd).nth(30).unwrap().clone();
+        assert!(lost.dropped);
+        let rxt = h.retransmissions();
+        assert_eq!(rxt.len(), 1, "sack = {sack}: only the lost segment is resent");
+        assert_eq!(rxt[0].h.seq, lost.h.seq);
+        let dups: Vec<_> = h.snd_rx.iter().filter(|(t, a)| a.ack == lost.h.seq && *t <= rxt[0].t).collect();
+        // The ACK that first reports the hole is not a duplicate; three duplicates follow it.
+        assert_eq!(dups.len(), 4, "sack = {sack}");
+        assert_eq!(dups[3].0, rxt[0].t, "sack = {sack}: retransmitted on the third duplicate");
+        let fr: Vec<_> =
+            h.notice_log.iter().filter(|(_, n)| matches!(n, TransportEvent::FastRetransmit { .. })).collect();
+        assert_eq!(fr.len(), 1);
+        assert_eq!(fr[0].1, TransportEvent::FastRetransmit { seq: lost.h.seq });
+        assert_eq!(h.snd.rto_count(), 0);
+        // RFC 5681 §3.2: ssthresh = FlightSize / 2; NewReno inflates cwnd by 3 segments.
+        let i = h.trace.iter().position(|s| s.in_recovery).unwrap();
+        let before = &h.trace[i - 1];
+        let flight = before.snd_max - before.snd_una;
+        assert_eq!(h.trace[i].ssthresh, flight / 2);
+        assert_eq!(h.trace[i].cwnd, flight / 2 + if sack { 0 } else { 3 * MSS });
+    }
+}
+
+#[test]
+fn newreno_partial_ack_retransmits_next_hole_and_deflates() {
+    let (f, r) = bottleneck();
+    let mut h = Harness::new(&newreno(false), f, r);
+    h.drop_data = drop_data_indices(&[30, 36]);
+    h.write(1 << 30);
+    h.run_until(SimTime(Dur::from_secs(2).as_nanos()));
+    let fwd: Vec<_> = h.log.iter().filter(|s| s.dir == Dir::Fwd).collect();
+    let (a, b) = (fwd[30].h.seq, fwd[36].h.seq);
+    let rxt = h.retransmissions();
+    assert_eq!(rxt.iter().map(|s| s.h.seq).collect::<Vec<_>>(), vec![a, b]);
+    // The partial ACK (acking up to b) arrives while in recovery; b goes out at that instant.
+    let (t_partial, _) = *h.snd_rx.iter().find(|(_, x)| x.ack == b).unwrap();
+    assert_eq!(rxt[1].t, t_partial);
+    let i = h.trace.iter().position(|s| s.t == t_partial && s.snd_una == b).unwrap();
+    let (pre, post) = (&h.trace[i - 1], &h.trace[i]);
+    assert!(pre.in_recovery && post.in_recovery, "still in recovery after a partial ACK");
+    // RFC 6582 §3.2 step 5: deflate by the amount acked, add back one SMSS.
+    assert_eq!(post.cwnd, pre.cwnd - (b - a) + MSS);
+    // Full ACK: recovery ends with cwnd = min(ssthresh, FlightSize + SMSS) (step 6).
+    let j = h.trace.iter().position(|s| s.t > t_partial && !s.in_recovery).unwrap();
+    let end = &h.trace[j];
+    // FlightSize right after the full ACK, before new data went out in the same event.
+    let flight = h.trace[j - 1].snd_max - end.snd_una;
+    assert_eq!(end.cwnd, end.ssthresh.min(flight.max(MSS) + MSS));
+    assert_eq!(h.snd.fast_retransmit_count(), 1, "one recovery episode for both holes");
+    assert_eq!(h.snd.rto_count(), 0);
+}
+
+#[test]
+fn sack_recovery_retransmits_exactly_the_holes_within_one_rtt() {
+    let (f, r) = bottleneck();
+    let mut h = Harness::new(&newreno(true), f, r);
+    static HOLES: [u64; 4] = [40, 43, 44, 52];
+    h.drop_data = drop_data_indices(&HOLES);
+    h.write(1 << 30);
+    h.run_until(SimTime(Dur::from_secs(2).as_nanos()));
+    let fwd: Vec<_> = h.log.iter().filter(|s| s.dir == Dir::Fwd).collect();
+    let want: Vec<u64> = HOLES.iter().map(|&i| fwd[i as usize].h.seq).collect();
+    let rxt = h.retransmissions();
+    assert_eq!(rxt.iter().map(|s| s.h.seq).collect::<Vec<_>>(), want, "exactly the holes, once each");
+    assert_eq!(h.snd.fast_retransmit_count(), 1);
+    assert_eq!(h.snd.rto_count(), 0);
+    // All holes are repaired before the first retransmission is even acknowledged: SACK
+    // recovery takes one RTT however many holes there are.
+    let (t_first_ack, _) = *h.snd_rx.iter().find(|(_, a)| a.ack > want[0]).unwrap();
+    assert!(rxt[3].t < t_first_ack, "{:?} vs {t_first_ack}", rxt.iter().map(|s| s.t).collect::<Vec<_>>());
+    // NewReno without SACK needs one RTT per hole.
+    let (f, r) = bottleneck();
+    let mut n = Harness::new(&newreno(false), f, r);
+    n.drop_data = drop_data_indices(&HOLES);
+    n.write(1 << 30);
+    n.run_until(SimTime(Dur::from_secs(2).as_nanos()));
+    let nr = n.retransmissions();
+    assert_eq!(nr.iter().map(|s| s.h.seq).collect::<Vec<_>>(), want);
+    // NewReno resends hole k+1 only when the partial ACK for hole k arrives.
+    for k in 1..4 {
+        let (t_partial, _) = *n.snd_rx.iter().find(|(_, a)| a.ack > want[k - 1]).unwrap();
+        assert_eq!(nr[k].t, t_partial, "hole {k}");
+    }
+}
+
+#[test]
+fn rto_fires_backs_off_and_collapses_window() {
+    let (f, r) = bottleneck();
+    let mut h = Harness::new(&newreno(true), f, r);
+    // A black hole for data between 300 ms and 1.2 s.
+    h.drop_data =
+        Box::new(|t, _, hd| hd.payload > 0 && t >= SimTime(ms(300).as_nanos()) && t < SimTime(ms(1200).as_nanos()));
+    h.write(1 << 30);
+    h.run_until(SimTime(Dur::from_secs(3).as_nanos()));
+    let rtos: Vec<_> = h
+        .notice_log
+        .iter()
+        .filter_map(|(t, n)| match n {
+            TransportEvent::RtoFired { rto_ns, backoff } => Some((*t, *rto_ns, *backoff)),
+            _ => None,
+        })
+        .collect();
+    assert!(rtos.len() >= 2, "{rtos:?}");
+    // The second timeout follows the first by the doubled RTO (RFC 6298 §5.5–5.6).
+    assert_eq!(rtos[1].0.since(rtos[0].0), Dur(rtos[0].1));
+    assert_eq!(rtos[1].1, 2 * rtos[0].1);
+    assert_eq!((rtos[0].2, rtos[1].2), (1, 2));
+    // At the first timeout: cwnd = 1 SMSS, ssthresh = FlightSize / 2; held at the second.
+    let i = h.trace.iter().position(|s| s.t == rtos[0].0 && s.cwnd == MSS).unwrap();
+    let pre = &h.trace[i - 1];
+    assert_eq!(h.trace[i].ssthresh, ((pre.snd_max - pre.snd_una) / 2).max(2 * MSS));
+    let j = h.trace.iter().position(|s| s.t == rtos[1].0).unwrap();
+    assert_eq!(h.trace[j].ssthresh, h.trace[i].ssthresh);
+    // Each timeout retransmits snd_una.
+    let rx = h.retransmissions();
+    assert_eq!(rx.iter().find(|s| s.t == rtos[0].0).unwrap().h.seq, pre.snd_una);
+    // After the black hole the transfer recovers and every byte arrives.
+    assert!(h.snd.acked_bytes() > 1_000_000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Receiver: delayed ACKs, SACK blocks, receive window.
+
+#[test]
+fn delayed_ack_every_second_segment_and_timer() {
+    let cfg = TcpConfig { delayed_ack: true, ..Default::default() };
+    let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+    h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    for k in 0..10 {
+        h.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    assert_eq!(h.acks().len(), 5, "one ACK per two full segments");
+    assert_eq!(h.acks().last().unwrap().h.ack, 1 + 10 * MSS);
+    h.inject(data_hdr(1 + 10 * MSS, MSS));
+    assert_eq!(h.acks().len(), 5, "a lone segment waits for the timer");
+    h.run_until(SimTime(ms(100).as_nanos()));
+    let acks = h.acks();
+    assert_eq!(acks.len(), 6);
+    assert_eq!(acks[5].t, SimTime(ms(40).as_nanos()), "delack_timeout 40 ms");
+    assert_eq!(acks[5].h.ack, 1 + 11 * MSS);
+    // Out of order: immediate ACK with a SACK block.
+    h.inject(data_hdr(1 + 12 * MSS, MSS));
+    assert_eq!(h.acks().len(), 7);
+    let a = h.acks()[6].h.clone();
+    assert_eq!((a.ack, a.nsack, a.sack[0]), (1 + 11 * MSS, 1, (1 + 12 * MSS, 1 + 13 * MSS)));
+    assert_eq!(h.acks()[6].size, 20 + 20 + 12 + 12, "SACK option 2 + 8 bytes padded to 12");
+    // Filling the gap: immediate ACK.
+    h.inject(data_hdr(1 + 11 * MSS, MSS));
+    assert_eq!(h.acks().len(), 8);
+    assert_eq!(h.acks()[7].h.ack, 1 + 13 * MSS);
+    assert_eq!(h.acks()[7].h.nsack, 0);
+    // Without delayed ACKs: one ACK per segment.
+    let mut n = Harness::new(&TcpConfig::default(), Link::new(ms(10)), Link::new(ms(10)));
+    n.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    for k in 0..10 {
+        n.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    assert_eq!(n.acks().len(), 10);
+}
+
+#[test]
+fn sack_blocks_follow_rfc2018_ordering() {
+    let mut h = Harness::new(&TcpConfig::default(), Link::new(ms(10)), Link::new(ms(10)));
+    h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    let seg = |k: u64| (1 + k * 100, 1 + (k + 1) * 100);
+    let send = |h: &mut Harness, k: u64| h.inject(data_hdr(seg(k).0, 100));
+    send(&mut h, 0);
+    for k in [2, 4, 6] {
+        send(&mut h, k);
+    }
+    let last = h.acks().last().unwrap().h.clone();
+    assert_eq!(last.ack, seg(1).0);
+    assert_eq!(&last.sack[..last.nsack as usize], &[seg(6), seg(4), seg(2)]);
+    // Segment 3 joins blocks 2 and 4: that merged block comes first, then the most recent other.
+    send(&mut h, 3);
+    let a = h.acks().last().unwrap().h.clone();
+    assert_eq!(&a.sack[..a.nsack as usize], &[(seg(2).0, seg(4).1), seg(6)]);
+    // Four blocks exist; only three fit, the newest first.
+    send(&mut h, 8);
+    send(&mut h, 10);
+    let a = h.acks().last().unwrap().h.clone();
+    assert_eq!(&a.sack[..a.nsack as usize], &[seg(10), seg(8), (seg(2).0, seg(4).1)]);
+    assert_eq!(h.rcv.ooo_ranges().count(), 4);
+    assert_eq!(h.acks().last().unwrap().size, 40 + 12 + 28, "3 SACK blocks: 26 bytes padded to 28");
+    // The hole at 1 is filled: everything up to segment 5 is delivered.
+    send(&mut h, 1);
+    assert_eq!(h.rcv.delivered_bytes(), Some(500));
+}
+
+#[test]
+fn receive_window_limits_throughput_to_rwnd_per_rtt() {
+    let rwnd = 20 * MSS;
+    let cfg = TcpConfig { rcv_buf: rwnd, ..Default::default() };
+    let mut h = Harness::new(&cfg, Link::new(ms(50)), Link::new(ms(50)));
+    h.keep_log = false;
+    h.write(1 << 40);
+    h.run_until(SimTime(Dur::from_secs(10).as_nanos()));
+    // Data flows from 100 ms; each 100 ms RTT carries exactly one window.
+    let got = h.rcv.delivered_bytes().unwrap() as f64;
+    let want = rwnd as f64 * 99.0;
+    assert!((got / want - 1.0).abs() < 0.01, "delivered {got}, rwnd/RTT predicts {want}");
+    // cwnd grew past rwnd and then stopped: a window that is not used is not grown.
+    assert!(h.snd.cwnd() >= rwnd && h.snd.cwnd() <= rwnd + 2 * MSS, "cwnd {}", h.snd.cwnd());
+}
+
+#[test]
+fn send_buffer_limits_unacknowledged_bytes() {
+    let cfg = TcpConfig { snd_buf: 16 * MSS, ..Default::default() };
+    let mut h = Harness::new(&cfg, Link::new(ms(50)), Link::new(ms(50)));
+    h.write(1 << 30);
+    h.run_until(SimTime(Dur::from_secs(2).as_nanos()));
+    assert!(h.trace.iter().all(|s| s.snd_max - s.snd_una <= 16 * MSS));
+    assert!(h.trace.iter().any(|s| s.snd_max - s.snd_una == 16 * MSS));
+    assert_eq!(h.snd.unsent_bytes(), (1 << 30) - (h.snd.snd_max() - 1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Notices.
+
+#[test]
+fn acked_delivered_and_cwnd_notices() {
+    let mut h = Harness::new(&TcpConfig::default(), Link::new(ms(5)), Link::new(ms(5)));
+    h.write(10 * MSS);
+    h.run_until(SimTime(Dur::from_secs(1).as_nanos()));
+    let acked: Vec<u64> = h
+        .notice_log
+        .iter()
+        .filter_map(|(_, n)| if let TransportEvent::Acked { total_bytes } = n { Some(*total_bytes) } else { None })
+        .collect();
+    assert_eq!(acked.last(), Some(&(10 * MSS)));
+    assert!(acked.windows(2).all(|w| w[0] < w[1]));
+    let delivered: Vec<u64> = h
+        .notice_log
+        .iter()
+        .filter_map(|(_, n)| if let TransportEvent::Delivered { total_bytes } = n { Some(*total_bytes) } else { None })
+        .collect();
+    assert_eq!(delivered.len(), 10);
+    assert_eq!(delivered.last(), Some(&(10 * MSS)));
+    // The initial window is announced; it never grows, because the application never filled it.
+    let cw: Vec<_> = h.notice_log.iter().filter(|(_, n)| matches!(n, TransportEvent::CwndChanged { .. })).collect();
+    assert_eq!(cw.len(), 1);
+    assert_eq!(cw[0].1, TransportEvent::CwndChanged { cwnd_bytes: 10 * MSS, ssthresh_bytes: INITIAL_SSTHRESH });
+    assert_eq!(h.snd.unsent_bytes(), 0);
+    assert_eq!(h.snd.unacked_bytes(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conformance: the Padhye et al. (1998) throughput formula, in the loopback.
+
+/// Padhye, Firoiu, Towsley, Kurose (SIGCOMM 1998), eq. (30): packets per second.
+pub(crate) fn padhye(p: f64, rtt: f64, t0: f64, b: f64, wmax: f64) -> f64 {
+    let a = rtt * (2.0 * b * p / 3.0).sqrt();
+    let c = t0 * (3.0 * (3.0 * b * p / 8.0).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p);
+    (wmax / rtt).min(1.0 / (a + c))
+}
+
+#[test]
+fn newreno_bernoulli_loss_matches_padhye_in_loopback() {
+    // No queue: RTT is the propagation delay, so T0 is the (floored) RTO.
+    for &(p, seed) in &[(0.01, 7u64), (0.02, 11)] {
+        let cfg = TcpConfig { min_rto: Dur::from_secs(1), ..newreno(false) };
+        let mut h = Harness::new(&cfg, Link::new(ms(50)), Link::new(ms(50)));
+        h.keep_log = false;
+        let mut rng = XorShift(seed);
+        h.drop_data = Box::new(move |_, _, hd| hd.payload > 0 && rng.next_f64() < p);
+        h.write(1 << 40);
+        let secs = 400;
+        h.run_until(SimTime(Dur::from_secs(secs).as_nanos()));
+        let pkts = h.snd.acked_bytes() as f64 / MSS as f64 / secs as f64;
+        let rto = h.snd.rto().as_secs_f64();
+        let model = padhye(p, 0.1, rto, 1.0, 1e9);
+        let ratio = pkts / model;
+        assert!((ratio - 1.0).abs() < 0.25, "p = {p}: {pkts:.1} pkt/s vs Padhye {model:.1} (T0 {rto} s)");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties over random loss patterns.
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn every_byte_arrives_once_in_order_under_random_loss(
+        seed in 1u64..u64::MAX,
+        p_data in 0.0f64..0.15,
+        p_ack in 0.0f64..0.05,
+        sack in any::<bool>(),
+        delayed_ack in any::<bool>(),
+        cubic in any::<bool>(),
+        timestamps in any::<bool>(),
+        rate_limited in any::<bool>(),
+        bytes in 1u64..400_000,
+    ) {
+        let cc = if cubic { CcConfig::default() } else { CcConfig::NewReno(Default::default()) };
+        let cfg = TcpConfig { cc, sack, delayed_ack, timestamps, rcv_buf: 64 * MSS, ..Default::default() };
+        let fwd = if rate_limited { Link::new(ms(5)).rate(Rate(20_000_000), 20 * 1500) } else { Link::new(ms(5)) };
+        let mut h = Harness::new(&cfg, fwd, Link::new(ms(5)));
+        h.keep_log = false;
+        h.check = true;
+        let mut r1 = XorShift(seed);
+        let mut r2 = XorShift(seed ^ 0x9e37_79b9_7f4a_7c15);
+        h.drop_data = Box::new(move |_, _, _| r1.next_f64() < p_data);
+        h.drop_ack = Box::new(move |_, _, _| r2.next_f64() < p_ack);
+        h.write(bytes);
+        h.run_until(SimTime(Dur::from_secs(600).as_nanos()));
+        prop_assert_eq!(h.rcv.delivered_bytes(), Some(bytes));
+        prop_assert_eq!(h.snd.acked_bytes(), bytes);
+        prop_assert_eq!(h.snd.in_flight(), 0);
+    }
+}
