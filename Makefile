@@ -17,6 +17,7 @@ demo: install
 	qoelab demo
 
 test-rust:
+	cargo fmt --all --check
 	cargo test --workspace --release
 
 test-python: install

@@ -251,6 +251,12 @@ def build_parser() -> argparse.ArgumentParser:
         video_cli = None
     if video_cli is not None and hasattr(video_cli, "register"):
         video_cli.register(sub)
+    from qoelab.reproduce import sqf as reproduce_sqf
+
+    reproduce_sqf.register(sub)
+    from qoelab.reproduce import tfd as reproduce_tfd
+
+    reproduce_tfd.register(sub)  # after sqf: it joins the `reproduce` group sqf created
     return p
 
 

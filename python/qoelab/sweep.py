@@ -101,6 +101,26 @@ def _run_one(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
     return cell.run_id
 
 
+def _check_same_sweep(scenario: Scenario, axes: list[tuple[str, list[Any]]], reps: int, out_dir: Path) -> None:
+    """A results directory belongs to one base scenario: resuming with a changed scenario would
+    silently mix runs of two experiments, so it is refused. Adding grid values or repetitions
+    is fine (finished cells are kept)."""
+    digest = hashlib.sha256(scenario.to_toml().encode()).hexdigest()
+    meta = out_dir / "sweep.json"
+    if meta.exists():
+        old = json.loads(meta.read_text())
+        if old.get("scenario_sha256") != digest:
+            raise QoelabError(
+                f"{out_dir}: holds runs of a different base scenario than {scenario.source} "
+                "(it changed since they ran); use another output directory or remove this one"
+            )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = meta.with_suffix(".json.partial")
+    tmp.write_text(json.dumps({"scenario_sha256": digest, "source": scenario.source,
+                               "axes": {k: [str(v) for v in vs] for k, vs in axes}, "reps": reps}, indent=2) + "\n")
+    os.replace(tmp, meta)
+
+
 def is_done(run_dir: Path) -> bool:
     return (run_dir / "done").exists()
 
@@ -123,6 +143,7 @@ def run_sweep(
         for k, v in c.params:
             sc.set(k, v)
         sc.validate()
+    _check_same_sweep(scenario, axes, reps, out_dir)
     runs = out_dir / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     for stale in runs.glob(".*.partial-*"):

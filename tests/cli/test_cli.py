@@ -128,3 +128,12 @@ def test_bad_grid(scen: Path, tmp_path: Path):
     assert code == 2 and "--grid" in err
     code, _, err = run_cli("sweep", str(scen), "--grid", "links[0].rate=5,6", "-o", str(tmp_path / "x"))
     assert code == 2 and "links[0].rate" in err
+
+
+def test_sweep_refuses_a_changed_scenario(scen: Path, tmp_path: Path):
+    out = tmp_path / "sw"
+    args = ["sweep", str(scen), "--grid", "links[0].rate=5Mbps", "-o", str(out)]
+    assert run_cli(*args)[0] == 0
+    scen.write_text(SCEN.replace('p = 0.02', 'p = 0.03'))
+    code, _, err = run_cli(*args)
+    assert code == 2 and "different base scenario" in err, err

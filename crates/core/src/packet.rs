@@ -115,6 +115,9 @@ pub struct TcpHdr {
 pub enum L4 {
     Udp(UdpHdr),
     Tcp(TcpHdr),
+    /// An RSVP message (IP protocol 46) of the flow it reserves for. The world handles it at
+    /// each node and never counts it in the flow's data statistics.
+    Rsvp(crate::ip::rsvp::RsvpMsg),
 }
 
 /// A packet in the network.
@@ -142,6 +145,12 @@ impl Packet {
     pub fn tcp(&self) -> Option<&TcpHdr> {
         match &self.l4 {
             L4::Tcp(t) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn rsvp(&self) -> Option<&crate::ip::rsvp::RsvpMsg> {
+        match &self.l4 {
+            L4::Rsvp(m) => Some(m),
             _ => None,
         }
     }

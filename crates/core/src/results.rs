@@ -55,14 +55,22 @@ impl Simulation {
             for (d, st) in [(0usize, &f.fwd), (1, &f.rev)] {
                 let accounted = st.recv_pkts + st.drop_queue_pkts + st.drop_channel_pkts + inflight[i][d];
                 assert_eq!(
-                    st.sent_pkts, accounted,
+                    st.sent_pkts,
+                    accounted,
                     "{}: flow {} dir {d}: sent {} != received {} + queue drops {} + channel drops {} + in flight {}",
-                    self.now, f.name, st.sent_pkts, st.recv_pkts, st.drop_queue_pkts, st.drop_channel_pkts, inflight[i][d]
+                    self.now,
+                    f.name,
+                    st.sent_pkts,
+                    st.recv_pkts,
+                    st.drop_queue_pkts,
+                    st.drop_channel_pkts,
+                    inflight[i][d]
                 );
             }
         }
         let active_s: Vec<f64> = fl.iter().map(|f| (self.now.0.saturating_sub(f.start.0)) as f64 * 1e-9).collect();
-        let delivered: Vec<f64> = fl.iter().map(|f| f.receiver.delivered_bytes().map_or(f64::NAN, |b| b as f64)).collect();
+        let delivered: Vec<f64> =
+            fl.iter().map(|f| f.receiver.delivered_bytes().map_or(f64::NAN, |b| b as f64)).collect();
         t.push("flow", Column::Str(fl.iter().map(|f| f.name.clone()).collect()));
         t.push("transport", Column::Str(fl.iter().map(|f| f.transport_kind.clone()).collect()));
         t.push("app", Column::Str(fl.iter().map(|f| f.app_kind.clone()).collect()));
@@ -78,26 +86,100 @@ impl Simulation {
         t.push("in_flight_pkts", Column::U64(inflight.iter().map(|x| x[0]).collect()));
         t.push(
             "loss_ratio",
-            Column::F64(fl.iter().map(|f| if f.fwd.sent_pkts == 0 { 0.0 } else { (f.fwd.drop_queue_pkts + f.fwd.drop_channel_pkts) as f64 / f.fwd.sent_pkts as f64 }).collect()),
+            Column::F64(
+                fl.iter()
+                    .map(|f| {
+                        if f.fwd.sent_pkts == 0 {
+                            0.0
+                        } else {
+                            (f.fwd.drop_queue_pkts + f.fwd.drop_channel_pkts) as f64 / f.fwd.sent_pkts as f64
+                        }
+                    })
+                    .collect(),
+            ),
         );
-        t.push("throughput_bps", Column::F64(fl.iter().zip(&active_s).map(|(f, a)| f.fwd.recv_bytes as f64 * 8.0 / a.max(1e-12)).collect()));
+        t.push(
+            "throughput_bps",
+            Column::F64(fl.iter().zip(&active_s).map(|(f, a)| f.fwd.recv_bytes as f64 * 8.0 / a.max(1e-12)).collect()),
+        );
         t.push("delivered_bytes", Column::F64(delivered.clone()));
-        t.push("goodput_bps", Column::F64(delivered.iter().zip(&active_s).map(|(b, a)| b * 8.0 / a.max(1e-12)).collect()));
+        t.push(
+            "goodput_bps",
+            Column::F64(delivered.iter().zip(&active_s).map(|(b, a)| b * 8.0 / a.max(1e-12)).collect()),
+        );
         let q = |f: &crate::sim::Flow, p: f64| ms(f.fwd.delay.quantile(p));
-        t.push("delay_mean_ms", Column::F64(fl.iter().map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_sum_ns as f64 / f.fwd.recv_pkts as f64) }).collect()));
-        t.push("delay_min_ms", Column::F64(fl.iter().map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_min_ns as f64) }).collect()));
+        t.push(
+            "delay_mean_ms",
+            Column::F64(
+                fl.iter()
+                    .map(|f| {
+                        if f.fwd.recv_pkts == 0 {
+                            f64::NAN
+                        } else {
+                            ms(f.fwd.delay_sum_ns as f64 / f.fwd.recv_pkts as f64)
+                        }
+                    })
+                    .collect(),
+            ),
+        );
+        t.push(
+            "delay_min_ms",
+            Column::F64(
+                fl.iter()
+                    .map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_min_ns as f64) })
+                    .collect(),
+            ),
+        );
         t.push("delay_p50_ms", Column::F64(fl.iter().map(|f| q(f, 0.5)).collect()));
         t.push("delay_p95_ms", Column::F64(fl.iter().map(|f| q(f, 0.95)).collect()));
         t.push("delay_p99_ms", Column::F64(fl.iter().map(|f| q(f, 0.99)).collect()));
-        t.push("delay_max_ms", Column::F64(fl.iter().map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_max_ns as f64) }).collect()));
+        t.push(
+            "delay_max_ms",
+            Column::F64(
+                fl.iter()
+                    .map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_max_ns as f64) })
+                    .collect(),
+            ),
+        );
         t.push("jitter_rfc3550_ms", Column::F64(fl.iter().map(|f| ms(f.fwd.jitter_ns())).collect()));
-        t.push("ipdv_mean_ms", Column::F64(fl.iter().map(|f| if f.fwd.ipdv_n == 0 { f64::NAN } else { ms(f.fwd.ipdv_sum_ns as f64 / f.fwd.ipdv_n as f64) }).collect()));
-        t.push("ipdv_mean_abs_ms", Column::F64(fl.iter().map(|f| if f.fwd.ipdv_n == 0 { f64::NAN } else { ms(f.fwd.ipdv_abs_sum_ns as f64 / f.fwd.ipdv_n as f64) }).collect()));
+        t.push(
+            "ipdv_mean_ms",
+            Column::F64(
+                fl.iter()
+                    .map(
+                        |f| {
+                            if f.fwd.ipdv_n == 0 {
+                                f64::NAN
+                            } else {
+                                ms(f.fwd.ipdv_sum_ns as f64 / f.fwd.ipdv_n as f64)
+                            }
+                        },
+                    )
+                    .collect(),
+            ),
+        );
+        t.push(
+            "ipdv_mean_abs_ms",
+            Column::F64(
+                fl.iter()
+                    .map(|f| {
+                        if f.fwd.ipdv_n == 0 {
+                            f64::NAN
+                        } else {
+                            ms(f.fwd.ipdv_abs_sum_ns as f64 / f.fwd.ipdv_n as f64)
+                        }
+                    })
+                    .collect(),
+            ),
+        );
         t.push("ipdv_p95_abs_ms", Column::F64(fl.iter().map(|f| ms(f.fwd.ipdv_abs.quantile(0.95))).collect()));
         t.push("ipdv_p99_abs_ms", Column::F64(fl.iter().map(|f| ms(f.fwd.ipdv_abs.quantile(0.99))).collect()));
         t.push("rev_sent_pkts", Column::U64(fl.iter().map(|f| f.rev.sent_pkts).collect()));
         t.push("rev_recv_pkts", Column::U64(fl.iter().map(|f| f.rev.recv_pkts).collect()));
-        t.push("rev_drop_pkts", Column::U64(fl.iter().map(|f| f.rev.drop_queue_pkts + f.rev.drop_channel_pkts).collect()));
+        t.push(
+            "rev_drop_pkts",
+            Column::U64(fl.iter().map(|f| f.rev.drop_queue_pkts + f.rev.drop_channel_pkts).collect()),
+        );
         // Transport and application counters: the union of keys, in sorted order.
         let extras: Vec<Vec<(&'static str, f64)>> = fl
             .iter()
@@ -110,7 +192,12 @@ impl Simulation {
             .collect();
         let keys: BTreeSet<&'static str> = extras.iter().flatten().map(|(k, _)| *k).collect();
         for k in keys {
-            t.push(k, Column::F64(extras.iter().map(|e| e.iter().find(|(kk, _)| *kk == k).map_or(f64::NAN, |(_, v)| *v)).collect()));
+            t.push(
+                k,
+                Column::F64(
+                    extras.iter().map(|e| e.iter().find(|(kk, _)| *kk == k).map_or(f64::NAN, |(_, v)| *v)).collect(),
+                ),
+            );
         }
         let fair: Vec<f64> = fl
             .iter()
@@ -133,12 +220,21 @@ impl Simulation {
         t.push("dequeued_pkts", Column::U64(ps.iter().map(|p| p.stats.dequeued_pkts).collect()));
         t.push("tx_pkts", Column::U64(ps.iter().map(|p| p.stats.tx_pkts).collect()));
         t.push("tx_bytes", Column::U64(ps.iter().map(|p| p.stats.tx_bytes).collect()));
-        t.push("drop_queue_pkts", Column::U64(ps.iter().map(|p| p.stats.dropped_arrival_pkts + p.stats.dropped_queued_pkts).collect()));
-        t.push("drop_queue_bytes", Column::U64(ps.iter().map(|p| p.stats.dropped_arrival_bytes + p.stats.dropped_queued_bytes).collect()));
+        t.push(
+            "drop_queue_pkts",
+            Column::U64(ps.iter().map(|p| p.stats.dropped_arrival_pkts + p.stats.dropped_queued_pkts).collect()),
+        );
+        t.push(
+            "drop_queue_bytes",
+            Column::U64(ps.iter().map(|p| p.stats.dropped_arrival_bytes + p.stats.dropped_queued_bytes).collect()),
+        );
         t.push("drop_channel_pkts", Column::U64(ps.iter().map(|p| p.stats.channel_drop_pkts).collect()));
         t.push("utilisation", Column::F64(ps.iter().map(|p| p.stats.busy_ns as f64 * 1e-9 / dur_s).collect()));
         t.push("throughput_bps", Column::F64(ps.iter().map(|p| p.stats.tx_bytes as f64 * 8.0 / dur_s).collect()));
-        t.push("mean_backlog_bytes", Column::F64(ps.iter().map(|p| p.stats.backlog_byte_ns as f64 / self.now.0.max(1) as f64).collect()));
+        t.push(
+            "mean_backlog_bytes",
+            Column::F64(ps.iter().map(|p| p.stats.backlog_byte_ns as f64 / self.now.0.max(1) as f64).collect()),
+        );
         t.push("max_backlog_pkts", Column::U64(ps.iter().map(|p| p.stats.max_backlog_pkts).collect()));
         t.push("max_backlog_bytes", Column::U64(ps.iter().map(|p| p.stats.max_backlog_bytes).collect()));
         tables.push(t);
@@ -177,6 +273,26 @@ impl Simulation {
         t.push("link", Column::Str(ln));
         t.push("t_s", Column::F64(tt));
         t.push("packets", Column::U64(pk));
+        t.push("bytes", Column::U64(by));
+        tables.push(t);
+
+        // Per-flow backlog samples of disciplines that record them (SQF `flow_sample`); an
+        // empty flow name marks an instant with nothing queued.
+        let mut t = Table::new("flow_queues");
+        let (mut ln, mut tt, mut fname, mut by) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for p in ps {
+            if let Some(s) = p.flow_backlog_samples() {
+                for k in 0..s.t_ns.len() {
+                    ln.push(p.name.clone());
+                    tt.push(s.t_ns[k] as f64 * 1e-9);
+                    fname.push(fl.get(s.flow[k] as usize).map_or(String::new(), |f| f.name.clone()));
+                    by.push(s.bytes[k]);
+                }
+            }
+        }
+        t.push("link", Column::Str(ln));
+        t.push("t_s", Column::F64(tt));
+        t.push("flow", Column::Str(fname));
         t.push("bytes", Column::U64(by));
         tables.push(t);
 

@@ -8,8 +8,10 @@
 
 use crate::app::{AppAction, AppCtx, AppEvent, Application};
 use crate::engine::{Event, EventQueue, SimRng, TimerKind, TimerTable};
+use crate::ip::rsvp::{RsvpKind, RsvpMsg};
 use crate::link::{DropCause, Port, PortOutcome};
-use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PortId};
+use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PortId, L4};
+use crate::queue::Reservation;
 use crate::time::SimTime;
 use crate::trace::pcap::PcapWriter;
 use crate::trace::{FlowStats, PacketLog};
@@ -62,6 +64,11 @@ pub struct Simulation {
     notices: Vec<TransportEvent>,
     actions: Vec<AppAction>,
     drops: Vec<(Packet, DropCause)>,
+    /// RSVP messages the application asked to send.
+    out_rsvp: Vec<RsvpMsg>,
+    /// RSVP messages sent by hosts (PATH, RESV, PathTear) and lost in queues.
+    pub rsvp_sent: u64,
+    pub rsvp_dropped: u64,
     finished: bool,
 }
 
@@ -100,6 +107,9 @@ impl Simulation {
             notices: Vec::new(),
             actions: Vec::new(),
             drops: Vec::new(),
+            out_rsvp: Vec::new(),
+            rsvp_sent: 0,
+            rsvp_dropped: 0,
             finished: false,
         }
     }
@@ -166,7 +176,8 @@ impl Simulation {
             if let Some(w) = self.pcaps[p as usize].as_mut() {
                 let port = &self.ports[p as usize];
                 if let Some(pkt) = port.in_tx() {
-                    w.write(self.now, pkt).unwrap_or_else(|e| panic!("{}: pcap write for {} failed: {e}", self.now, port.name));
+                    w.write(self.now, pkt)
+                        .unwrap_or_else(|e| panic!("{}: pcap write for {} failed: {e}", self.now, port.name));
                 }
             }
         }
@@ -177,6 +188,11 @@ impl Simulation {
 
     fn account_drops(&mut self) {
         for (pkt, cause) in self.drops.drain(..) {
+            if matches!(pkt.l4, L4::Rsvp(_)) {
+                // Signalling is not part of the flow's data; soft state recovers from the loss.
+                self.rsvp_dropped += 1;
+                continue;
+            }
             let f = &mut self.flows[pkt.flow as usize];
             let st = match pkt.dir {
                 Dir::Fwd => &mut f.fwd,
@@ -196,7 +212,9 @@ impl Simulation {
 
     /// A packet reached `node`.
     fn receive(&mut self, node: NodeId, pkt: Packet) {
-        if pkt.dst == node {
+        if matches!(pkt.l4, L4::Rsvp(_)) {
+            self.rsvp_at_node(node, pkt);
+        } else if pkt.dst == node {
             self.deliver(pkt);
         } else {
             self.forward(node, pkt);
@@ -254,7 +272,8 @@ impl Simulation {
         let f = &mut self.flows[fid as usize];
         match kind {
             TimerKind::App | TimerKind::App2 => {
-                let mut acx = AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
+                let mut acx =
+                    AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
                 if !f.started {
                     f.started = true;
                     f.app.start(&mut acx);
@@ -278,6 +297,11 @@ impl Simulation {
     /// application, and the application's actions, until nothing is left.
     fn flush(&mut self, fid: FlowId) {
         loop {
+            if !self.out_rsvp.is_empty() {
+                for m in std::mem::take(&mut self.out_rsvp) {
+                    self.send_rsvp(fid, m);
+                }
+            }
             if !self.out.is_empty() {
                 let mut out = std::mem::take(&mut self.out);
                 for o in out.drain(..) {
@@ -291,7 +315,8 @@ impl Simulation {
             let now = self.now;
             let f = &mut self.flows[fid as usize];
             if !self.notices.is_empty() {
-                let mut acx = AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
+                let mut acx =
+                    AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
                 for n in self.notices.drain(..) {
                     if f.subscriptions & n.mask() != 0 {
                         f.app.on_event(AppEvent::Transport(n), &mut acx);
@@ -307,9 +332,8 @@ impl Simulation {
             let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices);
             for a in self.actions.drain(..) {
                 match a {
-                    AppAction::Datagram { payload, media, rtp_ts, marker } => {
-                        f.sender.send_datagram(payload, media, rtp_ts, marker, &mut cx);
-                    }
+                    AppAction::Datagram(d) => f.sender.send_datagram(d, &mut cx),
+                    AppAction::Rsvp(m) => self.out_rsvp.push(m),
                     AppAction::Write { bytes } => f.sender.write(bytes, &mut cx),
                     AppAction::SetTimer { kind, at } => cx.set_timer(kind, at),
                 }
@@ -317,9 +341,13 @@ impl Simulation {
         }
     }
 
-    /// Stamps and sends a packet produced by flow `fid`'s endpoint.
-    fn inject(&mut self, fid: FlowId, o: Outgoing) {
+    /// Stamps and sends a packet produced by flow `fid`'s endpoint. A TFD option the
+    /// application attached (`o.tfd`) goes into the IP header, adding its bytes to the datagram.
+    fn inject(&mut self, fid: FlowId, mut o: Outgoing) {
         let now = self.now;
+        let tfd = o.tfd;
+        let opt_bytes = if tfd.is_some() { crate::ip::tfd::ENCODED_LEN as u16 } else { 0 };
+        o.size_bytes += opt_bytes as u32;
         let f = &mut self.flows[fid as usize];
         let d = o.dir as usize;
         let seq = f.next_seq[d];
@@ -356,10 +384,91 @@ impl Simulation {
             sent_at: now,
             hop: 0,
             path: o.path,
-            ip: IpHdr { ttl: 64, ..Default::default() },
+            ip: IpHdr { ttl: 64, opt_bytes, tfd, ..Default::default() },
             l4: o.l4,
         };
         self.forward(src, pkt);
+    }
+
+    /// The port node `node` uses for flow `fid`'s data (`None` at the destination).
+    fn data_port(&self, fid: FlowId, node: NodeId) -> Option<PortId> {
+        let f = &self.flows[fid as usize];
+        if node == f.dst {
+            return None;
+        }
+        match &f.route_fwd {
+            Some(r) => r.iter().copied().find(|&p| self.ports[p as usize].from == node),
+            None => Some(self.next_hop[node as usize][f.dst as usize]),
+        }
+    }
+
+    /// The sender's RSVP agent emits `m` at the flow's source node.
+    fn send_rsvp(&mut self, fid: FlowId, m: RsvpMsg) {
+        let f = &self.flows[fid as usize];
+        let (src, dst) = (f.src, f.dst);
+        self.rsvp_sent += 1;
+        let pkt = self.rsvp_packet(fid, Dir::Fwd, src, dst, m);
+        self.rsvp_at_node(src, pkt);
+    }
+
+    fn rsvp_packet(&self, fid: FlowId, dir: Dir, src: NodeId, dst: NodeId, m: RsvpMsg) -> Packet {
+        Packet {
+            flow: fid,
+            dir,
+            src,
+            dst,
+            seq_in_flow: 0,
+            size_bytes: m.ip_bytes(),
+            sent_at: self.now,
+            hop: 0,
+            path: 0,
+            ip: IpHdr { ttl: 64, ..Default::default() },
+            l4: L4::Rsvp(m),
+        }
+    }
+
+    /// RSVP processing at a node (RFC 2205 §1.2, §3): PATH travels to the receiver, which
+    /// answers with a RESV; the RESV travels back hop by hop and each node installs the
+    /// reservation on the port it forwards the flow's data on (the sender's own access port
+    /// included); PathTear removes it at every node downstream. The lifetime of installed state
+    /// is L = (K + 0.5) · 1.5 · R from the message's refresh period (§3.7).
+    fn rsvp_at_node(&mut self, node: NodeId, pkt: Packet) {
+        let L4::Rsvp(m) = &pkt.l4 else { unreachable!("rsvp_at_node with a non-RSVP packet") };
+        let fid = pkt.flow;
+        let (src, dst) = (self.flows[fid as usize].src, self.flows[fid as usize].dst);
+        let now = self.now;
+        match m.kind {
+            RsvpKind::Path if node == dst => {
+                // The receiver's RSVP agent reserves what the sender's Tspec asks for (Rspec
+                // R = Tspec r) and refreshes whenever the PATH is refreshed.
+                let resv = RsvpMsg { kind: RsvpKind::Resv, ..m.clone() };
+                self.rsvp_sent += 1;
+                let r = self.rsvp_packet(fid, Dir::Rev, dst, src, resv);
+                self.forward(node, r);
+            }
+            RsvpKind::Path => self.forward(node, pkt),
+            RsvpKind::Resv => {
+                if let Some(p) = self.data_port(fid, node) {
+                    let req = Reservation::Install {
+                        flow: fid,
+                        rate_bps: m.rate_bps,
+                        expires: SimTime(now.0 + m.lifetime_ns()),
+                    };
+                    self.ports[p as usize].reserve(&req, now);
+                }
+                if node != src {
+                    self.forward(node, pkt);
+                }
+            }
+            RsvpKind::PathTear => {
+                if let Some(p) = self.data_port(fid, node) {
+                    self.ports[p as usize].reserve(&Reservation::Remove { flow: fid }, now);
+                }
+                if node != dst {
+                    self.forward(node, pkt);
+                }
+            }
+        }
     }
 
     /// Closes per-port integrals and flushes captures. Idempotent.
@@ -382,7 +491,11 @@ impl Simulation {
     pub fn in_flight(&self) -> Vec<[u64; 2]> {
         let mut v = vec![[0u64; 2]; self.flows.len()];
         for p in &self.ports {
-            p.for_each_packet(&mut |pkt| v[pkt.flow as usize][pkt.dir as usize] += 1);
+            p.for_each_packet(&mut |pkt| {
+                if !matches!(pkt.l4, L4::Rsvp(_)) {
+                    v[pkt.flow as usize][pkt.dir as usize] += 1
+                }
+            });
         }
         v
     }

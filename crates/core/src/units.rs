@@ -132,9 +132,7 @@ pub fn parse_limit(s: &str) -> Result<Limit, String> {
             .map(Limit::Packets)
             .map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"));
     }
-    parse_bytes(t)
-        .map(Limit::Bytes)
-        .map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"))
+    parse_bytes(t).map(Limit::Bytes).map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"))
 }
 
 /// Serde adapters: scenario fields hold the typed value but (de)serialise as unit strings.

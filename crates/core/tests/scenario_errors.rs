@@ -57,7 +57,9 @@ fn malformed_toml_names_line() {
 fn unknown_node_and_disconnected() {
     let e = err(&BASE.replace("dst = \"B\"", "dst = \"Z\""));
     assert!(e.starts_with("flows[0].dst") && e.contains("unknown node \"Z\""), "{e}");
-    let e = err(&BASE.replace("[[flows]]", "[[links]]\na = \"C\"\nb = \"D\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[flows]]"));
+    let e = err(
+        &BASE.replace("[[flows]]", "[[links]]\na = \"C\"\nb = \"D\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[flows]]")
+    );
     assert!(e.starts_with("links") && e.contains("disconnected"), "{e}");
 }
 
@@ -69,16 +71,20 @@ fn app_transport_mismatch() {
 
 #[test]
 fn unreadable_trace() {
-    let e = err(&BASE.replace("{ kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }", "{ kind = \"video\", trace = \"/nonexistent/x.csv\" }"));
+    let e = err(&BASE.replace(
+        "{ kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }",
+        "{ kind = \"video\", trace = \"/nonexistent/x.csv\" }",
+    ));
     assert!(e.starts_with("flows[0].app.trace") && e.contains("cannot read trace"), "{e}");
 }
 
 #[test]
 fn bad_probability() {
-    let e = err(&BASE.replace("queue = { kind = \"fifo\", limit = \"50p\" }", "loss_ab = { kind = \"bernoulli\", p = 1.5 }"));
+    let e =
+        err(&BASE
+            .replace("queue = { kind = \"fifo\", limit = \"50p\" }", "loss_ab = { kind = \"bernoulli\", p = 1.5 }"));
     assert!(e.starts_with("links[0].loss_ab.p"), "{e}");
 }
-
 
 #[test]
 fn tcp_config_checked_against_mtu() {

@@ -26,13 +26,8 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
         .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
         .map(|entry| {
             let path = entry.expect("directory entry").path();
-            let name = path
-                .file_name()
-                .expect("file name")
-                .to_string_lossy()
-                .into_owned();
-            let data =
-                std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+            let name = path.file_name().expect("file name").to_string_lossy().into_owned();
+            let data = std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
             (name, data)
         })
         .collect();
@@ -45,21 +40,10 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
 fn corpus_is_present() {
     let files = corpus();
     assert!(files.len() >= 50, "only {} corpus files", files.len());
-    for prefix in [
-        "ok-v4-",
-        "ok-v6-",
-        "err-",
-        "area-found-",
-        "area-none-",
-        "area-bad-",
-        "hbh-found-",
-        "hbh-none-",
-        "hbh-bad-",
-    ] {
-        assert!(
-            files.iter().any(|(n, _)| n.starts_with(prefix)),
-            "no corpus file named {prefix}*"
-        );
+    for prefix in
+        ["ok-v4-", "ok-v6-", "err-", "area-found-", "area-none-", "area-bad-", "hbh-found-", "hbh-none-", "hbh-bad-"]
+    {
+        assert!(files.iter().any(|(n, _)| n.starts_with(prefix)), "no corpus file named {prefix}*");
     }
 }
 
@@ -67,11 +51,7 @@ fn corpus_is_present() {
 fn every_corpus_file_satisfies_the_fuzz_properties() {
     for (name, data) in corpus() {
         let outcome = std::panic::catch_unwind(|| tfd_check::check(&data));
-        assert!(
-            outcome.is_ok(),
-            "corpus file {name} ({:02x?}) broke a property",
-            data
-        );
+        assert!(outcome.is_ok(), "corpus file {name} ({:02x?}) broke a property", data);
     }
 }
 
@@ -103,9 +83,6 @@ fn named_seeds_have_their_expected_outcome() {
         } else {
             true
         };
-        assert!(
-            ok,
-            "corpus file {name}: v4 {v4:?}, v6 {v6:?}, area {area:?}, hbh {hbh:?}"
-        );
+        assert!(ok, "corpus file {name}: v4 {v4:?}, v6 {v6:?}, area {area:?}, hbh {hbh:?}");
     }
 }

@@ -65,7 +65,12 @@ fn validate(py: Python<'_>, text: &str, base_dir: Option<PathBuf>) -> PyResult<(
 /// while the simulation runs.
 #[pyfunction]
 #[pyo3(signature = (text, base_dir=None, out_dir=None))]
-fn run<'py>(py: Python<'py>, text: &str, base_dir: Option<PathBuf>, out_dir: Option<PathBuf>) -> PyResult<Bound<'py, PyDict>> {
+fn run<'py>(
+    py: Python<'py>,
+    text: &str,
+    base_dir: Option<PathBuf>,
+    out_dir: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
     let r = py
         .allow_threads(|| {
             let sc = Scenario::from_toml(text)?;

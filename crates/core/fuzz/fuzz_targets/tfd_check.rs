@@ -12,56 +12,32 @@ use qoelab_core::ip::tfd::{self, NextData, TfdFlags, TfdOption};
 
 /// A fixed option to append: any valid one will do.
 fn sample() -> TfdOption {
-    TfdOption::new(
-        TfdFlags::FORECAST | TfdFlags::DATA_FLOAT | TfdFlags::STREAM,
-        NextData::Float(3.25e5),
-        300,
-    )
-    .expect("sample option is valid")
+    TfdOption::new(TfdFlags::FORECAST | TfdFlags::DATA_FLOAT | TfdFlags::STREAM, NextData::Float(3.25e5), 300)
+        .expect("sample option is valid")
 }
 
 pub fn check(data: &[u8]) {
     if let Ok(o) = tfd::decode_ipv4(data) {
-        assert_eq!(
-            o.ipv4_bytes()[..],
-            data[..],
-            "IPv4 decode then encode changed the bytes"
-        );
+        assert_eq!(o.ipv4_bytes()[..], data[..], "IPv4 decode then encode changed the bytes");
     }
     if let Ok(o) = tfd::decode_ipv6(data) {
-        assert_eq!(
-            o.ipv6_bytes()[..],
-            data[..],
-            "IPv6 decode then encode changed the bytes"
-        );
+        assert_eq!(o.ipv6_bytes()[..], data[..], "IPv6 decode then encode changed the bytes");
     }
 
     let found_v4 = tfd::find_in_ipv4_options(data);
     if let Ok(Some((off, o))) = found_v4 {
-        assert_eq!(
-            data[off..off + tfd::ENCODED_LEN],
-            o.ipv4_bytes()[..],
-            "IPv4 option at {off}"
-        );
+        assert_eq!(data[off..off + tfd::ENCODED_LEN], o.ipv4_bytes()[..], "IPv4 option at {off}");
     }
     let found_v6 = tfd::find_in_ipv6_hop_by_hop(data);
     if let Ok(Some((off, o))) = found_v6 {
-        assert_eq!(
-            data[off..off + tfd::ENCODED_LEN],
-            o.ipv6_bytes()[..],
-            "IPv6 option at {off}"
-        );
+        assert_eq!(data[off..off + tfd::ENCODED_LEN], o.ipv6_bytes()[..], "IPv6 option at {off}");
     }
 
     let opt = sample();
     let mut area = data.to_vec();
     match tfd::append_to_ipv4_options(&mut area, &opt) {
         Ok(off) => {
-            assert_eq!(
-                found_v4,
-                Ok(None),
-                "append succeeded on a list that was not clean"
-            );
+            assert_eq!(found_v4, Ok(None), "append succeeded on a list that was not clean");
             assert_eq!(area.len() % 4, 0);
             assert!(area.len() <= tfd::IPV4_MAX_OPTIONS_LEN);
             assert_eq!(area[..off], data[..off]);
@@ -72,11 +48,7 @@ pub fn check(data: &[u8]) {
     let mut hdr = data.to_vec();
     match tfd::append_to_ipv6_hop_by_hop(&mut hdr, &opt) {
         Ok(off) => {
-            assert_eq!(
-                found_v6,
-                Ok(None),
-                "append succeeded on a header that was not clean"
-            );
+            assert_eq!(found_v6, Ok(None), "append succeeded on a header that was not clean");
             assert_eq!(hdr.len() % 8, 0);
             assert_eq!(off % 4, 0);
             assert_eq!(usize::from(hdr[1]), hdr.len() / 8 - 1);

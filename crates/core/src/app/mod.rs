@@ -9,13 +9,17 @@ pub mod bulk;
 pub mod cbr;
 pub mod onoff;
 pub mod poisson;
+pub mod rsvp;
+pub mod tfd;
 pub mod video;
 pub mod web;
 
 use crate::engine::{SimRng, TimerKind};
+use crate::ip::rsvp::RsvpMsg;
+use crate::ip::tfd::TfdOption;
 use crate::packet::MediaTag;
 use crate::time::{Dur, SimTime};
-use crate::transport::{Service, TransportEvent};
+use crate::transport::{Datagram, Service, TransportEvent};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -32,9 +36,18 @@ pub enum AppEvent {
 /// Something the application asks of its transport or the engine.
 #[derive(Clone, Debug, PartialEq)]
 pub enum AppAction {
-    Datagram { payload: u32, media: MediaTag, rtp_ts: u32, marker: bool },
-    Write { bytes: u64 },
-    SetTimer { kind: TimerKind, at: SimTime },
+    /// A datagram for the transport (with, optionally, a TFD option for its IP header).
+    Datagram(Datagram),
+    /// An RSVP message from this flow's sender-side RSVP agent (raw IP, not through the
+    /// transport); see [`crate::ip::rsvp`].
+    Rsvp(RsvpMsg),
+    Write {
+        bytes: u64,
+    },
+    SetTimer {
+        kind: TimerKind,
+        at: SimTime,
+    },
 }
 
 /// The application's view of the world.
@@ -49,11 +62,27 @@ pub struct AppCtx<'a> {
 }
 
 impl<'a> AppCtx<'a> {
-    pub fn new(now: SimTime, stop: SimTime, max_payload: u32, rng: &'a mut SimRng, actions: &'a mut Vec<AppAction>) -> Self {
+    pub fn new(
+        now: SimTime,
+        stop: SimTime,
+        max_payload: u32,
+        rng: &'a mut SimRng,
+        actions: &'a mut Vec<AppAction>,
+    ) -> Self {
         AppCtx { now, stop, max_payload, rng, actions }
     }
     pub fn send(&mut self, payload: u32, media: MediaTag, rtp_ts: u32, marker: bool) {
-        self.actions.push(AppAction::Datagram { payload, media, rtp_ts, marker });
+        self.actions.push(AppAction::Datagram(Datagram::new(payload, media, rtp_ts, marker)));
+    }
+    /// Sends a datagram carrying the TFD option `tfd` (its 12 bytes come on top of `payload`,
+    /// so the caller leaves that room below `max_payload`).
+    pub fn send_with_tfd(&mut self, payload: u32, media: MediaTag, rtp_ts: u32, marker: bool, tfd: TfdOption) {
+        self.actions
+            .push(AppAction::Datagram(Datagram { tfd: Some(tfd), ..Datagram::new(payload, media, rtp_ts, marker) }));
+    }
+    /// Sends an RSVP message for this flow.
+    pub fn rsvp(&mut self, msg: RsvpMsg) {
+        self.actions.push(AppAction::Rsvp(msg));
     }
     pub fn write(&mut self, bytes: u64) {
         self.actions.push(AppAction::Write { bytes });

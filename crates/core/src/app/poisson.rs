@@ -24,7 +24,10 @@ impl PoissonConfig {
         if self.payload == 0 {
             return Err(AppBuildError::new("payload", "must be at least 1 byte"));
         }
-        Ok(Poisson { payload: self.payload as u32, mean_s: packet_interval(self.payload, self.rate.bps()).as_secs_f64() })
+        Ok(Poisson {
+            payload: self.payload as u32,
+            mean_s: packet_interval(self.payload, self.rate.bps()).as_secs_f64(),
+        })
     }
 }
 

@@ -5,8 +5,23 @@
 //! `qoelab video encode`). Each row is sent at `ts_ms` after the flow's start as
 //! ⌈size / max_payload⌉ datagrams, back to back; RTP timestamps are `ts_ms · 90` (90 kHz).
 //! With `loop = true` the trace repeats, shifted by its duration, until the flow stops.
+//!
+//! Two optional sender-side timing knobs (both off by default, which keeps the behaviour and
+//! the random streams of existing scenarios unchanged):
+//! - `pacing = "frame"` spreads the datagrams of one frame evenly over the frame's duration (the
+//!   time to the next frame), as a streaming server that sends each packet at its own
+//!   timestamp does, instead of sending them back to back (`"burst"`).
+//! - `peak_rate = R` additionally never lets the datagrams leave faster than R (a sender-side
+//!   leaky bucket, the "strictly enforced peak rate" of BMO11 Sec. IV-A): a datagram leaves
+//!   no earlier than the previous one's release plus its own size at R.
+//! - `source_jitter = δ` delays each datagram at the source by `max(0, X)`, `X ~ N(0, δ)` (the
+//!   artificial Gaussian delays of Bonald, Muscariello, Ostallo, ICC 2011, Sec. V-E / Fig. 8;
+//!   a zero-mean Gaussian clipped at 0, as a netem delay of 0 with jitter δ behaves). Datagrams
+//!   keep their order: one cannot leave before its predecessor, so a long delay holds the
+//!   following datagrams back and they leave in a burst — the effect the paper studies.
 
 use super::{AppBuildError, AppCtx, AppEvent, Application};
+use crate::engine::TimerKind;
 use crate::packet::MediaTag;
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
@@ -29,6 +44,57 @@ pub struct VideoConfig {
     /// Start this far into the trace (default 0 s).
     #[serde(default, with = "serde_units::time")]
     pub offset: Dur,
+    /// `"burst"` (default): a NAL's datagrams leave back to back at its timestamp; `"frame"`:
+    /// a frame's datagrams are spread evenly over the frame duration.
+    #[serde(default)]
+    pub pacing: Pacing,
+    /// Standard deviation δ of the Gaussian source delay (see the module header); default 0 s
+    /// (no jitter).
+    #[serde(default, with = "serde_units::time")]
+    pub source_jitter: Dur,
+    /// Largest sending rate of the source (IP bytes), e.g. `"8Mbps"`; default unlimited.
+    #[serde(default, with = "opt_rate", skip_serializing_if = "Option::is_none")]
+    pub peak_rate: Option<crate::units::Rate>,
+    /// Attach the Traffic Flow Description option (see [`super::tfd`]); default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tfd: Option<super::tfd::TfdSenderConfig>,
+    /// Signal an RSVP reservation for this flow (see [`super::rsvp`]); default: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rsvp: Option<super::rsvp::RsvpSenderConfig>,
+}
+
+/// Serde for an optional rate string (`"8Mbps"`).
+mod opt_rate {
+    use crate::units::{parse_rate, Rate};
+    use serde::{de, Deserialize, Deserializer, Serializer};
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rate>, D::Error> {
+        let s = Option::<String>::deserialize(d)?;
+        s.map(|s| parse_rate(&s).map_err(de::Error::custom)).transpose()
+    }
+    pub fn serialize<S: Serializer>(v: &Option<Rate>, s: S) -> Result<S::Ok, S::Error> {
+        match v {
+            Some(r) => s.serialize_str(&format!("{}bps", r.0)),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+/// When a frame's datagrams leave the sender.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    #[default]
+    Burst,
+    Frame,
+}
+
+/// A datagram waiting for its release time at the source.
+struct Pending {
+    at: SimTime,
+    payload: u32,
+    media: MediaTag,
+    ts90: u32,
+    marker: bool,
 }
 
 /// One NAL unit of a trace.
@@ -53,7 +119,11 @@ pub fn read_trace(path: &Path) -> Result<Vec<NalRow>, String> {
     let mut rd = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(input);
     let headers = rd.headers().map_err(|e| format!("malformed trace header: {e}"))?.clone();
     let col = |name: &str| headers.iter().position(|h| h == name);
-    let need = |name: &str| col(name).ok_or_else(|| format!("trace lacks column `{name}` (has: {})", headers.iter().collect::<Vec<_>>().join(",")));
+    let need = |name: &str| {
+        col(name).ok_or_else(|| {
+            format!("trace lacks column `{name}` (has: {})", headers.iter().collect::<Vec<_>>().join(","))
+        })
+    };
     let (c_frame, c_type, c_size, c_ts) = (need("frame")?, need("type")?, need("size_bytes")?, need("ts_ms")?);
     let c_nal = col("nal");
     let mut rows = Vec::new();
@@ -71,7 +141,8 @@ pub fn read_trace(path: &Path) -> Result<Vec<NalRow>, String> {
             return Err(format!("line {line}: column `size_bytes`: must be positive, got {size}"));
         }
         let ts_s = field(c_ts, "ts_ms")?;
-        let ts: f64 = ts_s.parse().map_err(|_| format!("line {line}: column `ts_ms`: expected a number, got {ts_s:?}"))?;
+        let ts: f64 =
+            ts_s.parse().map_err(|_| format!("line {line}: column `ts_ms`: expected a number, got {ts_s:?}"))?;
         if !ts.is_finite() || ts < 0.0 {
             return Err(format!("line {line}: column `ts_ms`: must be a non-negative number, got {ts_s:?}"));
         }
@@ -88,7 +159,10 @@ pub fn read_trace(path: &Path) -> Result<Vec<NalRow>, String> {
         if let Some(prev) = rows.last() {
             let prev: &NalRow = prev;
             if ts_ns < prev.ts_ns {
-                return Err(format!("line {line}: column `ts_ms`: timestamps must not decrease ({ts} after {} ms)", prev.ts_ns as f64 / 1e6));
+                return Err(format!(
+                    "line {line}: column `ts_ms`: timestamps must not decrease ({ts} after {} ms)",
+                    prev.ts_ns as f64 / 1e6
+                ));
             }
         }
         rows.push(NalRow { nal, frame, kind, size_bytes: size as u32, ts_ns });
@@ -113,10 +187,24 @@ impl VideoConfig {
         let period = last + if frames > 1 { last / (frames as u64 - 1).max(1) } else { 1_000_000 };
         let start_idx = rows.partition_point(|r| r.ts_ns < self.offset.as_nanos());
         if start_idx as u64 >= n {
-            return Err(AppBuildError::new("offset", format!("beyond the end of the trace ({} ms)", last as f64 / 1e6)));
+            return Err(AppBuildError::new(
+                "offset",
+                format!("beyond the end of the trace ({} ms)", last as f64 / 1e6),
+            ));
         }
+        if let Some(t) = &self.tfd {
+            t.validate().map_err(|(f, r)| AppBuildError::new(f, r))?;
+        }
+        if let Some(r) = &self.rsvp {
+            r.validate().map_err(|(f, r)| AppBuildError::new(f, r))?;
+        }
+        let rows = Arc::new(rows);
+        let tfd = self.tfd.clone().map(|c| super::tfd::TfdSender::new(c, rows.clone(), period, self.repeat));
         Ok(VideoSource {
-            rows: Arc::new(rows),
+            tfd,
+            tfd_maxp: 0,
+            rsvp: self.rsvp.clone().map(super::rsvp::RsvpAgent::new),
+            rows,
             max_payload: self.max_payload.map(|m| m as u32),
             repeat: self.repeat,
             period_ns: period,
@@ -126,6 +214,11 @@ impl VideoConfig {
             t0: SimTime::ZERO,
             sent_pkts: 0,
             sent_nals: 0,
+            pacing: self.pacing,
+            jitter_s: self.source_jitter.as_secs_f64(),
+            peak_rate: self.peak_rate,
+            pending: std::collections::VecDeque::new(),
+            last_release: SimTime::ZERO,
         })
     }
 }
@@ -141,6 +234,18 @@ pub struct VideoSource {
     t0: SimTime,
     sent_pkts: u64,
     sent_nals: u64,
+    pacing: Pacing,
+    /// δ of the source jitter, seconds (0: none).
+    jitter_s: f64,
+    peak_rate: Option<crate::units::Rate>,
+    /// Datagrams not yet released, in release order (release times never decrease).
+    pending: std::collections::VecDeque<Pending>,
+    last_release: SimTime,
+    /// TFD option sender, if configured, and the payload size it counts datagrams with.
+    tfd: Option<super::tfd::TfdSender>,
+    tfd_maxp: u32,
+    /// RSVP sender agent, if configured.
+    rsvp: Option<super::rsvp::RsvpAgent>,
 }
 
 impl VideoSource {
@@ -151,11 +256,21 @@ impl VideoSource {
     }
 
     fn pump(&mut self, cx: &mut AppCtx) {
-        let mtu_payload = cx.max_payload;
+        // RSVP refreshes ride on the source's own wake-ups (at least one per frame while it
+        // sends), so a refresh is at most one frame interval late.
+        if let Some(a) = self.rsvp.as_mut() {
+            a.poll(cx);
+        }
+        // Leave room for the TFD option in every datagram that may carry it.
+        let mtu_payload = cx.max_payload - self.tfd.as_ref().map_or(0, |t| t.room());
         let maxp = self.max_payload.map_or(mtu_payload, |m| m.min(mtu_payload)).max(1);
+        self.tfd_maxp = maxp;
         loop {
             if self.idx >= self.rows.len() {
                 if !self.repeat {
+                    if let Some(a) = self.rsvp.as_mut() {
+                        a.stop(cx);
+                    }
                     return;
                 }
                 self.idx = 0;
@@ -163,23 +278,88 @@ impl VideoSource {
             }
             let due = self.due(self.idx);
             if due > cx.now {
+                if due >= cx.stop {
+                    if let Some(a) = self.rsvp.as_mut() {
+                        a.stop(cx);
+                    }
+                }
                 cx.wake_at(due);
                 return;
             }
-            let r = &self.rows[self.idx];
-            let media = MediaTag { frame: r.frame + (self.cycle as i64) * 1_000_000_000, nal: r.nal };
-            let ts90 = ((self.cycle * self.period_ns + r.ts_ns) / 1_000_000 * 90) as u32;
-            let mut left = r.size_bytes;
-            while left > 0 {
-                let p = left.min(maxp);
-                left -= p;
-                // Marker bit on the last packet of the access unit's last NAL is approximated by
-                // the last packet of each NAL (sufficient for loss accounting).
-                cx.send(p, media, ts90, left == 0);
-                self.sent_pkts += 1;
+            // The rows released together: one NAL, or with frame pacing every NAL of the frame
+            // that shares this timestamp.
+            let first = self.idx;
+            let mut end = first + 1;
+            if self.pacing == Pacing::Frame {
+                let (f, ts) = (self.rows[first].frame, self.rows[first].ts_ns);
+                while end < self.rows.len() && self.rows[end].frame == f && self.rows[end].ts_ns == ts {
+                    end += 1;
+                }
             }
-            self.sent_nals += 1;
-            self.idx += 1;
+            let mut dgrams = Vec::new();
+            for r in &self.rows[first..end] {
+                let media = MediaTag { frame: r.frame + (self.cycle as i64) * 1_000_000_000, nal: r.nal };
+                let ts90 = ((self.cycle * self.period_ns + r.ts_ns) / 1_000_000 * 90) as u32;
+                let mut left = r.size_bytes;
+                while left > 0 {
+                    let p = left.min(maxp);
+                    left -= p;
+                    // Marker bit on the last packet of the access unit's last NAL is approximated
+                    // by the last packet of each NAL (sufficient for loss accounting).
+                    dgrams.push((p, media, ts90, left == 0));
+                }
+                self.sent_nals += 1;
+            }
+            // Frame duration: to the next row with a later timestamp, or to the end of the
+            // period for the last frame.
+            let spread_ns = if self.pacing == Pacing::Frame {
+                let ts = self.rows[first].ts_ns;
+                let next = self.rows[end..].iter().find(|r| r.ts_ns > ts).map_or(self.period_ns, |r| r.ts_ns);
+                next.saturating_sub(ts)
+            } else {
+                0
+            };
+            let k = dgrams.len() as u64;
+            for (m, (p, media, ts90, marker)) in dgrams.into_iter().enumerate() {
+                let mut at = due + Dur(spread_ns * m as u64 / k);
+                if self.jitter_s > 0.0 {
+                    let x = self.jitter_s * cx.rng.normal();
+                    if x > 0.0 {
+                        at += Dur::from_secs_f64(x);
+                    }
+                }
+                // Order is kept: no datagram leaves before its predecessor (with a peak rate,
+                // not before the predecessor's release plus this datagram's time at R; the
+                // 40 B are the IP/UDP/RTP headers).
+                let gap = match self.peak_rate {
+                    Some(r) if self.sent_pkts + self.pending.len() as u64 > 0 => r.tx_time(p as u64 + 40),
+                    _ => Dur::ZERO,
+                };
+                at = at.max(self.last_release + gap);
+                self.last_release = at;
+                self.pending.push_back(Pending { at, payload: p, media, ts90, marker });
+            }
+            self.idx = end;
+            self.release(cx);
+        }
+    }
+
+    /// Sends every pending datagram whose release time has come and arms the release timer for
+    /// the next one.
+    fn release(&mut self, cx: &mut AppCtx) {
+        while let Some(d) = self.pending.front() {
+            if d.at > cx.now {
+                cx.wake_kind_at(TimerKind::App2, d.at);
+                return;
+            }
+            let d = self.pending.pop_front().expect("front exists");
+            // The TFD sender describes the trace from this datagram's position on.
+            let u = cx.now.0 - self.t0.0 + self.offset_ns;
+            match self.tfd.as_mut().and_then(|t| t.option_at(u, self.tfd_maxp)) {
+                Some(o) => cx.send_with_tfd(d.payload, d.media, d.ts90, d.marker, o),
+                None => cx.send(d.payload, d.media, d.ts90, d.marker),
+            }
+            self.sent_pkts += 1;
         }
     }
 }
@@ -190,8 +370,10 @@ impl Application for VideoSource {
         self.pump(cx);
     }
     fn on_event(&mut self, ev: AppEvent, cx: &mut AppCtx) {
-        if let AppEvent::Timer(_) = ev {
-            self.pump(cx);
+        match ev {
+            AppEvent::Timer(TimerKind::App2) => self.release(cx),
+            AppEvent::Timer(_) => self.pump(cx),
+            _ => {}
         }
     }
     fn summary(&self) -> Vec<(&'static str, f64)> {
@@ -237,5 +419,103 @@ mod tests {
         assert!(e.contains("no rows"), "{e}");
         let e = read_trace(&write("trunc.csv.gz", b"\x1f\x8b\x08\x00garbage")).unwrap_err();
         assert!(e.starts_with("malformed trace header"), "{e}");
+    }
+}
+
+#[cfg(test)]
+mod timing_tests {
+    //! `pacing` and `source_jitter`: release times of the datagrams at the source.
+    use super::*;
+    use crate::app::AppAction;
+    use crate::engine::SimRng;
+
+    /// Runs the source to `until_ns`, firing its timers in time order; returns send times (ns).
+    fn send_times(cfg_pacing: Pacing, jitter: Dur, peak: Option<&str>, until_ns: u64) -> Vec<u64> {
+        // Built through the config, so the test does not depend on the source's private fields.
+        // One directory per call: tests run in parallel threads of one process.
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("qoelab-video-timing-{}-{call}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("t.csv"),
+            "nal,frame,type,size_bytes,ts_ms\n0,0,I,4000,0\n1,0,I,2000,0\n2,1,P,1000,40\n",
+        )
+        .unwrap();
+        let pacing = match cfg_pacing {
+            Pacing::Burst => "burst",
+            Pacing::Frame => "frame",
+        };
+        let cfg: VideoConfig = toml::from_str(&format!(
+            "trace = \"t.csv\"\nmax_payload = \"1000B\"\npacing = \"{pacing}\"\nsource_jitter = \"{}ns\"\n{}",
+            jitter.as_nanos(),
+            peak.map_or(String::new(), |r| format!("peak_rate = \"{r}\"\n"))
+        ))
+        .unwrap();
+        let mut src = cfg.build(&dir).unwrap();
+        let mut rng = SimRng::stream(1, "test");
+        let mut timers: Vec<(SimTime, TimerKind)> = Vec::new();
+        let mut sent = Vec::new();
+        let mut now = SimTime::ZERO;
+        let mut first = true;
+        loop {
+            let mut actions = Vec::new();
+            {
+                let mut cx = AppCtx::new(now, SimTime(until_ns), 1400, &mut rng, &mut actions);
+                if first {
+                    src.start(&mut cx);
+                    first = false;
+                } else {
+                    timers.sort();
+                    let (_, k) = timers.remove(0);
+                    src.on_event(AppEvent::Timer(k), &mut cx);
+                }
+            }
+            for a in actions {
+                match a {
+                    AppAction::Datagram(_) => sent.push(now.0),
+                    AppAction::SetTimer { kind, at } => {
+                        timers.retain(|(_, k)| *k != kind);
+                        timers.push((at, kind));
+                    }
+                    _ => {}
+                }
+            }
+            timers.sort();
+            match timers.first() {
+                Some((t, _)) => now = *t,
+                None => break,
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn burst_sends_a_frame_back_to_back() {
+        assert_eq!(send_times(Pacing::Burst, Dur::ZERO, None, 1_000_000_000), vec![0, 0, 0, 0, 0, 0, 40_000_000]);
+    }
+
+    #[test]
+    fn frame_pacing_spreads_datagrams_over_the_frame() {
+        // Frame 0: 6 datagrams over 40 ms; frame 1: 1 datagram over the rest of the period.
+        let t = send_times(Pacing::Frame, Dur::ZERO, None, 1_000_000_000);
+        assert_eq!(t, vec![0, 6_666_666, 13_333_333, 20_000_000, 26_666_666, 33_333_333, 40_000_000]);
+    }
+
+    #[test]
+    fn source_jitter_delays_but_keeps_order() {
+        let base = send_times(Pacing::Frame, Dur::ZERO, None, 1_000_000_000);
+        let j = send_times(Pacing::Frame, Dur::from_millis(5), None, 1_000_000_000);
+        assert_eq!(j.len(), base.len());
+        assert!(j.windows(2).all(|w| w[0] <= w[1]), "order kept: {j:?}");
+        assert!(j.iter().zip(&base).all(|(a, b)| a >= b), "never earlier than nominal");
+        assert_ne!(j, base, "some datagram was delayed");
+    }
+
+    #[test]
+    fn peak_rate_spaces_datagrams() {
+        // 1040 B (1000 B payload + 40 B headers) at 8.32 Mbit/s = 1 ms apart.
+        let t = send_times(Pacing::Burst, Dur::ZERO, Some("8.32Mbps"), 1_000_000_000);
+        assert_eq!(t, vec![0, 1_000_000, 2_000_000, 3_000_000, 4_000_000, 5_000_000, 40_000_000]);
     }
 }

@@ -94,17 +94,17 @@ impl Application for Web {
     }
     fn on_event(&mut self, ev: AppEvent, cx: &mut AppCtx) {
         match ev {
-            AppEvent::Transport(TransportEvent::Acked { total_bytes }) if total_bytes >= self.target && self.target > 0 => {
-                if self.started != SimTime::NEVER {
-                    self.done += 1;
-                    self.total_dl_ns += cx.now.0 - self.started.0;
-                    self.started = SimTime::NEVER;
-                    let think = Dur::from_secs_f64(cx.rng.exponential(self.cfg.think.as_secs_f64()));
-                    if think == Dur::ZERO {
-                        self.next_file(cx);
-                    } else {
-                        cx.wake_kind_at(TimerKind::App, cx.now + think);
-                    }
+            AppEvent::Transport(TransportEvent::Acked { total_bytes })
+                if total_bytes >= self.target && self.target > 0 && self.started != SimTime::NEVER =>
+            {
+                self.done += 1;
+                self.total_dl_ns += cx.now.0 - self.started.0;
+                self.started = SimTime::NEVER;
+                let think = Dur::from_secs_f64(cx.rng.exponential(self.cfg.think.as_secs_f64()));
+                if think == Dur::ZERO {
+                    self.next_file(cx);
+                } else {
+                    cx.wake_kind_at(TimerKind::App, cx.now + think);
                 }
             }
             AppEvent::Timer(_) if cx.now < cx.stop => self.next_file(cx),

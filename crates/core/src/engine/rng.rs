@@ -78,10 +78,30 @@ mod tests {
 
     #[test]
     fn streams_are_keyed_and_reproducible() {
-        let a1: Vec<u64> = (0..4).map({ let mut r = SimRng::stream(1, "a"); move |_| r.next_u64() }).collect();
-        let a2: Vec<u64> = (0..4).map({ let mut r = SimRng::stream(1, "a"); move |_| r.next_u64() }).collect();
-        let b: Vec<u64> = (0..4).map({ let mut r = SimRng::stream(1, "b"); move |_| r.next_u64() }).collect();
-        let a_seed2: Vec<u64> = (0..4).map({ let mut r = SimRng::stream(2, "a"); move |_| r.next_u64() }).collect();
+        let a1: Vec<u64> = (0..4)
+            .map({
+                let mut r = SimRng::stream(1, "a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut r = SimRng::stream(1, "a");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map({
+                let mut r = SimRng::stream(1, "b");
+                move |_| r.next_u64()
+            })
+            .collect();
+        let a_seed2: Vec<u64> = (0..4)
+            .map({
+                let mut r = SimRng::stream(2, "a");
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a1, a2);
         assert_ne!(a1, b);
         assert_ne!(a1, a_seed2);

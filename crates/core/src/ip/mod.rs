@@ -6,5 +6,7 @@
 //!
 //! - [`tfd`]: the Traffic Flow Description option (IPv4 option and IPv6 hop-by-hop option),
 //!   with helpers that place it in an IPv4 options area or an IPv6 Hop-by-Hop Options header.
+//! - [`rsvp`]: RSVP PATH/RESV/PathTear messages (RFC 2205), their sizes and soft-state lifetime.
 
+pub mod rsvp;
 pub mod tfd;

@@ -516,21 +516,13 @@ impl TfdOption {
     ///
     /// `flags` must have D set exactly when `next_data` is [`NextData::Float`], must not have
     /// both B and F, and a float must be finite and non-negative (sign bit clear).
-    pub fn new(
-        flags: TfdFlags,
-        next_data: NextData,
-        next_time_ms: u32,
-    ) -> Result<Self, TfdValueError> {
+    pub fn new(flags: TfdFlags, next_data: NextData, next_time_ms: u32) -> Result<Self, TfdValueError> {
         let flag_d = flags.contains(TfdFlags::DATA_FLOAT);
         if flag_d != matches!(next_data, NextData::Float(_)) {
             return Err(TfdValueError::DataFormatMismatch { flag_d });
         }
         validate(flags, next_data)?;
-        Ok(Self {
-            flags,
-            next_data,
-            next_time_ms,
-        })
+        Ok(Self { flags, next_data, next_time_ms })
     }
 
     /// The Flags field, D included.
@@ -601,12 +593,7 @@ impl TfdOption {
 
 fn write_into(buf: &mut [u8], bytes: &[u8; ENCODED_LEN]) -> Result<usize, TfdEncodeError> {
     let available = buf.len();
-    let dst = buf
-        .get_mut(..ENCODED_LEN)
-        .ok_or(TfdEncodeError::BufferTooSmall {
-            needed: ENCODED_LEN,
-            available,
-        })?;
+    let dst = buf.get_mut(..ENCODED_LEN).ok_or(TfdEncodeError::BufferTooSmall { needed: ENCODED_LEN, available })?;
     dst.copy_from_slice(bytes);
     Ok(ENCODED_LEN)
 }
@@ -623,38 +610,23 @@ pub fn decode_ipv6(buf: &[u8]) -> Result<TfdOption, TfdDecodeError> {
 
 fn decode_with(buf: &[u8], option_type: u8, len: u8) -> Result<TfdOption, TfdDecodeError> {
     if buf.len() < 2 {
-        return Err(TfdDecodeError::Truncated {
-            needed: 2,
-            available: buf.len(),
-        });
+        return Err(TfdDecodeError::Truncated { needed: 2, available: buf.len() });
     }
     if buf[0] != option_type {
-        return Err(TfdDecodeError::WrongType {
-            found: buf[0],
-            expected: option_type,
-        });
+        return Err(TfdDecodeError::WrongType { found: buf[0], expected: option_type });
     }
     if buf[1] != len {
-        return Err(TfdDecodeError::WrongLength {
-            found: buf[1],
-            expected: len,
-        });
+        return Err(TfdDecodeError::WrongLength { found: buf[1], expected: len });
     }
     if buf.len() < ENCODED_LEN {
-        return Err(TfdDecodeError::Truncated {
-            needed: ENCODED_LEN,
-            available: buf.len(),
-        });
+        return Err(TfdDecodeError::Truncated { needed: ENCODED_LEN, available: buf.len() });
     }
     if buf.len() > ENCODED_LEN {
-        return Err(TfdDecodeError::TrailingBytes {
-            extra: buf.len() - ENCODED_LEN,
-        });
+        return Err(TfdDecodeError::TrailingBytes { extra: buf.len() - ENCODED_LEN });
     }
     let raw_flags = u16::from_be_bytes([buf[2], buf[3]]);
-    let flags = TfdFlags::from_bits(raw_flags).ok_or(TfdDecodeError::ReservedBitsSet {
-        bits: raw_flags & TfdFlags::RESERVED_MASK,
-    })?;
+    let flags = TfdFlags::from_bits(raw_flags)
+        .ok_or(TfdDecodeError::ReservedBitsSet { bits: raw_flags & TfdFlags::RESERVED_MASK })?;
     let raw_data = u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]);
     // D selects the representation of Next Data (§III.D).
     let next_data = if flags.contains(TfdFlags::DATA_FLOAT) {
@@ -664,11 +636,7 @@ fn decode_with(buf: &[u8], option_type: u8, len: u8) -> Result<TfdOption, TfdDec
     };
     let next_time_ms = u32::from_be_bytes([buf[8], buf[9], buf[10], buf[11]]);
     validate(flags, next_data)?;
-    Ok(TfdOption {
-        flags,
-        next_data,
-        next_time_ms,
-    })
+    Ok(TfdOption { flags, next_data, next_time_ms })
 }
 
 /// One option found while walking a list.
@@ -693,26 +661,16 @@ fn walk_ipv4(
             IPV4_EOL => return Ok(i),
             IPV4_NOP => i += 1,
             option_type => {
-                let len = *area
-                    .get(i + 1)
-                    .ok_or(OptionListError::MissingLength { offset: i })?;
+                let len = *area.get(i + 1).ok_or(OptionListError::MissingLength { offset: i })?;
                 // RFC 791: the length octet counts the type and length octets.
                 if len < 2 {
                     return Err(OptionListError::LengthTooSmall { offset: i, len });
                 }
                 let len = usize::from(len);
                 if len > area.len() - i {
-                    return Err(OptionListError::Overrun {
-                        offset: i,
-                        needed: len,
-                        available: area.len() - i,
-                    });
+                    return Err(OptionListError::Overrun { offset: i, needed: len, available: area.len() - i });
                 }
-                visit(Walked {
-                    offset: i,
-                    option_type,
-                    len,
-                })?;
+                visit(Walked { offset: i, option_type, len })?;
                 i += len;
             }
         }
@@ -735,24 +693,14 @@ fn walk_ipv6(
             i += 1;
             continue;
         }
-        let data_len = *hdr[..end]
-            .get(i + 1)
-            .ok_or(OptionListError::MissingLength { offset: i })?;
+        let data_len = *hdr[..end].get(i + 1).ok_or(OptionListError::MissingLength { offset: i })?;
         // RFC 8200 §4.2: Opt Data Len excludes the type and length octets.
         let len = 2 + usize::from(data_len);
         if len > end - i {
-            return Err(OptionListError::Overrun {
-                offset: i,
-                needed: len,
-                available: end - i,
-            });
+            return Err(OptionListError::Overrun { offset: i, needed: len, available: end - i });
         }
         if hdr[i] != IPV6_PADN {
-            visit(Walked {
-                offset: i,
-                option_type: hdr[i],
-                len,
-            })?;
+            visit(Walked { offset: i, option_type: hdr[i], len })?;
             last_end = i + len;
         }
         i += len;
@@ -763,18 +711,12 @@ fn walk_ipv6(
 /// Length of a Hop-by-Hop header from its Hdr Ext Len octet, checked against the buffer.
 fn hop_by_hop_len(hdr: &[u8]) -> Result<usize, OptionListError> {
     if hdr.len() < 2 {
-        return Err(OptionListError::HeaderTruncated {
-            needed: 2,
-            available: hdr.len(),
-        });
+        return Err(OptionListError::HeaderTruncated { needed: 2, available: hdr.len() });
     }
     // RFC 8200 §4.3: Hdr Ext Len counts 8-octet units, not including the first 8 octets.
     let total = (usize::from(hdr[1]) + 1) * 8;
     if hdr.len() < total {
-        return Err(OptionListError::HeaderTruncated {
-            needed: total,
-            available: hdr.len(),
-        });
+        return Err(OptionListError::HeaderTruncated { needed: total, available: hdr.len() });
     }
     Ok(total)
 }
@@ -793,11 +735,8 @@ fn tfd_visitor<'a>(
         if found.is_some() {
             return Err(OptionListError::DuplicateTfd { offset: w.offset });
         }
-        let opt =
-            decode(&bytes[w.offset..w.offset + w.len]).map_err(|source| OptionListError::Tfd {
-                offset: w.offset,
-                source,
-            })?;
+        let opt = decode(&bytes[w.offset..w.offset + w.len])
+            .map_err(|source| OptionListError::Tfd { offset: w.offset, source })?;
         *found = Some((w.offset, opt));
         Ok(())
     }
@@ -811,10 +750,7 @@ fn tfd_visitor<'a>(
 /// other RFC 4727 experiments with the same number.
 pub fn find_in_ipv4_options(area: &[u8]) -> Result<Option<(usize, TfdOption)>, OptionListError> {
     let mut found = None;
-    walk_ipv4(
-        area,
-        tfd_visitor(area, IPV4_OPTION_TYPE, decode_ipv4, &mut found),
-    )?;
+    walk_ipv4(area, tfd_visitor(area, IPV4_OPTION_TYPE, decode_ipv4, &mut found))?;
     Ok(found)
 }
 
@@ -823,24 +759,15 @@ pub fn find_in_ipv4_options(area: &[u8]) -> Result<Option<(usize, TfdOption)>, O
 /// The list is cut at End of Option List (what follows is padding, RFC 791 §3.1), the option
 /// appended, and the area padded with zero octets (EOL) to a multiple of 4, as the IHL field
 /// counts 32-bit words. On error `area` is left unchanged.
-pub fn append_to_ipv4_options(
-    area: &mut Vec<u8>,
-    opt: &TfdOption,
-) -> Result<usize, TfdAppendError> {
+pub fn append_to_ipv4_options(area: &mut Vec<u8>, opt: &TfdOption) -> Result<usize, TfdAppendError> {
     let mut found = None;
-    let list_end = walk_ipv4(
-        area,
-        tfd_visitor(area, IPV4_OPTION_TYPE, decode_ipv4, &mut found),
-    )?;
+    let list_end = walk_ipv4(area, tfd_visitor(area, IPV4_OPTION_TYPE, decode_ipv4, &mut found))?;
     if let Some((offset, _)) = found {
         return Err(TfdAppendError::AlreadyPresent { offset });
     }
     let needed = (list_end + ENCODED_LEN).next_multiple_of(4);
     if needed > IPV4_MAX_OPTIONS_LEN {
-        return Err(TfdAppendError::NoRoom {
-            needed,
-            limit: IPV4_MAX_OPTIONS_LEN,
-        });
+        return Err(TfdAppendError::NoRoom { needed, limit: IPV4_MAX_OPTIONS_LEN });
     }
     area.truncate(list_end);
     area.extend_from_slice(&opt.ipv4_bytes());
@@ -851,8 +778,7 @@ pub fn append_to_ipv4_options(
 /// An IPv4 options area holding only `opt`: 12 octets, already a multiple of 4.
 pub fn ipv4_options_area(opt: &TfdOption) -> Vec<u8> {
     let mut area = Vec::with_capacity(ENCODED_LEN);
-    append_to_ipv4_options(&mut area, opt)
-        .expect("an empty options area has room for one 12-octet option");
+    append_to_ipv4_options(&mut area, opt).expect("an empty options area has room for one 12-octet option");
     area
 }
 
@@ -864,11 +790,7 @@ pub fn ipv4_options_area(opt: &TfdOption) -> Vec<u8> {
 pub fn find_in_ipv6_hop_by_hop(hdr: &[u8]) -> Result<Option<(usize, TfdOption)>, OptionListError> {
     let end = hop_by_hop_len(hdr)?;
     let mut found = None;
-    walk_ipv6(
-        hdr,
-        end,
-        tfd_visitor(hdr, IPV6_OPTION_TYPE, decode_ipv6, &mut found),
-    )?;
+    walk_ipv6(hdr, end, tfd_visitor(hdr, IPV6_OPTION_TYPE, decode_ipv6, &mut found))?;
     Ok(found)
 }
 
@@ -878,39 +800,26 @@ pub fn find_in_ipv6_hop_by_hop(hdr: &[u8]) -> Result<Option<(usize, TfdOption)>,
 /// placed at a multiple of 4 from the header start (our alignment choice, "4n" in RFC 8200
 /// §4.2 notation, so that Next Data and Next Time are 32-bit aligned), the header padded to a
 /// multiple of 8 octets, and Hdr Ext Len updated. On error `hdr` is left unchanged.
-pub fn append_to_ipv6_hop_by_hop(
-    hdr: &mut Vec<u8>,
-    opt: &TfdOption,
-) -> Result<usize, TfdAppendError> {
+pub fn append_to_ipv6_hop_by_hop(hdr: &mut Vec<u8>, opt: &TfdOption) -> Result<usize, TfdAppendError> {
     let end = hop_by_hop_len(hdr)?;
     if hdr.len() > end {
-        return Err(TfdAppendError::TrailingBytes {
-            extra: hdr.len() - end,
-        });
+        return Err(TfdAppendError::TrailingBytes { extra: hdr.len() - end });
     }
     let mut found = None;
-    let last_end = walk_ipv6(
-        hdr,
-        end,
-        tfd_visitor(hdr, IPV6_OPTION_TYPE, decode_ipv6, &mut found),
-    )?;
+    let last_end = walk_ipv6(hdr, end, tfd_visitor(hdr, IPV6_OPTION_TYPE, decode_ipv6, &mut found))?;
     if let Some((offset, _)) = found {
         return Err(TfdAppendError::AlreadyPresent { offset });
     }
     let offset = last_end.next_multiple_of(4);
     let needed = (offset + ENCODED_LEN).next_multiple_of(8);
     if needed > IPV6_MAX_HOP_BY_HOP_LEN {
-        return Err(TfdAppendError::NoRoom {
-            needed,
-            limit: IPV6_MAX_HOP_BY_HOP_LEN,
-        });
+        return Err(TfdAppendError::NoRoom { needed, limit: IPV6_MAX_HOP_BY_HOP_LEN });
     }
     hdr.truncate(last_end);
     push_ipv6_padding(hdr, offset - last_end);
     hdr.extend_from_slice(&opt.ipv6_bytes());
     push_ipv6_padding(hdr, needed - hdr.len());
-    hdr[1] = u8::try_from(needed / 8 - 1)
-        .expect("needed <= 2048 octets, so at most 255 units after the first");
+    hdr[1] = u8::try_from(needed / 8 - 1).expect("needed <= 2048 octets, so at most 255 units after the first");
     Ok(offset)
 }
 
@@ -919,8 +828,7 @@ pub fn append_to_ipv6_hop_by_hop(
 pub fn ipv6_hop_by_hop(next_header: u8, opt: &TfdOption) -> Vec<u8> {
     // The smallest valid header: 2 octets, then PadN covering the other 6.
     let mut hdr = vec![next_header, 0, IPV6_PADN, 4, 0, 0, 0, 0];
-    append_to_ipv6_hop_by_hop(&mut hdr, opt)
-        .expect("a header of padding only has room for one option");
+    append_to_ipv6_hop_by_hop(&mut hdr, opt).expect("a header of padding only has room for one option");
     hdr
 }
 
@@ -948,21 +856,13 @@ mod tests {
 
     /// The paper's setting: a video described by its encoder, 1.5 MB in the next 300 ms.
     fn video() -> TfdOption {
-        opt(
-            TfdFlags::LARGE | TfdFlags::STREAM,
-            NextData::Bytes(1_500_000),
-            300,
-        )
+        opt(TfdFlags::LARGE | TfdFlags::STREAM, NextData::Bytes(1_500_000), 300)
     }
 
     // Vectors written from the layout in the module docs, not from the encoder:
     // L|S = 0x0800|0x0400 = 0x0C00; 1_500_000 = 0x0016_E360; 300 = 0x0000_012C.
-    const VIDEO_V4: [u8; 12] = [
-        0x9E, 0x0C, 0x0C, 0x00, 0x00, 0x16, 0xE3, 0x60, 0x00, 0x00, 0x01, 0x2C,
-    ];
-    const VIDEO_V6: [u8; 12] = [
-        0x1E, 0x0A, 0x0C, 0x00, 0x00, 0x16, 0xE3, 0x60, 0x00, 0x00, 0x01, 0x2C,
-    ];
+    const VIDEO_V4: [u8; 12] = [0x9E, 0x0C, 0x0C, 0x00, 0x00, 0x16, 0xE3, 0x60, 0x00, 0x00, 0x01, 0x2C];
+    const VIDEO_V6: [u8; 12] = [0x1E, 0x0A, 0x0C, 0x00, 0x00, 0x16, 0xE3, 0x60, 0x00, 0x00, 0x01, 0x2C];
 
     #[test]
     fn type_octets_follow_the_rfc_bit_layout() {
@@ -998,22 +898,13 @@ mod tests {
         assert_eq!(TfdFlags::RESERVED_MASK, 0x01FF);
         assert_eq!(TfdFlags::from_bits(0x0100), None);
         assert_eq!(TfdFlags::from_bits(0x0001), None);
-        assert_eq!(
-            TfdFlags::from_bits(0x0600),
-            Some(TfdFlags::STREAM | TfdFlags::ELASTIC)
-        );
+        assert_eq!(TfdFlags::from_bits(0x0600), Some(TfdFlags::STREAM | TfdFlags::ELASTIC));
     }
 
     #[test]
     fn flags_debug_names_the_set_flags() {
         assert_eq!(format!("{:?}", TfdFlags::empty()), "TfdFlags(empty)");
-        assert_eq!(
-            format!(
-                "{:?}",
-                TfdFlags::BUFFER | TfdFlags::STREAM | TfdFlags::LARGE
-            ),
-            "TfdFlags(B | L | S)"
-        );
+        assert_eq!(format!("{:?}", TfdFlags::BUFFER | TfdFlags::STREAM | TfdFlags::LARGE), "TfdFlags(B | L | S)");
         let mut f = TfdFlags::FORECAST;
         f |= TfdFlags::DATA_FLOAT;
         assert!(f.contains(TfdFlags::DATA_FLOAT) && !f.contains(TfdFlags::BUFFER));
@@ -1031,14 +922,8 @@ mod tests {
 
     #[test]
     fn buffer_maximum_all_ones_vector() {
-        let o = opt(
-            TfdFlags::BUFFER | TfdFlags::MAXIMUM,
-            NextData::Bytes(u32::MAX),
-            u32::MAX,
-        );
-        let v4 = [
-            0x9E, 0x0C, 0x90, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-        ];
+        let o = opt(TfdFlags::BUFFER | TfdFlags::MAXIMUM, NextData::Bytes(u32::MAX), u32::MAX);
+        let v4 = [0x9E, 0x0C, 0x90, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF];
         assert_eq!(o.ipv4_bytes(), v4);
         assert_eq!(decode_ipv4(&v4), Ok(o));
         assert_eq!(o.source(), KnowledgeSource::Buffer);
@@ -1049,14 +934,8 @@ mod tests {
         // F|D|E = 0x4000|0x2000|0x0200 = 0x6200. 1.5e6 = 1.430511474609375 × 2^20:
         // sign 0, exponent 20 + 127 = 0x93, fraction 0x16E360 without its leading 1, shifted
         // left by 3 → 0x49B7_1B00. 40 ms = 0x28.
-        let o = opt(
-            TfdFlags::FORECAST | TfdFlags::DATA_FLOAT | TfdFlags::ELASTIC,
-            NextData::Float(1.5e6),
-            40,
-        );
-        let v6 = [
-            0x1E, 0x0A, 0x62, 0x00, 0x49, 0xB7, 0x1B, 0x00, 0x00, 0x00, 0x00, 0x28,
-        ];
+        let o = opt(TfdFlags::FORECAST | TfdFlags::DATA_FLOAT | TfdFlags::ELASTIC, NextData::Float(1.5e6), 40);
+        let v6 = [0x1E, 0x0A, 0x62, 0x00, 0x49, 0xB7, 0x1B, 0x00, 0x00, 0x00, 0x00, 0x28];
         assert_eq!(o.ipv6_bytes(), v6);
         assert_eq!(decode_ipv6(&v6), Ok(o));
         assert_eq!(o.source(), KnowledgeSource::Forecast);
@@ -1073,11 +952,7 @@ mod tests {
     #[test]
     fn float_edge_values_decode() {
         // +0.0, the smallest subnormal, and f32::MAX are valid.
-        for (bits, value) in [
-            (0x0000_0000u32, 0.0f32),
-            (0x0000_0001, f32::from_bits(1)),
-            (0x7F7F_FFFF, f32::MAX),
-        ] {
+        for (bits, value) in [(0x0000_0000u32, 0.0f32), (0x0000_0001, f32::from_bits(1)), (0x7F7F_FFFF, f32::MAX)] {
             let mut b = [0x9E, 0x0C, 0x20, 0x00, 0, 0, 0, 0, 0, 0, 0, 1];
             b[4..8].copy_from_slice(&bits.to_be_bytes());
             let o = decode_ipv4(&b).expect("valid float");
@@ -1103,20 +978,8 @@ mod tests {
         assert_eq!(video().encode_ipv6(&mut buf[..12]), Ok(12));
         assert_eq!(buf[..12], VIDEO_V6);
         let mut short = [0u8; 11];
-        assert_eq!(
-            video().encode_ipv4(&mut short),
-            Err(TfdEncodeError::BufferTooSmall {
-                needed: 12,
-                available: 11
-            })
-        );
-        assert_eq!(
-            video().encode_ipv6(&mut short),
-            Err(TfdEncodeError::BufferTooSmall {
-                needed: 12,
-                available: 11
-            })
-        );
+        assert_eq!(video().encode_ipv4(&mut short), Err(TfdEncodeError::BufferTooSmall { needed: 12, available: 11 }));
+        assert_eq!(video().encode_ipv6(&mut short), Err(TfdEncodeError::BufferTooSmall { needed: 12, available: 11 }));
         assert_eq!(short, [0u8; 11], "a failed encode writes nothing");
     }
 
@@ -1124,10 +987,7 @@ mod tests {
     fn new_rejects_invalid_values() {
         use TfdValueError as E;
         let bf = TfdFlags::BUFFER | TfdFlags::FORECAST;
-        assert_eq!(
-            TfdOption::new(bf, NextData::Bytes(1), 1),
-            Err(E::BothBufferAndForecast)
-        );
+        assert_eq!(TfdOption::new(bf, NextData::Bytes(1), 1), Err(E::BothBufferAndForecast));
         assert_eq!(
             TfdOption::new(TfdFlags::empty(), NextData::Float(1.0), 1),
             Err(E::DataFormatMismatch { flag_d: false })
@@ -1137,36 +997,15 @@ mod tests {
             Err(E::DataFormatMismatch { flag_d: true })
         );
         let d = TfdFlags::DATA_FLOAT;
-        assert_eq!(
-            TfdOption::new(d, NextData::Float(f32::NAN), 1),
-            Err(E::FloatNaN)
-        );
-        assert_eq!(
-            TfdOption::new(d, NextData::Float(-f32::NAN), 1),
-            Err(E::FloatNaN)
-        );
-        assert_eq!(
-            TfdOption::new(d, NextData::Float(f32::INFINITY), 1),
-            Err(E::FloatInfinite)
-        );
-        assert_eq!(
-            TfdOption::new(d, NextData::Float(f32::NEG_INFINITY), 1),
-            Err(E::FloatInfinite)
-        );
-        assert_eq!(
-            TfdOption::new(d, NextData::Float(-1.0), 1),
-            Err(E::NegativeFloat { value: -1.0 })
-        );
+        assert_eq!(TfdOption::new(d, NextData::Float(f32::NAN), 1), Err(E::FloatNaN));
+        assert_eq!(TfdOption::new(d, NextData::Float(-f32::NAN), 1), Err(E::FloatNaN));
+        assert_eq!(TfdOption::new(d, NextData::Float(f32::INFINITY), 1), Err(E::FloatInfinite));
+        assert_eq!(TfdOption::new(d, NextData::Float(f32::NEG_INFINITY), 1), Err(E::FloatInfinite));
+        assert_eq!(TfdOption::new(d, NextData::Float(-1.0), 1), Err(E::NegativeFloat { value: -1.0 }));
         let neg_zero = TfdOption::new(d, NextData::Float(-0.0), 1);
-        assert!(
-            matches!(neg_zero, Err(E::NegativeFloat { value }) if value.to_bits() == 0x8000_0000),
-            "{neg_zero:?}"
-        );
+        assert!(matches!(neg_zero, Err(E::NegativeFloat { value }) if value.to_bits() == 0x8000_0000), "{neg_zero:?}");
         // Messages name the problem.
-        assert_eq!(
-            E::DataFormatMismatch { flag_d: true }.to_string(),
-            "flag D is set but Next Data is an integer"
-        );
+        assert_eq!(E::DataFormatMismatch { flag_d: true }.to_string(), "flag D is set but Next Data is an integer");
     }
 
     /// `VIDEO_V4` with one octet replaced.
@@ -1179,90 +1018,30 @@ mod tests {
     #[test]
     fn decode_rejects_wrong_type() {
         use TfdDecodeError as E;
-        assert_eq!(
-            decode_ipv4(&VIDEO_V6),
-            Err(E::WrongType {
-                found: 0x1E,
-                expected: 0x9E
-            })
-        );
-        assert_eq!(
-            decode_ipv6(&VIDEO_V4),
-            Err(E::WrongType {
-                found: 0x9E,
-                expected: 0x1E
-            })
-        );
+        assert_eq!(decode_ipv4(&VIDEO_V6), Err(E::WrongType { found: 0x1E, expected: 0x9E }));
+        assert_eq!(decode_ipv6(&VIDEO_V4), Err(E::WrongType { found: 0x9E, expected: 0x1E }));
         // Same number, other copy/class bits: another experiment, not TFD.
-        assert_eq!(
-            decode_ipv4(&v4_with(0, 0xDE)),
-            Err(E::WrongType {
-                found: 0xDE,
-                expected: 0x9E
-            })
-        );
+        assert_eq!(decode_ipv4(&v4_with(0, 0xDE)), Err(E::WrongType { found: 0xDE, expected: 0x9E }));
     }
 
     #[test]
     fn decode_rejects_wrong_length_octet() {
         use TfdDecodeError as E;
         // IPv4 Len counts type and length; IPv6 Opt Data Len does not: the other's value fails.
-        assert_eq!(
-            decode_ipv4(&v4_with(1, 10)),
-            Err(E::WrongLength {
-                found: 10,
-                expected: 12
-            })
-        );
+        assert_eq!(decode_ipv4(&v4_with(1, 10)), Err(E::WrongLength { found: 10, expected: 12 }));
         let mut v6 = VIDEO_V6;
         v6[1] = 12;
-        assert_eq!(
-            decode_ipv6(&v6),
-            Err(E::WrongLength {
-                found: 12,
-                expected: 10
-            })
-        );
-        assert_eq!(
-            decode_ipv4(&v4_with(1, 0)),
-            Err(E::WrongLength {
-                found: 0,
-                expected: 12
-            })
-        );
+        assert_eq!(decode_ipv6(&v6), Err(E::WrongLength { found: 12, expected: 10 }));
+        assert_eq!(decode_ipv4(&v4_with(1, 0)), Err(E::WrongLength { found: 0, expected: 12 }));
     }
 
     #[test]
     fn decode_rejects_truncated_and_trailing() {
         use TfdDecodeError as E;
-        assert_eq!(
-            decode_ipv4(&[]),
-            Err(E::Truncated {
-                needed: 2,
-                available: 0
-            })
-        );
-        assert_eq!(
-            decode_ipv6(&[0x1E]),
-            Err(E::Truncated {
-                needed: 2,
-                available: 1
-            })
-        );
-        assert_eq!(
-            decode_ipv4(&VIDEO_V4[..11]),
-            Err(E::Truncated {
-                needed: 12,
-                available: 11
-            })
-        );
-        assert_eq!(
-            decode_ipv6(&VIDEO_V6[..2]),
-            Err(E::Truncated {
-                needed: 12,
-                available: 2
-            })
-        );
+        assert_eq!(decode_ipv4(&[]), Err(E::Truncated { needed: 2, available: 0 }));
+        assert_eq!(decode_ipv6(&[0x1E]), Err(E::Truncated { needed: 2, available: 1 }));
+        assert_eq!(decode_ipv4(&VIDEO_V4[..11]), Err(E::Truncated { needed: 12, available: 11 }));
+        assert_eq!(decode_ipv6(&VIDEO_V6[..2]), Err(E::Truncated { needed: 12, available: 2 }));
         let mut long = VIDEO_V4.to_vec();
         long.extend_from_slice(&[0, 0]);
         assert_eq!(decode_ipv4(&long), Err(E::TrailingBytes { extra: 2 }));
@@ -1274,27 +1053,17 @@ mod tests {
             let reserved = 1u16 << bit;
             let mut b = VIDEO_V4;
             b[2..4].copy_from_slice(&(0x0C00 | reserved).to_be_bytes());
-            assert_eq!(
-                decode_ipv4(&b),
-                Err(TfdDecodeError::ReservedBitsSet { bits: reserved }),
-                "bit {bit}"
-            );
+            assert_eq!(decode_ipv4(&b), Err(TfdDecodeError::ReservedBitsSet { bits: reserved }), "bit {bit}");
         }
         // Reserved bits are reported before B+F.
         let mut b = VIDEO_V4;
         b[2..4].copy_from_slice(&0xC1FFu16.to_be_bytes());
-        assert_eq!(
-            decode_ipv4(&b),
-            Err(TfdDecodeError::ReservedBitsSet { bits: 0x01FF })
-        );
+        assert_eq!(decode_ipv4(&b), Err(TfdDecodeError::ReservedBitsSet { bits: 0x01FF }));
     }
 
     #[test]
     fn decode_rejects_buffer_and_forecast() {
-        assert_eq!(
-            decode_ipv4(&v4_with(2, 0xC0)),
-            Err(TfdDecodeError::BothBufferAndForecast)
-        );
+        assert_eq!(decode_ipv4(&v4_with(2, 0xC0)), Err(TfdDecodeError::BothBufferAndForecast));
         let mut v6 = VIDEO_V6;
         v6[2] = 0xFE; // every defined flag
         assert_eq!(decode_ipv6(&v6), Err(TfdDecodeError::BothBufferAndForecast));
@@ -1310,45 +1079,25 @@ mod tests {
             decode_ipv4(&b)
         };
         assert_eq!(with_float(0x7FC0_0000), Err(E::FloatNaN));
-        assert_eq!(
-            with_float(0xFFC0_0001),
-            Err(E::FloatNaN),
-            "negative NaN is NaN"
-        );
+        assert_eq!(with_float(0xFFC0_0001), Err(E::FloatNaN), "negative NaN is NaN");
         assert_eq!(with_float(0x7F80_0001), Err(E::FloatNaN), "signalling NaN");
         assert_eq!(with_float(0x7F80_0000), Err(E::FloatInfinite));
         assert_eq!(with_float(0xFF80_0000), Err(E::FloatInfinite));
-        assert_eq!(
-            with_float(0xBF80_0000),
-            Err(E::NegativeFloat { value: -1.0 })
-        );
-        assert!(
-            matches!(with_float(0x8000_0000), Err(E::NegativeFloat { .. })),
-            "-0.0"
-        );
+        assert_eq!(with_float(0xBF80_0000), Err(E::NegativeFloat { value: -1.0 }));
+        assert!(matches!(with_float(0x8000_0000), Err(E::NegativeFloat { .. })), "-0.0");
         // Without D the same bits are just a large integer.
         let mut b = VIDEO_V4;
         b[4..8].copy_from_slice(&0x7FC0_0000u32.to_be_bytes());
-        assert_eq!(
-            decode_ipv4(&b).map(|o| o.next_data()),
-            Ok(NextData::Bytes(0x7FC0_0000))
-        );
+        assert_eq!(decode_ipv4(&b).map(|o| o.next_data()), Ok(NextData::Bytes(0x7FC0_0000)));
     }
 
     #[test]
     fn decode_error_messages() {
         assert_eq!(
-            TfdDecodeError::WrongType {
-                found: 0x1E,
-                expected: 0x9E
-            }
-            .to_string(),
+            TfdDecodeError::WrongType { found: 0x1E, expected: 0x9E }.to_string(),
             "option type 0x1e is not the TFD option (0x9e)"
         );
-        assert_eq!(
-            TfdDecodeError::ReservedBitsSet { bits: 0x0100 }.to_string(),
-            "reserved flag bits 0x0100 are set"
-        );
+        assert_eq!(TfdDecodeError::ReservedBitsSet { bits: 0x0100 }.to_string(), "reserved flag bits 0x0100 are set");
     }
 
     // ---- IPv4 options area ----
@@ -1378,10 +1127,7 @@ mod tests {
         assert_eq!(append_to_ipv4_options(&mut area, &video()), Ok(4));
         let mut expected = vec![0x94, 0x04, 0x00, 0x00];
         expected.extend_from_slice(&VIDEO_V4);
-        assert_eq!(
-            area, expected,
-            "16 octets, already a multiple of 4: no EOL needed"
-        );
+        assert_eq!(area, expected, "16 octets, already a multiple of 4: no EOL needed");
     }
 
     #[test]
@@ -1398,78 +1144,43 @@ mod tests {
     #[test]
     fn ipv4_list_errors() {
         use OptionListError as E;
-        assert_eq!(
-            find_in_ipv4_options(&[0x01, 0x94]),
-            Err(E::MissingLength { offset: 1 })
-        );
-        assert_eq!(
-            find_in_ipv4_options(&[0x94, 0x01, 0x00, 0x00]),
-            Err(E::LengthTooSmall { offset: 0, len: 1 })
-        );
+        assert_eq!(find_in_ipv4_options(&[0x01, 0x94]), Err(E::MissingLength { offset: 1 }));
+        assert_eq!(find_in_ipv4_options(&[0x94, 0x01, 0x00, 0x00]), Err(E::LengthTooSmall { offset: 0, len: 1 }));
         assert_eq!(
             find_in_ipv4_options(&[0x94, 0x06, 0x00, 0x00]),
-            Err(E::Overrun {
-                offset: 0,
-                needed: 6,
-                available: 4
-            })
+            Err(E::Overrun { offset: 0, needed: 6, available: 4 })
         );
         // Boundaries: an option ending exactly at the end fits; one octet more overruns.
         assert_eq!(find_in_ipv4_options(&[0x94, 0x04, 0x00, 0x00]), Ok(None));
         assert_eq!(
             find_in_ipv4_options(&[0x94, 0x05, 0x00, 0x00]),
-            Err(E::Overrun {
-                offset: 0,
-                needed: 5,
-                available: 4
-            })
+            Err(E::Overrun { offset: 0, needed: 5, available: 4 })
         );
         let mut two = VIDEO_V4.to_vec();
         two.extend_from_slice(&VIDEO_V4);
-        assert_eq!(
-            find_in_ipv4_options(&two),
-            Err(E::DuplicateTfd { offset: 12 })
-        );
+        assert_eq!(find_in_ipv4_options(&two), Err(E::DuplicateTfd { offset: 12 }));
         let mut bad = VIDEO_V4.to_vec();
         bad[2] = 0xC0;
         assert_eq!(
             find_in_ipv4_options(&bad),
-            Err(E::Tfd {
-                offset: 0,
-                source: TfdDecodeError::BothBufferAndForecast
-            })
+            Err(E::Tfd { offset: 0, source: TfdDecodeError::BothBufferAndForecast })
         );
         // A TFD type octet with the IPv6 length is caught by the walker as too short for TFD.
         let short = [0x9E, 0x0A, 0x0C, 0x00, 0, 0, 0, 0, 0, 0];
         assert_eq!(
             find_in_ipv4_options(&short),
-            Err(E::Tfd {
-                offset: 0,
-                source: TfdDecodeError::WrongLength {
-                    found: 10,
-                    expected: 12
-                }
-            })
+            Err(E::Tfd { offset: 0, source: TfdDecodeError::WrongLength { found: 10, expected: 12 } })
         );
     }
 
     #[test]
     fn ipv4_append_errors_leave_area_unchanged() {
         let mut present = ipv4_options_area(&video());
-        assert_eq!(
-            append_to_ipv4_options(&mut present, &video()),
-            Err(TfdAppendError::AlreadyPresent { offset: 0 })
-        );
+        assert_eq!(append_to_ipv4_options(&mut present, &video()), Err(TfdAppendError::AlreadyPresent { offset: 0 }));
         assert_eq!(present, VIDEO_V4);
 
         let mut full = vec![IPV4_NOP; 29];
-        assert_eq!(
-            append_to_ipv4_options(&mut full, &video()),
-            Err(TfdAppendError::NoRoom {
-                needed: 44,
-                limit: 40
-            })
-        );
+        assert_eq!(append_to_ipv4_options(&mut full, &video()), Err(TfdAppendError::NoRoom { needed: 44, limit: 40 }));
         assert_eq!(full, vec![IPV4_NOP; 29]);
         let mut just_fits = vec![IPV4_NOP; 28];
         assert_eq!(append_to_ipv4_options(&mut just_fits, &video()), Ok(28));
@@ -1478,11 +1189,7 @@ mod tests {
         let mut broken = vec![0x94, 0x09];
         assert_eq!(
             append_to_ipv4_options(&mut broken, &video()),
-            Err(TfdAppendError::List(OptionListError::Overrun {
-                offset: 0,
-                needed: 9,
-                available: 2
-            }))
+            Err(TfdAppendError::List(OptionListError::Overrun { offset: 0, needed: 9, available: 2 }))
         );
         assert_eq!(broken, [0x94, 0x09]);
     }
@@ -1528,74 +1235,39 @@ mod tests {
         packet.extend_from_slice(&VIDEO_V6);
         assert_eq!(find_in_ipv6_hop_by_hop(&packet), Ok(Some((4, video()))));
         // A header of padding only.
-        assert_eq!(
-            find_in_ipv6_hop_by_hop(&[17, 0, 0, 0, 0, 0, 0, 0]),
-            Ok(None)
-        );
-        assert_eq!(
-            find_in_ipv6_hop_by_hop(&[17, 0, 1, 4, 0, 0, 0, 0]),
-            Ok(None)
-        );
+        assert_eq!(find_in_ipv6_hop_by_hop(&[17, 0, 0, 0, 0, 0, 0, 0]), Ok(None));
+        assert_eq!(find_in_ipv6_hop_by_hop(&[17, 0, 1, 4, 0, 0, 0, 0]), Ok(None));
     }
 
     #[test]
     fn ipv6_list_errors() {
         use OptionListError as E;
-        assert_eq!(
-            find_in_ipv6_hop_by_hop(&[17]),
-            Err(E::HeaderTruncated {
-                needed: 2,
-                available: 1
-            })
-        );
+        assert_eq!(find_in_ipv6_hop_by_hop(&[17]), Err(E::HeaderTruncated { needed: 2, available: 1 }));
         assert_eq!(
             find_in_ipv6_hop_by_hop(&[17, 1, 0, 0, 0, 0, 0, 0]),
-            Err(E::HeaderTruncated {
-                needed: 16,
-                available: 8
-            })
+            Err(E::HeaderTruncated { needed: 16, available: 8 })
         );
-        assert_eq!(
-            find_in_ipv6_hop_by_hop(&[17, 0, 0, 0, 0, 0, 0, 0x05]),
-            Err(E::MissingLength { offset: 7 })
-        );
+        assert_eq!(find_in_ipv6_hop_by_hop(&[17, 0, 0, 0, 0, 0, 0, 0x05]), Err(E::MissingLength { offset: 7 }));
         assert_eq!(
             find_in_ipv6_hop_by_hop(&[17, 0, 0x01, 0x05, 0, 0, 0, 0]),
-            Err(E::Overrun {
-                offset: 2,
-                needed: 7,
-                available: 6
-            })
+            Err(E::Overrun { offset: 2, needed: 7, available: 6 })
         );
         // Boundaries: a PadN ending exactly at the header's end fits; one octet more overruns.
-        assert_eq!(
-            find_in_ipv6_hop_by_hop(&[17, 0, 0x01, 0x04, 0, 0, 0, 0]),
-            Ok(None)
-        );
+        assert_eq!(find_in_ipv6_hop_by_hop(&[17, 0, 0x01, 0x04, 0, 0, 0, 0]), Ok(None));
         assert_eq!(
             find_in_ipv6_hop_by_hop(&[17, 0, 0x07, 0x05, 0, 0, 0, 0, 0xEE]),
-            Err(E::Overrun {
-                offset: 2,
-                needed: 7,
-                available: 6
-            })
+            Err(E::Overrun { offset: 2, needed: 7, available: 6 })
         );
         let mut two = ipv6_hop_by_hop(17, &video());
         two[1] = 3;
         two.extend_from_slice(&[0x01, 0x02, 0, 0]);
         two.extend_from_slice(&VIDEO_V6);
-        assert_eq!(
-            find_in_ipv6_hop_by_hop(&two),
-            Err(E::DuplicateTfd { offset: 20 })
-        );
+        assert_eq!(find_in_ipv6_hop_by_hop(&two), Err(E::DuplicateTfd { offset: 20 }));
         let mut bad = ipv6_hop_by_hop(17, &video());
         bad[7] = 0x01; // a reserved flag bit
         assert_eq!(
             find_in_ipv6_hop_by_hop(&bad),
-            Err(E::Tfd {
-                offset: 4,
-                source: TfdDecodeError::ReservedBitsSet { bits: 1 }
-            })
+            Err(E::Tfd { offset: 4, source: TfdDecodeError::ReservedBitsSet { bits: 1 } })
         );
     }
 
@@ -1610,17 +1282,11 @@ mod tests {
         assert_eq!(present, before);
 
         let mut trailing = vec![17, 0, 0, 0, 0, 0, 0, 0, 0xFF];
-        assert_eq!(
-            append_to_ipv6_hop_by_hop(&mut trailing, &video()),
-            Err(TfdAppendError::TrailingBytes { extra: 1 })
-        );
+        assert_eq!(append_to_ipv6_hop_by_hop(&mut trailing, &video()), Err(TfdAppendError::TrailingBytes { extra: 1 }));
         let mut short = vec![17, 1, 0, 0];
         assert_eq!(
             append_to_ipv6_hop_by_hop(&mut short, &video()),
-            Err(TfdAppendError::List(OptionListError::HeaderTruncated {
-                needed: 16,
-                available: 4
-            }))
+            Err(TfdAppendError::List(OptionListError::HeaderTruncated { needed: 16, available: 4 }))
         );
 
         // Largest header (2048 octets) whose last option ends at 2040: no room left.
@@ -1638,10 +1304,7 @@ mod tests {
         let before = full.clone();
         assert_eq!(
             append_to_ipv6_hop_by_hop(&mut full, &video()),
-            Err(TfdAppendError::NoRoom {
-                needed: 2056,
-                limit: 2048
-            })
+            Err(TfdAppendError::NoRoom { needed: 2056, limit: 2048 })
         );
         assert_eq!(full, before);
     }
@@ -1675,24 +1338,16 @@ mod tests {
     /// Bytes near the option: a valid encoding with a few octets overwritten, then cut or
     /// extended, so that mutations reach the checks past type and length.
     fn arb_near_option() -> impl Strategy<Value = Vec<u8>> {
-        (
-            arb_option(),
-            any::<bool>(),
-            proptest::collection::vec((0usize..12, any::<u8>()), 0..4),
-            0usize..15,
-        )
-            .prop_map(|(o, v6, edits, len)| {
-                let mut b = if v6 {
-                    o.ipv6_bytes().to_vec()
-                } else {
-                    o.ipv4_bytes().to_vec()
-                };
+        (arb_option(), any::<bool>(), proptest::collection::vec((0usize..12, any::<u8>()), 0..4), 0usize..15).prop_map(
+            |(o, v6, edits, len)| {
+                let mut b = if v6 { o.ipv6_bytes().to_vec() } else { o.ipv4_bytes().to_vec() };
                 for (i, x) in edits {
                     b[i] = x;
                 }
                 b.resize(len, 0);
                 b
-            })
+            },
+        )
     }
 
     /// A well-formed IPv4 options list without TFD: NOPs and other options, maybe an EOL and
@@ -1705,16 +1360,13 @@ mod tests {
     fn arb_ipv4_list_with_end() -> impl Strategy<Value = (Vec<u8>, usize)> {
         let item = prop_oneof![
             Just(vec![IPV4_NOP]),
-            (2u8..=255, proptest::collection::vec(any::<u8>(), 0..6)).prop_filter_map(
-                "not TFD",
-                |(t, data)| {
-                    (t != IPV4_OPTION_TYPE).then(|| {
-                        let mut v = vec![t, data.len() as u8 + 2];
-                        v.extend_from_slice(&data);
-                        v
-                    })
-                }
-            ),
+            (2u8..=255, proptest::collection::vec(any::<u8>(), 0..6)).prop_filter_map("not TFD", |(t, data)| {
+                (t != IPV4_OPTION_TYPE).then(|| {
+                    let mut v = vec![t, data.len() as u8 + 2];
+                    v.extend_from_slice(&data);
+                    v
+                })
+            }),
         ];
         (proptest::collection::vec(item, 0..6), 0usize..4).prop_map(|(items, eol_pad)| {
             let mut area: Vec<u8> = items.concat();

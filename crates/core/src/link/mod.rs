@@ -160,6 +160,21 @@ impl Port {
         }
     }
 
+    /// Signalling at the node that owns this port asks its discipline for a reservation.
+    pub fn reserve(&mut self, req: &crate::queue::Reservation, now: SimTime) {
+        self.qdisc.reserve(req, now);
+    }
+
+    /// Per-flow backlog samples of the discipline, if it records them.
+    pub fn flow_backlog_samples(&self) -> Option<&crate::queue::sqf::FlowBacklogSeries> {
+        self.qdisc.flow_backlog_samples()
+    }
+
+    /// The rate this port's discipline holds for `flow`, if it keeps reservations.
+    pub fn reservation(&self, flow: crate::packet::FlowId) -> Option<crate::units::Rate> {
+        self.qdisc.reservation(flow)
+    }
+
     /// A packet arrives to be sent on this port. Dropped packets are appended to `drops`.
     pub fn enqueue(&mut self, pkt: Packet, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) -> PortOutcome {
         self.account_backlog(now);
@@ -206,9 +221,8 @@ impl Port {
     /// Serialisation of the head-of-line packet finished at `now`.
     pub fn tx_done(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) -> PortOutcome {
         self.account_backlog(now);
-        let (p, started) = self.in_tx.take().unwrap_or_else(|| {
-            panic!("{now}: port {} got TxDone while idle", self.name)
-        });
+        let (p, started) =
+            self.in_tx.take().unwrap_or_else(|| panic!("{now}: port {} got TxDone while idle", self.name));
         self.stats.busy_ns += now.0 - started.0;
         self.stats.tx_pkts += 1;
         self.stats.tx_bytes += p.size_bytes as u64;
@@ -236,9 +250,10 @@ impl Port {
     /// The earliest packet in the delay line arrives at `now`. Returns it and, if the line is
     /// still non-empty, the time of the next arrival.
     pub fn arrival(&mut self, now: SimTime) -> (Packet, Option<SimTime>) {
-        let (at, p) = self.line.pop_front().unwrap_or_else(|| {
-            panic!("{now}: port {} got LinkArrival with an empty delay line", self.name)
-        });
+        let (at, p) = self
+            .line
+            .pop_front()
+            .unwrap_or_else(|| panic!("{now}: port {} got LinkArrival with an empty delay line", self.name));
         assert_eq!(at, now, "port {}: arrival event out of step with delay line", self.name);
         self.stats.delivered_pkts += 1;
         (p, self.line.front().map(|(t, _)| *t))

@@ -8,13 +8,63 @@
 //! `arrived = enqueued + dropped_on_arrival` and
 //! `enqueued = dequeued + dropped_from_queue + backlog`.
 
+pub mod drr;
 pub mod fifo;
+pub mod fq_codel;
+pub mod pfq;
+pub mod sqf;
+pub mod tfd;
 
-use crate::packet::Packet;
+use crate::packet::{Packet, L4};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
+pub use drr::{Drr, DrrConfig};
 pub use fifo::{Fifo, FifoConfig};
+pub use fq_codel::{FqCodel, FqCodelConfig};
+pub use pfq::{Pfq, PfqConfig};
+pub use sqf::{Sqf, SqfConfig};
+pub use tfd::{Tfd, TfdConfig};
+
+/// How a flow-aware discipline groups packets into flows (its per-flow queues).
+///
+/// Keys are exact (no hashing, so no collisions) and derived only from header fields:
+/// node ids stand for IP addresses. The SQF paper (BMO11 Sec. III-A) identifies flows by the
+/// 5-tuple, or by a part of it such as the source port on the upstream of an access line.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowKeyKind {
+    /// (source address, destination address, protocol, source port, destination port).
+    #[default]
+    FiveTuple,
+    /// (protocol, source port): all packets of one sending application, whatever the peer.
+    SrcPort,
+    /// Destination address: one queue per receiving host.
+    DstAddr,
+}
+
+/// A flow identifier as computed by [`FlowKeyKind::key`]. Ordered, so per-flow state can live
+/// in ordered maps and ties break deterministically.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowKey(pub u128);
+
+impl FlowKeyKind {
+    /// The key of `pkt`. Protocol numbers are IANA's (6 = TCP, 17 = UDP).
+    pub fn key(self, pkt: &Packet) -> FlowKey {
+        let (proto, sport, dport) = match &pkt.l4 {
+            L4::Tcp(t) => (6u128, t.src_port as u128, t.dst_port as u128),
+            L4::Udp(u) => (17u128, u.src_port as u128, u.dst_port as u128),
+            L4::Rsvp(_) => (46u128, 0, 0),
+        };
+        FlowKey(match self {
+            FlowKeyKind::FiveTuple => {
+                (pkt.src as u128) << 72 | (pkt.dst as u128) << 40 | proto << 32 | sport << 16 | dport
+            }
+            FlowKeyKind::SrcPort => proto << 16 | sport,
+            FlowKeyKind::DstAddr => pkt.dst as u128,
+        })
+    }
+}
 
 /// Current occupancy.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -55,12 +105,46 @@ pub trait QueueDisc: Send {
     fn backlog(&self) -> Backlog;
     /// Packets currently held, for end-of-run in-flight accounting. Order is unspecified.
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet));
+    /// Per-flow backlog samples, for disciplines that record them (SQF with `flow_sample`).
+    fn flow_backlog_samples(&self) -> Option<&sqf::FlowBacklogSeries> {
+        None
+    }
+    /// A signalling protocol (RSVP) at this port's node asks for a reservation on this port.
+    /// Disciplines without reservations ignore it, as a router that is not RSVP-capable would.
+    fn reserve(&mut self, _req: &Reservation, _now: SimTime) {}
+    /// The rate reserved for `flow` on this port, if the discipline keeps reservations.
+    fn reservation(&self, _flow: crate::packet::FlowId) -> Option<crate::units::Rate> {
+        None
+    }
+}
+
+/// A reservation request for one flow on one port, from signalling (RSVP RESV / PathTear).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Reservation {
+    /// Install or refresh a guaranteed rate for `flow`, held until `expires` unless refreshed
+    /// (soft state, RFC 2205 §3.7).
+    Install { flow: crate::packet::FlowId, rate_bps: u64, expires: SimTime },
+    /// Remove `flow`'s reservation (teardown).
+    Remove { flow: crate::packet::FlowId },
+}
+
+/// What a discipline may need to know about its link when it is built.
+#[derive(Copy, Clone, Debug)]
+pub struct BuildCtx {
+    pub mtu_bytes: u32,
+    /// Serialisation rate of the port.
+    pub rate: crate::units::Rate,
 }
 
 /// Builds a discipline from its config. `KIND` is the `kind = "..."` tag.
 pub trait Build {
     const KIND: &'static str;
     fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc>;
+    /// Builds with the whole link context; disciplines that need the link rate override it.
+    fn build_in(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
+        self.build(cx.mtu_bytes)
+    }
 }
 
 /// Every discipline, as selected by `kind` in scenario files.
@@ -68,6 +152,11 @@ pub trait Build {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueConfig {
     Fifo(FifoConfig),
+    Drr(DrrConfig),
+    Sqf(SqfConfig),
+    Pfq(PfqConfig),
+    FqCodel(FqCodelConfig),
+    Tfd(TfdConfig),
 }
 
 impl Default for QueueConfig {
@@ -77,9 +166,16 @@ impl Default for QueueConfig {
 }
 
 impl QueueConfig {
-    pub fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc> {
+    pub fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
+        // Arms of disciplines that need only the MTU use this.
+        let mtu_bytes = cx.mtu_bytes;
         match self {
             QueueConfig::Fifo(c) => c.build(mtu_bytes),
+            QueueConfig::Drr(c) => c.build(mtu_bytes),
+            QueueConfig::Sqf(c) => c.build(mtu_bytes),
+            QueueConfig::Pfq(c) => c.build(mtu_bytes),
+            QueueConfig::FqCodel(c) => c.build(mtu_bytes),
+            QueueConfig::Tfd(c) => c.build_in(cx),
         }
     }
 }
@@ -104,5 +200,129 @@ pub(crate) mod testutil {
             ip: IpHdr::default(),
             l4: L4::Udp(UdpHdr { src_port: 1000 + flow as u16, dst_port: 5000, ..Default::default() }),
         }
+    }
+
+    /// One step of a random arrival/departure sequence for the property tests.
+    #[derive(Clone, Debug)]
+    pub enum Op {
+        /// A packet of `flow` with `size` bytes arrives `gap_ns` after the previous step.
+        Arrive { flow: u32, size: u32, gap_ns: u64 },
+        /// The transmitter asks for the next packet `gap_ns` after the previous step.
+        Depart { gap_ns: u64 },
+    }
+
+    /// Random sequences over `flows` flows; arrivals twice as likely as departures so that the
+    /// buffer fills and the drop policy is exercised.
+    pub fn ops(flows: u32, len: usize) -> impl proptest::strategy::Strategy<Value = Vec<Op>> {
+        use proptest::prelude::*;
+        let op = prop_oneof![
+            2 => (0..flows, 40u32..1500, 0u64..2_000_000).prop_map(|(flow, size, gap_ns)| Op::Arrive { flow, size, gap_ns }),
+            1 => (0u64..2_000_000).prop_map(|gap_ns| Op::Depart { gap_ns }),
+        ];
+        proptest::collection::vec(op, 1..len)
+    }
+
+    /// Counters kept by the harness, as the port would keep them.
+    #[derive(Clone, Debug, Default)]
+    pub struct Counts {
+        pub arrived: u64,
+        pub enqueued: u64,
+        pub dropped_arrival: u64,
+        pub dropped_queued: u64,
+        pub dequeued: u64,
+    }
+
+    /// Per-flow bytes currently queued, recomputed from `for_each_packet`.
+    pub fn flow_bytes(q: &dyn crate::queue::QueueDisc) -> std::collections::BTreeMap<FlowId, u64> {
+        let mut m = std::collections::BTreeMap::new();
+        q.for_each_packet(&mut |p| *m.entry(p.flow).or_insert(0) += p.size_bytes as u64);
+        m
+    }
+
+    /// Drives `q` through `ops` and checks after every step: `arrived = enqueued + dropped`,
+    /// `enqueued = dequeued + dropped from queue + backlog`, the reported backlog equals the
+    /// packets held, and work conservation (a dequeue returns a packet whenever the backlog is
+    /// non-empty, unless the discipline dropped every remaining packet during that call, as an
+    /// AQM may). `hook` sees the state before each step, the step, and its outcome.
+    pub fn drive(
+        q: &mut dyn crate::queue::QueueDisc,
+        ops: &[Op],
+        mut hook: impl FnMut(
+            &dyn crate::queue::QueueDisc,
+            &Op,
+            &Outcome,
+        ) -> Result<(), proptest::test_runner::TestCaseError>,
+    ) -> Result<Counts, proptest::test_runner::TestCaseError> {
+        use crate::queue::{QueueCtx, Verdict};
+        use proptest::prelude::*;
+        let mut c = Counts::default();
+        let mut now = 0u64;
+        let mut scratch = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            let before = flow_bytes(q);
+            let backlog_before = q.backlog();
+            let outcome = match op {
+                Op::Arrive { flow, size, gap_ns } => {
+                    now += gap_ns;
+                    let mut cx = QueueCtx::new(SimTime(now), &mut scratch);
+                    c.arrived += 1;
+                    let v = q.enqueue(pkt(*flow, *size, i as u64), &mut cx);
+                    let o = match v {
+                        Verdict::Enqueued => {
+                            c.enqueued += 1;
+                            Outcome { before, accepted: true, served: None, pushed_out: Vec::new() }
+                        }
+                        Verdict::Dropped(p) => {
+                            c.dropped_arrival += 1;
+                            prop_assert_eq!(p.seq_in_flow, i as u64, "an arrival drop hands back the arriving packet");
+                            Outcome { before, accepted: false, served: None, pushed_out: Vec::new() }
+                        }
+                    };
+                    o
+                }
+                Op::Depart { gap_ns } => {
+                    now += gap_ns;
+                    let mut cx = QueueCtx::new(SimTime(now), &mut scratch);
+                    let p = q.dequeue(&mut cx);
+                    if p.is_some() {
+                        c.dequeued += 1;
+                    } else {
+                        prop_assert!(
+                            q.backlog().packets == 0,
+                            "work conservation: dequeue returned None with backlog {:?} (before: {:?})",
+                            q.backlog(),
+                            backlog_before
+                        );
+                    }
+                    Outcome { before, accepted: false, served: p, pushed_out: Vec::new() }
+                }
+            };
+            let mut outcome = outcome;
+            outcome.pushed_out = std::mem::take(&mut scratch);
+            c.dropped_queued += outcome.pushed_out.len() as u64;
+            hook(q, op, &outcome)?;
+            prop_assert_eq!(c.arrived, c.enqueued + c.dropped_arrival);
+            prop_assert_eq!(c.enqueued, c.dequeued + c.dropped_queued + q.backlog().packets);
+            let (mut n, mut b) = (0u64, 0u64);
+            q.for_each_packet(&mut |p| {
+                n += 1;
+                b += p.size_bytes as u64;
+            });
+            prop_assert_eq!(n, q.backlog().packets);
+            prop_assert_eq!(b, q.backlog().bytes);
+        }
+        Ok(c)
+    }
+
+    /// What one step of [`drive`] did.
+    pub struct Outcome {
+        /// Per-flow queued bytes before the step.
+        pub before: std::collections::BTreeMap<FlowId, u64>,
+        /// An arrival that was admitted (and not handed back).
+        pub accepted: bool,
+        /// The packet a departure returned.
+        pub served: Option<Packet>,
+        /// Packets the discipline pushed out of its queue during the step.
+        pub pushed_out: Vec<Packet>,
     }
 }

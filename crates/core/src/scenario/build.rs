@@ -77,7 +77,10 @@ impl Scenario {
                 return Err(ScenarioError::new(format!("{}.b", l.path), format!("link connects {:?} to itself", c.a)));
             }
             if !(68..=65535).contains(&c.mtu) {
-                return Err(ScenarioError::new(format!("{}.mtu", l.path), format!("must be within 68..=65535 bytes, got {}", c.mtu)));
+                return Err(ScenarioError::new(
+                    format!("{}.mtu", l.path),
+                    format!("must be within 68..=65535 bytes, got {}", c.mtu),
+                ));
             }
             let (a, b) = (index[&c.a], index[&c.b]);
             for (dir, (from, to), q, loss, suffix) in [
@@ -89,7 +92,18 @@ impl Scenario {
                 let rng = SimRng::stream(seed, &format!("port:{name}:{}", ports.len()));
                 let id = ports.len() as PortId;
                 let _ = dir;
-                ports.push(Port::new(name, from, to, c.rate, c.delay, c.mtu, q.build(c.mtu), loss.build(), rng, Some(self.output.queue_sample)));
+                ports.push(Port::new(
+                    name,
+                    from,
+                    to,
+                    c.rate,
+                    c.delay,
+                    c.mtu,
+                    q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate }),
+                    loss.build(),
+                    rng,
+                    Some(self.output.queue_sample),
+                ));
                 adj[from as usize].push((id, to));
             }
         }
@@ -144,7 +158,10 @@ impl Scenario {
             }
             let node = |field: &str, name: &str| {
                 index.get(name).copied().ok_or_else(|| {
-                    ScenarioError::new(format!("{path}.{field}"), format!("unknown node {name:?} (known: {})", names.join(", ")))
+                    ScenarioError::new(
+                        format!("{path}.{field}"),
+                        format!("unknown node {name:?} (known: {})", names.join(", ")),
+                    )
                 })
             };
             let (src, dst) = (node("src", &c.src)?, node("dst", &c.dst)?);
@@ -163,7 +180,11 @@ impl Scenario {
             };
             let service = c.transport.service();
             if c.app.service() != service {
-                let need = if c.app.service() == Service::Stream { "a stream transport (tcp)" } else { "a datagram transport (udp or rtp)" };
+                let need = if c.app.service() == Service::Stream {
+                    "a stream transport (tcp)"
+                } else {
+                    "a datagram transport (udp or rtp)"
+                };
                 return Err(ScenarioError::new(
                     format!("{path}.app.kind"),
                     format!("{:?} needs {need}, but transport is {:?}", tag_of(&c.app), tag_of(&c.transport)),
@@ -174,20 +195,32 @@ impl Scenario {
                 Some(r) => {
                     let rp = format!("{path}.route");
                     if r.first() != Some(&c.src) || r.last() != Some(&c.dst) {
-                        return Err(ScenarioError::new(rp, format!("must start at {:?} and end at {:?}", c.src, c.dst)));
+                        return Err(ScenarioError::new(
+                            rp,
+                            format!("must start at {:?} and end at {:?}", c.src, c.dst),
+                        ));
                     }
-                    let ids: Vec<NodeId> = r
-                        .iter()
-                        .enumerate()
-                        .map(|(k, nm)| index.get(nm).copied().ok_or_else(|| ScenarioError::new(format!("{rp}[{k}]"), format!("unknown node {nm:?}"))))
-                        .collect::<Result<_, _>>()?;
+                    let ids: Vec<NodeId> =
+                        r.iter()
+                            .enumerate()
+                            .map(|(k, nm)| {
+                                index.get(nm).copied().ok_or_else(|| {
+                                    ScenarioError::new(format!("{rp}[{k}]"), format!("unknown node {nm:?}"))
+                                })
+                            })
+                            .collect::<Result<_, _>>()?;
                     let hop = |u: NodeId, v: NodeId, k: usize| {
                         adj[u as usize].iter().find(|(_, to)| *to == v).map(|(p, _)| *p).ok_or_else(|| {
-                            ScenarioError::new(format!("{rp}[{k}]"), format!("no link from {:?} to {:?}", names[u as usize], names[v as usize]))
+                            ScenarioError::new(
+                                format!("{rp}[{k}]"),
+                                format!("no link from {:?} to {:?}", names[u as usize], names[v as usize]),
+                            )
                         })
                     };
-                    let fwd: Vec<PortId> = ids.windows(2).enumerate().map(|(k, w)| hop(w[0], w[1], k + 1)).collect::<Result<_, _>>()?;
-                    let rev: Vec<PortId> = ids.windows(2).rev().enumerate().map(|(k, w)| hop(w[1], w[0], k)).collect::<Result<_, _>>()?;
+                    let fwd: Vec<PortId> =
+                        ids.windows(2).enumerate().map(|(k, w)| hop(w[0], w[1], k + 1)).collect::<Result<_, _>>()?;
+                    let rev: Vec<PortId> =
+                        ids.windows(2).rev().enumerate().map(|(k, w)| hop(w[1], w[0], k)).collect::<Result<_, _>>()?;
                     (Some(fwd), Some(rev))
                 }
             };
@@ -239,14 +272,29 @@ impl Scenario {
             let kp = format!("output.pcap[{k}]");
             let Some(i) = ports.iter().position(|p| &p.name == name) else {
                 let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
-                return Err(ScenarioError::new(kp, format!("unknown link direction {name:?} (known: {})", known.join(", "))));
+                return Err(ScenarioError::new(
+                    kp,
+                    format!("unknown link direction {name:?} (known: {})", known.join(", ")),
+                ));
             };
-            let dir = opts.pcap_dir.ok_or_else(|| ScenarioError::new(kp.clone(), "no output directory given for captures"))?;
+            let dir = opts
+                .pcap_dir
+                .ok_or_else(|| ScenarioError::new(kp.clone(), "no output directory given for captures"))?;
             let file = dir.join(format!("{}.pcap", name.replace("->", "_to_")));
-            let f = std::fs::File::create(&file).map_err(|e| ScenarioError::new(kp.clone(), format!("cannot create {}: {e}", file.display())))?;
+            let f = std::fs::File::create(&file)
+                .map_err(|e| ScenarioError::new(kp.clone(), format!("cannot create {}: {e}", file.display())))?;
             pcaps[i] = Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
         }
 
-        Ok(Simulation::assemble(end, seed, names, next_hop, ports, flows, pcaps, self.output.throughput_bin.as_nanos().max(1)))
+        Ok(Simulation::assemble(
+            end,
+            seed,
+            names,
+            next_hop,
+            ports,
+            flows,
+            pcaps,
+            self.output.throughput_bin.as_nanos().max(1),
+        ))
     }
 }

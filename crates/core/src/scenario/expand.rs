@@ -46,7 +46,10 @@ pub fn flows(fs: &[FlowConfig]) -> Result<Vec<Expanded<FlowConfig>>, ScenarioErr
         let path = format!("flows[{k}]");
         let n = check_count(&path, f.count)?;
         if n > 1 && !f.name.contains("{i}") {
-            return Err(ScenarioError::new(format!("{path}.name"), "must contain {i} when count > 1, so flow names stay unique"));
+            return Err(ScenarioError::new(
+                format!("{path}.name"),
+                "must contain {i} when count > 1, so flow names stay unique",
+            ));
         }
         for j in 0..n {
             let i = f.index_base + j;

@@ -186,7 +186,12 @@ fn default_sample() -> Dur {
 
 impl Default for OutputConfig {
     fn default() -> Self {
-        OutputConfig { throughput_bin: default_bin(), queue_sample: default_sample(), pcap: Vec::new(), packet_trace: false }
+        OutputConfig {
+            throughput_bin: default_bin(),
+            queue_sample: default_sample(),
+            pcap: Vec::new(),
+            packet_trace: false,
+        }
     }
 }
 
@@ -217,6 +222,6 @@ impl Scenario {
     }
 }
 
-pub mod expand;
 pub mod build;
+pub mod expand;
 pub use build::BuildOptions;

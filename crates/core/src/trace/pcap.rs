@@ -61,6 +61,12 @@ pub fn packet_bytes(p: &Packet) -> Vec<u8> {
     let (proto, mut l4): (u8, Vec<u8>) = match &p.l4 {
         L4::Udp(u) => (17, udp_bytes(u)),
         L4::Tcp(t) => (6, tcp_header_bytes(t)),
+        // RSVP (IP protocol 46) of the data flow: session and sender from the flow's ports,
+        // which the world numbers as the UDP transport does (see `scenario::build`).
+        L4::Rsvp(m) => {
+            let (s, d) = if p.dir == crate::packet::Dir::Rev { (dst, src) } else { (src, dst) };
+            (46, m.wire_bytes(s, d, 10_000 + (p.flow % 50_000) as u16, 5_000 + (p.flow % 50_000) as u16))
+        }
     };
     let opts: Vec<u8> = p.ip.tfd.as_ref().map(crate::ip::tfd::ipv4_options_area).unwrap_or_default();
     let ip_len = 20 + opts.len();
@@ -79,6 +85,7 @@ pub fn packet_bytes(p: &Packet) -> Vec<u8> {
             l4[16] = c[0];
             l4[17] = c[1];
         }
+        L4::Rsvp(_) => {}
     }
     let mut ip = vec![0u8; 20];
     ip.extend_from_slice(&opts);

@@ -7,6 +7,7 @@ pub mod tcp;
 pub mod udp;
 
 use crate::engine::{Event, EventQueue, TimerKind, TimerTable};
+use crate::ip::tfd::TfdOption;
 use crate::packet::{Dir, FlowId, MediaTag, Packet, L4};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
@@ -76,7 +77,7 @@ pub trait Sender: Send {
         0
     }
     /// Sends one application datagram (datagram transports only).
-    fn send_datagram(&mut self, _payload: u32, _media: MediaTag, _rtp_ts: u32, _marker: bool, _cx: &mut FlowCtx) {
+    fn send_datagram(&mut self, _d: Datagram, _cx: &mut FlowCtx) {
         unreachable!("send_datagram on a stream transport")
     }
     /// Appends `bytes` to the send stream (stream transports only).
@@ -149,6 +150,28 @@ impl TransportEvent {
     }
 }
 
+/// One application datagram handed to a datagram transport.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Datagram {
+    /// Application payload in bytes (headers are added by the transport).
+    pub payload: u32,
+    /// Frame/NAL the datagram carries, for per-packet video logs.
+    pub media: MediaTag,
+    /// RTP timestamp (90 kHz clock) if the transport is RTP.
+    pub rtp_ts: u32,
+    /// RTP marker bit.
+    pub marker: bool,
+    /// A Traffic Flow Description option for the IP header (12 more bytes on the wire), as a
+    /// socket-level IP option would be.
+    pub tfd: Option<TfdOption>,
+}
+
+impl Datagram {
+    pub fn new(payload: u32, media: MediaTag, rtp_ts: u32, marker: bool) -> Self {
+        Datagram { payload, media, rtp_ts, marker, tfd: None }
+    }
+}
+
 /// A packet a transport asks the world to send: direction, IP datagram size, L4 header.
 #[derive(Clone, Debug)]
 pub struct Outgoing {
@@ -157,6 +180,8 @@ pub struct Outgoing {
     pub l4: L4,
     /// Sub-path (MPTCP subflow); 0 for single-path flows.
     pub path: u8,
+    /// IP-layer TFD option to carry (its 12 bytes are added when the packet is stamped).
+    pub tfd: Option<TfdOption>,
 }
 
 /// The context a transport endpoint acts through.

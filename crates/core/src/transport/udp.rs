@@ -1,7 +1,7 @@
 //! UDP (RFC 768), optionally carrying RTP (RFC 3550 §5.1): one datagram per application send.
 
-use super::{EndpointSetup, FlowCtx, Outgoing, Receiver, Sender, Service};
-use crate::packet::{Dir, MediaTag, RtpHdr, UdpHdr, IPV4_HEADER, L4, RTP_HEADER, UDP_HEADER};
+use super::{Datagram, EndpointSetup, FlowCtx, Outgoing, Receiver, Sender, Service};
+use crate::packet::{Dir, RtpHdr, UdpHdr, IPV4_HEADER, L4, RTP_HEADER, UDP_HEADER};
 
 /// The sending side of a UDP flow.
 #[derive(Clone, Debug)]
@@ -35,7 +35,8 @@ impl Sender for UdpSender {
         self.mtu_bytes - self.overhead()
     }
 
-    fn send_datagram(&mut self, payload: u32, media: MediaTag, rtp_ts: u32, marker: bool, cx: &mut FlowCtx) {
+    fn send_datagram(&mut self, d: Datagram, cx: &mut FlowCtx) {
+        let Datagram { payload, media, rtp_ts, marker, tfd } = d;
         let rtp = self.rtp.as_mut().map(|(ssrc, seq)| {
             let h = RtpHdr { seq: *seq, timestamp: rtp_ts, ssrc: *ssrc, marker, payload_type: 96 };
             *seq = seq.wrapping_add(1);
@@ -47,6 +48,7 @@ impl Sender for UdpSender {
             size_bytes,
             l4: L4::Udp(UdpHdr { src_port: self.src_port, dst_port: self.dst_port, rtp, media }),
             path: 0,
+            tfd,
         });
     }
 }

@@ -496,6 +496,7 @@ impl TcpSender {
             size_bytes: IPV4_HEADER + TCP_HEADER + self.opt_bytes + len as u32,
             l4: L4::Tcp(hdr),
             path: 0,
+            tfd: None,
         });
         // RFC 6298 §5.1: start the timer if it is not running.
         if cx.timer_deadline(TimerKind::Rto) == SimTime::NEVER {
@@ -515,7 +516,7 @@ impl TcpSender {
             ts_ecr: if self.timestamps { self.peer_ts } else { 0 },
             ..TcpHdr::default()
         };
-        cx.send(Outgoing { dir: Dir::Fwd, size_bytes, l4: L4::Tcp(hdr), path: 0 });
+        cx.send(Outgoing { dir: Dir::Fwd, size_bytes, l4: L4::Tcp(hdr), path: 0, tfd: None });
     }
 
     fn send_syn(&mut self, cx: &mut FlowCtx) {
@@ -902,7 +903,7 @@ impl TcpReceiver {
                 size += (2 + 8 * n as u32).div_ceil(4) * 4;
             }
         }
-        cx.send(Outgoing { dir: Dir::Rev, size_bytes: size, l4: L4::Tcp(hdr), path: 0 });
+        cx.send(Outgoing { dir: Dir::Rev, size_bytes: size, l4: L4::Tcp(hdr), path: 0, tfd: None });
         self.last_ack_sent = self.rcv_nxt;
         self.pending_bytes = 0;
         self.acks_sent += 1;

@@ -1,0 +1,361 @@
+//! Shortest Queue First with Longest Queue Drop (SQF + LQD), exactly as Algorithm 1 of
+//! Bonald, Muscariello, Ostallo, "Self-Prioritization of Audio and Video Traffic", ICC 2011
+//! (BMO11), Sec. III-B.
+//!
+//! Reading list: BMO11 Sec. III (the algorithm), Sec. IV (why regulated flows stay prioritised);
+//! `docs/models/sqf.md` (scope, parameters, validation).
+//!
+//! One virtual queue per *active* flow (a flow with at least one packet buffered), FIFO inside.
+//! - At a departure the head packet of the flow with the fewest **bytes** queued is served
+//!   (BMO11 Sec. III-B: "always serves a packet from the shortest queue in bytes").
+//!   Non-preemptive: the port asks for a packet only when its transmitter is idle, and a packet
+//!   in serialisation is no longer in any virtual queue. Work-conserving: any backlog is served.
+//! - At an arrival the packet joins its flow's queue; if the buffer then exceeds its limit, a
+//!   packet of the flow with the most bytes queued is dropped (Algorithm 1, `get_longest`).
+//!   That may be the arriving packet itself, which the port then counts as an arrival drop.
+//!
+//! Choices the paper leaves open, made here:
+//! - LQD drops the **tail** (most recent) packet of the longest queue: Algorithm 1's
+//!   `queue[..]->drop()` does not say which end, and the tail keeps the in-queue order.
+//! - Ties (equal backlogs) break by flow key, smallest key for SQF, largest for LQD, so a run is
+//!   deterministic.
+//! - With a byte limit, LQD repeats until the buffer fits (one drop may free too little room).
+//!
+//! Selection is O(log F) for F active flows: the active flows sit in an ordered set keyed by
+//! `(bytes queued, flow key)`, whose first element is the shortest and last the longest.
+//!
+//! Not modelled: hardware queues below the discipline, the residual "virtual queue" state of
+//! a flow after it empties (SQF forgets empty flows by design).
+//!
+//! Optional per-flow backlog sampling (`flow_sample`) records, at most once per interval, the
+//! bytes queued by every active flow. It exists for the model-vs-simulator check of BMO11
+//! Sec. IV (de-prioritisation measured from queue states) and changes no decision.
+
+use super::{Backlog, Build, FlowKey, FlowKeyKind, QueueCtx, QueueDisc, Verdict};
+use crate::packet::{FlowId, Packet};
+use crate::time::{Dur, SimTime};
+use crate::units::{serde_units, Limit};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// `kind = "sqf"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SqfConfig {
+    /// Shared buffer limit in packets (`"50p"`) or bytes (`"75KB"`). Default `"100p"`.
+    #[serde(with = "serde_units::limit", default = "default_limit")]
+    pub limit: Limit,
+    /// How packets map to flows (`"five_tuple"`, `"src_port"`, `"dst_addr"`). Default
+    /// `"five_tuple"`, as in BMO11 Sec. V-A.
+    #[serde(default)]
+    pub flow_key: FlowKeyKind,
+    /// Record every active flow's backlog at most once per this interval (e.g. `"1ms"`);
+    /// default off. Results table `flow_queues`.
+    #[serde(default, with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub flow_sample: Option<Dur>,
+}
+
+fn default_limit() -> Limit {
+    Limit::Packets(100)
+}
+
+impl Default for SqfConfig {
+    fn default() -> Self {
+        SqfConfig { limit: default_limit(), flow_key: FlowKeyKind::FiveTuple, flow_sample: None }
+    }
+}
+
+/// Per-flow backlog samples (long format): at `t_ns[i]` flow `flow[i]` had `bytes[i]` queued.
+/// Each sample instant lists every active flow; an instant with no active flow appears once
+/// with `flow = u32::MAX` and 0 bytes, so idle time is represented.
+#[derive(Clone, Debug, Default)]
+pub struct FlowBacklogSeries {
+    pub interval_ns: u64,
+    pub t_ns: Vec<u64>,
+    /// The simulator flow of the queue's packets (the flow of its head packet).
+    pub flow: Vec<FlowId>,
+    pub bytes: Vec<u64>,
+    next_ns: u64,
+}
+
+impl FlowBacklogSeries {
+    pub fn new(interval: Dur) -> Self {
+        FlowBacklogSeries { interval_ns: interval.as_nanos().max(1), ..Default::default() }
+    }
+    /// Records the current state if an interval boundary has passed. `flows` yields
+    /// `(flow, bytes)` of every active flow.
+    pub fn observe(&mut self, now: SimTime, flows: impl Iterator<Item = (FlowId, u64)>) {
+        if now.0 < self.next_ns {
+            return;
+        }
+        let before = self.t_ns.len();
+        for (f, b) in flows {
+            self.t_ns.push(now.0);
+            self.flow.push(f);
+            self.bytes.push(b);
+        }
+        if self.t_ns.len() == before {
+            self.t_ns.push(now.0);
+            self.flow.push(u32::MAX);
+            self.bytes.push(0);
+        }
+        self.next_ns = (now.0 / self.interval_ns + 1) * self.interval_ns;
+    }
+}
+
+struct FlowQueue {
+    q: VecDeque<Packet>,
+    bytes: u64,
+}
+
+/// SQF + LQD state.
+pub struct Sqf {
+    limit: Limit,
+    key: FlowKeyKind,
+    flows: BTreeMap<FlowKey, FlowQueue>,
+    /// Active flows ordered by `(bytes queued, key)`.
+    order: BTreeSet<(u64, FlowKey)>,
+    packets: u64,
+    bytes: u64,
+    samples: Option<FlowBacklogSeries>,
+}
+
+impl Sqf {
+    pub fn new(limit: Limit, key: FlowKeyKind) -> Self {
+        Sqf { limit, key, flows: BTreeMap::new(), order: BTreeSet::new(), packets: 0, bytes: 0, samples: None }
+    }
+
+    /// Enables per-flow backlog sampling every `interval`.
+    pub fn with_flow_sampling(mut self, interval: Option<Dur>) -> Self {
+        self.samples = interval.map(FlowBacklogSeries::new);
+        self
+    }
+
+    fn over_limit(&self) -> bool {
+        match self.limit {
+            Limit::Packets(n) => self.packets > n,
+            Limit::Bytes(b) => self.bytes > b,
+        }
+    }
+
+    /// Removes the tail (`back = true`) or head packet of flow `k`, keeping the index in step.
+    fn take(&mut self, k: FlowKey, back: bool) -> Packet {
+        let fq = self.flows.get_mut(&k).expect("flow in the order index has a queue");
+        let removed = self.order.remove(&(fq.bytes, k));
+        debug_assert!(removed, "order index out of step for {k:?}");
+        let p = if back { fq.q.pop_back() } else { fq.q.pop_front() }.expect("active flows are non-empty");
+        fq.bytes -= p.size_bytes as u64;
+        if fq.q.is_empty() {
+            self.flows.remove(&k);
+        } else {
+            self.order.insert((fq.bytes, k));
+        }
+        self.packets -= 1;
+        self.bytes -= p.size_bytes as u64;
+        p
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        if let Some(s) = self.samples.as_mut() {
+            let flows = &self.flows;
+            s.observe(now, flows.values().map(|fq| (fq.q.front().expect("non-empty").flow, fq.bytes)));
+        }
+    }
+}
+
+impl QueueDisc for Sqf {
+    fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict {
+        let k = self.key.key(&pkt);
+        let size = pkt.size_bytes as u64;
+        // Algorithm 1: queue[pkt.flowid]->enqueue(pkt).
+        let fq = self.flows.entry(k).or_insert_with(|| FlowQueue { q: VecDeque::new(), bytes: 0 });
+        if fq.bytes > 0 {
+            self.order.remove(&(fq.bytes, k));
+        }
+        fq.bytes += size;
+        fq.q.push_back(pkt);
+        self.order.insert((fq.bytes, k));
+        self.packets += 1;
+        self.bytes += size;
+        let mut verdict = Verdict::Enqueued;
+        // if (queue->size > queue->maxsize): drop from get_longest(queue). With a byte limit
+        // one drop may not free enough room, so repeat until the buffer fits.
+        let mut arrival_queued = true;
+        while self.over_limit() {
+            let &(_, longest) = self.order.last().expect("an over-full buffer has an active flow");
+            let p = self.take(longest, true);
+            if arrival_queued && longest == k {
+                // Nothing was queued behind the arrival, so the tail of its flow *is* the
+                // arrival: it is refused on arrival, and the buffer is back within its limit.
+                arrival_queued = false;
+                verdict = Verdict::Dropped(p);
+            } else {
+                cx.drop_queued(p);
+            }
+        }
+        self.sample(cx.now);
+        verdict
+    }
+
+    fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
+        // get_shortest(queue): the first element of the order index.
+        let &(_, shortest) = self.order.first()?;
+        let p = self.take(shortest, false);
+        self.sample(cx.now);
+        Some(p)
+    }
+
+    fn backlog(&self) -> Backlog {
+        Backlog { packets: self.packets, bytes: self.bytes }
+    }
+
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        for fq in self.flows.values() {
+            fq.q.iter().for_each(&mut *f);
+        }
+    }
+
+    fn flow_backlog_samples(&self) -> Option<&FlowBacklogSeries> {
+        self.samples.as_ref()
+    }
+}
+
+impl Build for SqfConfig {
+    const KIND: &'static str = "sqf";
+    fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
+        Box::new(Sqf::new(self.limit, self.flow_key).with_flow_sampling(self.flow_sample))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queue::testutil::{drive, ops, pkt, Op};
+    use proptest::prelude::*;
+
+    fn cx(d: &mut Vec<Packet>) -> QueueCtx<'_> {
+        QueueCtx::new(SimTime::ZERO, d)
+    }
+
+    #[test]
+    fn serves_the_flow_with_fewest_bytes_and_fifo_within_a_flow() {
+        let mut q = Sqf::new(Limit::Packets(100), FlowKeyKind::FiveTuple);
+        let mut d = Vec::new();
+        // Flow 0: 3000 B queued; flow 1: 1000 B; flow 2: 200 B in two packets.
+        for (f, s, n) in [(0, 1500, 0), (0, 1500, 1), (1, 1000, 2), (2, 100, 3), (2, 100, 4)] {
+            assert!(matches!(q.enqueue(pkt(f, s, n), &mut cx(&mut d)), Verdict::Enqueued));
+        }
+        let order: Vec<u64> = std::iter::from_fn(|| q.dequeue(&mut cx(&mut d))).map(|p| p.seq_in_flow).collect();
+        // Flow 2 (200 B, then 100 B), flow 1 (1000 B), then flow 0 in arrival order.
+        assert_eq!(order, vec![3, 4, 2, 0, 1]);
+        assert!(d.is_empty());
+    }
+
+    #[test]
+    fn shortest_is_in_bytes_not_packets() {
+        let mut q = Sqf::new(Limit::Packets(100), FlowKeyKind::FiveTuple);
+        let mut d = Vec::new();
+        // Flow 0: one 1500 B packet. Flow 1: ten 100 B packets (1000 B, more packets).
+        q.enqueue(pkt(0, 1500, 0), &mut cx(&mut d));
+        for i in 0..10 {
+            q.enqueue(pkt(1, 100, 1 + i), &mut cx(&mut d));
+        }
+        assert_eq!(q.dequeue(&mut cx(&mut d)).unwrap().flow, 1);
+    }
+
+    #[test]
+    fn overflow_pushes_out_the_tail_of_the_longest_flow() {
+        let mut q = Sqf::new(Limit::Packets(3), FlowKeyKind::FiveTuple);
+        let mut d = Vec::new();
+        q.enqueue(pkt(0, 1500, 0), &mut cx(&mut d));
+        q.enqueue(pkt(0, 1500, 1), &mut cx(&mut d));
+        q.enqueue(pkt(1, 200, 2), &mut cx(&mut d));
+        // The buffer is full; a packet of the short flow 1 still gets in, flow 0 loses its tail.
+        assert!(matches!(q.enqueue(pkt(1, 200, 3), &mut cx(&mut d)), Verdict::Enqueued));
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].flow, d[0].seq_in_flow), (0, 1));
+        // A packet of the longest flow itself is refused on arrival.
+        d.clear();
+        q.enqueue(pkt(0, 1500, 4), &mut cx(&mut d)); // flow 0 now has 3000 B, 4 pkts > 3: drop
+        assert!(d.is_empty(), "the arrival of the longest flow is refused, not pushed out");
+        assert_eq!(q.backlog(), Backlog { packets: 3, bytes: 1900 });
+    }
+
+    #[test]
+    fn byte_limit_drops_until_the_buffer_fits() {
+        let mut q = Sqf::new(Limit::Bytes(1000), FlowKeyKind::FiveTuple);
+        let mut d = Vec::new();
+        for i in 0..5 {
+            q.enqueue(pkt(0, 150, i), &mut cx(&mut d)); // flow 0: 750 B
+        }
+        // 900 B of flow 1 needs 650 B of room: flow 1 (900 B) is itself the longest -> refused.
+        assert!(matches!(q.enqueue(pkt(1, 900, 5), &mut cx(&mut d)), Verdict::Dropped(_)));
+        // 400 B of flow 1: 1150 B total; flow 0 (750 B) is longest and loses one 150 B packet.
+        assert!(matches!(q.enqueue(pkt(1, 400, 6), &mut cx(&mut d)), Verdict::Enqueued));
+        assert_eq!(d.len(), 1);
+        assert_eq!(q.backlog().bytes, 1000);
+    }
+
+    #[test]
+    fn flow_key_src_port_aggregates_destinations() {
+        let mut a = pkt(0, 100, 0);
+        let mut b = pkt(1, 100, 1);
+        if let crate::packet::L4::Udp(u) = &mut b.l4 {
+            u.src_port = 1000;
+        }
+        a.dst = 7;
+        b.dst = 9;
+        assert_ne!(FlowKeyKind::FiveTuple.key(&a), FlowKeyKind::FiveTuple.key(&b));
+        assert_eq!(FlowKeyKind::SrcPort.key(&a), FlowKeyKind::SrcPort.key(&b));
+        assert_ne!(FlowKeyKind::DstAddr.key(&a), FlowKeyKind::DstAddr.key(&b));
+    }
+
+    #[test]
+    fn flow_sampling_records_active_flows_once_per_interval() {
+        let mut q = Sqf::new(Limit::Packets(10), FlowKeyKind::FiveTuple).with_flow_sampling(Some(Dur::from_millis(1)));
+        let mut d = Vec::new();
+        q.enqueue(pkt(0, 100, 0), &mut QueueCtx::new(SimTime(0), &mut d));
+        q.enqueue(pkt(1, 300, 1), &mut QueueCtx::new(SimTime(10), &mut d)); // same interval: no sample
+        q.dequeue(&mut QueueCtx::new(SimTime(1_000_000), &mut d)); // next interval: flow 1 only
+        q.dequeue(&mut QueueCtx::new(SimTime(2_500_000), &mut d)); // idle sample
+        let s = q.flow_backlog_samples().unwrap();
+        assert_eq!(s.t_ns, vec![0, 1_000_000, 2_500_000]);
+        assert_eq!(s.flow, vec![0, 1, u32::MAX]);
+        assert_eq!(s.bytes, vec![100, 300, 0]);
+    }
+
+    proptest! {
+        /// Conservation and work conservation; every departure serves a flow of minimal
+        /// backlog; every drop (arrival or push-out) hits a flow of maximal backlog.
+        #[test]
+        fn sqf_serves_min_and_drops_max(seq in ops(6, 400), lim in 1u64..30, bytes_limit in any::<bool>()) {
+            let limit = if bytes_limit { Limit::Bytes(lim * 700) } else { Limit::Packets(lim) };
+            let mut q = Sqf::new(limit, FlowKeyKind::FiveTuple);
+            drive(&mut q, &seq, |q, op, o| {
+                if let Some(p) = &o.served {
+                    let min = o.before.values().copied().min().expect("something was queued");
+                    prop_assert_eq!(o.before[&p.flow], min, "served flow {} is not a shortest queue", p.flow);
+                }
+                if let Op::Arrive { flow, size, .. } = op {
+                    // State right after the arrival joined its queue, before any drop.
+                    let mut state = o.before.clone();
+                    *state.entry(*flow).or_insert(0) += *size as u64;
+                    let mut drops: Vec<(u32, u64)> = o.pushed_out.iter().map(|p| (p.flow, p.size_bytes as u64)).collect();
+                    if !o.accepted {
+                        drops.push((*flow, *size as u64));
+                    }
+                    for (f, s) in drops {
+                        let max = state.values().copied().max().unwrap();
+                        prop_assert_eq!(state[&f], max, "dropped from flow {} which is not a longest queue", f);
+                        *state.get_mut(&f).unwrap() -= s;
+                    }
+                    match limit {
+                        Limit::Packets(n) => prop_assert!(q.backlog().packets <= n),
+                        Limit::Bytes(b) => prop_assert!(q.backlog().bytes <= b),
+                    }
+                }
+                Ok(())
+            })?;
+        }
+    }
+}

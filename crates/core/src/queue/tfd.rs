@@ -1,0 +1,700 @@
+//! A reservation-aware guaranteed-rate scheduler: the TFD-capable router port, also used for
+//! RSVP (static) reservations.
+//!
+//! Reserved flows each get a FIFO queue served at no less than their reserved rate; everything
+//! else shares one drop-tail best-effort queue. Reservations come from two places:
+//! - the TFD IP option of arriving packets (`read_option = true`): rate =
+//!   `8 · Next Data / Next Time · (1 + headroom)`, replaced by every newer option of the flow
+//!   (so it follows each horizon), released when no option arrived within `hold · Next Time`;
+//! - signalling at the node ([`QueueDisc::reserve`], from RSVP RESV messages): a fixed rate
+//!   with a soft-state expiry time, released on PathTear or when not refreshed.
+//!
+//! Scheduling is Self-Clocked Fair Queueing (SCFQ), with each reserved flow weighted by its
+//! rate and best effort by the unreserved rest of the link, `C − Σ r`:
+//! a packet of class i arriving to the scheduler gets the finish tag
+//! `F = max(F_prev(i), v) + L / r_i`, where `v` is the tag of the packet last chosen for
+//! service; the smallest tag is served next; `v` and the tags restart at 0 when the port goes
+//! idle. SCFQ is work-conserving, so bandwidth a reserved flow does not use goes to best effort
+//! (and to other backlogged flows) in proportion to the weights; and since Σ weights = C, a
+//! backlogged reserved flow receives at least its rate, within SCFQ's latency term (one maximum
+//! packet per backlogged class).
+//!
+//! Reading list:
+//! - S. J. Golestani, "A self-clocked fair queueing scheme for broadband applications",
+//!   IEEE INFOCOM 1994 (the tag rule and `v`).
+//! - P. Goyal, S. S. Lam, H. M. Vin, "Determining end-to-end delay bounds in heterogeneous
+//!   networks", NOSSDAV 1995: SCFQ belongs to the Guaranteed Rate class.
+//! - RFC 2212 (Guaranteed service) for what a reservation of rate R promises.
+//! - Choderek & Choderek, TFD paper §III (`shared/papers/tfd-dynamic-qos-hd-video.txt`) and
+//!   draft-choderek-traffic-flow-option: Next Data / Next Time as the rate of forthcoming
+//!   traffic; constant or variable horizons.
+//!
+//! Cost per packet: O(1) to look the flow up (a vector indexed by flow id), O(log n) heap
+//! operations over the *backlogged* classes and over reservations whose expiry is due; no scan
+//! of all flows.
+//!
+//! Not modelled: the flags M, L, S, E and the B/F accuracy hint are not used to scale the
+//! reservation (every source is trusted alike); no policing of a flow that sends above its
+//! reservation (its excess queues in its own buffer and is served only from spare capacity);
+//! no delay bound per flow (SCFQ's latency grows with the number of classes); admission
+//! control refuses a request outright and sends no error back (the flow keeps its previous
+//! reservation, or stays best effort); IPv6 options are read the same way as IPv4 ones.
+
+use super::{Backlog, Build, BuildCtx, QueueCtx, QueueDisc, Reservation, Verdict};
+use crate::ip::tfd::TfdOption;
+use crate::packet::{FlowId, Packet};
+use crate::time::SimTime;
+use crate::units::{serde_units, Limit, Rate};
+use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// `kind = "tfd"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "TfdConfigFields")]
+pub struct TfdConfig {
+    /// Read the TFD option of arriving packets and reserve from it (default `true`). With
+    /// `false` the port only honours signalled (RSVP) reservations.
+    pub read_option: bool,
+    /// Fraction added to the announced rate, ≥ 0 (default 0.1, i.e. 10 %).
+    pub headroom: f64,
+    /// A TFD reservation is released when no newer option arrived within `hold · Next Time`;
+    /// > 0 (default 2.5: one lost or late refresh is tolerated).
+    pub hold: f64,
+    /// Admission control: the sum of reservations may not exceed this share of the link rate,
+    /// in (0, 1) (default 0.9). A request that would exceed it is refused.
+    pub max_reserved_share: f64,
+    /// Best-effort buffer, packets (`"1000p"`, the default) or bytes.
+    #[serde(with = "serde_units::limit")]
+    pub limit: Limit,
+    /// Buffer of each reserved flow (default `"2MB"`). A flow reserved from a TFD option may
+    /// always queue up to its announced Next Data (× (1 + headroom)) even above this: a flow
+    /// that keeps its announcement never has more than that waiting.
+    #[serde(with = "serde_units::limit")]
+    pub flow_limit: Limit,
+}
+
+/// The raw fields of [`TfdConfig`], checked by `TryFrom` so that a bad value is a scenario error
+/// at `links[k].queue`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TfdConfigFields {
+    #[serde(default = "yes")]
+    read_option: bool,
+    #[serde(default = "default_headroom")]
+    headroom: f64,
+    #[serde(default = "default_hold")]
+    hold: f64,
+    #[serde(default = "default_share")]
+    max_reserved_share: f64,
+    #[serde(with = "serde_units::limit", default = "default_limit")]
+    limit: Limit,
+    #[serde(with = "serde_units::limit", default = "default_flow_limit")]
+    flow_limit: Limit,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_headroom() -> f64 {
+    0.1
+}
+fn default_hold() -> f64 {
+    2.5
+}
+fn default_share() -> f64 {
+    0.9
+}
+fn default_limit() -> Limit {
+    Limit::Packets(1000)
+}
+fn default_flow_limit() -> Limit {
+    Limit::Bytes(2_000_000)
+}
+
+impl TryFrom<TfdConfigFields> for TfdConfig {
+    type Error = String;
+    fn try_from(f: TfdConfigFields) -> Result<Self, String> {
+        if !(f.headroom.is_finite() && f.headroom >= 0.0) {
+            return Err(format!("headroom: must be a non-negative number, got {}", f.headroom));
+        }
+        if !(f.hold.is_finite() && f.hold > 0.0) {
+            return Err(format!("hold: must be positive, got {}", f.hold));
+        }
+        if !(f.max_reserved_share > 0.0 && f.max_reserved_share < 1.0) {
+            return Err(format!(
+                "max_reserved_share: must be in (0, 1) so best effort keeps a share, got {}",
+                f.max_reserved_share
+            ));
+        }
+        Ok(TfdConfig {
+            read_option: f.read_option,
+            headroom: f.headroom,
+            hold: f.hold,
+            max_reserved_share: f.max_reserved_share,
+            limit: f.limit,
+            flow_limit: f.flow_limit,
+        })
+    }
+}
+
+impl Default for TfdConfig {
+    fn default() -> Self {
+        TfdConfig {
+            read_option: true,
+            headroom: default_headroom(),
+            hold: default_hold(),
+            max_reserved_share: default_share(),
+            limit: default_limit(),
+            flow_limit: default_flow_limit(),
+        }
+    }
+}
+
+/// Cumulative counters of the reservation table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TfdStats {
+    /// Reservations installed or changed (TFD options and RSVP requests that changed the rate).
+    pub granted: u64,
+    /// Requests refused by admission control.
+    pub refused: u64,
+    /// Reservations released because they were not refreshed in time.
+    pub expired: u64,
+    /// Reservations released explicitly (Next Data = 0, RSVP teardown).
+    pub removed: u64,
+}
+
+/// Class id of best effort in the scheduling heap (sorts after every flow on equal tags).
+const BE: u32 = u32::MAX;
+
+#[derive(Default)]
+struct FlowSlot {
+    /// Reserved rate, bits/s; 0 = no reservation (new packets go to best effort).
+    rate_bps: u64,
+    expires: SimTime,
+    in_expiry_heap: bool,
+    q: VecDeque<(u64, Packet)>,
+    bytes: u64,
+    /// Bytes the last TFD option announced for the horizon (with headroom); 0 for RSVP.
+    announced_bytes: u64,
+    /// Finish tag of the flow's last packet, valid in busy period `epoch`.
+    last_finish: u64,
+    epoch: u64,
+}
+
+/// The discipline. See the module docs.
+pub struct Tfd {
+    cfg: TfdConfig,
+    link_bps: u64,
+    /// Indexed by flow id; grown on demand.
+    flows: Vec<FlowSlot>,
+    be: VecDeque<(u64, Packet)>,
+    be_bytes: u64,
+    be_last_finish: u64,
+    be_epoch: u64,
+    /// Sum of the reserved rates, bits/s.
+    reserved_bps: u64,
+    /// One entry per backlogged class: (finish tag of its head packet, class).
+    sched: BinaryHeap<Reverse<(u64, u32)>>,
+    /// At most one entry per reserved flow: (expiry it had when pushed, flow).
+    expiry: BinaryHeap<Reverse<(SimTime, FlowId)>>,
+    /// SCFQ system virtual time: the tag of the packet last chosen for service.
+    v: u64,
+    epoch: u64,
+    backlog: Backlog,
+    pub stats: TfdStats,
+}
+
+impl Tfd {
+    /// # Panics
+    /// If `link` is zero (scenario validation rejects zero rates).
+    pub fn new(cfg: TfdConfig, link: Rate) -> Self {
+        assert!(link.bps() > 0, "tfd: link rate must be positive");
+        Tfd {
+            cfg,
+            link_bps: link.bps(),
+            flows: Vec::new(),
+            be: VecDeque::new(),
+            be_bytes: 0,
+            be_last_finish: 0,
+            be_epoch: 0,
+            reserved_bps: 0,
+            sched: BinaryHeap::new(),
+            expiry: BinaryHeap::new(),
+            v: 0,
+            epoch: 0,
+            backlog: Backlog::default(),
+            stats: TfdStats::default(),
+        }
+    }
+
+    /// The reservation `flow` holds now, if any (expired ones are released lazily, on the next
+    /// packet or request after their expiry).
+    pub fn reserved_rate(&self, flow: FlowId) -> Option<Rate> {
+        self.flows.get(flow as usize).filter(|s| s.rate_bps > 0).map(|s| Rate(s.rate_bps))
+    }
+
+    /// Sum of all reservations.
+    pub fn reserved_total(&self) -> Rate {
+        Rate(self.reserved_bps)
+    }
+
+    fn slot(&mut self, flow: FlowId) -> &mut FlowSlot {
+        let i = flow as usize;
+        if i >= self.flows.len() {
+            self.flows.resize_with(i + 1, FlowSlot::default);
+        }
+        &mut self.flows[i]
+    }
+
+    /// Installs, changes or refreshes `flow`'s reservation, subject to admission control.
+    fn request(&mut self, flow: FlowId, rate_bps: u64, expires: SimTime) {
+        if rate_bps == 0 {
+            self.release(flow, false);
+            return;
+        }
+        let cap = (self.cfg.max_reserved_share * self.link_bps as f64) as u64;
+        let held = self.slot(flow).rate_bps;
+        let total = self.reserved_bps - held + rate_bps;
+        if total > cap {
+            // Refused: a flow that already holds a reservation keeps it (and is kept alive by
+            // this request, which shows the flow is still there).
+            self.stats.refused += 1;
+            if held == 0 {
+                return;
+            }
+        } else {
+            if held != rate_bps {
+                self.stats.granted += 1;
+            }
+            self.reserved_bps = total;
+            self.slot(flow).rate_bps = rate_bps;
+        }
+        let s = self.slot(flow);
+        s.expires = expires;
+        if !s.in_expiry_heap {
+            s.in_expiry_heap = true;
+            self.expiry.push(Reverse((expires, flow)));
+        }
+    }
+
+    fn release(&mut self, flow: FlowId, expired: bool) {
+        let Some(s) = self.flows.get_mut(flow as usize) else { return };
+        if s.rate_bps == 0 {
+            return;
+        }
+        self.reserved_bps -= s.rate_bps;
+        s.rate_bps = 0;
+        // Packets already in the flow's queue keep their tags and drain; new ones go to best
+        // effort.
+        if expired {
+            self.stats.expired += 1;
+        } else {
+            self.stats.removed += 1;
+        }
+    }
+
+    /// Releases reservations whose expiry has passed. Entries whose reservation was refreshed
+    /// are re-filed at the new expiry, so each reservation has at most one heap entry.
+    fn expire(&mut self, now: SimTime) {
+        while let Some(&Reverse((t, flow))) = self.expiry.peek() {
+            if t > now {
+                break;
+            }
+            self.expiry.pop();
+            let s = &mut self.flows[flow as usize];
+            if s.rate_bps == 0 {
+                s.in_expiry_heap = false;
+            } else if s.expires > now {
+                self.expiry.push(Reverse((s.expires, flow)));
+            } else {
+                s.in_expiry_heap = false;
+                self.release(flow, true);
+            }
+        }
+    }
+
+    fn on_option(&mut self, flow: FlowId, o: &TfdOption, now: SimTime) {
+        // Next Time = 0 carries no rate; such an option is ignored.
+        let Some(bps) = o.rate_bps() else { return };
+        let want = (bps * (1.0 + self.cfg.headroom)).ceil() as u64;
+        let hold_ns = (self.cfg.hold * o.next_time_ms() as f64 * 1e6).round() as u64;
+        self.request(flow, want, SimTime(now.0 + hold_ns));
+        let announced = (o.next_data().bytes_f64() * (1.0 + self.cfg.headroom)).ceil() as u64;
+        self.slot(flow).announced_bytes = announced;
+    }
+
+    /// SCFQ finish tag for a packet of `size` bytes of a class served at `rate_bps`.
+    fn tag(v: u64, last_finish: u64, last_epoch: u64, epoch: u64, size: u32, rate_bps: u64) -> u64 {
+        let start = if last_epoch == epoch { last_finish.max(v) } else { v };
+        let inc = (size as u128 * 8 * 1_000_000_000).div_ceil(rate_bps as u128) as u64;
+        start + inc.max(1)
+    }
+
+    fn full(limit: Limit, pkts: usize, bytes: u64, size: u32) -> bool {
+        match limit {
+            Limit::Packets(n) => pkts as u64 >= n,
+            Limit::Bytes(b) => bytes + size as u64 > b,
+        }
+    }
+}
+
+impl QueueDisc for Tfd {
+    fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict {
+        let now = cx.now;
+        self.expire(now);
+        if self.cfg.read_option {
+            if let Some(o) = pkt.ip.tfd {
+                self.on_option(pkt.flow, &o, now);
+            }
+        }
+        let size = pkt.size_bytes;
+        let (v, epoch) = (self.v, self.epoch);
+        let reserved = self.flows.get(pkt.flow as usize).is_some_and(|s| s.rate_bps > 0);
+        if reserved {
+            let flow_limit = self.cfg.flow_limit;
+            let flow = pkt.flow;
+            let s = &mut self.flows[flow as usize];
+            if Self::full(flow_limit, s.q.len(), s.bytes, size) && s.bytes + size as u64 > s.announced_bytes {
+                return Verdict::Dropped(pkt);
+            }
+            let f = Self::tag(v, s.last_finish, s.epoch, epoch, size, s.rate_bps);
+            s.last_finish = f;
+            s.epoch = epoch;
+            s.bytes += size as u64;
+            let was_empty = s.q.is_empty();
+            s.q.push_back((f, pkt));
+            if was_empty {
+                self.sched.push(Reverse((f, flow)));
+            }
+        } else {
+            if Self::full(self.cfg.limit, self.be.len(), self.be_bytes, size) {
+                return Verdict::Dropped(pkt);
+            }
+            // Admission control keeps Σ r ≤ share · C < C, so best effort's weight is positive.
+            let be_rate = self.link_bps - self.reserved_bps;
+            let f = Self::tag(v, self.be_last_finish, self.be_epoch, epoch, size, be_rate);
+            self.be_last_finish = f;
+            self.be_epoch = epoch;
+            self.be_bytes += size as u64;
+            if self.be.is_empty() {
+                self.sched.push(Reverse((f, BE)));
+            }
+            self.be.push_back((f, pkt));
+        }
+        self.backlog.packets += 1;
+        self.backlog.bytes += size as u64;
+        Verdict::Enqueued
+    }
+
+    fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
+        self.expire(cx.now);
+        let Reverse((tag, class)) = self.sched.pop()?;
+        self.v = tag;
+        let pkt = if class == BE {
+            let (t, p) = self.be.pop_front().expect("a scheduled best-effort class has a packet");
+            debug_assert_eq!(t, tag);
+            self.be_bytes -= p.size_bytes as u64;
+            if let Some(&(next, _)) = self.be.front() {
+                self.sched.push(Reverse((next, BE)));
+            }
+            p
+        } else {
+            let s = &mut self.flows[class as usize];
+            let (t, p) = s.q.pop_front().expect("a scheduled flow class has a packet");
+            debug_assert_eq!(t, tag);
+            s.bytes -= p.size_bytes as u64;
+            if let Some(&(next, _)) = s.q.front() {
+                self.sched.push(Reverse((next, class)));
+            }
+            p
+        };
+        self.backlog.packets -= 1;
+        self.backlog.bytes -= pkt.size_bytes as u64;
+        if self.backlog.packets == 0 {
+            // End of a busy period: SCFQ restarts virtual time, and all tags with it.
+            self.v = 0;
+            self.epoch += 1;
+        }
+        Some(pkt)
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.backlog
+    }
+
+    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+        self.be.iter().for_each(|(_, p)| f(p));
+        for s in &self.flows {
+            s.q.iter().for_each(|(_, p)| f(p));
+        }
+    }
+
+    fn reserve(&mut self, req: &Reservation, now: SimTime) {
+        self.expire(now);
+        match *req {
+            Reservation::Install { flow, rate_bps, expires } => self.request(flow, rate_bps, expires),
+            Reservation::Remove { flow } => self.release(flow, false),
+        }
+    }
+
+    fn reservation(&self, flow: FlowId) -> Option<Rate> {
+        self.reserved_rate(flow)
+    }
+}
+
+impl Build for TfdConfig {
+    const KIND: &'static str = "tfd";
+    /// # Panics
+    /// Always: the scheduler needs the link rate; the registry calls [`Build::build_in`].
+    fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
+        panic!("tfd: build with the link rate (Build::build_in)")
+    }
+    fn build_in(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
+        Box::new(Tfd::new(self.clone(), cx.rate))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ip::tfd::{NextData, TfdFlags};
+    use crate::queue::testutil::pkt;
+    use proptest::prelude::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn with_tfd(mut p: Packet, next_data: u32, next_time_ms: u32) -> Packet {
+        p.ip.tfd = Some(TfdOption::new(TfdFlags::empty(), NextData::Bytes(next_data), next_time_ms).unwrap());
+        p.ip.opt_bytes = 12;
+        p
+    }
+
+    fn gig() -> Tfd {
+        Tfd::new(TfdConfig::default(), Rate(1_000_000_000))
+    }
+
+    fn enq(q: &mut Tfd, p: Packet, t_ns: u64) -> bool {
+        let mut d = Vec::new();
+        let mut cx = QueueCtx::new(SimTime(t_ns), &mut d);
+        matches!(q.enqueue(p, &mut cx), Verdict::Enqueued)
+    }
+
+    fn deq(q: &mut Tfd, t_ns: u64) -> Option<Packet> {
+        let mut d = Vec::new();
+        let mut cx = QueueCtx::new(SimTime(t_ns), &mut d);
+        q.dequeue(&mut cx)
+    }
+
+    /// Rate the option announces, with the default 10 % headroom.
+    fn expect_rate(next_data: u32, next_time_ms: u32) -> u64 {
+        (next_data as f64 * 8.0 * 1000.0 / next_time_ms as f64 * 1.1).ceil() as u64
+    }
+
+    #[test]
+    fn reservation_follows_a_step_in_next_data_within_one_horizon_and_expires() {
+        // One option per 300 ms horizon; Next Data steps from 1.5 MB (40 Mbit/s) to 3 MB
+        // (80 Mbit/s) at the horizon starting at 600 ms, then the flow falls silent after the
+        // horizon starting at 900 ms.
+        let mut q = gig();
+        let mut seq = 0;
+        let mut send = |q: &mut Tfd, t_ms: u64, nd: Option<u32>| {
+            let p = pkt(1, 1500, seq);
+            seq += 1;
+            let p = match nd {
+                Some(nd) => with_tfd(p, nd, 300),
+                None => p,
+            };
+            assert!(enq(q, p, t_ms * MS));
+            deq(q, t_ms * MS);
+        };
+        for t in (0..600).step_by(10) {
+            send(&mut q, t, (t % 300 == 0).then_some(1_500_000));
+            assert_eq!(q.reserved_rate(1), Some(Rate(expect_rate(1_500_000, 300))), "t = {t} ms");
+        }
+        for t in (600..1200).step_by(10) {
+            send(&mut q, t, (t % 300 == 0).then_some(3_000_000));
+            // The step is followed at the first packet of the new horizon, well within one.
+            assert_eq!(q.reserved_rate(1), Some(Rate(expect_rate(3_000_000, 300))), "t = {t} ms");
+        }
+        // Last option at 900 ms, hold 2.5 × 300 ms: held until 1650 ms, released after.
+        send(&mut q, 1649, None);
+        assert!(q.reserved_rate(1).is_some(), "still held before hold · Next Time");
+        send(&mut q, 1651, None);
+        assert_eq!(q.reserved_rate(1), None, "released after hold · Next Time without refresh");
+        assert_eq!(q.reserved_total(), Rate(0));
+        assert_eq!(q.stats.expired, 1);
+        assert_eq!(q.stats.granted, 2);
+    }
+
+    #[test]
+    fn next_data_zero_releases_and_next_time_zero_is_ignored() {
+        let mut q = gig();
+        assert!(enq(&mut q, with_tfd(pkt(3, 1000, 0), 100_000, 100), 0));
+        assert!(q.reserved_rate(3).is_some());
+        assert!(enq(&mut q, with_tfd(pkt(3, 1000, 1), 100_000, 0), MS));
+        assert!(q.reserved_rate(3).is_some(), "Next Time 0 has no rate and changes nothing");
+        assert!(enq(&mut q, with_tfd(pkt(3, 1000, 2), 0, 100), 2 * MS));
+        assert_eq!(q.reserved_rate(3), None);
+        assert_eq!(q.stats.removed, 1);
+    }
+
+    #[test]
+    fn rsvp_state_times_out_without_refreshes_and_teardown_removes_it() {
+        use crate::ip::rsvp::lifetime_ns;
+        let mut q = gig();
+        // R = 1 s: L = 3.5 · 1.5 · 1 s = 5.25 s.
+        let l = lifetime_ns(1_000_000_000);
+        q.reserve(&Reservation::Install { flow: 2, rate_bps: 60_000_000, expires: SimTime(l) }, SimTime::ZERO);
+        assert_eq!(q.reserved_rate(2), Some(Rate(60_000_000)));
+        // A refresh at 2 s pushes the expiry to 2 s + L.
+        q.reserve(
+            &Reservation::Install { flow: 2, rate_bps: 60_000_000, expires: SimTime(2_000 * MS + l) },
+            SimTime(2_000 * MS),
+        );
+        assert!(enq(&mut q, pkt(9, 100, 0), l + MS));
+        assert!(q.reserved_rate(2).is_some(), "refreshed state outlives the first lifetime");
+        assert!(enq(&mut q, pkt(9, 100, 1), 2_000 * MS + l + 1));
+        assert_eq!(q.reserved_rate(2), None, "no refresh within L: state expired");
+        assert_eq!(q.stats.expired, 1);
+        // Teardown.
+        q.reserve(
+            &Reservation::Install { flow: 4, rate_bps: 1_000_000, expires: SimTime(u64::MAX) },
+            SimTime(10_000 * MS),
+        );
+        q.reserve(&Reservation::Remove { flow: 4 }, SimTime(10_001 * MS));
+        assert_eq!(q.reserved_rate(4), None);
+    }
+
+    #[test]
+    fn admission_control_refuses_beyond_the_share() {
+        let mut q = Tfd::new(TfdConfig { max_reserved_share: 0.5, ..TfdConfig::default() }, Rate(1_000_000_000));
+        let far = SimTime(u64::MAX);
+        q.reserve(&Reservation::Install { flow: 0, rate_bps: 300_000_000, expires: far }, SimTime::ZERO);
+        q.reserve(&Reservation::Install { flow: 1, rate_bps: 300_000_000, expires: far }, SimTime::ZERO);
+        assert_eq!(q.reserved_rate(1), None, "300 + 300 > 500 Mbit/s: refused");
+        q.reserve(&Reservation::Install { flow: 1, rate_bps: 200_000_000, expires: far }, SimTime::ZERO);
+        assert_eq!(q.reserved_rate(1), Some(Rate(200_000_000)));
+        // An increase that does not fit is refused; the flow keeps what it had.
+        q.reserve(&Reservation::Install { flow: 0, rate_bps: 400_000_000, expires: far }, SimTime::ZERO);
+        assert_eq!(q.reserved_rate(0), Some(Rate(300_000_000)));
+        assert_eq!(q.stats.refused, 2);
+        assert_eq!(q.reserved_total(), Rate(500_000_000));
+    }
+
+    /// Drives the port as a 1 Gbit/s transmitter for `dur_ns`: `feed(q, t)` adds arrivals before
+    /// each dequeue. Returns bytes served per flow (best effort as flow 0 here).
+    fn serve(q: &mut Tfd, dur_ns: u64, mut feed: impl FnMut(&mut Tfd, u64)) -> std::collections::BTreeMap<FlowId, u64> {
+        let mut t = 0;
+        let mut out = std::collections::BTreeMap::new();
+        while t < dur_ns {
+            feed(q, t);
+            match deq(q, t) {
+                Some(p) => {
+                    *out.entry(p.flow).or_insert(0) += p.size_bytes as u64;
+                    t += Rate(1_000_000_000).tx_time(p.size_bytes as u64).as_nanos();
+                }
+                None => t += 1_000,
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn backlogged_reserved_flow_gets_its_rate_against_a_best_effort_flood() {
+        let mut q = gig();
+        q.reserve(&Reservation::Install { flow: 1, rate_bps: 100_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+        let mut seq = 0;
+        let got = serve(&mut q, 100 * MS, |q, t| {
+            // Keep both classes backlogged.
+            while q.be.len() < 100 {
+                seq += 1;
+                enq(q, pkt(0, 1500, seq), t);
+            }
+            while q.flows[1].q.len() < 100 {
+                seq += 1;
+                enq(q, pkt(1, 1500, seq), t);
+            }
+        });
+        let r1 = got[&1] as f64 * 8.0 / 0.1;
+        let r0 = got[&0] as f64 * 8.0 / 0.1;
+        assert!((r1 - 100e6).abs() < 2e6, "reserved flow got {r1} bit/s");
+        assert!((r0 - 900e6).abs() < 2e6, "best effort got {r0} bit/s");
+    }
+
+    #[test]
+    fn idle_reservation_is_lent_to_best_effort() {
+        // Flow 1 reserves 500 Mbit/s but sends 100 Mbit/s; best effort gets the rest of the link.
+        let mut q = gig();
+        q.reserve(&Reservation::Install { flow: 1, rate_bps: 500_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+        let (mut seq, mut next1) = (0, 0u64);
+        let got = serve(&mut q, 100 * MS, |q, t| {
+            while q.be.len() < 100 {
+                seq += 1;
+                enq(q, pkt(0, 1500, seq), t);
+            }
+            // 1500 B every 120 µs = 100 Mbit/s.
+            while next1 <= t {
+                seq += 1;
+                enq(q, pkt(1, 1500, seq), next1);
+                next1 += 120_000;
+            }
+        });
+        let r1 = got[&1] as f64 * 8.0 / 0.1;
+        let r0 = got[&0] as f64 * 8.0 / 0.1;
+        assert!((r1 - 100e6).abs() < 2e6, "flow 1 sent at its own pace: {r1}");
+        assert!(r0 > 895e6, "best effort gets the unused reservation: {r0}");
+    }
+
+    #[test]
+    fn config_rejects_bad_values_with_the_field_name() {
+        let e = toml::from_str::<TfdConfig>("max_reserved_share = 1.0").unwrap_err().to_string();
+        assert!(e.contains("max_reserved_share"), "{e}");
+        let e = toml::from_str::<TfdConfig>("headroom = -0.5").unwrap_err().to_string();
+        assert!(e.contains("headroom"), "{e}");
+        let c: TfdConfig = toml::from_str("limit = \"50p\"\nread_option = false").unwrap();
+        assert_eq!(c, TfdConfig { limit: Limit::Packets(50), read_option: false, ..TfdConfig::default() });
+    }
+
+    proptest! {
+        /// arrived = enqueued + dropped; enqueued = dequeued + backlog; the reported backlog is
+        /// what the queues hold; the port never idles while it holds packets; Σ reservations
+        /// never exceeds the admission share.
+        #[test]
+        fn conservation_and_work_conservation(
+            ops in proptest::collection::vec((0u8..4, 0u32..4, 40u32..1500, 0u64..3_000_000, 0u32..400_000), 1..400)
+        ) {
+            let mut q = Tfd::new(TfdConfig { limit: Limit::Packets(20), flow_limit: Limit::Bytes(20_000), ..TfdConfig::default() }, Rate(100_000_000));
+            let (mut now, mut arrived, mut enqd, mut dropped, mut deqd) = (0u64, 0u64, 0u64, 0u64, 0u64);
+            for (i, (op, flow, size, gap, nd)) in ops.into_iter().enumerate() {
+                now += gap;
+                match op {
+                    0 | 1 => {
+                        let mut p = pkt(flow, size, i as u64);
+                        if op == 1 {
+                            p = with_tfd(p, nd, 100);
+                        }
+                        arrived += 1;
+                        if enq(&mut q, p, now) { enqd += 1 } else { dropped += 1 }
+                    }
+                    2 => {
+                        let before = q.backlog().packets;
+                        match deq(&mut q, now) {
+                            Some(_) => deqd += 1,
+                            None => prop_assert_eq!(before, 0, "idle with a backlog"),
+                        }
+                    }
+                    _ => q.reserve(&Reservation::Install { flow, rate_bps: nd as u64 * 100, expires: SimTime(now + 50 * MS) }, SimTime(now)),
+                }
+                prop_assert_eq!(arrived, enqd + dropped);
+                prop_assert_eq!(enqd, deqd + q.backlog().packets);
+                let (mut n, mut b) = (0u64, 0u64);
+                q.for_each_packet(&mut |p| { n += 1; b += p.size_bytes as u64; });
+                prop_assert_eq!((n, b), (q.backlog().packets, q.backlog().bytes));
+                prop_assert!(q.reserved_total().bps() <= 90_000_000);
+                let sum: u64 = q.flows.iter().map(|s| s.rate_bps).sum();
+                prop_assert_eq!(sum, q.reserved_total().bps());
+            }
+        }
+    }
+}

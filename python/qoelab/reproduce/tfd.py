@@ -1,0 +1,471 @@
+"""``qoelab reproduce tfd``: Chodorek & Chodorek, *Performance evaluation of the TFD-capable
+dynamic QoS assurance of HD video streaming* (shared/papers/tfd-dynamic-qos-hd-video.txt).
+
+The experiment (paper §IV, Fig. 2): N = 1..10 HD video streams over RTP/UDP and K = 0..10 bulk
+TCP CUBIC flows share one 1 Gbit/s link; four scenarios:
+
+- ``s1`` best effort: drop-tail FIFO routers;
+- ``s2`` RSVP, each stream reserving 150 % of the 40 Mbit/s target rate (60 Mbit/s);
+- ``s3`` RSVP, each stream reserving the trace's peak rate (maximum over 1 s windows);
+- ``s4`` TFD: senders announce the next 300 ms, routers reserve it (``kind = "tfd"``).
+
+Reservations of s2–s4 are served by the same SCFQ guaranteed-rate scheduler
+(``crates/core/src/queue/tfd.rs``). Each stream starts at a random clip of the 152 s trace and a
+random moment within it (seeded per repetition). The grid runs through
+:func:`qoelab.sweep.run_sweep`, so an interrupted run resumes where it stopped.
+
+Our reading of Fig. 2 (not in the text): video servers → R1, TCP servers → R2; R1→R3 and
+R2→R3; R3→R4 is the shared link; R4→R5 → video receivers; TCP receivers on R4. All links
+1 Gbit/s; access links 0.5 ms, router links 1 ms, the shared link 2 ms (RTT ≈ 10 ms);
+router buffers 1000 packets (best-effort part).
+
+Outputs in the report folder: ``table1.csv``/``table2.csv`` (ours beside the paper's),
+``table1.md``/``table2.md``, difference heat maps ``diff_*.png``, Fig. 3-style
+``fig3_per_vs_n.png`` and ``README.md`` with the reading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import math
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qoelab import paths
+from qoelab.scenario import Scenario
+
+SCENARIOS = ("s1", "s2", "s3", "s4")
+TARGET_BPS = 40_000_000
+TRACE = "data/traces/hd1080_40M.trace.csv.gz"
+CLIPS = 8
+CLIP_S = 19.0
+FULL_S = 152.0
+DATA = Path(__file__).parent / "data"
+
+
+@dataclass(frozen=True)
+class Grid:
+    scenarios: tuple[str, ...]
+    n: tuple[int, ...]
+    k: tuple[int, ...]
+    duration_s: float
+
+
+FULL = Grid(SCENARIOS, tuple(range(1, 11)), tuple(range(0, 11)), FULL_S)
+QUICK = Grid(SCENARIOS, (1, 4, 10), (0, 3, 10), 8.0)
+
+
+# --- the trace --------------------------------------------------------------------------------
+
+
+def trace_path(out_dir: Path) -> Path:
+    """The HD trace, or (if it is missing) a synthetic HD VBR trace written to ``out_dir``:
+    8 clips × 19 s, 30 frame/s, GOP 30 IBBP, 8 slices per frame, clip complexities drawn
+    log-uniformly so that the mean is about 40 Mbit/s, frame sizes gamma-distributed
+    (I ≈ 5×, P ≈ 1.5×, B ≈ 0.6× the clip's mean frame)."""
+    p = paths.root() / TRACE
+    if p.exists():
+        return p
+    syn = out_dir / "synthetic_hd_vbr.trace.csv"
+    if syn.exists():
+        return syn
+    rng = random.Random(20180301)
+    rows, nal = [], 0
+    gop = "IBBPBBPBBPBBPBBPBBPBBPBBPBBPBB"
+    weight = {"I": 5.0, "P": 1.5, "B": 0.6}
+    mean_w = sum(weight[c] for c in gop) / len(gop)
+    for clip in range(CLIPS):
+        clip_bps = TARGET_BPS * math.exp(rng.uniform(math.log(0.3), math.log(2.0)))
+        frame_bytes = clip_bps / 8 / 30 / mean_w
+        for f in range(int(CLIP_S * 30)):
+            frame = clip * int(CLIP_S * 30) + f
+            t = gop[f % len(gop)]
+            size = max(200, int(rng.gammavariate(8.0, weight[t] * frame_bytes / 8.0)))
+            for s in range(8):
+                rows.append((nal, frame, t, size // 8, frame * 1000.0 / 30))
+                nal += 1
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with open(syn, "w") as fh:
+        fh.write("nal,frame,type,size_bytes,ts_ms\n")
+        for r in rows:
+            fh.write(f"{r[0]},{r[1]},{r[2]},{r[3]},{r[4]:.3f}\n")
+    return syn
+
+
+def peak_rate_bps(trace: Path, window_s: float = 1.0) -> int:
+    """The Tspec peak rate of s3: the largest IP-level rate over any ``window_s`` window (one
+    GOP), counting 40 bytes of IPv4/UDP/RTP headers per 1448-byte-payload datagram."""
+    opener = gzip.open if trace.suffix == ".gz" else open
+    per_t: dict[float, int] = {}
+    with opener(trace, "rt") as fh:
+        for r in csv.DictReader(fh):
+            b = int(r["size_bytes"])
+            per_t[float(r["ts_ms"])] = per_t.get(float(r["ts_ms"]), 0) + b + 40 * math.ceil(b / 1448)
+    ts = sorted(per_t)
+    best = acc = j = 0
+    for i, t in enumerate(ts):
+        acc += per_t[t]
+        while t - ts[j] >= window_s * 1000:
+            acc -= per_t[ts[j]]
+            j += 1
+        best = max(best, acc)
+    return int(best * 8 / window_s)
+
+
+# --- one cell as a scenario ------------------------------------------------------------------
+
+
+def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace: Path, peak_bps: int) -> dict[str, Any]:
+    """The scenario of one grid cell (plain data for :class:`qoelab.scenario.Scenario`)."""
+    if sc == "s1":
+        router = {"kind": "fifo", "limit": "1000p"}
+    elif sc in ("s2", "s3"):
+        router = {"kind": "tfd", "read_option": False, "limit": "1000p"}
+    elif sc == "s4":
+        router = {"kind": "tfd", "limit": "1000p"}
+    else:
+        raise ValueError(f"unknown scenario {sc!r} (known: {', '.join(SCENARIOS)})")
+    access = {"rate": "1Gbps", "delay": "0.5ms", "queue": {"kind": "fifo", "limit": "1000p"}}
+    links: list[dict[str, Any]] = [
+        {"a": "SM{i}", "b": "R1", "count": n, **access},
+        {"a": "R5", "b": "RM{i}", "count": n, **access},
+        {"a": "R1", "b": "R3", "rate": "1Gbps", "delay": "1ms", "queue": router},
+        {"a": "R2", "b": "R3", "rate": "1Gbps", "delay": "1ms", "queue": router},
+        {"a": "R3", "b": "R4", "rate": "1Gbps", "delay": "2ms", "queue": router},
+        {"a": "R4", "b": "R5", "rate": "1Gbps", "delay": "1ms", "queue": router},
+    ]
+    rng = random.Random(seed * 7919 + n * 31 + k)
+    flows: list[dict[str, Any]] = []
+    for i in range(n):
+        # A random clip and a random moment in it (paper §IV.D).
+        offset = rng.randrange(CLIPS) * CLIP_S + rng.uniform(0, CLIP_S)
+        app: dict[str, Any] = {"kind": "video", "trace": str(trace), "loop": True, "offset": f"{offset:.3f}s", "pacing": "frame"}
+        if sc == "s2":
+            app["rsvp"] = {"rate": f"{int(1.5 * TARGET_BPS)}bps"}
+        elif sc == "s3":
+            app["rsvp"] = {"rate": f"{peak_bps}bps"}
+        elif sc == "s4":
+            app["tfd"] = {"horizon": "300ms"}
+        flows.append(
+            {
+                "name": f"video{i}",
+                "src": f"SM{i}",
+                "dst": f"RM{i}",
+                "start": f"{rng.uniform(0, 0.1):.4f}s",
+                "transport": {"kind": "rtp"},
+                "app": app,
+            }
+        )
+    if k:
+        links += [
+            {"a": "ST{i}", "b": "R2", "count": k, **access},
+            {"a": "R4", "b": "RT{i}", "count": k, **access},
+        ]
+        flows.append(
+            {
+                "name": "tcp{i}",
+                "count": k,
+                "src": "ST{i}",
+                "dst": "RT{i}",
+                "start": "0.01s",
+                "start_step": "10ms",
+                "transport": {"kind": "tcp", "cc": "cubic", "sack": True, "snd_buf": "4MiB", "rcv_buf": "4MiB"},
+                "app": {"kind": "bulk"},
+            }
+        )
+    return {
+        "name": f"tfd-{sc}-n{n}-k{k}",
+        "sim": {"duration": f"{duration_s}s", "seed": seed},
+        "links": links,
+        "flows": flows,
+        "output": {"throughput_bin": "1s", "queue_sample": "100ms"},
+    }
+
+
+class TfdCell(Scenario):
+    """A scenario whose grid keys ``tfd.scenario``, ``tfd.n`` and ``tfd.k`` are not scenario
+    values but select the cell; the concrete scenario (with the repetition's random offsets,
+    drawn from ``sim.seed``) is built just before validation or a run. This lets the generic,
+    resumable :func:`qoelab.sweep.run_sweep` drive a grid whose cells differ in structure."""
+
+    KEYS = ("tfd.scenario", "tfd.n", "tfd.k")
+
+    def __init__(self, data: dict[str, Any], source: str, base_dir: Path | None, cell: dict[str, Any], extra: dict[str, Any]):
+        super().__init__(data, source, base_dir)
+        self.cell = dict(cell)
+        self.extra = dict(extra)
+
+    def copy(self) -> "TfdCell":
+        return TfdCell(json.loads(json.dumps(self.data)), self.source, self.base_dir, self.cell, self.extra)
+
+    def set(self, path: str, value: Any) -> None:
+        if path in self.KEYS:
+            self.cell[path] = value
+        else:
+            super().set(path, value)
+
+    def concrete(self) -> Scenario:
+        seed = int(self.data["sim"]["seed"])
+        d = build_scenario(
+            self.cell["tfd.scenario"], int(self.cell["tfd.n"]), int(self.cell["tfd.k"]), seed,
+            float(self.extra["duration_s"]), Path(self.extra["trace"]), int(self.extra["peak_bps"]),
+        )
+        return Scenario.from_dict(d, source=f"reproduce tfd {d['name']}", base_dir=self.base_dir)
+
+    def validate(self) -> None:
+        self.concrete().validate()
+
+    def run(self, out_dir: Path | None = None):
+        return self.concrete().run(out_dir)
+
+
+# --- metrics ---------------------------------------------------------------------------------
+
+
+def cell_metrics(run_dir: Path, duration_s: float) -> dict[str, float]:
+    """PER (%), shared-link utilisation (%), overall video and TCP throughput (Mbit/s)."""
+    import pyarrow.parquet as pq
+
+    f = pq.read_table(run_dir / "flows.parquet").to_pydict()
+    links = pq.read_table(run_dir / "links.parquet").to_pydict()
+    sent = lost = 0
+    video_b = tcp_bps = 0.0
+    for i, name in enumerate(f["flow"]):
+        if name.startswith("video"):
+            sent += f["sent_pkts"][i]
+            lost += f["drop_queue_pkts"][i] + f["drop_channel_pkts"][i]
+            video_b += f["recv_bytes"][i]
+        elif name.startswith("tcp"):
+            tcp_bps += f["goodput_bps"][i] or 0.0
+    j = links["link"].index("R3->R4")
+    return {
+        "per_pct": 100.0 * lost / sent if sent else 0.0,
+        "utilisation_pct": 100.0 * links["utilisation"][j],
+        "video_mbps": video_b * 8 / duration_s / 1e6,
+        "tcp_mbps": tcp_bps / 1e6,
+    }
+
+
+def _paper(name: str) -> dict[tuple[str, int, int], dict[str, float]]:
+    out = {}
+    with open(DATA / name) as fh:
+        lines = [ln for ln in fh if not ln.startswith("#")]
+    for r in csv.DictReader(lines):
+        out[(r["scenario"], int(r["K"]), int(r["N"]))] = {k: float(v) for k, v in r.items() if k not in ("scenario", "K", "N")}
+    return out
+
+
+def paper_tables() -> dict[tuple[str, int, int], dict[str, float]]:
+    """The paper's Tables I and II by (scenario, K, N), typed from the paper text."""
+    t1, t2 = _paper("tfd_paper_table1.csv"), _paper("tfd_paper_table2.csv")
+    return {key: {**t1[key], **t2[key]} for key in t1}
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1) -> dict[str, Any]:
+    from qoelab.sweep import run_sweep
+
+    grid = QUICK if quick else FULL
+    reps = reps or (1 if quick else 20)
+    out.mkdir(parents=True, exist_ok=True)
+    trace = trace_path(out)
+    peak = peak_rate_bps(trace)
+    base = TfdCell(
+        {"sim": {"duration": f"{grid.duration_s}s", "seed": 1}, "links": [], "flows": []},
+        "reproduce tfd",
+        paths.root(),
+        {"tfd.scenario": "s1", "tfd.n": 1, "tfd.k": 0},
+        {"duration_s": grid.duration_s, "trace": str(trace), "peak_bps": peak},
+    )
+    axes = [("tfd.scenario", list(grid.scenarios)), ("tfd.n", list(grid.n)), ("tfd.k", list(grid.k))]
+    t0 = time.time()
+    counts = run_sweep(base, axes, reps, out / "sweep", jobs)
+    wall = time.time() - t0
+    ours = aggregate(out / "sweep", grid, reps)
+    meta = {"quick": quick, "reps": reps, "jobs": jobs, "duration_s": grid.duration_s, "trace": str(trace),
+            "s3_peak_bps": peak, "wall_s": wall, "runs": counts}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+    write_report(out, grid, ours, meta)
+    return {"ours": ours, "meta": meta}
+
+
+def aggregate(sweep_dir: Path, grid: Grid, reps: int) -> dict[tuple[str, int, int], dict[str, float]]:
+    """Mean over repetitions of each cell's metrics."""
+    from qoelab.sweep import Cell
+
+    out: dict[tuple[str, int, int], dict[str, float]] = {}
+    for sc in grid.scenarios:
+        for n in grid.n:
+            for k in grid.k:
+                ms = []
+                for r in range(reps):
+                    c = Cell((("tfd.scenario", sc), ("tfd.n", n), ("tfd.k", k)), r)
+                    d = sweep_dir / "runs" / c.run_id
+                    if (d / "done").exists():
+                        ms.append(cell_metrics(d, grid.duration_s))
+                if ms:
+                    out[(sc, k, n)] = {m: sum(x[m] for x in ms) / len(ms) for m in ms[0]}
+    return out
+
+
+METRICS = (
+    ("per_pct", "PER [%]", "{:.2f}"),
+    ("utilisation_pct", "link utilisation [%]", "{:.1f}"),
+    ("video_mbps", "overall video throughput [Mbit/s]", "{:.0f}"),
+    ("tcp_mbps", "overall TCP throughput [Mbit/s]", "{:.0f}"),
+)
+
+
+def write_report(out: Path, grid: Grid, ours: dict, meta: dict) -> None:
+    paper = paper_tables()
+    # CSV: one row per cell, ours beside the paper's.
+    for table, metrics in (("table1", METRICS[:2]), ("table2", METRICS[2:])):
+        with open(out / f"{table}.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["scenario", "K", "N"] + [f"{m}_{who}" for m, _, _ in metrics for who in ("ours", "paper")])
+            for (sc, k, n), v in sorted(ours.items()):
+                p = paper[(sc, k, n)]
+                w.writerow([sc, k, n] + [x for m, _, _ in metrics for x in (round(v[m], 4), p[m])])
+        md = [f"# {table.title()}: ours (paper)\n", f"Duration {grid.duration_s} s, {meta['reps']} repetition(s); "
+              "paper values typed from the paper (20 repetitions, 152 s).\n"]
+        for m, label, fmt in metrics:
+            for sc in grid.scenarios:
+                md.append(f"\n## {label}, scenario {sc} (rows K, columns N)\n")
+                md.append("| K \\ N | " + " | ".join(str(n) for n in grid.n) + " |")
+                md.append("|---" * (len(grid.n) + 1) + "|")
+                for k in grid.k:
+                    cells = []
+                    for n in grid.n:
+                        v = ours.get((sc, k, n))
+                        cells.append("-" if v is None else f"{fmt.format(v[m])} ({fmt.format(paper[(sc, k, n)][m])})")
+                    md.append(f"| {k} | " + " | ".join(cells) + " |")
+        (out / f"{table}.md").write_text("\n".join(md) + "\n")
+    plots(out, grid, ours, paper)
+    (out / "README.md").write_text(reading(grid, ours, paper, meta))
+
+
+def plots(out: Path, grid: Grid, ours: dict, paper: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    for m, label, _ in METRICS:
+        fig, axs = plt.subplots(1, len(grid.scenarios), figsize=(4 * len(grid.scenarios), 3.6), squeeze=False)
+        for ax, sc in zip(axs[0], grid.scenarios):
+            d = np.array([[ours[(sc, k, n)][m] - paper[(sc, k, n)][m] if (sc, k, n) in ours else np.nan for n in grid.n] for k in grid.k])
+            lim = np.nanmax(np.abs(d)) or 1.0
+            im = ax.imshow(d, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto", origin="lower")
+            ax.set_xticks(range(len(grid.n)), [str(n) for n in grid.n])
+            ax.set_yticks(range(len(grid.k)), [str(k) for k in grid.k])
+            ax.set_xlabel("N (video streams)")
+            ax.set_ylabel("K (TCP flows)")
+            ax.set_title(f"{sc}: ours − paper")
+            fig.colorbar(im, ax=ax, shrink=0.8)
+        fig.suptitle(f"Difference in {label}")
+        fig.tight_layout()
+        fig.savefig(out / f"diff_{m}.png", dpi=90)
+        plt.close(fig)
+    # Fig. 3: PER vs N for chosen K, s1 / s3 / s4 (and s2), ours solid, paper dashed.
+    fig, axs = plt.subplots(1, len(grid.scenarios), figsize=(4 * len(grid.scenarios), 3.6), squeeze=False)
+    ks = [k for k in grid.k if k > 0]
+    for ax, sc in zip(axs[0], grid.scenarios):
+        for i, k in enumerate(ks):
+            col = plt.cm.viridis(i / max(1, len(ks) - 1))
+            ax.plot(grid.n, [ours.get((sc, k, n), {}).get("per_pct", np.nan) for n in grid.n], "-o", color=col, label=f"K={k} ours")
+            ax.plot(grid.n, [paper[(sc, k, n)]["per_pct"] for n in grid.n], "--", color=col, alpha=0.6, label=f"K={k} paper")
+        ax.set_title(f"PER vs N, {sc}")
+        ax.set_xlabel("N")
+        ax.set_ylabel("PER [%]")
+    axs[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(out / "fig3_per_vs_n.png", dpi=90)
+    plt.close(fig)
+
+
+def summary(grid: Grid, ours: dict) -> dict[str, dict[str, float]]:
+    """Per scenario: mean PER over all cells and over K > 0, mean utilisation over K > 0, share
+    of K > 0 cells with PER < 0.005 % (zero when rounded to two decimals), and the lowest
+    video throughput as a fraction of the K = 0 throughput of the same N."""
+    s: dict[str, dict[str, float]] = {}
+    for sc in grid.scenarios:
+        cells = [(k, n) for k in grid.k for n in grid.n if (sc, k, n) in ours]
+        loaded = [(k, n) for k, n in cells if k > 0]
+        req = {n: ours[(sc, 0, n)]["video_mbps"] for n in grid.n if (sc, 0, n) in ours}
+        s[sc] = {
+            "per_mean": sum(ours[(sc, k, n)]["per_pct"] for k, n in cells) / max(1, len(cells)),
+            "per_mean_loaded": sum(ours[(sc, k, n)]["per_pct"] for k, n in loaded) / max(1, len(loaded)),
+            "util_mean_loaded": sum(ours[(sc, k, n)]["utilisation_pct"] for k, n in loaded) / max(1, len(loaded)),
+            "zero_per_share": sum(ours[(sc, k, n)]["per_pct"] < 0.005 for k, n in loaded) / max(1, len(loaded)),
+            "min_video_fraction": min((ours[(sc, k, n)]["video_mbps"] / req[n] for k, n in loaded if req.get(n)), default=float("nan")),
+        }
+    return s
+
+
+def reading(grid: Grid, ours: dict, paper: dict, meta: dict) -> str:
+    s = summary(grid, ours)
+    ps = summary(grid, {key: v for key, v in paper.items() if key[1] in grid.k and key[2] in grid.n})
+    lines = [
+        "# TFD reproduction: what matches and what does not\n",
+        f"Grid: scenarios {', '.join(grid.scenarios)}, N ∈ {list(grid.n)}, K ∈ {list(grid.k)}, "
+        f"{grid.duration_s} s per run, {meta['reps']} repetition(s); wall time {meta['wall_s']:.0f} s with {meta['jobs']} job(s). "
+        f"s3 reserves the trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream. Trace: `{meta['trace']}`.\n",
+        "| scenario | mean PER % (ours / paper) | mean PER %, K>0 | mean utilisation %, K>0 | cells K>0 with PER=0 | min video / required |",
+        "|---|---|---|---|---|---|",
+    ]
+    for sc in grid.scenarios:
+        a, b = s[sc], ps[sc]
+        lines.append(
+            f"| {sc} | {a['per_mean']:.3f} / {b['per_mean']:.3f} | {a['per_mean_loaded']:.3f} / {b['per_mean_loaded']:.3f} | "
+            f"{a['util_mean_loaded']:.1f} / {b['util_mean_loaded']:.1f} | {a['zero_per_share']:.0%} / {b['zero_per_share']:.0%} | "
+            f"{a['min_video_fraction']:.3f} / {b['min_video_fraction']:.3f} |"
+        )
+    order = all(s[x]["per_mean"] <= s[y]["per_mean"] + 1e-9 for x, y in (("s4", "s3"), ("s3", "s2"), ("s2", "s1")) if x in s and y in s)
+    k0 = all(ours[(sc, 0, n)]["per_pct"] == 0 for sc in grid.scenarios for n in grid.n if (sc, 0, n) in ours)
+    lines += [
+        "",
+        f"- K = 0 ⇒ PER = 0 in every scenario: **{'yes' if k0 else 'no'}**.",
+        f"- Mean PER ordered s4 ≤ s3 ≤ s2 ≤ s1: **{'yes' if order else 'no'}**.",
+        "- See `table1.md`, `table2.md`, `diff_*.png` and `fig3_per_vs_n.png` for the cell-by-cell comparison.",
+        "",
+        "Known reasons for differences (see docs/models/tfd-router.md): our trace is synthetic content encoded",
+        "one-pass ABR without a VBV cap (mean 33.7 Mbit/s, clip means from 1 to 109 Mbit/s, 1-s peaks near 270",
+        "Mbit/s), whereas the paper's Blu-ray-capped streams average ≈ 62 Mbit/s (its Table II, K = 0). A static",
+        "60 Mbit/s reservation (s2) is therefore exceeded for whole clips, and 10 peak reservations (s3) do not fit",
+        "under the 90 % admission limit; routers are our SCFQ scheduler, not the authors' ns-2 emulator; buffer",
+        "sizes, delays and the TCP stack are ours.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# --- CLI -------------------------------------------------------------------------------------
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Adds ``reproduce tfd`` to the CLI, under the ``reproduce`` group (created if absent)."""
+    from qoelab.reproduce import papers
+
+    sub = papers(subparsers)
+    t = sub.add_parser("tfd", help="Chodorek & Chodorek: TFD-capable dynamic QoS for HD video vs RSVP (Tables I, II, Fig. 3)")
+    t.add_argument("--quick", action="store_true", help="short runs on a coarse grid (CI, a few minutes on 2 cores)")
+    t.add_argument("--reps", type=int, default=None, help="repetitions per cell (default 1 with --quick, else 20 as in the paper)")
+    t.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1)")
+    t.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-tfd[-quick])")
+
+    def cmd(a: argparse.Namespace) -> int:
+        out = Path(a.output) if a.output else Path("results") / ("reproduce-tfd-quick" if a.quick else "reproduce-tfd")
+        r = run(out, quick=a.quick, reps=a.reps, jobs=max(1, a.jobs))
+        print(f"wrote {out}/README.md ({r['meta']['wall_s']:.0f} s)")
+        return 0
+
+    t.set_defaults(func=cmd)
+    return t

@@ -1,0 +1,94 @@
+"""`qoelab reproduce tfd --quick`: the paper's findings as far as the quick grid supports them,
+and the TFD option visible to tshark in a pcap of an s4 run.
+
+The quick grid is N ∈ {1, 4, 10}, K ∈ {0, 3, 10}, 8 s per run, one repetition; the full-grid
+numbers and their reading are in docs/models/tfd-router.md.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from qoelab import paths
+from qoelab.reproduce import tfd
+from qoelab.scenario import Scenario
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("reproduce-tfd")
+    r = tfd.run(out, quick=True, jobs=2)
+    r["out"] = out
+    return r
+
+
+def test_report_files_are_written(quick):
+    out: Path = quick["out"]
+    for f in ("table1.csv", "table2.csv", "table1.md", "table2.md", "fig3_per_vs_n.png", "README.md",
+              "diff_per_pct.png", "diff_utilisation_pct.png", "diff_video_mbps.png", "diff_tcp_mbps.png"):
+        assert (out / f).stat().st_size > 0, f
+    # Our value and the paper's side by side; the paper's typed s1, K = 10, N = 1 PER is 26.9 %.
+    rows = (out / "table1.csv").read_text().splitlines()
+    assert rows[0] == "scenario,K,N,per_pct_ours,per_pct_paper,utilisation_pct_ours,utilisation_pct_paper"
+    assert any(r.startswith("s1,10,1,") and r.split(",")[4] == "26.9" for r in rows)
+
+
+def test_resumes_without_rerunning(quick):
+    counts = tfd.run(quick["out"], quick=True, jobs=1)["meta"]["runs"]
+    assert counts["ran"] == 0 and counts["skipped"] == counts["total"] == 36
+
+
+def test_no_loss_without_tcp(quick):
+    ours = quick["ours"]
+    for sc in tfd.QUICK.scenarios:
+        for n in tfd.QUICK.n:
+            assert ours[(sc, 0, n)]["per_pct"] == 0.0, (sc, n)
+
+
+def test_tfd_has_the_lowest_loss_and_rsvp_peak_beats_best_effort(quick):
+    """PER(s4) ≤ PER(s3) ≤ PER(s1) and PER(s4) ≤ PER(s2), averaged over the grid. The paper's
+    PER(s2) ≤ PER(s1) does not hold with our trace (clips up to 109 Mbit/s exceed the static
+    60 Mbit/s reservation for whole clips), so it is not asserted; see the reading in
+    docs/models/tfd-router.md."""
+    s = tfd.summary(tfd.QUICK, quick["ours"])
+    assert all(v == 0.0 for (sc, k, n), x in quick["ours"].items() if sc == "s4" for v in [x["per_pct"]])
+    assert s["s4"]["per_mean"] <= s["s3"]["per_mean"]
+    assert s["s4"]["per_mean"] <= s["s2"]["per_mean"]
+    assert s["s3"]["per_mean"] <= s["s1"]["per_mean"]
+
+
+def test_tfd_keeps_the_link_as_busy_as_best_effort_and_busier_than_rsvp_peak(quick):
+    s = tfd.summary(tfd.QUICK, quick["ours"])
+    assert s["s4"]["util_mean_loaded"] > s["s3"]["util_mean_loaded"]
+    assert abs(s["s4"]["util_mean_loaded"] - s["s1"]["util_mean_loaded"]) < 3.0
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed (scripts/install-system-deps.sh installs it)")
+def test_tshark_shows_the_tfd_option_in_an_s4_capture(tmp_path: Path):
+    trace = tfd.trace_path(tmp_path)
+    d = tfd.build_scenario("s4", 2, 1, 1, 1.0, trace, tfd.peak_rate_bps(trace))
+    d["output"]["pcap"] = ["R3->R4"]
+    Scenario.from_dict(d, base_dir=paths.root()).run(tmp_path)
+    pcap = tmp_path / "R3_to_R4.pcap"
+    lua = paths.root() / "tools" / "wireshark" / "tfd.lua"
+    p = subprocess.run(
+        ["tshark", "-n", "-X", f"lua_script:{lua}", "-r", str(pcap), "-Y", "tfd", "-T", "fields",
+         "-e", "tfd.type", "-e", "tfd.len", "-e", "tfd.flags", "-e", "tfd.next_data", "-e", "tfd.next_time"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert p.returncode == 0 and "Lua: Error" not in p.stderr, p.stderr
+    rows = [r.split("\t") for r in p.stdout.split("\n") if r]
+    # Two streams announce once per 300 ms for 1 s: a handful of options, each an encoder
+    # description (flags clear) of the next 300 ms.
+    assert 4 <= len(rows) <= 12, rows
+    for typ, ln, flags, nd, nt in rows:
+        assert (typ, ln, nt) == ("0x9e", "12", "300")
+        assert int(flags, 16) == 0 and int(nd) > 0
+    # The raw bytes too, without the dissector: IPv4 option type 0x9e, length 12.
+    raw = subprocess.run(["tshark", "-n", "-r", str(pcap), "-T", "fields", "-e", "ip.hdr_len", "-e", "ip.opt.type"],
+                         capture_output=True, text=True, timeout=120).stdout.split("\n")
+    assert sum(1 for r in raw if r.startswith("32\t")) == len(rows)
