@@ -250,7 +250,8 @@ impl Simulation {
         let now = self.now;
         let bin = self.bin_ns;
         let f = &mut self.flows[fid as usize];
-        let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices);
+        let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices)
+            .with_subscriptions(f.subscriptions);
         match pkt.dir {
             Dir::Fwd => {
                 f.fwd.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin);
@@ -282,11 +283,13 @@ impl Simulation {
                 }
             }
             TimerKind::DelAck | TimerKind::Feedback | TimerKind::RecvApp => {
-                let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices);
+                let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices)
+                    .with_subscriptions(f.subscriptions);
                 f.receiver.on_timer(kind, &mut cx);
             }
             TimerKind::Rto | TimerKind::Pace | TimerKind::NoFeedback => {
-                let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices);
+                let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices)
+                    .with_subscriptions(f.subscriptions);
                 f.sender.on_timer(kind, &mut cx);
             }
         }
@@ -317,10 +320,9 @@ impl Simulation {
             if !self.notices.is_empty() {
                 let mut acx =
                     AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
+                // `FlowCtx::notify` queued only the kinds the application subscribed to.
                 for n in self.notices.drain(..) {
-                    if f.subscriptions & n.mask() != 0 {
-                        f.app.on_event(AppEvent::Transport(n), &mut acx);
-                    }
+                    f.app.on_event(AppEvent::Transport(n), &mut acx);
                 }
             }
             if self.actions.is_empty() {
@@ -329,7 +331,8 @@ impl Simulation {
                 }
                 continue;
             }
-            let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices);
+            let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices)
+                .with_subscriptions(f.subscriptions);
             for a in self.actions.drain(..) {
                 match a {
                     AppAction::Datagram(d) => f.sender.send_datagram(d, &mut cx),

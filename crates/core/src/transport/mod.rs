@@ -192,6 +192,8 @@ pub struct FlowCtx<'a> {
     pub(crate) timers: &'a mut TimerTable,
     pub(crate) events: &'a mut EventQueue,
     pub(crate) notices: &'a mut Vec<TransportEvent>,
+    /// Notice kinds the application subscribed to ([`notice_mask`]); others are not queued.
+    subscriptions: u32,
 }
 
 impl<'a> FlowCtx<'a> {
@@ -203,7 +205,20 @@ impl<'a> FlowCtx<'a> {
         events: &'a mut EventQueue,
         notices: &'a mut Vec<TransportEvent>,
     ) -> Self {
-        FlowCtx { now, flow, out, timers, events, notices }
+        FlowCtx { now, flow, out, timers, events, notices, subscriptions: u32::MAX }
+    }
+
+    /// Restricts notices to the kinds in `mask` (the application's subscriptions), so that
+    /// per-ACK notices nobody listens to cost nothing.
+    pub fn with_subscriptions(mut self, mask: u32) -> Self {
+        self.subscriptions = mask;
+        self
+    }
+
+    /// Whether the application listens to notices of kind `mask`; lets a transport skip
+    /// building a notice at all.
+    pub fn wants(&self, mask: u32) -> bool {
+        self.subscriptions & mask != 0
     }
 
     /// Sends a packet now. The world stamps addresses, sequence-in-flow and send time.
@@ -229,6 +244,8 @@ impl<'a> FlowCtx<'a> {
 
     /// Tells the application something (filtered by its subscriptions).
     pub fn notify(&mut self, ev: TransportEvent) {
-        self.notices.push(ev);
+        if self.subscriptions & ev.mask() != 0 {
+            self.notices.push(ev);
+        }
     }
 }
