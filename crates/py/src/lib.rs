@@ -5,12 +5,14 @@ use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
+use qoelab_core::ip::tfd::{decode_ipv4, decode_ipv6, NextData, TfdFlags, TfdOption};
 use qoelab_core::trace::{Column, Table};
 use qoelab_core::{BuildOptions, RunResults, Scenario};
 use std::path::PathBuf;
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario mistake: `path: reason`.");
+create_exception!(_native, TfdError, PyValueError, "An invalid TFD option or option bytes.");
 
 fn scenario_err(e: qoelab_core::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
@@ -107,9 +109,75 @@ fn normalize(text: &str) -> PyResult<String> {
     Scenario::from_toml(text).map(|s| s.to_toml()).map_err(scenario_err)
 }
 
+const TFD_FLAGS: [(&str, TfdFlags); 7] = [
+    ("B", TfdFlags::BUFFER),
+    ("F", TfdFlags::FORECAST),
+    ("D", TfdFlags::DATA_FLOAT),
+    ("M", TfdFlags::MAXIMUM),
+    ("L", TfdFlags::LARGE),
+    ("S", TfdFlags::STREAM),
+    ("E", TfdFlags::ELASTIC),
+];
+
+/// Encodes a TFD option. `flags` is a string of flag letters (e.g. `"BS"`); a float
+/// `next_data` sets flag D. Returns the 12 option bytes (IPv4 or IPv6 hop-by-hop form).
+#[pyfunction]
+#[pyo3(signature = (flags, next_data, next_time_ms, ipv6=false))]
+fn tfd_encode<'py>(
+    py: Python<'py>,
+    flags: &str,
+    next_data: &Bound<'py, PyAny>,
+    next_time_ms: u32,
+    ipv6: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut f = TfdFlags::empty();
+    for c in flags.chars() {
+        let (_, bit) = TFD_FLAGS
+            .iter()
+            .find(|(n, _)| n.starts_with(c))
+            .ok_or_else(|| TfdError::new_err(format!("flags: unknown flag {c:?} (known: BFDMLSE)")))?;
+        f = f.union(*bit);
+    }
+    let data = if next_data.is_instance_of::<pyo3::types::PyFloat>() {
+        f = f.union(TfdFlags::DATA_FLOAT);
+        NextData::Float(next_data.extract::<f32>()?)
+    } else {
+        NextData::Bytes(
+            next_data
+                .extract::<u32>()
+                .map_err(|_| TfdError::new_err("next_data: expected bytes as 0..2^32-1 or a float"))?,
+        )
+    };
+    let opt = TfdOption::new(f, data, next_time_ms).map_err(|e| TfdError::new_err(e.to_string()))?;
+    let bytes = if ipv6 { opt.ipv6_bytes() } else { opt.ipv4_bytes() };
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// Decodes 12 TFD option bytes strictly; returns `{flags, next_data, next_time_ms, source,
+/// rate_bps}`. Raises `TfdError` naming what is wrong.
+#[pyfunction]
+#[pyo3(signature = (data, ipv6=false))]
+fn tfd_decode<'py>(py: Python<'py>, data: &[u8], ipv6: bool) -> PyResult<Bound<'py, PyDict>> {
+    let opt = if ipv6 { decode_ipv6(data) } else { decode_ipv4(data) }.map_err(|e| TfdError::new_err(e.to_string()))?;
+    let d = PyDict::new(py);
+    let flags: String = TFD_FLAGS.iter().filter(|(_, b)| opt.flags().contains(*b)).map(|(n, _)| *n).collect();
+    d.set_item("flags", flags)?;
+    match opt.next_data() {
+        NextData::Bytes(b) => d.set_item("next_data", b)?,
+        NextData::Float(x) => d.set_item("next_data", x as f64)?,
+    }
+    d.set_item("next_time_ms", opt.next_time_ms())?;
+    d.set_item("source", format!("{:?}", opt.source()).to_lowercase())?;
+    d.set_item("rate_bps", opt.rate_bps())?;
+    Ok(d)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("TfdError", m.py().get_type::<TfdError>())?;
+    m.add_function(wrap_pyfunction!(tfd_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(tfd_decode, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;

@@ -74,7 +74,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
     cfg = EncodeConfig(input=args.input, width=w, height=h, fps=args.fps, frames=args.frames, start_s=args.start,
                        filters=args.filters, retime=args.retime, codec=args.codec, gop=args.gop,
                        bframes=args.bframes, refs=args.refs, qp=args.qp, crf=args.crf, bitrate_bps=args.bitrate,
-                       maxrate_bps=args.maxrate, bufsize_bits=args.bufsize, slice_max_bytes=args.slice_max_size,
+                       maxrate_bps=args.maxrate, bufsize_bits=args.bufsize, passes=args.passes, slice_max_bytes=args.slice_max_size,
                        slices=args.slices, preset=args.preset, threads=args.threads)
     if sum(x is not None for x in (cfg.qp, cfg.crf, cfg.bitrate_bps)) == 0:
         cfg.qp = 26
@@ -169,6 +169,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     rc.add_argument("--bitrate", type=parse_rate_bps, help="target rate, e.g. 5Mbps")
     p.add_argument("--maxrate", type=parse_rate_bps, help="VBV maximum rate")
     p.add_argument("--bufsize", type=parse_rate_bps, help="VBV buffer size in bits, e.g. 10M")
+    p.add_argument("--passes", type=int, choices=[1, 2], default=1,
+                   help="2: two-pass rate control (needs --bitrate; default 1)")
     p.add_argument("--slice-max-size", type=int, help="maximum slice size in bytes (H.264)")
     p.add_argument("--slices", type=int, help="fixed number of slices per picture")
     p.add_argument("--preset", default="medium")

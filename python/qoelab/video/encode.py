@@ -43,8 +43,11 @@ class EncodeConfig:
     """How to encode. Sizes in pixels, rates in bit/s, times in seconds.
 
     `input` is a file path or `lavfi:<filtergraph source>` (e.g. `lavfi:testsrc2=size=352x288:rate=30`).
-    Rate control: exactly one of `qp` (fixed QP), `crf`, `bitrate_bps` (with optional VBV
-    `maxrate_bps`/`bufsize_bits`).
+    Rate control: exactly one of `qp` (fixed QP), `crf`, `bitrate_bps`; the last two with optional
+    VBV `maxrate_bps`/`bufsize_bits` (the hypothetical reference decoder's buffer, H.264 Annex C;
+    x264 enforces it only when both are given).
+    `passes = 2` (only with `bitrate_bps`) runs the encoder's analysis pass first, so the target
+    mean rate is met over the whole input instead of being approached on the fly.
     """
 
     input: str
@@ -64,6 +67,7 @@ class EncodeConfig:
     bitrate_bps: int | None = None
     maxrate_bps: int | None = None
     bufsize_bits: int | None = None
+    passes: int = 1  # 1: one-pass; 2: two-pass (bitrate_bps only)
     slice_max_bytes: int | None = None  # x264 slice-max-size (bytes of a slice NAL payload)
     slices: int | None = None  # fixed number of slices per picture
     preset: str = "medium"
@@ -74,11 +78,15 @@ class EncodeConfig:
         chosen = [x is not None for x in (self.qp, self.crf, self.bitrate_bps)]
         if sum(chosen) != 1:
             raise VideoInputError("encode", "choose exactly one of qp, crf, bitrate")
+        if self.passes not in (1, 2):
+            raise VideoInputError("encode", f"passes must be 1 or 2, got {self.passes}")
+        if self.passes == 2 and self.bitrate_bps is None:
+            raise VideoInputError("encode", "two-pass encoding needs a target bitrate")
+        if (self.maxrate_bps or self.bufsize_bits) and self.qp is not None:
+            raise VideoInputError("encode", "maxrate/bufsize (VBV) need rate control: use bitrate or crf, not qp")
         if self.qp is not None:
             return ["-qp", str(self.qp)]
-        if self.crf is not None:
-            return ["-crf", f"{self.crf:g}"]
-        args = ["-b:v", str(self.bitrate_bps)]
+        args = ["-crf", f"{self.crf:g}"] if self.crf is not None else ["-b:v", str(self.bitrate_bps)]
         if self.maxrate_bps:
             args += ["-maxrate", str(self.maxrate_bps)]
         if self.bufsize_bits:
@@ -96,6 +104,7 @@ class EncodeResult:
     encode_s: float
     analyze_s: float
     command: list[str] = field(default_factory=list)
+    command_pass1: list[str] = field(default_factory=list)  # empty for one-pass encodes
 
 
 def input_args(cfg: EncodeConfig) -> list[str]:
@@ -167,9 +176,19 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
     else:
         tmp = tempfile.TemporaryDirectory(prefix="qoelab-encode-")
         bs_path = Path(tmp.name) / f"{name}.{ext}"
+    passlog = tempfile.TemporaryDirectory(prefix="qoelab-passlog-") if cfg.passes == 2 else None
     try:
-        cmd = [*src, *limit, "-an", *cfg.rate_control(), *_codec_args(cfg), str(bs_path)]
+        rc = cfg.rate_control()
+        cmd1: list[str] = []
         t0 = time.perf_counter()
+        if passlog is not None:
+            # Pass 1 writes only the statistics file (and x264's mbtree data) beside it; its
+            # output is discarded. ffmpeg takes the last -f, so "null" overrides the codec's.
+            log = ["-passlogfile", str(Path(passlog.name) / name)]
+            cmd1 = [*src, *limit, "-an", *rc, *_codec_args(cfg), "-pass", "1", *log, "-f", "null", os.devnull]
+            run_ffmpeg(cmd1, what="encoding (pass 1)", path=cfg.input)
+            rc = [*rc, "-pass", "2", *log]
+        cmd = [*src, *limit, "-an", *rc, *_codec_args(cfg), str(bs_path)]
         run_ffmpeg(cmd, what="encoding", path=cfg.input)
         encode_s = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -180,6 +199,8 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
     finally:
         if tmp is not None:
             tmp.cleanup()
+        if passlog is not None:
+            passlog.cleanup()
     trace_path = out / f"{name}.trace.csv{'.gz' if gzip_trace else ''}"
     write_trace(trace_path, trace)
     frames_path = out / f"{name}.frames.csv"
@@ -191,7 +212,8 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
         "source": {"input": cfg.input, "ffmpeg_input_args": _relative_args(src, out)},
         "config": {k: v for k, v in asdict(cfg).items() if v is not None},
         "encoder": {"ffmpeg": ffmpeg_version(), "codec_library": version},
-        "command": ["ffmpeg", *cmd[:-1], f"{name}.{ext}"],
+        "command": ["ffmpeg", *_recorded(cmd[:-1], passlog), f"{name}.{ext}"],
+        **({"command_pass1": ["ffmpeg", *_recorded(cmd1, passlog)]} if cmd1 else {}),
         "timing": {"encode_s": round(encode_s, 2), "analyze_s": round(analyze_s, 2), "cpus": os.cpu_count()},
         "expected": stats,
         "reference_quality": {
@@ -202,7 +224,15 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
     recipe_path = out / f"{name}.recipe.toml"
     write_recipe(recipe_path, recipe)
     return EncodeResult(bs_path if keep_bitstream else None, trace_path, frames_path, recipe_path, stats,
-                        encode_s, analyze_s, recipe["command"])
+                        encode_s, analyze_s, recipe["command"], recipe.get("command_pass1", []))
+
+
+def _recorded(cmd: list[str], passlog: tempfile.TemporaryDirectory | None) -> list[str]:
+    """A command as the recipe records it: the temporary pass-log folder becomes `.` (run both
+    passes in the same folder)."""
+    if passlog is None:
+        return list(cmd)
+    return [os.path.relpath(a, passlog.name) if a.startswith(passlog.name) else a for a in cmd]
 
 
 def _relative_args(args: list[str], base: Path) -> list[str]:

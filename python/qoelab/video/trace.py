@@ -28,7 +28,7 @@ import numpy as np
 
 from .errors import VideoInputError
 
-__all__ = ["COLUMNS", "NalTrace", "read_trace", "write_trace", "TraceStats"]
+__all__ = ["COLUMNS", "NalTrace", "read_trace", "write_trace", "TraceStats", "max_window_rate_bps"]
 
 COLUMNS = ("nal", "frame", "display", "type", "size_bytes", "ts_ms")
 _TYPES = {"I": 0, "P": 1, "B": 2, "X": 3}
@@ -106,6 +106,9 @@ class TraceStats:
     gop_length: int  # frames between I frames (0 if only one)
     frame_types: dict[str, int]
     max_nal_bytes: int
+    max_frame_bytes: int  # largest access unit (all its NAL units, start codes included)
+    max_1s_rate_bps: float  # largest rate over round(fps) consecutive frames (decode order), bit/s
+
 
     @classmethod
     def of(cls, t: NalTrace) -> "TraceStats":
@@ -131,10 +134,28 @@ class TraceStats:
             gop_length=gop,
             frame_types={k: int((ftype == v).sum()) for k, v in _TYPES.items() if k != "X"},
             max_nal_bytes=int(vcl_sizes.max()) if vcl_sizes.size else 0,
+            max_frame_bytes=int(t.frame_bytes().max()) if t.n_frames else 0,
+            max_1s_rate_bps=max_window_rate_bps(t.frame_bytes(), fps),
         )
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
+
+
+def max_window_rate_bps(frame_bytes: np.ndarray, fps: float, window_s: float = 1.0) -> float:
+    """Largest mean rate (bit/s, rounded to 0.1) over `round(window_s * fps)` consecutive frames.
+
+    Frames are taken in decode order, as the encoder's VBV (H.264 Annex C) removes them; the
+    window's length is its frame count divided by `fps`. A trace shorter than the window gives
+    its mean rate.
+    """
+    n = max(1, round(window_s * fps))
+    b = np.asarray(frame_bytes, dtype=np.int64)
+    if b.size == 0:
+        return 0.0
+    n = min(n, b.size)
+    c = np.concatenate(([0], np.cumsum(b)))
+    return round(float((c[n:] - c[:-n]).max()) * 8 * fps / n, 1)
 
 
 def _open_text(path: Path, mode: str):
