@@ -20,16 +20,17 @@
 //! Buffer overflow: the tail packet of the flow with the most bytes queued is dropped (LQD;
 //! possibly the arrival itself). Ties break by the largest flow key. Flow selection is O(1)
 //! amortised for the round robin (O(max packet / quantum) visits per packet) and O(log F) for
-//! LQD (ordered set of `(bytes, key)`).
+//! LQD. The per-flow queues and LQD are [`FlowQueues`]'s (`queue/flows.rs`), shared with SQF
+//! and PFQ; this file keeps only the round and the deficits.
 //!
 //! Not modelled: weights (every flow gets the same quantum), hashing of flows into a fixed
 //! number of buckets (flows are keyed exactly).
 
-use super::{Backlog, Build, FlowKey, FlowKeyKind, QueueCtx, QueueDisc, Verdict};
+use super::{Backlog, Build, FlowKey, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
 use crate::packet::Packet;
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 /// `kind = "drr"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -57,24 +58,17 @@ impl Default for DrrConfig {
     }
 }
 
-struct FlowQueue {
-    q: VecDeque<Packet>,
-    bytes: u64,
-    deficit: u64,
-}
-
 /// DRR + LQD state.
 pub struct Drr {
     limit: Limit,
     quantum: u64,
     key: FlowKeyKind,
-    flows: BTreeMap<FlowKey, FlowQueue>,
-    /// Shreedhar–Varghese's ActiveList: exactly the flows with packets, in round order.
-    active: VecDeque<FlowKey>,
-    /// Active flows ordered by `(bytes queued, key)`, for LQD.
-    by_bytes: BTreeSet<(u64, FlowKey)>,
-    packets: u64,
-    bytes: u64,
+    /// The active flows' queues (a flow is present exactly while it has packets).
+    queues: FlowQueues,
+    /// Shreedhar–Varghese's ActiveList: exactly the flows with packets, in round order, each
+    /// with its deficit counter in bytes. A flow's deficit lives only while it is in the list,
+    /// so an emptied flow's credit is gone (reset to 0) without further bookkeeping.
+    active: VecDeque<(FlowKey, u64)>,
 }
 
 impl Drr {
@@ -82,106 +76,54 @@ impl Drr {
     /// If `quantum_bytes` is 0 (a flow would never earn credit).
     pub fn new(limit: Limit, quantum_bytes: u64, key: FlowKeyKind) -> Self {
         assert!(quantum_bytes > 0, "DRR quantum must be at least 1 byte");
-        Drr {
-            limit,
-            quantum: quantum_bytes,
-            key,
-            flows: BTreeMap::new(),
-            active: VecDeque::new(),
-            by_bytes: BTreeSet::new(),
-            packets: 0,
-            bytes: 0,
-        }
-    }
-
-    fn over_limit(&self) -> bool {
-        match self.limit {
-            Limit::Packets(n) => self.packets > n,
-            Limit::Bytes(b) => self.bytes > b,
-        }
-    }
-
-    /// Removes the head or tail packet of flow `k`; an emptied flow leaves the active list.
-    fn take(&mut self, k: FlowKey, back: bool) -> Packet {
-        let fq = self.flows.get_mut(&k).expect("flow in the byte index has a queue");
-        self.by_bytes.remove(&(fq.bytes, k));
-        let p = if back { fq.q.pop_back() } else { fq.q.pop_front() }.expect("active flows are non-empty");
-        fq.bytes -= p.size_bytes as u64;
-        self.packets -= 1;
-        self.bytes -= p.size_bytes as u64;
-        if fq.q.is_empty() {
-            self.flows.remove(&k);
-            // A head removal happens at the front of the list; a push-out may empty a flow
-            // anywhere in it (O(F), only when LQD empties a whole flow).
-            if let Some(i) = self.active.iter().position(|x| *x == k) {
-                self.active.remove(i);
-            }
-        } else {
-            self.by_bytes.insert((fq.bytes, k));
-        }
-        p
+        Drr { limit, quantum: quantum_bytes, key, queues: FlowQueues::new(), active: VecDeque::new() }
     }
 }
 
 impl QueueDisc for Drr {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict {
         let k = self.key.key(&pkt);
-        let size = pkt.size_bytes as u64;
-        let quantum = self.quantum;
-        let fq = self.flows.entry(k).or_insert_with(|| FlowQueue { q: VecDeque::new(), bytes: 0, deficit: 0 });
-        if fq.q.is_empty() {
+        if self.queues.push_back(k, pkt, ()) {
             // A newly active flow joins the tail of the round with one quantum.
-            fq.deficit = quantum;
-            self.active.push_back(k);
-        } else {
-            self.by_bytes.remove(&(fq.bytes, k));
+            self.active.push_back((k, self.quantum));
         }
-        fq.bytes += size;
-        fq.q.push_back(pkt);
-        self.by_bytes.insert((fq.bytes, k));
-        self.packets += 1;
-        self.bytes += size;
         // LQD (Suter et al.): drop from the flow with the most bytes until the buffer fits.
-        let mut verdict = Verdict::Enqueued;
-        let mut arrival_queued = true;
-        while self.over_limit() {
-            let &(_, longest) = self.by_bytes.last().expect("an over-full buffer has an active flow");
-            let p = self.take(longest, true);
-            if arrival_queued && longest == k {
-                // The tail of the arriving flow is the arrival itself.
-                arrival_queued = false;
-                verdict = Verdict::Dropped(p);
-            } else {
-                cx.drop_queued(p);
+        let active = &mut self.active;
+        self.queues.lqd(k, self.limit, cx, |e| {
+            if e.flow_emptied {
+                // A push-out may empty a flow anywhere in the list (O(F), only when LQD
+                // empties a whole flow).
+                let i = active.iter().position(|&(x, _)| x == e.flow).expect("present flows are in the round");
+                active.remove(i);
             }
-        }
-        verdict
+        })
     }
 
     fn dequeue(&mut self, _cx: &mut QueueCtx) -> Option<Packet> {
         loop {
-            let &k = self.active.front()?;
-            let fq = self.flows.get_mut(&k).expect("active flows have a queue");
-            let head = fq.q.front().expect("active flows are non-empty").size_bytes as u64;
-            if head <= fq.deficit {
-                fq.deficit -= head;
-                // `take` drops the flow (and so its deficit) when it empties.
-                return Some(self.take(k, false));
+            let (k, deficit) = self.active.front_mut()?;
+            let head = self.queues.front(*k).expect("active flows are non-empty").size_bytes as u64;
+            if head <= *deficit {
+                *deficit -= head;
+                let r = self.queues.pop_front(*k).expect("active flows are non-empty");
+                if r.flow_emptied {
+                    // The flow leaves the round, and its deficit with it.
+                    self.active.pop_front();
+                }
+                return Some(r.packet);
             }
             // Turn over: one more quantum, next round.
-            fq.deficit += self.quantum;
+            *deficit += self.quantum;
             self.active.rotate_left(1);
         }
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.packets, bytes: self.bytes }
+        self.queues.backlog()
     }
 
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        for fq in self.flows.values() {
-            fq.q.iter().for_each(&mut *f);
-        }
+        self.queues.for_each_packet(f)
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub mod drr;
 pub mod fifo;
+pub mod flows;
 pub mod fq_codel;
 pub mod pfq;
 pub mod sqf;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use drr::{Drr, DrrConfig};
 pub use fifo::{Fifo, FifoConfig};
+pub use flows::FlowQueues;
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use pfq::{Pfq, PfqConfig};
 pub use sqf::{Sqf, SqfConfig};

@@ -34,12 +34,19 @@
 //!
 //! Complexity: O(log P) per packet for the tag-ordered fair queue, O(log F) for LQD and for
 //! expiring flows from the ActiveList.
+//!
+//! The packets themselves sit in per-flow FIFOs ([`FlowQueues`], `queue/flows.rs`, shared with
+//! DRR and SQF), which also keep the totals and do LQD; the priority and fair queues here only
+//! order flow keys, each entry standing for the head of its flow's FIFO. That holds because a
+//! flow's packets leave in arrival order: its only priority packet (if any) is its oldest, and
+//! its fair packets carry non-decreasing start tags (a tail drop rewinds `F_f` to the dropped
+//! packet's start tag, which no earlier packet of the flow exceeds).
 
-use super::{Backlog, Build, FlowKey, FlowKeyKind, QueueCtx, QueueDisc, Verdict};
+use super::{Backlog, Build, FlowKey, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
 use crate::packet::Packet;
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// `kind = "pfq"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -63,7 +70,7 @@ impl Default for PfqConfig {
     }
 }
 
-/// Where a queued packet sits.
+/// Where a queued packet sits (its tag in [`FlowQueues`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Slot {
     /// Priority FIFO, by arrival number.
@@ -72,13 +79,32 @@ enum Slot {
     Fair(u64, u64),
 }
 
+/// Finish tags of the flows PFQ remembers (queued, or backlogged in the ActiveList), with an
+/// index by `(finish tag, key)` to forget those that fall behind virtual time.
 #[derive(Default)]
-struct FlowState {
-    /// Finish tag of the flow's last packet, in bytes of virtual time.
-    finish: u64,
-    /// The flow's queued packets, oldest first.
-    slots: VecDeque<Slot>,
-    bytes: u64,
+struct FinishTags {
+    /// Finish tag of each flow's last packet, in bytes of virtual time.
+    tag: BTreeMap<FlowKey, u64>,
+    by_tag: BTreeSet<(u64, FlowKey)>,
+}
+
+impl FinishTags {
+    fn get(&self, k: FlowKey) -> Option<u64> {
+        self.tag.get(&k).copied()
+    }
+
+    fn set(&mut self, k: FlowKey, finish: u64) {
+        if let Some(old) = self.tag.insert(k, finish) {
+            self.by_tag.remove(&(old, k));
+        }
+        self.by_tag.insert((finish, k));
+    }
+
+    fn forget(&mut self, k: FlowKey) {
+        if let Some(old) = self.tag.remove(&k) {
+            self.by_tag.remove(&(old, k));
+        }
+    }
 }
 
 /// PFQ + LQD state.
@@ -87,15 +113,15 @@ pub struct Pfq {
     key: FlowKeyKind,
     vtime: u64,
     next_id: u64,
-    prio: BTreeMap<u64, (FlowKey, Packet)>,
-    fair: BTreeMap<(u64, u64), (FlowKey, Packet)>,
-    flows: BTreeMap<FlowKey, FlowState>,
-    /// Flows with queued packets by `(bytes, key)`, for LQD.
-    by_bytes: BTreeSet<(u64, FlowKey)>,
-    /// Flows by `(finish tag, key)`, to forget those that are neither queued nor backlogged.
-    by_finish: BTreeSet<(u64, FlowKey)>,
-    packets: u64,
-    bytes: u64,
+    /// Priority FIFO: arrival number -> flow whose head packet it is.
+    prio: BTreeMap<u64, FlowKey>,
+    /// Fair queue: (start tag, arrival number) -> flow whose head packet it is.
+    fair: BTreeMap<(u64, u64), FlowKey>,
+    /// The packets, per flow, each tagged with its slot; totals and LQD.
+    queues: FlowQueues<Slot>,
+    finish: FinishTags,
+    /// Scratch for [`Pfq::expire`], kept to avoid an allocation per departure.
+    stale: Vec<FlowKey>,
 }
 
 impl Pfq {
@@ -107,18 +133,9 @@ impl Pfq {
             next_id: 0,
             prio: BTreeMap::new(),
             fair: BTreeMap::new(),
-            flows: BTreeMap::new(),
-            by_bytes: BTreeSet::new(),
-            by_finish: BTreeSet::new(),
-            packets: 0,
-            bytes: 0,
-        }
-    }
-
-    fn over_limit(&self) -> bool {
-        match self.limit {
-            Limit::Packets(n) => self.packets > n,
-            Limit::Bytes(b) => self.bytes > b,
+            queues: FlowQueues::new(),
+            finish: FinishTags::default(),
+            stale: Vec::new(),
         }
     }
 
@@ -126,61 +143,20 @@ impl Pfq {
     /// A flow with packets still queued counts as backlogged too, so its packets never
     /// overtake each other.
     fn backlogged(&self, k: FlowKey) -> bool {
-        self.flows.get(&k).is_some_and(|f| f.finish > self.vtime || !f.slots.is_empty())
-    }
-
-    fn set_finish(&mut self, k: FlowKey, finish: u64) {
-        let f = self.flows.get_mut(&k).expect("flow state exists");
-        self.by_finish.remove(&(f.finish, k));
-        f.finish = finish;
-        self.by_finish.insert((finish, k));
+        self.finish.get(k).is_some_and(|f| f > self.vtime) || self.queues.contains(k)
     }
 
     /// Forgets flows that have nothing queued and are no longer backlogged. A flow whose
     /// finish tag fell behind V while it still holds packets (possible only after an LQD tail
     /// drop) is kept until it drains.
     fn expire(&mut self) {
-        let stale: Vec<FlowKey> = self.by_finish.range(..=(self.vtime, FlowKey(u128::MAX))).map(|&(_, k)| k).collect();
-        for k in stale {
-            let f = &self.flows[&k];
-            if f.slots.is_empty() {
-                self.by_finish.remove(&(f.finish, k));
-                self.flows.remove(&k);
+        self.stale.clear();
+        self.stale.extend(self.finish.by_tag.range(..=(self.vtime, FlowKey(u128::MAX))).map(|&(_, k)| k));
+        for &k in &self.stale {
+            if !self.queues.contains(k) {
+                self.finish.forget(k);
             }
         }
-    }
-
-    /// Removes a packet from its flow's bookkeeping after it left `prio` or `fair`.
-    fn unlink(&mut self, k: FlowKey, size: u64, back: bool) {
-        let f = self.flows.get_mut(&k).expect("queued packets have flow state");
-        self.by_bytes.remove(&(f.bytes, k));
-        if back {
-            f.slots.pop_back();
-        } else {
-            f.slots.pop_front();
-        }
-        f.bytes -= size;
-        if f.bytes > 0 || !f.slots.is_empty() {
-            self.by_bytes.insert((f.bytes, k));
-        }
-        self.packets -= 1;
-        self.bytes -= size;
-    }
-
-    /// Drops the tail packet of flow `k`.
-    fn drop_tail(&mut self, k: FlowKey) -> Packet {
-        let slot = *self.flows[&k].slots.back().expect("longest flow has packets");
-        let (_, p) = match slot {
-            Slot::Prio(id) => self.prio.remove(&id),
-            Slot::Fair(s, id) => self.fair.remove(&(s, id)),
-        }
-        .expect("slot points at a queued packet");
-        let size = p.size_bytes as u64;
-        self.unlink(k, size, true);
-        // The tail carried the flow's latest finish tag: give its length back.
-        let fin = self.flows[&k].finish.saturating_sub(size);
-        self.set_finish(k, fin);
-        p
     }
 }
 
@@ -190,71 +166,57 @@ impl QueueDisc for Pfq {
         let size = pkt.size_bytes as u64;
         let id = self.next_id;
         self.next_id += 1;
-        let backlogged = self.backlogged(k);
-        self.flows.entry(k).or_default();
-        let slot = if backlogged {
+        let slot = if self.backlogged(k) {
             // SFQ tags: S = F_f (> V), F_f = S + L.
-            let s = self.flows[&k].finish;
-            self.set_finish(k, s + size);
-            self.fair.insert((s, id), (k, pkt));
+            let s = self.finish.get(k).expect("a backlogged flow has a finish tag");
+            self.finish.set(k, s + size);
+            self.fair.insert((s, id), k);
             Slot::Fair(s, id)
         } else {
             // Not backlogged: strict priority; the flow enters the ActiveList.
-            let v = self.vtime;
-            self.set_finish(k, v + size);
-            self.prio.insert(id, (k, pkt));
+            self.finish.set(k, self.vtime + size);
+            self.prio.insert(id, k);
             Slot::Prio(id)
         };
-        let f = self.flows.get_mut(&k).expect("just inserted");
-        if f.bytes > 0 {
-            self.by_bytes.remove(&(f.bytes, k));
-        }
-        f.bytes += size;
-        f.slots.push_back(slot);
-        self.by_bytes.insert((f.bytes, k));
-        self.packets += 1;
-        self.bytes += size;
         // LQD.
-        let mut verdict = Verdict::Enqueued;
-        let mut arrival_queued = true;
-        while self.over_limit() {
-            let &(_, longest) = self.by_bytes.last().expect("an over-full buffer has a queued flow");
-            let p = self.drop_tail(longest);
-            if arrival_queued && longest == k {
-                arrival_queued = false;
-                verdict = Verdict::Dropped(p);
-            } else {
-                cx.drop_queued(p);
+        let (prio, fair, finish) = (&mut self.prio, &mut self.fair, &mut self.finish);
+        self.queues.enqueue_lqd(k, pkt, slot, self.limit, cx, |e| {
+            match e.tag {
+                Slot::Prio(id) => prio.remove(&id),
+                Slot::Fair(s, id) => fair.remove(&(s, id)),
             }
-        }
-        verdict
+            .expect("slot points at a queued packet");
+            // The tail carried the flow's latest finish tag: give its length back.
+            let fin = finish.get(e.flow).expect("queued flows have a finish tag");
+            finish.set(e.flow, fin.saturating_sub(e.packet.size_bytes as u64));
+        })
     }
 
     fn dequeue(&mut self, _cx: &mut QueueCtx) -> Option<Packet> {
-        let (k, p) = if let Some((_, (k, p))) = self.prio.pop_first() {
-            (k, p)
+        let (k, slot) = if let Some((id, k)) = self.prio.pop_first() {
+            (k, Slot::Prio(id))
         } else {
-            let ((s, _), (k, p)) = self.fair.pop_first()?;
+            let ((s, id), k) = self.fair.pop_first()?;
             // SFQ: virtual time is the start tag of the packet in service.
             self.vtime = self.vtime.max(s);
-            (k, p)
+            (k, Slot::Fair(s, id))
         };
-        self.unlink(k, p.size_bytes as u64, false);
-        if self.packets == 0 {
+        let r = self.queues.pop_front(k).expect("a scheduled flow has packets");
+        debug_assert_eq!(r.tag, slot, "PFQ entry is not the head of flow {k:?}");
+        if self.queues.packets() == 0 {
             // End of a busy period: no flow stays backlogged.
-            self.vtime = self.by_finish.last().map_or(self.vtime, |&(f, _)| f.max(self.vtime));
+            self.vtime = self.finish.by_tag.last().map_or(self.vtime, |&(f, _)| f.max(self.vtime));
         }
         self.expire();
-        Some(p)
+        Some(r.packet)
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.packets, bytes: self.bytes }
+        self.queues.backlog()
     }
 
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.prio.values().for_each(|(_, p)| f(p));
-        self.fair.values().for_each(|(_, p)| f(p));
+        self.queues.for_each_packet(f)
     }
 }
 

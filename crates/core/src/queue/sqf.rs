@@ -21,8 +21,8 @@
 //!   deterministic.
 //! - With a byte limit, LQD repeats until the buffer fits (one drop may free too little room).
 //!
-//! Selection is O(log F) for F active flows: the active flows sit in an ordered set keyed by
-//! `(bytes queued, flow key)`, whose first element is the shortest and last the longest.
+//! Selection is O(log F) for F active flows: the per-flow queues, the ordered `(bytes queued,
+//! flow key)` index and LQD are [`FlowQueues`]'s (`queue/flows.rs`), shared with DRR and PFQ.
 //!
 //! Not modelled: hardware queues below the discipline, the residual "virtual queue" state of
 //! a flow after it empties (SQF forgets empty flows by design).
@@ -31,12 +31,11 @@
 //! bytes queued by every active flow. It exists for the model-vs-simulator check of BMO11
 //! Sec. IV (de-prioritisation measured from queue states) and changes no decision.
 
-use super::{Backlog, Build, FlowKey, FlowKeyKind, QueueCtx, QueueDisc, Verdict};
+use super::{Backlog, Build, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
 use crate::packet::{FlowId, Packet};
 use crate::time::{Dur, SimTime};
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// `kind = "sqf"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,26 +102,18 @@ impl FlowBacklogSeries {
     }
 }
 
-struct FlowQueue {
-    q: VecDeque<Packet>,
-    bytes: u64,
-}
-
 /// SQF + LQD state.
 pub struct Sqf {
     limit: Limit,
     key: FlowKeyKind,
-    flows: BTreeMap<FlowKey, FlowQueue>,
-    /// Active flows ordered by `(bytes queued, key)`.
-    order: BTreeSet<(u64, FlowKey)>,
-    packets: u64,
-    bytes: u64,
+    /// The active flows' queues, with the `(bytes, key)` order SQF and LQD select from.
+    queues: FlowQueues,
     samples: Option<FlowBacklogSeries>,
 }
 
 impl Sqf {
     pub fn new(limit: Limit, key: FlowKeyKind) -> Self {
-        Sqf { limit, key, flows: BTreeMap::new(), order: BTreeSet::new(), packets: 0, bytes: 0, samples: None }
+        Sqf { limit, key, queues: FlowQueues::new(), samples: None }
     }
 
     /// Enables per-flow backlog sampling every `interval`.
@@ -131,34 +122,9 @@ impl Sqf {
         self
     }
 
-    fn over_limit(&self) -> bool {
-        match self.limit {
-            Limit::Packets(n) => self.packets > n,
-            Limit::Bytes(b) => self.bytes > b,
-        }
-    }
-
-    /// Removes the tail (`back = true`) or head packet of flow `k`, keeping the index in step.
-    fn take(&mut self, k: FlowKey, back: bool) -> Packet {
-        let fq = self.flows.get_mut(&k).expect("flow in the order index has a queue");
-        let removed = self.order.remove(&(fq.bytes, k));
-        debug_assert!(removed, "order index out of step for {k:?}");
-        let p = if back { fq.q.pop_back() } else { fq.q.pop_front() }.expect("active flows are non-empty");
-        fq.bytes -= p.size_bytes as u64;
-        if fq.q.is_empty() {
-            self.flows.remove(&k);
-        } else {
-            self.order.insert((fq.bytes, k));
-        }
-        self.packets -= 1;
-        self.bytes -= p.size_bytes as u64;
-        p
-    }
-
     fn sample(&mut self, now: SimTime) {
         if let Some(s) = self.samples.as_mut() {
-            let flows = &self.flows;
-            s.observe(now, flows.values().map(|fq| (fq.q.front().expect("non-empty").flow, fq.bytes)));
+            s.observe(now, self.queues.heads().map(|(_, head, bytes)| (head.flow, bytes)));
         }
     }
 }
@@ -166,53 +132,28 @@ impl Sqf {
 impl QueueDisc for Sqf {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict {
         let k = self.key.key(&pkt);
-        let size = pkt.size_bytes as u64;
-        // Algorithm 1: queue[pkt.flowid]->enqueue(pkt).
-        let fq = self.flows.entry(k).or_insert_with(|| FlowQueue { q: VecDeque::new(), bytes: 0 });
-        if fq.bytes > 0 {
-            self.order.remove(&(fq.bytes, k));
-        }
-        fq.bytes += size;
-        fq.q.push_back(pkt);
-        self.order.insert((fq.bytes, k));
-        self.packets += 1;
-        self.bytes += size;
-        let mut verdict = Verdict::Enqueued;
-        // if (queue->size > queue->maxsize): drop from get_longest(queue). With a byte limit
-        // one drop may not free enough room, so repeat until the buffer fits.
-        let mut arrival_queued = true;
-        while self.over_limit() {
-            let &(_, longest) = self.order.last().expect("an over-full buffer has an active flow");
-            let p = self.take(longest, true);
-            if arrival_queued && longest == k {
-                // Nothing was queued behind the arrival, so the tail of its flow *is* the
-                // arrival: it is refused on arrival, and the buffer is back within its limit.
-                arrival_queued = false;
-                verdict = Verdict::Dropped(p);
-            } else {
-                cx.drop_queued(p);
-            }
-        }
+        // Algorithm 1: queue[pkt.flowid]->enqueue(pkt); if (queue->size > queue->maxsize):
+        // drop from get_longest(queue). With a byte limit one drop may not free enough room,
+        // so LQD repeats until the buffer fits.
+        let verdict = self.queues.enqueue_lqd(k, pkt, (), self.limit, cx, |_| {});
         self.sample(cx.now);
         verdict
     }
 
     fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
-        // get_shortest(queue): the first element of the order index.
-        let &(_, shortest) = self.order.first()?;
-        let p = self.take(shortest, false);
+        // get_shortest(queue).
+        let shortest = self.queues.shortest()?;
+        let p = self.queues.pop_front(shortest).expect("the shortest flow is non-empty").packet;
         self.sample(cx.now);
         Some(p)
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.packets, bytes: self.bytes }
+        self.queues.backlog()
     }
 
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        for fq in self.flows.values() {
-            fq.q.iter().for_each(&mut *f);
-        }
+        self.queues.for_each_packet(f)
     }
 
     fn flow_backlog_samples(&self) -> Option<&FlowBacklogSeries> {
