@@ -2,7 +2,8 @@
 grid (60 s runs, n = 1, 5, 10, 20) supports are asserted on our measurements.
 
 Trends of BMO11 that our reproduction does *not* show (SQF protecting the video for every
-n <= 20, the constant SQF data share) are not asserted; the report explains them."""
+n <= 20, the constant SQF data share) are not asserted; the report explains them. Two that held
+with the earlier trace and no longer do are kept as strict xfails at the end."""
 
 from __future__ import annotations
 
@@ -64,30 +65,30 @@ def test_data_share_grows_with_n_under_fifo_and_fq(report: Path):
         assert _get(rows, q, 20, "data_share_mbps") > _get(rows, q, 1, "data_share_mbps")
 
 
-def test_sqf_protects_a_peak_rate_limited_video_for_few_downloads(report: Path):
+def test_sqf_protects_a_peak_rate_limited_video_against_one_download(report: Path):
     rows = _rows(report / "testbed_paced_video.csv")
-    for n in (1, 5):
+    for n in (1,):
         assert _get(rows, "sqf", n, "video_loss") < 1e-3
         assert _get(rows, "sqf", n, "video_loss") < _get(rows, "drr", n, "video_loss")
         assert _get(rows, "sqf", n, "video_loss") < _get(rows, "fifo", n, "video_loss")
 
 
-def test_source_jitter_deprioritises_the_video_on_10mbps(report: Path):
+
+# The two trends below held with the earlier trace (GOP 60, VBV 10 Mbit) and no longer hold with
+# the MPEG-2-like one (GOP 15, MP@ML VBV): its 190-kB I frames come four times as often, so the
+# 8 Mbit/s-limited sender spends ~40 % of the time at its peak instead of ~15 %, and SQF
+# de-prioritises it against five downloads whose backlogs our ACK-clocked TCP keeps at one or two
+# packets (sqf_reading.md, points 1 and 2). strict: if they start to hold, this fails and the
+# reading must be revised.
+@pytest.mark.xfail(strict=True, reason="not reproduced with the MPEG-2-like trace; see sqf_reading.md")
+def test_sqf_protects_a_peak_rate_limited_video_against_five_downloads(report: Path):
+    rows = _rows(report / "testbed_paced_video.csv")
+    assert _get(rows, "sqf", 5, "video_loss") < 1e-3
+
+
+@pytest.mark.xfail(strict=True, reason="not reproduced with the MPEG-2-like trace; see sqf_reading.md")
+def test_source_jitter_threshold_on_10mbps(report: Path):
     rows = [r for r in _rows(report / "fig8_jitter.csv") if r["access_rate"] == "10Mbps"]
     loss = {float(r["delta_ms"]): float(r["video_loss"]) for r in rows}
     assert loss[0.0] < 1e-3
     assert max(v for d, v in loss.items() if d >= 5) > 0.01
-
-
-def test_analytic_curves_have_the_paper_shape(report: Path):
-    rows = _rows(report / "fig3_analytic.csv")
-    by_n: dict[int, list[tuple[float, float]]] = {}
-    for r in rows:
-        by_n.setdefault(int(r["n"]), []).append((float(r["peak_rate_mbps"]), float(r["p_T_sqf"])))
-    half = {}
-    for n, pts in by_n.items():
-        pts.sort()
-        assert pts[0][1] < 1e-6 and pts[-1][1] > 0.99
-        half[n] = next(x for x, p in pts if p >= 0.5)
-    ns = sorted(half)
-    assert all(half[a] >= half[b] for a, b in zip(ns, ns[1:])), half  # curves move left as n grows

@@ -49,16 +49,16 @@ def test_no_loss_without_tcp(quick):
             assert ours[(sc, 0, n)]["per_pct"] == 0.0, (sc, n)
 
 
-def test_tfd_has_the_lowest_loss_and_rsvp_peak_beats_best_effort(quick):
-    """PER(s4) ≤ PER(s3) ≤ PER(s1) and PER(s4) ≤ PER(s2), averaged over the grid. The paper's
-    PER(s2) ≤ PER(s1) does not hold with our trace (clips up to 109 Mbit/s exceed the static
-    60 Mbit/s reservation for whole clips), so it is not asserted; see the reading in
-    docs/models/tfd-router.md."""
+def test_loss_is_ordered_tfd_rsvp_peak_rsvp_150_best_effort(quick):
+    """PER(s4) ≤ PER(s3) ≤ PER(s2) ≤ PER(s1), averaged over the grid, as in the paper, and TFD
+    loses nothing in any quick cell. PER(s2) ≤ PER(s1) holds since the HD trace has Blu-ray's VBV
+    (a 1-s peak of ~66 Mbit/s at IP level against s2's 60 Mbit/s reservation); with the earlier
+    uncapped trace (1-s peaks of 282 Mbit/s) s2 lost 16 %."""
     s = tfd.summary(tfd.QUICK, quick["ours"])
     assert all(v == 0.0 for (sc, k, n), x in quick["ours"].items() if sc == "s4" for v in [x["per_pct"]])
     assert s["s4"]["per_mean"] <= s["s3"]["per_mean"]
-    assert s["s4"]["per_mean"] <= s["s2"]["per_mean"]
-    assert s["s3"]["per_mean"] <= s["s1"]["per_mean"]
+    assert s["s3"]["per_mean"] <= s["s2"]["per_mean"]
+    assert s["s2"]["per_mean"] <= s["s1"]["per_mean"]
 
 
 def test_tfd_keeps_the_link_as_busy_as_best_effort_and_busier_than_rsvp_peak(quick):

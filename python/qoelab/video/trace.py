@@ -155,7 +155,7 @@ def max_window_rate_bps(frame_bytes: np.ndarray, fps: float, window_s: float = 1
         return 0.0
     n = min(n, b.size)
     c = np.concatenate(([0], np.cumsum(b)))
-    return round(float((c[n:] - c[:-n]).max()) * 8 * fps / n, 1)
+    return round(float((c[n:] - c[:-n]).max()) * 8 * float(fps) / n, 1)
 
 
 def _open_text(path: Path, mode: str):
