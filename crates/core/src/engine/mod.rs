@@ -118,6 +118,32 @@ mod tests {
         assert_eq!(q.popped(), 4);
     }
 
+    proptest::proptest! {
+        /// Pops come out sorted by (time, insertion order), whatever the push/pop interleaving.
+        #[test]
+        fn matches_a_sorted_reference(ops in proptest::collection::vec((0u64..50, proptest::bool::ANY), 1..400)) {
+            let mut q = EventQueue::new();
+            let mut reference: Vec<(u64, u64)> = Vec::new();
+            let mut seq = 0u64;
+            for (t, pop) in ops {
+                if pop {
+                    reference.sort();
+                    let want = if reference.is_empty() { None } else { Some(reference.remove(0)) };
+                    let got = q.pop_until(SimTime(u64::MAX)).map(|(t, e)| match e {
+                        Event::PortTxDone(s) => (t.0, s as u64),
+                        _ => unreachable!(),
+                    });
+                    proptest::prop_assert_eq!(got, want);
+                } else {
+                    q.push(SimTime(t), Event::PortTxDone(seq as u32));
+                    reference.push((t, seq));
+                    seq += 1;
+                }
+                proptest::prop_assert_eq!(q.len(), reference.len());
+            }
+        }
+    }
+
     #[test]
     fn pop_until_respects_horizon() {
         let mut q = EventQueue::new();
