@@ -13,11 +13,8 @@ use crate::link::{DropCause, Port, PortOutcome};
 use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PortId, L4};
 use crate::queue::Reservation;
 use crate::time::SimTime;
-use crate::trace::pcap::PcapWriter;
 use crate::trace::{FlowStats, PacketLog};
 use crate::transport::{FlowCtx, Outgoing, Receiver, Sender, Service, TransportEvent};
-use std::fs::File;
-use std::io::BufWriter;
 
 pub const NO_ROUTE: u32 = u32::MAX;
 
@@ -58,7 +55,6 @@ pub struct Simulation {
     pub(crate) next_hop: Vec<Vec<u32>>,
     pub ports: Vec<Port>,
     pub flows: Vec<Flow>,
-    pub(crate) pcaps: Vec<Option<PcapWriter<BufWriter<File>>>>,
     pub(crate) bin_ns: u64,
     out: Vec<Outgoing>,
     notices: Vec<TransportEvent>,
@@ -81,7 +77,6 @@ impl Simulation {
         next_hop: Vec<Vec<u32>>,
         ports: Vec<Port>,
         flows: Vec<Flow>,
-        pcaps: Vec<Option<PcapWriter<BufWriter<File>>>>,
         bin_ns: u64,
     ) -> Simulation {
         let mut events = EventQueue::new();
@@ -101,7 +96,6 @@ impl Simulation {
             next_hop,
             ports,
             flows,
-            pcaps,
             bin_ns,
             out: Vec::new(),
             notices: Vec::new(),
@@ -173,13 +167,6 @@ impl Simulation {
     fn schedule_port(&mut self, p: PortId, o: PortOutcome) {
         if let Some(t) = o.tx_done_at {
             self.events.push(t, Event::PortTxDone(p));
-            if let Some(w) = self.pcaps[p as usize].as_mut() {
-                let port = &self.ports[p as usize];
-                if let Some(pkt) = port.in_tx() {
-                    w.write(self.now, pkt)
-                        .unwrap_or_else(|e| panic!("{}: pcap write for {} failed: {e}", self.now, port.name));
-                }
-            }
         }
         if let Some(t) = o.arrival_at {
             self.events.push(t, Event::LinkArrival(p));
@@ -482,11 +469,6 @@ impl Simulation {
         self.finished = true;
         for p in &mut self.ports {
             p.finish(self.now);
-        }
-        for (i, w) in self.pcaps.iter_mut().enumerate() {
-            if let Some(w) = w {
-                w.flush().unwrap_or_else(|e| panic!("pcap of {} could not be flushed: {e}", self.ports[i].name));
-            }
         }
     }
 

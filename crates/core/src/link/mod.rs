@@ -1,10 +1,13 @@
 //! One direction of a point-to-point link: a [`Port`] (queue discipline + serialiser) feeding a
 //! delay line (propagation), with an optional loss model in between.
 //!
-//! Event economy (htsim `queue.cpp`/`pipe.cpp`): a busy port has exactly one pending
-//! `PortTxDone`; a non-empty delay line has exactly one pending `LinkArrival`, for its earliest
-//! packet. Because the propagation delay is constant, packets leave the line in the order they
-//! entered, so the line is a FIFO of `(arrival time, packet)`.
+//! Event economy (htsim `queue.cpp`/`pipe.cpp`): a packet enters the delay line the moment its
+//! serialisation starts, stamped with its arrival time (start + serialisation + propagation),
+//! so a hop whose queue is empty costs one event (the arrival). A port schedules a wake-up
+//! (`PortTxDone`) at the end of the current serialisation only when a packet is waiting behind
+//! it; a non-empty delay line has exactly one pending `LinkArrival`, for its earliest packet.
+//! Because serialisations do not overlap and the propagation delay is constant, packets leave
+//! the line in the order they entered, so the line is a FIFO of `(arrival time, packet)`.
 
 pub mod loss;
 
@@ -12,9 +15,12 @@ use crate::engine::SimRng;
 use crate::packet::{NodeId, Packet};
 use crate::queue::{Backlog, QueueCtx, QueueDisc, Verdict};
 use crate::time::{Dur, SimTime};
+use crate::trace::pcap::PcapWriter;
 use crate::units::Rate;
 use loss::LossModel;
 use std::collections::VecDeque;
+use std::fs::File;
+use std::io::BufWriter;
 
 /// Counters of one link direction. All are cumulative over the run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -84,8 +90,12 @@ pub struct Port {
     pub delay: Dur,
     pub mtu_bytes: u32,
     qdisc: Box<dyn QueueDisc>,
-    /// Packet being serialised and when serialisation started.
-    in_tx: Option<(Packet, SimTime)>,
+    /// End of the current (or last) serialisation; the transmitter is idle from then on.
+    busy_until: SimTime,
+    /// A `PortTxDone` wake-up is scheduled at `busy_until`.
+    wake_pending: bool,
+    /// pcap capture of this direction: packets as their serialisation starts.
+    pub(crate) capture: Option<PcapWriter<BufWriter<File>>>,
     line: VecDeque<(SimTime, Packet)>,
     loss: Option<Box<dyn LossModel>>,
     rng: SimRng,
@@ -125,7 +135,9 @@ impl Port {
             delay,
             mtu_bytes,
             qdisc,
-            in_tx: None,
+            busy_until: SimTime::ZERO,
+            wake_pending: false,
+            capture: None,
             line: VecDeque::new(),
             loss,
             rng,
@@ -134,11 +146,6 @@ impl Port {
             occupancy: occupancy.map(OccupancySeries::new),
             scratch: Vec::new(),
         }
-    }
-
-    /// The packet being serialised, if any.
-    pub fn in_tx(&self) -> Option<&Packet> {
-        self.in_tx.as_ref().map(|(p, _)| p)
     }
 
     pub fn backlog(&self) -> Backlog {
@@ -191,8 +198,13 @@ impl Port {
         }
         self.collect_queue_drops(drops);
         let mut out = PortOutcome::default();
-        if self.in_tx.is_none() {
-            out.tx_done_at = self.start_next(now, drops);
+        if self.wake_pending {
+            // A wake-up at `busy_until` (possibly this very instant) will start the next packet.
+        } else if now >= self.busy_until {
+            self.start_next(now, drops, &mut out);
+        } else if self.qdisc.backlog().packets > 0 {
+            self.wake_pending = true;
+            out.tx_done_at = Some(self.busy_until);
         }
         self.after_change(now);
         out
@@ -206,27 +218,22 @@ impl Port {
         }
     }
 
-    /// Takes the next packet from the discipline and starts serialising it.
-    fn start_next(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) -> Option<SimTime> {
+    /// Takes the next packet from the discipline and starts serialising it: the packet goes
+    /// through the loss model and into the delay line now, stamped with its arrival time.
+    fn start_next(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>, out: &mut PortOutcome) {
         let mut cx = QueueCtx::new(now, &mut self.scratch);
         let next = self.qdisc.dequeue(&mut cx);
         self.collect_queue_drops(drops);
-        let p = next?;
+        let Some(p) = next else { return };
         self.stats.dequeued_pkts += 1;
-        let done = now + self.rate.tx_time(p.size_bytes as u64);
-        self.in_tx = Some((p, now));
-        Some(done)
-    }
-
-    /// Serialisation of the head-of-line packet finished at `now`.
-    pub fn tx_done(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) -> PortOutcome {
-        self.account_backlog(now);
-        let (p, started) =
-            self.in_tx.take().unwrap_or_else(|| panic!("{now}: port {} got TxDone while idle", self.name));
-        self.stats.busy_ns += now.0 - started.0;
+        let tx = self.rate.tx_time(p.size_bytes as u64);
+        self.busy_until = now + tx;
+        self.stats.busy_ns += tx.0;
         self.stats.tx_pkts += 1;
         self.stats.tx_bytes += p.size_bytes as u64;
-        let mut out = PortOutcome::default();
+        if let Some(w) = self.capture.as_mut() {
+            w.write(now, &p).unwrap_or_else(|e| panic!("{now}: pcap write for {} failed: {e}", self.name));
+        }
         let lost = match self.loss.as_mut() {
             Some(l) => l.drops(&p, now, &mut self.rng),
             None => false,
@@ -236,13 +243,26 @@ impl Port {
             self.stats.channel_drop_bytes += p.size_bytes as u64;
             drops.push((p, DropCause::Channel));
         } else {
-            let at = now + self.delay;
+            let at = self.busy_until + self.delay;
             if self.line.is_empty() {
                 out.arrival_at = Some(at);
             }
             self.line.push_back((at, p));
         }
-        out.tx_done_at = self.start_next(now, drops);
+        if self.qdisc.backlog().packets > 0 {
+            self.wake_pending = true;
+            out.tx_done_at = Some(self.busy_until);
+        }
+    }
+
+    /// The transmitter finished the serialisation that started last (`PortTxDone`, scheduled
+    /// because packets were waiting): start the next one.
+    pub fn tx_done(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) -> PortOutcome {
+        assert!(self.wake_pending && now == self.busy_until, "{now}: port {} woken out of step", self.name);
+        self.wake_pending = false;
+        self.account_backlog(now);
+        let mut out = PortOutcome::default();
+        self.start_next(now, drops, &mut out);
         self.after_change(now);
         out
     }
@@ -259,17 +279,22 @@ impl Port {
         (p, self.line.front().map(|(t, _)| *t))
     }
 
-    /// Closes the occupancy integral at the end of the run.
+    /// Closes the occupancy integral and the busy time (a serialisation still running counts
+    /// only up to `now`) and flushes the capture. Call once, at the end of the run.
     pub fn finish(&mut self, now: SimTime) {
         self.account_backlog(now);
+        if self.busy_until > now {
+            self.stats.busy_ns -= self.busy_until.0 - now.0;
+            self.busy_until = now;
+        }
+        if let Some(w) = self.capture.as_mut() {
+            w.flush().unwrap_or_else(|e| panic!("pcap of {} could not be flushed: {e}", self.name));
+        }
     }
 
-    /// Visits every packet held by this port: queued, in serialisation, or propagating.
+    /// Visits every packet held by this port: queued, or in serialisation or propagation.
     pub fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
         self.qdisc.for_each_packet(f);
-        if let Some((p, _)) = &self.in_tx {
-            f(p);
-        }
         for (_, p) in &self.line {
             f(p);
         }

@@ -267,7 +267,6 @@ impl Scenario {
         }
 
         // Captures.
-        let mut pcaps: Vec<Option<PcapWriter<BufWriter<std::fs::File>>>> = (0..ports.len()).map(|_| None).collect();
         for (k, name) in self.output.pcap.iter().enumerate() {
             let kp = format!("output.pcap[{k}]");
             let Some(i) = ports.iter().position(|p| &p.name == name) else {
@@ -283,18 +282,10 @@ impl Scenario {
             let file = dir.join(format!("{}.pcap", name.replace("->", "_to_")));
             let f = std::fs::File::create(&file)
                 .map_err(|e| ScenarioError::new(kp.clone(), format!("cannot create {}: {e}", file.display())))?;
-            pcaps[i] = Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
+            ports[i].capture =
+                Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
         }
 
-        Ok(Simulation::assemble(
-            end,
-            seed,
-            names,
-            next_hop,
-            ports,
-            flows,
-            pcaps,
-            self.output.throughput_bin.as_nanos().max(1),
-        ))
+        Ok(Simulation::assemble(end, seed, names, next_hop, ports, flows, self.output.throughput_bin.as_nanos().max(1)))
     }
 }
