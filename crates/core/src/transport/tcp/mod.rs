@@ -96,7 +96,7 @@ pub struct TcpConfig {
     pub init_cwnd: u32,
     /// Sender maximum segment size, bytes. Default: MTU − 20 (IPv4) − 20 (TCP) − 12 (timestamps
     /// if on), i.e. 1448 for MTU 1500.
-    #[serde(with = "opt_bytes", skip_serializing_if = "Option::is_none")]
+    #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
     pub mss: Option<u64>,
 }
 
@@ -115,21 +115,6 @@ impl Default for TcpConfig {
             rcv_buf: 4 << 20,
             init_cwnd: 10,
             mss: None,
-        }
-    }
-}
-
-mod opt_bytes {
-    use crate::units::parse_bytes;
-    use serde::{de, Deserialize, Deserializer, Serializer};
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-        let s = Option::<String>::deserialize(d)?;
-        s.map(|s| parse_bytes(&s).map_err(de::Error::custom)).transpose()
-    }
-    pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(b) => s.serialize_str(&format!("{b}B")),
-            None => s.serialize_none(),
         }
     }
 }
