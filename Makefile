@@ -14,7 +14,7 @@ install: system-deps
 	$(PIP) install --disable-pip-version-check -q -e '.[test]'
 
 demo: install
-	qoelab demo
+	$(PY) -m qoelab.cli demo
 
 test-rust:
 	cargo fmt --all --check
@@ -26,4 +26,4 @@ test-python: install
 test: install test-rust test-python
 
 bench: install
-	qoelab bench --reps 3
+	$(PY) -m qoelab.cli bench --reps 3
