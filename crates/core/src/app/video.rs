@@ -298,6 +298,8 @@ impl VideoSource {
             }
             let mut dgrams = Vec::new();
             for r in &self.rows[first..end] {
+                // Frames of the k-th repetition of a looped trace are numbered frame + k·10^9, so
+                // a receive log keeps repetitions apart while the trace's own numbers stay legible.
                 let media = MediaTag { frame: r.frame + (self.cycle as i64) * 1_000_000_000, nal: r.nal };
                 let ts90 = ((self.cycle * self.period_ns + r.ts_ns) / 1_000_000 * 90) as u32;
                 let mut left = r.size_bytes;
