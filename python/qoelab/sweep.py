@@ -5,6 +5,12 @@ base seed + rep). Each run writes ``runs/<id>/`` through a temporary directory r
 when complete, then a ``done`` marker; a run with a marker is never recomputed, and an interrupted
 run leaves at most a ``.partial`` directory that is discarded on resume. The combined tables
 (``flows.parquet``, ``summary.parquet``) are rebuilt from the finished runs.
+
+Runs go repetition by repetition (every cell of rep 0, then of rep 1, ...), so a long sweep
+stopped part-way holds whole repetitions of the grid. Each run also writes ``timing.json`` (wall
+and CPU seconds, qoelab version, git commit): outside the results proper, so the results stay
+byte-identical between runs, and summed by :func:`timing` into the cost of a grid run over
+several sittings.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,12 +88,28 @@ def _split_values(s: str) -> list[str]:
 
 
 def cells(axes: list[tuple[str, list[Any]]], reps: int) -> list[Cell]:
+    """Every cell of the grid for rep 0, then for rep 1, ... (repetition-major)."""
     keys = [k for k, _ in axes]
-    out = []
-    for combo in itertools.product(*[v for _, v in axes]):
-        for r in range(reps):
-            out.append(Cell(tuple(zip(keys, combo)), r))
-    return out
+    combos = list(itertools.product(*[v for _, v in axes]))
+    return [Cell(tuple(zip(keys, combo)), r) for r in range(reps) for combo in combos]
+
+
+def _code_version() -> dict[str, str]:
+    from qoelab import __version__
+
+    v = {"qoelab": __version__}
+    try:
+        root = Path(__file__).resolve().parents[2]
+        r = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        if r.returncode == 0:
+            v["git"] = r.stdout.strip()
+            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=10)
+            if dirty.returncode == 0 and dirty.stdout.strip():
+                v["git"] += "-dirty"
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return v
 
 
 def _run_one(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
@@ -94,11 +118,29 @@ def _run_one(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
         sc.set(k, v)
     base_seed = int(sc.data.get("sim", {}).get("seed", 1))
     sc.set("sim.seed", base_seed + cell.rep)
+    w0, c0 = time.perf_counter(), time.process_time()
     res = sc.run()
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     res.write(run_dir, plot=False)
     (run_dir / "cell.json").write_text(json.dumps({"params": dict(cell.params), "rep": cell.rep}, sort_keys=True) + "\n")
+    (run_dir / "timing.json").write_text(json.dumps({"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), **_code_version()}, sort_keys=True) + "\n")
     (run_dir / "done").write_text("")
     return cell.run_id
+
+
+def timing(out_dir: Path) -> dict[str, Any]:
+    """Sums the ``timing.json`` of the finished runs under ``out_dir/runs``: how many runs, their
+    CPU and wall seconds (one core each), and the code versions they ran with."""
+    runs, wall, cpu, versions = 0, 0.0, 0.0, set()
+    for t in sorted((out_dir / "runs").glob("*/timing.json")):
+        if not is_done(t.parent):
+            continue
+        d = json.loads(t.read_text())
+        runs += 1
+        wall += d["wall_s"]
+        cpu += d["cpu_s"]
+        versions.add(d.get("git") or d.get("qoelab", "?"))
+    return {"runs": runs, "wall_s": wall, "cpu_s": cpu, "versions": sorted(versions)}
 
 
 def _check_same_sweep(scenario: Scenario, axes: list[tuple[str, list[Any]]], reps: int, out_dir: Path) -> None:

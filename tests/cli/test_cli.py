@@ -119,8 +119,25 @@ def test_sweep_is_resumable(scen: Path, tmp_path: Path):
     assert "4 runs (3 already done, 1 run now)" in o
     assert before == {r.name: (r / "flows.parquet").stat().st_mtime_ns for r in runs[1:]}
     # Different rates give different results; reps of a cell differ by seed.
-    f = pq.read_table(out / "flows.parquet").to_pandas() if False else pq.read_table(out / "flows.parquet")
+    f = pq.read_table(out / "flows.parquet")
     assert f.num_rows == 4
+    # Each run's cost is kept beside it and summed; results files do not carry it.
+    from qoelab.sweep import timing
+
+    t = timing(out)
+    assert t["runs"] == 4 and t["cpu_s"] > 0 and t["wall_s"] > 0 and len(t["versions"]) == 1
+    assert all("wall_s" not in (r / "cell.json").read_text() for r in runs)
+
+
+def test_sweep_runs_repetition_by_repetition():
+    """A long sweep stopped part-way holds whole repetitions: every cell of rep 0 comes before
+    any cell of rep 1."""
+    from qoelab.sweep import cells
+
+    cs = cells([("a", [1, 2, 3]), ("b", ["x", "y"])], 3)
+    assert [c.rep for c in cs] == [0] * 6 + [1] * 6 + [2] * 6
+    assert len({c.run_id for c in cs}) == 18
+    assert [dict(c.params) for c in cs[:6]] == [dict(c.params) for c in cs[6:12]]
 
 
 def test_bad_grid(scen: Path, tmp_path: Path):

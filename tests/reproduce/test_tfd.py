@@ -92,3 +92,41 @@ def test_tshark_shows_the_tfd_option_in_an_s4_capture(tmp_path: Path):
     raw = subprocess.run(["tshark", "-n", "-r", str(pcap), "-T", "fields", "-e", "ip.hdr_len", "-e", "ip.opt.type"],
                          capture_output=True, text=True, timeout=120).stdout.split("\n")
     assert sum(1 for r in raw if r.startswith("32\t")) == len(rows)
+
+
+def test_report_only_reads_a_grid_stopped_part_way(quick, tmp_path: Path):
+    """A long grid is read before it finishes: --report-only runs nothing, reports the cells that
+    have runs (the others are '-') and says the grid is unfinished; each run's cost is summed."""
+    part = tmp_path / "part"
+    shutil.copytree(quick["out"], part)
+    runs = sorted((part / "sweep" / "runs").iterdir())
+    gone = [d for d in runs if "tfd.scenario=s1__tfd.n=4__tfd.k=3__" in d.name]
+    assert len(gone) == 1
+    (gone[0] / "done").unlink()
+    r = tfd.run(part, quick=True, reps=2, report_only=True)
+    m = r["meta"]
+    assert m["runs"] is None and m["cells_reported"] == 35 and m["cells"] == 36
+    assert (m["reps_done_min"], m["reps_done_max"]) == (0, 1)
+    assert ("s1", 3, 4) not in r["ours"] and ("s1", 3, 10) in r["ours"]
+    assert m["runs_timed"] == 35 and m["runs_cpu_s"] > 0
+    readme = (part / "README.md").read_text()
+    assert "the grid is not finished" in readme and "35 of 36 cells" in readme
+    md = (part / "table1.md").read_text()
+    s1_per = md.split("## PER [%], scenario s1")[1].split("##")[0]
+    row_k3 = next(r for r in s1_per.splitlines() if r.startswith("| 3 |"))
+    assert row_k3.split(" | ")[2] == "-", row_k3  # columns: K, N=1, N=4, N=10
+
+
+def test_report_only_without_runs_is_a_clear_error(tmp_path: Path):
+    from qoelab.errors import QoelabError
+
+    with pytest.raises(QoelabError, match="no runs to report on"):
+        tfd.run(tmp_path / "empty", quick=True, report_only=True)
+
+
+def test_findings_on_the_papers_own_tables():
+    """The findings checker, applied to the paper's typed tables, finds what the paper says (so a
+    'no' on our runs is a real difference, not a checker that cannot say yes)."""
+    f = tfd.findings(tfd.FULL, tfd.paper_tables())
+    assert f["k0_zero"] and f["order"] and f["s4_mostly_zero"] and f["s1_inverted"]
+    assert f["util_s4_above_rsvp"]

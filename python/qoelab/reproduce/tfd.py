@@ -35,9 +35,10 @@ import random
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from qoelab import paths
+from qoelab.errors import QoelabError
 from qoelab.scenario import Scenario
 
 SCENARIOS = ("s1", "s2", "s3", "s4")
@@ -284,8 +285,14 @@ def paper_tables() -> dict[tuple[str, int, int], dict[str, float]]:
 # --- the run ---------------------------------------------------------------------------------
 
 
-def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1) -> dict[str, Any]:
-    from qoelab.sweep import run_sweep
+def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
+        progress: Callable[[int, int], None] | None = None, report_only: bool = False) -> dict[str, Any]:
+    """Runs the missing cells of the grid (all of them on a fresh folder) and writes the report.
+
+    With ``report_only`` nothing runs: the report is written from the runs already finished, so a
+    long grid stopped part-way (the 20-repetition one takes many hours on two cores) can be read
+    before it completes; the report says how many repetitions each cell has."""
+    from qoelab.sweep import run_sweep, timing
 
     grid = QUICK if quick else FULL
     reps = reps or (1 if quick else 20)
@@ -302,21 +309,37 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1) 
     )
     axes = [("tfd.scenario", list(grid.scenarios)), ("tfd.n", list(grid.n)), ("tfd.k", list(grid.k))]
     t0 = time.time()
-    counts = run_sweep(base, axes, reps, out / "sweep", jobs)
+    if report_only:
+        if not (out / "sweep" / "runs").is_dir():
+            raise QoelabError(f"{out}: no runs to report on (run without --report-only first)")
+        counts = None
+    else:
+        counts = run_sweep(base, axes, reps, out / "sweep", jobs, progress)
     wall = time.time() - t0
-    ours = aggregate(out / "sweep", grid, reps)
+    ours, nreps = aggregate(out / "sweep", grid, reps)
+    if not ours:
+        raise QoelabError(f"{out}: no finished runs of this grid")
+    cost = timing(out / "sweep")
     meta = {"quick": quick, "reps": reps, "jobs": jobs, "duration_s": grid.duration_s, "trace": str(trace),
-            "s3_peak_bps": peak, "trace_mean_bps": mean, "wall_s": wall, "runs": counts}
+            "s3_peak_bps": peak, "trace_mean_bps": mean, "wall_s": wall, "runs": counts,
+            "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
+            "cells": len(_keys(grid)), "cells_reported": len(ours),
+            "runs_cpu_s": cost["cpu_s"], "runs_wall_s": cost["wall_s"], "runs_timed": cost["runs"], "code_versions": cost["versions"]}
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     write_report(out, grid, ours, meta)
     return {"ours": ours, "meta": meta}
 
 
-def aggregate(sweep_dir: Path, grid: Grid, reps: int) -> dict[tuple[str, int, int], dict[str, float]]:
-    """Mean over repetitions of each cell's metrics."""
+def _keys(grid: Grid) -> list[tuple[str, int, int]]:
+    return [(sc, k, n) for sc in grid.scenarios for k in grid.k for n in grid.n]
+
+
+def aggregate(sweep_dir: Path, grid: Grid, reps: int) -> tuple[dict[tuple[str, int, int], dict[str, float]], dict[tuple[str, int, int], int]]:
+    """Mean over the finished repetitions of each cell's metrics, and how many there were."""
     from qoelab.sweep import Cell
 
     out: dict[tuple[str, int, int], dict[str, float]] = {}
+    nreps: dict[tuple[str, int, int], int] = {}
     for sc in grid.scenarios:
         for n in grid.n:
             for k in grid.k:
@@ -328,7 +351,8 @@ def aggregate(sweep_dir: Path, grid: Grid, reps: int) -> dict[tuple[str, int, in
                         ms.append(cell_metrics(d, grid.duration_s))
                 if ms:
                     out[(sc, k, n)] = {m: sum(x[m] for x in ms) / len(ms) for m in ms[0]}
-    return out
+                    nreps[(sc, k, n)] = len(ms)
+    return out, nreps
 
 
 METRICS = (
@@ -426,13 +450,60 @@ def summary(grid: Grid, ours: dict) -> dict[str, dict[str, float]]:
     return s
 
 
+def findings(grid: Grid, ours: dict) -> dict[str, bool | None]:
+    """The paper's findings as yes/no on a set of cells (ours or the paper's); None where the grid
+    lacks the cells to decide. Thresholds are stated in the report next to each line."""
+    s = summary(grid, ours)
+    have = [sc for sc in SCENARIOS if sc in s]
+    f: dict[str, bool | None] = {}
+    k0 = [ours[(sc, 0, n)]["per_pct"] for sc in grid.scenarios for n in grid.n if (sc, 0, n) in ours]
+    f["k0_zero"] = all(p == 0 for p in k0) if k0 else None
+    f["order"] = (all(s[x]["per_mean"] <= s[y]["per_mean"] + 1e-9 for x, y in (("s4", "s3"), ("s3", "s2"), ("s2", "s1")))
+                  if len(have) == 4 else None)
+    f["s4_mostly_zero"] = s["s4"]["zero_per_share"] > 0.5 if "s4" in s else None
+    if len(have) == 4:
+        u = {sc: s[sc]["util_mean_loaded"] for sc in have}
+        f["util_s4_above_rsvp"] = u["s4"] > u["s2"] and u["s4"] > u["s3"]
+        f["util_s4_close_s1"] = abs(u["s4"] - u["s1"]) <= 2.0
+        f["video_s4_98_s1_not"] = s["s4"]["min_video_fraction"] >= 0.98 and s["s1"]["min_video_fraction"] < 0.98
+    # s1's inverted trend: for the largest K, PER falls as N grows (least-squares slope < 0).
+    kmax = max(grid.k)
+    pts = [(n, ours[("s1", kmax, n)]["per_pct"]) for n in grid.n if ("s1", kmax, n) in ours]
+    if len(pts) >= 3 and kmax > 0:
+        mn = sum(n for n, _ in pts) / len(pts)
+        mp = sum(p for _, p in pts) / len(pts)
+        slope = sum((n - mn) * (p - mp) for n, p in pts) / sum((n - mn) ** 2 for n, _ in pts)
+        f["s1_inverted"] = slope < 0 and pts[0][1] > pts[-1][1]
+    else:
+        f["s1_inverted"] = None
+    return f
+
+
+FINDINGS = (
+    ("k0_zero", "K = 0 ⇒ PER = 0 in every scenario"),
+    ("order", "mean PER ordered s4 ≤ s3 ≤ s2 ≤ s1"),
+    ("s4_mostly_zero", "PER(s4) = 0 (below 0.005 %) in most cells with K > 0"),
+    ("util_s4_above_rsvp", "mean utilisation (K > 0) of s4 above s2 and s3"),
+    ("util_s4_close_s1", "mean utilisation (K > 0) of s4 within 2 points of s1"),
+    ("video_s4_98_s1_not", "s4 keeps every cell's video throughput ≥ 98 % of the K = 0 rate, s1 does not"),
+    ("s1_inverted", "s1 at the largest K: PER falls as N grows (negative slope, first N above last)"),
+)
+
+
 def reading(grid: Grid, ours: dict, paper: dict, meta: dict) -> str:
     s = summary(grid, ours)
-    ps = summary(grid, {key: v for key, v in paper.items() if key[1] in grid.k and key[2] in grid.n})
+    pgrid = {key: v for key, v in paper.items() if key[1] in grid.k and key[2] in grid.n}
+    ps = summary(grid, pgrid)
+    fo, fp = findings(grid, ours), findings(grid, pgrid)
+    reps = (f"{meta['reps_done_min']} repetition(s)" if meta["reps_done_min"] == meta["reps_done_max"]
+            else f"{meta['reps_done_min']}–{meta['reps_done_max']} repetitions (of {meta['reps']} asked; the grid is not finished)")
+    cpu_h = meta["runs_cpu_s"] / 3600
     lines = [
         "# TFD reproduction: what matches and what does not\n",
         f"Grid: scenarios {', '.join(grid.scenarios)}, N ∈ {list(grid.n)}, K ∈ {list(grid.k)}, "
-        f"{grid.duration_s} s per run, {meta['reps']} repetition(s); wall time {meta['wall_s']:.0f} s with {meta['jobs']} job(s). "
+        f"{grid.duration_s} s per run, {reps}; {meta['cells_reported']} of {meta['cells']} cells reported. "
+        f"Compute: {meta['runs_timed']} runs took {cpu_h:.2f} CPU hours ({meta['runs_wall_s'] / 3600:.2f} h of run wall time, "
+        f"one core each), code {', '.join(meta['code_versions']) or 'unrecorded'}. "
         f"s3 reserves the trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream. Trace: `{meta['trace']}`.\n",
         "| scenario | mean PER % (ours / paper) | mean PER %, K>0 | mean utilisation %, K>0 | cells K>0 with PER=0 | min video / required |",
         "|---|---|---|---|---|---|",
@@ -444,13 +515,14 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict) -> str:
             f"{a['util_mean_loaded']:.1f} / {b['util_mean_loaded']:.1f} | {a['zero_per_share']:.0%} / {b['zero_per_share']:.0%} | "
             f"{a['min_video_fraction']:.3f} / {b['min_video_fraction']:.3f} |"
         )
-    order = all(s[x]["per_mean"] <= s[y]["per_mean"] + 1e-9 for x, y in (("s4", "s3"), ("s3", "s2"), ("s2", "s1")) if x in s and y in s)
-    k0 = all(ours[(sc, 0, n)]["per_pct"] == 0 for sc in grid.scenarios for n in grid.n if (sc, 0, n) in ours)
+    word = {True: "yes", False: "no", None: "not decidable on this grid"}
+    lines += ["", "| the paper's finding | ours | the paper's own table |", "|---|---|---|"]
+    for key, text in FINDINGS:
+        lines.append(f"| {text} | **{word[fo[key]]}** | {word[fp[key]]} |")
     lines += [
         "",
-        f"- K = 0 ⇒ PER = 0 in every scenario: **{'yes' if k0 else 'no'}**.",
-        f"- Mean PER ordered s4 ≤ s3 ≤ s2 ≤ s1: **{'yes' if order else 'no'}**.",
-        "- See `table1.md`, `table2.md`, `diff_*.png` and `fig3_per_vs_n.png` for the cell-by-cell comparison.",
+        "See `table1.md`, `table2.md`, `diff_*.png` and `fig3_per_vs_n.png` for the cell-by-cell comparison;",
+        "`docs/models/tfd-router.md` for the reading of the differences.",
         "",
         "Known reasons for differences (see docs/models/tfd-router.md): our trace stands in synthetic and upscaled",
         "clips for the paper's VQEG clips, encoded two-pass with Blu-ray's VBV (40 Mbit/s into a 30 Mbit buffer); it",
@@ -476,11 +548,24 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     t.add_argument("--reps", type=int, default=None, help="repetitions per cell (default 1 with --quick, else 20 as in the paper)")
     t.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1)")
     t.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-tfd[-quick])")
+    t.add_argument("--report-only", action="store_true",
+                   help="run nothing; write the report from the runs already finished in the folder (a grid stopped part-way)")
 
     def cmd(a: argparse.Namespace) -> int:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+        if a.reps is not None and a.reps < 1:
+            raise QoelabError(f"--reps {a.reps}: must be at least 1")
         out = Path(a.output) if a.output else Path("results") / ("reproduce-tfd-quick" if a.quick else "reproduce-tfd")
-        r = run(out, quick=a.quick, reps=a.reps, jobs=max(1, a.jobs))
-        print(f"wrote {out}/README.md ({r['meta']['wall_s']:.0f} s)")
+        err = Console(stderr=True)
+        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TimeRemainingColumn(), console=err, disable=a.report_only) as p:
+            task = p.add_task("tfd grid", total=None)
+            r = run(out, quick=a.quick, reps=a.reps, jobs=max(1, a.jobs), report_only=a.report_only,
+                    progress=lambda done, total: p.update(task, completed=done, total=total))
+        m = r["meta"]
+        print(f"wrote {out}/README.md ({m['wall_s']:.0f} s now; {m['runs_timed']} runs, {m['runs_cpu_s'] / 3600:.2f} CPU h in all)")
         return 0
 
     t.set_defaults(func=cmd)
