@@ -19,6 +19,10 @@ resumes where it stopped):
                 10/100 Mbit/s (Fig. 8)
 ``model``       ``scenarios/sqf/model-check.toml``: Poisson source of peak rate λ × n
                 saturating TCP flows, de-prioritisation from SQF's per-flow backlog samples
+``sensitivity`` SQF only, labelled what-ifs the paper leaves open: video source (trace
+                frame-paced, trace with an 8 Mbit/s peak, CBR and Poisson at 5 Mbit/s) × the
+                TCP side (MTU segments ACKed one by one; delayed ACKs; 64 kB aggregates as a
+                router with GRO/TSO hands to its qdisc) × n, buffer 75 000 B (= 50 MTU)
 ==============  ==========================================================================
 
 The paper's numbers in the report (``PAPER_*`` below) are typed from the paper's text and
@@ -56,6 +60,23 @@ SMOOTH_PEAK = "8Mbps"
 #: video, the setting where our SQF protects the video at δ = 0, so that δ is what changes.
 JITTER_N = 5
 
+#: The sensitivity grid (see :func:`_sensitivity`): labelled video sources and TCP variants.
+_TRACE_APP = {"kind": "video", "trace": "../../data/traces/sqf_video_5M.trace.csv.gz", "loop": True, "pacing": "frame"}
+SENS_SOURCES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("trace, frame-paced", _TRACE_APP),
+    (f"trace, peak {SMOOTH_PEAK}", {**_TRACE_APP, "peak_rate": SMOOTH_PEAK}),
+    ("CBR 5 Mbit/s", {"kind": "cbr", "rate": "5Mbps", "payload": "1316B"}),
+    ("Poisson 5 Mbit/s", {"kind": "poisson", "rate": "5Mbps", "payload": "1316B"}),
+)
+SENS_TCP: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("MSS 1448, ACK each", {"kind": "tcp", "cc": "cubic", "mss": "1448B"}),
+    ("MSS 1448, delayed ACKs", {"kind": "tcp", "cc": "cubic", "mss": "1448B", "delayed_ack": True}),
+    ("64 kB aggregates (GRO)", {"kind": "tcp", "cc": "cubic", "mss": "64000B"}),
+)
+#: The sensitivity grid's buffer: 50 MTU in bytes, so that 64 kB aggregates and 1.5 kB segments
+#: compete for the same space.
+SENS_BUFFER = "75000B"
+
 # --- The paper's values (BMO11), typed from the text -------------------------------------------
 #: Table I: data bandwidth share (Mbit/s) / Jain's index, for n = 1, 5, 10, 15, 20.
 PAPER_TABLE1: dict[str, list[tuple[float, float]]] = {
@@ -90,6 +111,7 @@ class Plan:
     model_rates_mbps: tuple[float, ...]
     model_n: tuple[int, ...]
     model_duration: str
+    sens_n: tuple[int, ...]
 
 
 def plan(quick: bool) -> Plan:
@@ -105,6 +127,7 @@ def plan(quick: bool) -> Plan:
             model_rates_mbps=(3.0, 6.0, 8.0),
             model_n=(5, 20),
             model_duration="60s",
+            sens_n=(1, 5, 20),
         )
     return Plan(
         quick=False,
@@ -117,6 +140,7 @@ def plan(quick: bool) -> Plan:
         model_rates_mbps=(2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0),
         model_n=(5, 10, 20),
         model_duration="600s",
+        sens_n=(1, 5, 10, 15, 20),
     )
 
 
@@ -155,6 +179,29 @@ def _model(p: Plan) -> tuple[Scenario, list]:
     rates = [f"{r * 1222 / 1250:.6g}Mbps" for r in p.model_rates_mbps]
     axes = [("flows[0].app.rate", rates), ("flows[1].count", list(p.model_n))]
     return sc, axes
+
+
+def _sensitivity(p: Plan) -> tuple[Scenario, list]:
+    """SQF only. Every link carries up to 65 535-byte packets so that the GRO variant's TCP
+    segments pass unfragmented; the MSS is explicit in every variant, so only the listed factor
+    changes between rows."""
+    sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "testbed.toml")
+    sc.set("sim.duration", p.duration)
+    for i in range(3):
+        sc.set(f"links[{i}].mtu", 65535)
+    sc.set("links[2].queue_ab", {"kind": "sqf", "limit": SENS_BUFFER})
+    axes = [("flows[0].app", [a for _, a in SENS_SOURCES]), ("flows[2].transport", [t for _, t in SENS_TCP]),
+            ("flows[2].count", list(p.sens_n))]
+    return sc, axes
+
+
+def _alone(p: Plan) -> tuple[Scenario, list]:
+    """The sensitivity grid's video sources with no download at all (the downloads are
+    scheduled to start after the end of the run): what the line does to the video by itself."""
+    sc, _ = _sensitivity(p)
+    sc.set("flows[2].count", 1)
+    sc.set("flows[2].start", "100000s")
+    return sc, [("flows[0].app", [a for _, a in SENS_SOURCES])]
 
 
 def _sweep(name: str, sc: Scenario, axes: list, out: Path, jobs: int, log) -> None:
@@ -211,6 +258,45 @@ def testbed_rows(out: Path, name: str) -> list[dict[str, Any]]:
         )
     rows.sort(key=lambda r: (DISCIPLINES.index(r["discipline"]), r["n"]))
     return rows
+
+
+def sensitivity_rows(out: Path) -> list[dict[str, Any]]:
+    """One row per (video source, TCP variant, n) of the sensitivity grid."""
+    src = [a for _, a in SENS_SOURCES]
+    tcp = [t for _, t in SENS_TCP]
+    rows = []
+    cells = [(p, d, False) for p, d in _cells(out, "sensitivity")] + [(p, d, True) for p, d in _cells(out, "alone")]
+    for params, d, alone in cells:
+        i = src.index(params["flows[0].app"])
+        j = -1 if alone else tcp.index(params["flows[2].transport"])
+        n = 0 if alone else int(params["flows[2].count"])
+        fl = _flows(d)
+        rows.append({
+            "video_source": SENS_SOURCES[i][0], "tcp": "no downloads" if alone else SENS_TCP[j][0], "n": n,
+            "video_loss": fl["video"]["loss_ratio"], "audio_loss": fl["audio"]["loss_ratio"],
+            "data_share_mbps": sum(fl[f"data{k}"]["goodput_bps"] for k in range(n)) / 1e6,
+            "_order": (i, j, n),
+        })
+    rows.sort(key=lambda r: r["_order"])
+    for r in rows:
+        del r["_order"]
+    return rows
+
+
+def _sensitivity_md(rows, ns) -> list[str]:
+    md = [f"### Sensitivity (SQF, buffer {SENS_BUFFER}): video loss / audio loss", "",
+          "Each row changes one factor against the bundled testbed. The column 'alone' has no download at all: what the",
+          "10 Mbit/s line and its buffer by themselves do to that sender.", "",
+          "| video source | TCP as the router sees it | alone | " + " | ".join(f"n = {n}" for n in ns) + " |",
+          "|---|---|---" + "|---" * len(ns) + "|"]
+    for s_label, _ in SENS_SOURCES:
+        alone = [r for r in rows if r["video_source"] == s_label and r["n"] == 0]
+        a = f"{_pct(alone[0]['video_loss'])} / {_pct(alone[0]['audio_loss'])}" if alone else "–"
+        for t_label, _ in SENS_TCP:
+            rs = {r["n"]: r for r in rows if r["video_source"] == s_label and r["tcp"] == t_label}
+            md.append(f"| {s_label} | {t_label} | {a} | " + " | ".join(
+                f"{_pct(rs[n]['video_loss'])} / {_pct(rs[n]['audio_loss'])}" if n in rs else "–" for n in ns) + " |")
+    return md + [""]
 
 
 def jitter_rows(out: Path) -> list[dict[str, Any]]:
@@ -419,7 +505,7 @@ def _get(rows, q, n, key):
     return float("nan")
 
 
-def _reading(p: Plan, tb, sm, jit, model, ana) -> list[str]:
+def _reading(p: Plan, tb, sm, jit, model, ana, sens) -> list[str]:
     """Measured facts for the reading, computed from the tables (no hard-coded outcome)."""
     ns = sorted({r["n"] for r in tb})
     lo, hi = ns[0], ns[-1]
@@ -455,6 +541,13 @@ def _reading(p: Plan, tb, sm, jit, model, ana) -> list[str]:
             f"- model check n = {r['n']}, λ = {r['peak_rate_mbps']:g} Mbit/s: de-prioritised {_pct(r['measured_deprioritised_time_fraction'])} of the time "
             f"(x >= B/(n+1): {_pct(r['measured_time_fraction_x_ge_B_over_n1'])}); model p(T = {r['duration_s']:g} s) = {r['model_p_T']:.3g}."
         )
+    for s_label, _ in SENS_SOURCES:
+        parts = [f"no downloads: {_pct(r['video_loss'])}" for r in sens if r["video_source"] == s_label and r["n"] == 0]
+        for t_label, _ in SENS_TCP:
+            v = [r["video_loss"] for r in sens if r["video_source"] == s_label and r["tcp"] == t_label and r["n"] > 0]
+            if v:
+                parts.append(f"{t_label}: max {_pct(max(v))} over n")
+        L.append(f"- sensitivity, {s_label}: video loss " + "; ".join(parts) + ".")
     L.append(
         f"- analytic, n = 20: p(10 min) = {ana['p_T_n20_at_5mbps']:.3g} at 5 Mbit/s and {ana['p_T_n20_at_6mbps']:.3g} at 6 Mbit/s; "
         f"p = 1/2 at {ana['rate_p_half_n20_mbps']:.2f} Mbit/s; T_bar(6 Mbit/s) = {ana['T_bar_n20_at_6mbps_min']:.3g} min; "
@@ -479,17 +572,23 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print) -> dict[str
     _sweep("jitter", sc, axes, out, jobs, log)
     sc, axes = _model(p)
     _sweep("model", sc, axes, out, jobs, log)
+    sc, axes = _sensitivity(p)
+    _sweep("sensitivity", sc, axes, out, jobs, log)
+    sc, axes = _alone(p)
+    _sweep("alone", sc, axes, out, jobs, log)
     t_sim = time.time() - t0
 
     tb = testbed_rows(out, "testbed")
     sm = testbed_rows(out, "smoothed")
     jit = jitter_rows(out)
     model = model_rows(out, p)
+    sens = sensitivity_rows(out)
     ana = _analytic(out, quick)
     _write_csv(out / "testbed.csv", tb)
     _write_csv(out / "testbed_paced_video.csv", sm)
     _write_csv(out / "fig8_jitter.csv", jit)
     _write_csv(out / "model_check.csv", model)
+    _write_csv(out / "sensitivity.csv", sens)
     paper = [
         {"scheduler": q, "n": n, "paper_data_share_mbps": s, "paper_jain": j}
         for q, vals in PAPER_TABLE1.items()
@@ -508,7 +607,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print) -> dict[str
         f"buffer {BUFFER} on the 10 Mbit/s access line. Simulation wall time of this invocation: {t_sim:.0f} s "
         "(runs already done by an earlier invocation are reused, not re-timed).",
         "",
-        "Files: `testbed.csv`, `testbed_paced_video.csv`, `fig8_jitter.csv`, `model_check.csv`, `paper_table1.csv`, "
+        "Files: `testbed.csv`, `testbed_paced_video.csv`, `fig8_jitter.csv`, `model_check.csv`, `sensitivity.csv`, `paper_table1.csv`, "
         "`fig3_analytic.csv`, `fig4_analytic.csv` and the PNG figures; raw runs under `runs/`.",
         "",
         "## What the paper reports (typed from its text; not measured here)",
@@ -529,10 +628,11 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print) -> dict[str
         md.append(
             f"| {r['n']} | {r['peak_rate_mbps']:g} | {_pct(r['measured_deprioritised_time_fraction'])} | {_pct(r['measured_time_fraction_x_ge_B_over_n1'])} | {r['model_p_T']:.3g} | {_pct(r['video_loss'])} |"
         )
-    md += ["", "### Analytical model (Fig. 3/4 recomputed from eq. (2))", "", "`fig3_analytic.png`, `fig4_analytic.png`.", ""]
+    md += [""] + _sensitivity_md(sens, p.sens_n)
+    md += ["### Analytical model (Fig. 3/4 recomputed from eq. (2))", "", "`fig3_analytic.png`, `fig4_analytic.png`.", ""]
     md += [f"- {k}: {v:.4g}" for k, v in ana.items()]
     md += [""]
-    md += _reading(p, tb, sm, jit, model, ana)
+    md += _reading(p, tb, sm, jit, model, ana, sens)
     md += (Path(__file__).with_name("sqf_reading.md")).read_text().splitlines()
     (out / "report.md").write_text("\n".join(md) + "\n")
     summary = {"quick": quick, "wall_s": time.time() - t0, "analytic": ana}
