@@ -130,3 +130,18 @@ def test_findings_on_the_papers_own_tables():
     f = tfd.findings(tfd.FULL, tfd.paper_tables())
     assert f["k0_zero"] and f["order"] and f["s4_mostly_zero"] and f["s1_inverted"]
     assert f["util_s4_above_rsvp"]
+
+
+def test_s1_sensitivity_burstier_sender_into_smaller_buffer_loses_more(quick):
+    """The s1 sensitivity grid is in the report, and its two factors act in the direction they
+    must: frames sent back to back into ns-2's 50-packet queue lose more than frame-paced
+    video into 1000 packets, in every cell (a pacing or buffer knob that is not wired through
+    would give equal values)."""
+    rows = quick["sensitivity"]
+    cells = {(r["K"], r["N"]) for r in rows}
+    assert cells == {(k, n) for k in tfd.SENS_K_QUICK for n in tfd.SENS_N_QUICK}
+    per = {(r["pacing"], r["buffer"], r["K"], r["N"]): r["per_pct"] for r in rows}
+    for k, n in cells:
+        assert per[("burst", "50p", k, n)] > per[("frame", tfd.BUFFER, k, n)], (k, n)
+    assert "What s1 depends on" in (quick["out"] / "README.md").read_text()
+    assert (quick["out"] / "sensitivity_s1.csv").stat().st_size > 0

@@ -60,6 +60,17 @@ class Grid:
 
 FULL = Grid(SCENARIOS, tuple(range(1, 11)), tuple(range(0, 11)), FULL_S)
 QUICK = Grid(SCENARIOS, (1, 4, 10), (0, 3, 10), 8.0)
+#: Routers' best-effort buffer, packets (our choice; the paper does not give it).
+BUFFER = "1000p"
+#: The s1 sensitivity grid: what best effort's PER depends on that the paper leaves open.
+#: ns-2 (the paper's router emulator) queues 50 packets by default (ns-default.tcl,
+#: ``Queue set limit_ 50``); "burst" is a sender that emits each frame back to back.
+SENS_K = (1, 5, 10)
+SENS_N = (1, 4, 10)
+SENS_K_QUICK = (1, 10)
+SENS_N_QUICK = (1, 10)
+SENS_PACING = ("frame", "burst")
+SENS_BUFFER = (BUFFER, "50p")
 
 
 # --- the trace --------------------------------------------------------------------------------
@@ -136,14 +147,20 @@ def mean_rate_bps(trace: Path) -> int:
 # --- one cell as a scenario ------------------------------------------------------------------
 
 
-def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace: Path, peak_bps: int) -> dict[str, Any]:
-    """The scenario of one grid cell (plain data for :class:`qoelab.scenario.Scenario`)."""
+def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace: Path, peak_bps: int,
+                   pacing: str = "frame", buffer: str = BUFFER) -> dict[str, Any]:
+    """The scenario of one grid cell (plain data for :class:`qoelab.scenario.Scenario`).
+
+    ``pacing`` is the video senders' (``"frame"``: each frame's datagrams spread over the frame
+    interval; ``"burst"``: back to back at the frame's time) and ``buffer`` the routers'
+    best-effort buffer; the defaults are the reproduction's, the others are what the
+    sensitivity grid varies."""
     if sc == "s1":
-        router = {"kind": "fifo", "limit": "1000p"}
+        router = {"kind": "fifo", "limit": buffer}
     elif sc in ("s2", "s3"):
-        router = {"kind": "tfd", "read_option": False, "limit": "1000p"}
+        router = {"kind": "tfd", "read_option": False, "limit": buffer}
     elif sc == "s4":
-        router = {"kind": "tfd", "limit": "1000p"}
+        router = {"kind": "tfd", "limit": buffer}
     else:
         raise ValueError(f"unknown scenario {sc!r} (known: {', '.join(SCENARIOS)})")
     access = {"rate": "1Gbps", "delay": "0.5ms", "queue": {"kind": "fifo", "limit": "1000p"}}
@@ -160,7 +177,7 @@ def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace:
     for i in range(n):
         # A random clip and a random moment in it (paper §IV.D).
         offset = rng.randrange(CLIPS) * CLIP_S + rng.uniform(0, CLIP_S)
-        app: dict[str, Any] = {"kind": "video", "trace": str(trace), "loop": True, "offset": f"{offset:.3f}s", "pacing": "frame"}
+        app: dict[str, Any] = {"kind": "video", "trace": str(trace), "loop": True, "offset": f"{offset:.3f}s", "pacing": pacing}
         if sc == "s2":
             app["rsvp"] = {"rate": f"{int(1.5 * TARGET_BPS)}bps"}
         elif sc == "s3":
@@ -209,7 +226,7 @@ class TfdCell(Scenario):
     drawn from ``sim.seed``) is built just before validation or a run. This lets the generic,
     resumable :func:`qoelab.sweep.run_sweep` drive a grid whose cells differ in structure."""
 
-    KEYS = ("tfd.scenario", "tfd.n", "tfd.k")
+    KEYS = ("tfd.scenario", "tfd.n", "tfd.k", "tfd.pacing", "tfd.buffer")
 
     def __init__(self, data: dict[str, Any], source: str, base_dir: Path | None, cell: dict[str, Any], extra: dict[str, Any]):
         super().__init__(data, source, base_dir)
@@ -230,6 +247,7 @@ class TfdCell(Scenario):
         d = build_scenario(
             self.cell["tfd.scenario"], int(self.cell["tfd.n"]), int(self.cell["tfd.k"]), seed,
             float(self.extra["duration_s"]), Path(self.extra["trace"]), int(self.extra["peak_bps"]),
+            pacing=str(self.cell.get("tfd.pacing", "frame")), buffer=str(self.cell.get("tfd.buffer", BUFFER)),
         )
         return Scenario.from_dict(d, source=f"reproduce tfd {d['name']}", base_dir=self.base_dir)
 
@@ -308,14 +326,21 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
         {"duration_s": grid.duration_s, "trace": str(trace), "peak_bps": peak},
     )
     axes = [("tfd.scenario", list(grid.scenarios)), ("tfd.n", list(grid.n)), ("tfd.k", list(grid.k))]
+    sens_base = base.copy()
+    sens_base.set("tfd.scenario", "s1")
+    sens_axes = [("tfd.k", list(SENS_K_QUICK if quick else SENS_K)), ("tfd.n", list(SENS_N_QUICK if quick else SENS_N)), ("tfd.pacing", list(SENS_PACING)), ("tfd.buffer", list(SENS_BUFFER))]
     t0 = time.time()
     if report_only:
         if not (out / "sweep" / "runs").is_dir():
             raise QoelabError(f"{out}: no runs to report on (run without --report-only first)")
         counts = None
     else:
+        # The small s1 sensitivity grid first, so that a long main grid stopped part-way
+        # still has it.
+        run_sweep(sens_base, sens_axes, 1, out / "sensitivity", jobs)
         counts = run_sweep(base, axes, reps, out / "sweep", jobs, progress)
     wall = time.time() - t0
+    sens = sensitivity_rows(out / "sensitivity", grid.duration_s)
     ours, nreps = aggregate(out / "sweep", grid, reps)
     if not ours:
         raise QoelabError(f"{out}: no finished runs of this grid")
@@ -326,8 +351,46 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
             "cells": len(_keys(grid)), "cells_reported": len(ours),
             "runs_cpu_s": cost["cpu_s"], "runs_wall_s": cost["wall_s"], "runs_timed": cost["runs"], "code_versions": cost["versions"]}
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-    write_report(out, grid, ours, meta)
-    return {"ours": ours, "meta": meta}
+    write_report(out, grid, ours, meta, sens)
+    return {"ours": ours, "meta": meta, "sensitivity": sens}
+
+
+def sensitivity_rows(sweep_dir: Path, duration_s: float) -> list[dict[str, Any]]:
+    """One row per finished run of the s1 sensitivity grid, with the paper's values beside."""
+    paper = paper_tables()
+    rows = []
+    for d in sorted((sweep_dir / "runs").glob("*")) if (sweep_dir / "runs").is_dir() else []:
+        if not (d / "done").exists():
+            continue
+        c = json.loads((d / "cell.json").read_text())["params"]
+        k, n = int(c["tfd.k"]), int(c["tfd.n"])
+        m = cell_metrics(d, duration_s)
+        p = paper[("s1", k, n)]
+        rows.append({"pacing": c["tfd.pacing"], "buffer": c["tfd.buffer"], "K": k, "N": n,
+                     "per_pct": m["per_pct"], "per_pct_paper": p["per_pct"],
+                     "tcp_mbps": m["tcp_mbps"], "tcp_mbps_paper": p["tcp_mbps"]})
+    order = {(pa, b): i for i, (pa, b) in enumerate((pa, b) for pa in SENS_PACING for b in SENS_BUFFER)}
+    rows.sort(key=lambda r: (order.get((r["pacing"], r["buffer"]), 99), r["K"], r["N"]))
+    return rows
+
+
+def _sensitivity_md(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return []
+    cells = sorted({(r["K"], r["N"]) for r in rows})
+    md = ["", "## What s1 depends on: sender pacing × router buffer (scenario s1)", "",
+          "PER % and overall TCP throughput (Mbit/s), ours (paper), one repetition; the first row is the reproduction's",
+          f"own setting. ns-2, the paper's router emulator, queues 50 packets by default; 'burst' sends each frame back to back.",
+          "", "| pacing, buffer | " + " | ".join(f"K={k} N={n}" for k, n in cells) + " |", "|---" * (len(cells) + 1) + "|"]
+    for pa in SENS_PACING:
+        for b in SENS_BUFFER:
+            rs = {(r["K"], r["N"]): r for r in rows if r["pacing"] == pa and r["buffer"] == b}
+            if not rs:
+                continue
+            md.append(f"| {pa}, {b} | " + " | ".join(
+                f"{rs[c]['per_pct']:.2f} ({rs[c]['per_pct_paper']:.2f}) · {rs[c]['tcp_mbps']:.0f} ({rs[c]['tcp_mbps_paper']:.0f})"
+                if c in rs else "–" for c in cells) + " |")
+    return md
 
 
 def _keys(grid: Grid) -> list[tuple[str, int, int]]:
@@ -363,7 +426,7 @@ METRICS = (
 )
 
 
-def write_report(out: Path, grid: Grid, ours: dict, meta: dict) -> None:
+def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[str, Any]] | None = None) -> None:
     paper = paper_tables()
     # CSV: one row per cell, ours beside the paper's.
     for table, metrics in (("table1", METRICS[:2]), ("table2", METRICS[2:])):
@@ -388,7 +451,13 @@ def write_report(out: Path, grid: Grid, ours: dict, meta: dict) -> None:
                     md.append(f"| {k} | " + " | ".join(cells) + " |")
         (out / f"{table}.md").write_text("\n".join(md) + "\n")
     plots(out, grid, ours, paper)
-    (out / "README.md").write_text(reading(grid, ours, paper, meta))
+    if sens:
+        with open(out / "sensitivity_s1.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(sens[0]))
+            w.writeheader()
+            w.writerows({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in sens)
+    text = reading(grid, ours, paper, meta)
+    (out / "README.md").write_text(text + "\n".join(_sensitivity_md(sens or [])) + "\n")
 
 
 def plots(out: Path, grid: Grid, ours: dict, paper: dict) -> None:
