@@ -145,3 +145,18 @@ def test_s1_sensitivity_burstier_sender_into_smaller_buffer_loses_more(quick):
         assert per[("burst", "50p", k, n)] > per[("frame", tfd.BUFFER, k, n)], (k, n)
     assert "What s1 depends on" in (quick["out"] / "README.md").read_text()
     assert (quick["out"] / "sensitivity_s1.csv").stat().st_size > 0
+
+
+@pytest.mark.parametrize("sc,n,k", tfd.EXAMPLE_CELLS)
+def test_bundled_cell_files_are_the_reproductions_cells(sc: str, n: int, k: int):
+    """scenarios/tfd/*.toml are what the reproduction runs for rep 0 of that cell (regenerate
+    with qoelab.reproduce.tfd.cell_toml after changing build_scenario), and they run from the
+    same trace: the file's own relative path resolves to the bundled trace."""
+    path = paths.root() / "scenarios" / "tfd" / f"{sc}-n{n}-k{k}.toml"
+    assert path.read_text() == tfd.cell_toml(sc, n, k)
+    s = Scenario.load(path)
+    trace = (path.parent / s.get("flows[0].app.trace")).resolve()
+    assert trace == (paths.root() / tfd.TRACE).resolve() and trace.exists()
+    grid_cell = tfd.build_scenario(sc, n, k, 1, tfd.FULL_S, trace, tfd.peak_rate_bps(trace))
+    for i in range(n):
+        assert s.get(f"flows[{i}].app.offset") == grid_cell["flows"][i]["app"]["offset"]

@@ -149,11 +149,21 @@ impl AppConfig {
 
     /// Builds the application. Relative file paths resolve against `base_dir`.
     pub fn build(&self, base_dir: &Path) -> Result<Box<dyn Application>, AppBuildError> {
+        self.build_with(base_dir, &video::TraceCache::default())
+    }
+
+    /// As [`AppConfig::build`], reading each trace file once per `cache` (a scenario whose N
+    /// video flows share one trace parses it once, not N times).
+    pub fn build_with(
+        &self,
+        base_dir: &Path,
+        cache: &video::TraceCache,
+    ) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(match self {
             AppConfig::Cbr(c) => Box::new(c.build()?),
             AppConfig::Poisson(c) => Box::new(c.build()?),
             AppConfig::OnOff(c) => Box::new(c.build()?),
-            AppConfig::Video(c) => Box::new(c.build(base_dir)?),
+            AppConfig::Video(c) => Box::new(c.build_cached(base_dir, cache)?),
             AppConfig::Bulk(c) => Box::new(c.build()),
             AppConfig::Web(c) => Box::new(c.build()?),
         })

@@ -173,10 +173,32 @@ pub fn read_trace(path: &Path) -> Result<Vec<NalRow>, String> {
     Ok(rows)
 }
 
+/// Parsed traces by path, for one scenario build: every flow that names the same file shares
+/// one parsed copy (the rows are immutable once read). Ordered map, no hashing: lookups only.
+#[derive(Default)]
+pub struct TraceCache(std::cell::RefCell<std::collections::BTreeMap<PathBuf, Arc<Vec<NalRow>>>>);
+
+impl TraceCache {
+    fn get(&self, path: &Path) -> Result<Arc<Vec<NalRow>>, String> {
+        if let Some(rows) = self.0.borrow().get(path) {
+            return Ok(rows.clone());
+        }
+        let rows = Arc::new(read_trace(path)?);
+        self.0.borrow_mut().insert(path.to_path_buf(), rows.clone());
+        Ok(rows)
+    }
+}
+
 impl VideoConfig {
     pub fn build(&self, base_dir: &Path) -> Result<VideoSource, AppBuildError> {
+        self.build_cached(base_dir, &TraceCache::default())
+    }
+
+    /// As [`VideoConfig::build`], taking the parsed trace from `cache` when another flow of the
+    /// same scenario already read it.
+    pub fn build_cached(&self, base_dir: &Path, cache: &TraceCache) -> Result<VideoSource, AppBuildError> {
         let path = base_dir.join(&self.trace);
-        let rows = read_trace(&path).map_err(|e| AppBuildError::new("trace", format!("{}: {e}", path.display())))?;
+        let rows = cache.get(&path).map_err(|e| AppBuildError::new("trace", format!("{}: {e}", path.display())))?;
         if self.max_payload == Some(0) {
             return Err(AppBuildError::new("max_payload", "must be at least 1 byte"));
         }
@@ -198,7 +220,6 @@ impl VideoConfig {
         if let Some(r) = &self.rsvp {
             r.validate().map_err(|(f, r)| AppBuildError::new(f, r))?;
         }
-        let rows = Arc::new(rows);
         let tfd = self.tfd.clone().map(|c| super::tfd::TfdSender::new(c, rows.clone(), period, self.repeat));
         Ok(VideoSource {
             tfd,
@@ -385,6 +406,24 @@ impl Application for VideoSource {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn trace_cache_parses_a_file_once_and_shares_it() {
+        let dir = std::env::temp_dir().join(format!("qoelab-trace-cache-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.csv");
+        std::fs::write(&p, "frame,type,size_bytes,ts_ms\n0,I,3000,0\n1,P,1000,40\n").unwrap();
+        let cache = TraceCache::default();
+        let a = cache.get(&p).unwrap();
+        std::fs::write(&p, "frame,type,size_bytes,ts_ms\n0,I,9,0\n").unwrap();
+        let b = cache.get(&p).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "second flow must reuse the first parse");
+        assert_eq!(b.len(), 2);
+        // A new cache (another scenario build) reads the file as it is now.
+        assert_eq!(TraceCache::default().get(&p).unwrap().len(), 1);
+        assert!(TraceCache::default().get(&dir.join("missing.csv")).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     use super::*;
     use std::io::Write;
 

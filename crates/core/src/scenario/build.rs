@@ -148,6 +148,7 @@ impl Scenario {
         }
         let mut flow_names = BTreeMap::new();
         let mut flows = Vec::with_capacity(flows_x.len());
+        let traces = crate::app::video::TraceCache::default();
         for (fid, fx) in flows_x.iter().enumerate() {
             let (c, path) = (&fx.item, &fx.path);
             if c.name.is_empty() {
@@ -237,7 +238,10 @@ impl Scenario {
                 ScenarioError::new(format!("{path}.transport.{field}"), reason)
             })?;
             let (sender, receiver) = c.transport.build(&setup);
-            let app = c.app.build(base).map_err(|e| ScenarioError::new(format!("{path}.app.{}", e.field), e.reason))?;
+            let app = c
+                .app
+                .build_with(base, &traces)
+                .map_err(|e| ScenarioError::new(format!("{path}.app.{}", e.field), e.reason))?;
             let subscriptions = app.subscriptions();
             let log = (c.packet_log || self.output.packet_trace).then(PacketLog::default);
             flows.push(Flow {
