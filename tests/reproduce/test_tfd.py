@@ -33,7 +33,8 @@ def test_report_files_are_written(quick):
         assert (out / f).stat().st_size > 0, f
     # Our value and the paper's side by side; the paper's typed s1, K = 10, N = 1 PER is 26.9 %.
     rows = (out / "table1.csv").read_text().splitlines()
-    assert rows[0] == "scenario,K,N,per_pct_ours,per_pct_paper,utilisation_pct_ours,utilisation_pct_paper"
+    assert rows[0] == ("scenario,K,N,per_pct_ours,per_pct_paper,utilisation_pct_ours,utilisation_pct_paper,"
+                       "per_pct_ours_ci95,utilisation_pct_ours_ci95")
     assert any(r.startswith("s1,10,1,") and r.split(",")[4] == "26.9" for r in rows)
 
 
@@ -160,3 +161,13 @@ def test_bundled_cell_files_are_the_reproductions_cells(sc: str, n: int, k: int)
     grid_cell = tfd.build_scenario(sc, n, k, 1, tfd.FULL_S, trace, tfd.peak_rate_bps(trace))
     for i in range(n):
         assert s.get(f"flows[{i}].app.offset") == grid_cell["flows"][i]["app"]["offset"]
+
+
+def test_confidence_interval_over_repetitions():
+    """Mean and Student-t 95 % half-width over repetitions: for 1, 2, 3 the sample sd is 1 and
+    t(0.975, 2) = 4.3027, so the half-width is 4.3027 / sqrt(3) = 2.4841; one repetition has none."""
+    import math
+
+    r = tfd._mean_ci([{"per_pct": 1.0}, {"per_pct": 2.0}, {"per_pct": 3.0}])
+    assert r["per_pct"] == 2.0 and abs(r["per_pct_ci95"] - 2.4841) < 1e-4
+    assert math.isnan(tfd._mean_ci([{"per_pct": 1.0}])["per_pct_ci95"])

@@ -432,9 +432,28 @@ def aggregate(sweep_dir: Path, grid: Grid, reps: int) -> tuple[dict[tuple[str, i
                     if (d / "done").exists():
                         ms.append(cell_metrics(d, grid.duration_s))
                 if ms:
-                    out[(sc, k, n)] = {m: sum(x[m] for x in ms) / len(ms) for m in ms[0]}
+                    out[(sc, k, n)] = _mean_ci(ms)
                     nreps[(sc, k, n)] = len(ms)
     return out, nreps
+
+
+def _mean_ci(ms: list[dict[str, float]]) -> dict[str, float]:
+    """Mean of each metric over repetitions, and ``<metric>_ci95``: the half-width of its
+    Student-t 95 % confidence interval (NaN with a single repetition)."""
+    from scipy import stats
+
+    r = len(ms)
+    out: dict[str, float] = {}
+    for m in ms[0]:
+        xs = [x[m] for x in ms]
+        mean = sum(xs) / r
+        out[m] = mean
+        if r >= 2:
+            sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (r - 1))
+            out[f"{m}_ci95"] = float(stats.t.ppf(0.975, r - 1)) * sd / math.sqrt(r)
+        else:
+            out[f"{m}_ci95"] = float("nan")
+    return out
 
 
 METRICS = (
@@ -451,12 +470,16 @@ def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[
     for table, metrics in (("table1", METRICS[:2]), ("table2", METRICS[2:])):
         with open(out / f"{table}.csv", "w", newline="") as fh:
             w = csv.writer(fh)
-            w.writerow(["scenario", "K", "N"] + [f"{m}_{who}" for m, _, _ in metrics for who in ("ours", "paper")])
+            w.writerow(["scenario", "K", "N"] + [f"{m}_{who}" for m, _, _ in metrics for who in ("ours", "paper")]
+                       + [f"{m}_ours_ci95" for m, _, _ in metrics])
             for (sc, k, n), v in sorted(ours.items()):
                 p = paper[(sc, k, n)]
-                w.writerow([sc, k, n] + [x for m, _, _ in metrics for x in (round(v[m], 4), p[m])])
-        md = [f"# {table.title()}: ours (paper)\n", f"Duration {grid.duration_s} s, {meta['reps']} repetition(s); "
-              "paper values typed from the paper (20 repetitions, 152 s).\n"]
+                ci = [v.get(f"{m}_ci95", float("nan")) for m, _, _ in metrics]
+                w.writerow([sc, k, n] + [x for m, _, _ in metrics for x in (round(v[m], 4), p[m])]
+                           + ["" if math.isnan(c) else round(c, 4) for c in ci])
+        md = [f"# {table.title()}: ours (paper)\n", f"Duration {grid.duration_s} s, {meta['reps_done_min']}–{meta['reps_done_max']} "
+              "repetition(s) per cell (± is the half-width of a Student-t 95 % confidence interval over them, shown from 2 "
+              "repetitions on); paper values typed from the paper (20 repetitions, 152 s).\n"]
         for m, label, fmt in metrics:
             for sc in grid.scenarios:
                 md.append(f"\n## {label}, scenario {sc} (rows K, columns N)\n")
@@ -466,7 +489,9 @@ def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[
                     cells = []
                     for n in grid.n:
                         v = ours.get((sc, k, n))
-                        cells.append("-" if v is None else f"{fmt.format(v[m])} ({fmt.format(paper[(sc, k, n)][m])})")
+                        ci = v.get(f"{m}_ci95", float("nan")) if v is not None else float("nan")
+                        pm = "" if math.isnan(ci) else "±" + fmt.format(ci)
+                        cells.append("-" if v is None else f"{fmt.format(v[m])}{pm} ({fmt.format(paper[(sc, k, n)][m])})")
                     md.append(f"| {k} | " + " | ".join(cells) + " |")
         (out / f"{table}.md").write_text("\n".join(md) + "\n")
     plots(out, grid, ours, paper)
