@@ -519,7 +519,8 @@ def plots(out: Path, grid: Grid, ours: dict, paper: dict) -> None:
         fig, axs = plt.subplots(1, len(grid.scenarios), figsize=(4 * len(grid.scenarios), 3.6), squeeze=False)
         for ax, sc in zip(axs[0], grid.scenarios):
             d = np.array([[ours[(sc, k, n)][m] - paper[(sc, k, n)][m] if (sc, k, n) in ours else np.nan for n in grid.n] for k in grid.k])
-            lim = np.nanmax(np.abs(d)) or 1.0
+            lim = float(np.nanmax(np.abs(d))) if np.isfinite(d).any() else 0.0
+            lim = lim or 1.0
             im = ax.imshow(d, cmap="RdBu_r", vmin=-lim, vmax=lim, aspect="auto", origin="lower")
             ax.set_xticks(range(len(grid.n)), [str(n) for n in grid.n])
             ax.set_yticks(range(len(grid.k)), [str(k) for k in grid.k])
@@ -565,11 +566,17 @@ def summary(grid: Grid, ours: dict) -> dict[str, dict[str, float]]:
                 return v["video_mbps"] / v["video_offered_mbps"]
             return v["video_mbps"] / req[n] if req.get(n) else float("nan")  # the paper's: / its K = 0 rate
 
+        def mean(xs: list[float]) -> float:
+            return sum(xs) / len(xs) if xs else float("nan")
+
         s[sc] = {
-            "per_mean": sum(ours[(sc, k, n)]["per_pct"] for k, n in cells) / max(1, len(cells)),
-            "per_mean_loaded": sum(ours[(sc, k, n)]["per_pct"] for k, n in loaded) / max(1, len(loaded)),
-            "util_mean_loaded": sum(ours[(sc, k, n)]["utilisation_pct"] for k, n in loaded) / max(1, len(loaded)),
-            "zero_per_share": sum(ours[(sc, k, n)]["per_pct"] < 0.005 for k, n in loaded) / max(1, len(loaded)),
+            # 1 when every cell of the grid has a result: only then are means comparable
+            # between scenarios (a grid stopped part-way holds different cells for each).
+            "complete": float(len(cells) == len(grid.k) * len(grid.n)),
+            "per_mean": mean([ours[(sc, k, n)]["per_pct"] for k, n in cells]),
+            "per_mean_loaded": mean([ours[(sc, k, n)]["per_pct"] for k, n in loaded]),
+            "util_mean_loaded": mean([ours[(sc, k, n)]["utilisation_pct"] for k, n in loaded]),
+            "zero_per_share": mean([float(ours[(sc, k, n)]["per_pct"] < 0.005) for k, n in loaded]),
             "min_video_fraction": min((x for k, n in loaded if not math.isnan(x := fraction(k, n))), default=float("nan")),
         }
     return s
@@ -579,13 +586,14 @@ def findings(grid: Grid, ours: dict) -> dict[str, bool | None]:
     """The paper's findings as yes/no on a set of cells (ours or the paper's); None where the grid
     lacks the cells to decide. Thresholds are stated in the report next to each line."""
     s = summary(grid, ours)
-    have = [sc for sc in SCENARIOS if sc in s]
+    have = [sc for sc in SCENARIOS if sc in s and s[sc]["complete"]]
     f: dict[str, bool | None] = {}
     k0 = [ours[(sc, 0, n)]["per_pct"] for sc in grid.scenarios for n in grid.n if (sc, 0, n) in ours]
     f["k0_zero"] = all(p == 0 for p in k0) if k0 else None
     f["order"] = (all(s[x]["per_mean"] <= s[y]["per_mean"] + 1e-9 for x, y in (("s4", "s3"), ("s3", "s2"), ("s2", "s1")))
                   if len(have) == 4 else None)
-    f["s4_mostly_zero"] = s["s4"]["zero_per_share"] > 0.5 if "s4" in s else None
+    f["s4_mostly_zero"] = s["s4"]["zero_per_share"] > 0.5 if "s4" in have else None
+    f["util_s4_above_rsvp"] = f["util_s4_close_s1"] = f["video_s4_98_s1_not"] = None
     if len(have) == 4:
         u = {sc: s[sc]["util_mean_loaded"] for sc in have}
         f["util_s4_above_rsvp"] = u["s4"] > u["s2"] and u["s4"] > u["s3"]
@@ -594,7 +602,7 @@ def findings(grid: Grid, ours: dict) -> dict[str, bool | None]:
     # s1's inverted trend: for the largest K, PER falls as N grows (least-squares slope < 0).
     kmax = max(grid.k)
     pts = [(n, ours[("s1", kmax, n)]["per_pct"]) for n in grid.n if ("s1", kmax, n) in ours]
-    if len(pts) >= 3 and kmax > 0:
+    if len(pts) == len(grid.n) >= 3 and kmax > 0:
         mn = sum(n for n, _ in pts) / len(pts)
         mp = sum(p for _, p in pts) / len(pts)
         slope = sum((n - mn) * (p - mp) for n, p in pts) / sum((n - mn) ** 2 for n, _ in pts)
@@ -635,8 +643,9 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict) -> str:
     ]
     for sc in grid.scenarios:
         a, b = s[sc], ps[sc]
+        label = sc if a["complete"] else f"{sc} (partial)"
         lines.append(
-            f"| {sc} | {a['per_mean']:.3f} / {b['per_mean']:.3f} | {a['per_mean_loaded']:.3f} / {b['per_mean_loaded']:.3f} | "
+            f"| {label} | {a['per_mean']:.3f} / {b['per_mean']:.3f} | {a['per_mean_loaded']:.3f} / {b['per_mean_loaded']:.3f} | "
             f"{a['util_mean_loaded']:.1f} / {b['util_mean_loaded']:.1f} | {a['zero_per_share']:.0%} / {b['zero_per_share']:.0%} | "
             f"{a['min_video_fraction']:.3f} / {b['min_video_fraction']:.3f} |"
         )
