@@ -101,9 +101,14 @@ def cmd_run(a: argparse.Namespace) -> int:
     sc = _load(a.scenario, a.set)
     out_dir = Path(a.output) if a.output else Path("results") / Path(sc.source).parent.name
     out_dir.mkdir(parents=True, exist_ok=True) if sc.data.get("output", {}).get("pcap") else None
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
     t0 = time.perf_counter()
-    with err.status(f"running {sc.source} …"):
-        res = sc.run(out_dir)
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                  TextColumn("{task.fields[sim]}"), TimeElapsedColumn(),
+                  TimeRemainingColumn(), console=err, transient=True) as p:
+        task = p.add_task(f"running {sc.source}", total=None, sim="")
+        res = sc.run(out_dir, progress=lambda now, end: p.update(task, completed=now, total=end, sim=f"{now:.1f}/{end:.1f} s simulated"))
     wall = time.perf_counter() - t0
     res.write(out_dir, plot=not a.no_plot)
     print_summary(res, title=sc.data.get("name") or sc.source)

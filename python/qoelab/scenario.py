@@ -22,7 +22,7 @@ import copy
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import tomli_w
 
@@ -142,10 +142,14 @@ class Scenario:
         except _native.ScenarioError as e:
             raise ScenarioError(self.source, str(e)) from None
 
-    def run(self, out_dir: Path | None = None) -> Results:
-        """Runs the scenario. ``out_dir`` receives captures (pcap) if the scenario asks for them."""
+    def run(self, out_dir: Path | None = None, progress: Callable[[float, float], Any] | None = None) -> Results:
+        """Runs the scenario. ``out_dir`` receives captures (pcap) if the scenario asks for them.
+
+        ``progress(simulated_s, end_s)``, if given, is called about ten times a second while the
+        core runs (in steps of simulated time; the results are the same as without it). An
+        exception it raises stops the run and propagates."""
         try:
-            tables = _native.run(self.to_toml(), str(self.base_dir), str(out_dir) if out_dir else None)
+            tables = _native.run(self.to_toml(), str(self.base_dir), str(out_dir) if out_dir else None, progress)
         except _native.ScenarioError as e:
             raise ScenarioError(self.source, str(e)) from None
         return Results(tables, self)

@@ -62,3 +62,41 @@ def test_jain():
     res = Scenario.from_dict(BASE).run()
     assert res.jain(["cbr"]) == 1.0
     assert math.isnan(res.summary["jain_index"])  # no stream flows: no default fairness set
+
+
+def _tcp_scenario() -> Scenario:
+    sc = Scenario.from_dict(BASE)
+    sc.set("sim.duration", "5s")
+    sc.data["flows"].append({"name": "tcp{i}", "count": 3, "src": "A", "dst": "B",
+                             "transport": {"kind": "tcp", "cc": "cubic"}, "app": {"kind": "bulk"}})
+    return sc
+
+
+def test_progress_reports_simulated_time_and_changes_no_result():
+    """Running in steps for a progress callback gives the very same tables as one run, and the
+    callback sees simulated time grow to the end."""
+    seen: list[tuple[float, float]] = []
+    a = _tcp_scenario().run()
+    b = _tcp_scenario().run(progress=lambda now, end: seen.append((now, end)))
+    assert set(a.tables) == set(b.tables) and {"flows", "links", "packets"} <= set(a.tables)
+    for t in a.tables:
+        assert _same_nan(a.tables[t], b.tables[t]), t
+    assert a.summary == b.summary
+    assert seen and seen[-1] == (5.0, 5.0)
+    assert all(e == 5.0 for _, e in seen) and [n for n, _ in seen] == sorted(n for n, _ in seen)
+
+
+def _same_nan(x, y) -> bool:
+    norm = lambda v: "nan" if isinstance(v, float) and math.isnan(v) else v  # noqa: E731
+    return [[norm(v) for v in r.values()] for r in x.to_pylist()] == [[norm(v) for v in r.values()] for r in y.to_pylist()]
+
+
+def test_progress_callback_error_stops_the_run():
+    class Stop(Exception):
+        pass
+
+    def cb(now, end):
+        raise Stop
+
+    with pytest.raises(Stop):
+        _tcp_scenario().run(progress=cb)

@@ -65,23 +65,79 @@ fn validate(py: Python<'_>, text: &str, base_dir: Option<PathBuf>) -> PyResult<(
 
 /// Runs a scenario given as TOML text; returns `{table: {column: array}}`. The GIL is released
 /// while the simulation runs.
+///
+/// With `progress`, the simulation runs on a worker thread in 200 steps of simulated time and
+/// `progress(simulated_s, end_s)` is called from this thread about ten times a second (never
+/// per event). Stepping changes nothing in the results: `run_until` only stops popping events
+/// at a step's end, and the next step pops the same events in the same `(time, seq)` order.
 #[pyfunction]
-#[pyo3(signature = (text, base_dir=None, out_dir=None))]
+#[pyo3(signature = (text, base_dir=None, out_dir=None, progress=None))]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
     base_dir: Option<PathBuf>,
     out_dir: Option<PathBuf>,
+    progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let r = py
-        .allow_threads(|| {
+    let Some(progress) = progress else {
+        let r = py
+            .allow_threads(|| {
+                let sc = Scenario::from_toml(text)?;
+                let mut sim =
+                    sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: out_dir.as_deref() })?;
+                sim.run();
+                Ok::<_, qoelab_core::ScenarioError>(sim.results())
+            })
+            .map_err(scenario_err)?;
+        return results(py, r);
+    };
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    const STEPS: u64 = 200;
+    let cancel = AtomicBool::new(false);
+    let now_ns = AtomicU64::new(0);
+    let end_ns = AtomicU64::new(u64::MAX);
+    let r = std::thread::scope(|scope| -> PyResult<Result<RunResults, qoelab_core::ScenarioError>> {
+        let worker = scope.spawn(|| {
             let sc = Scenario::from_toml(text)?;
             let mut sim = sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: out_dir.as_deref() })?;
-            sim.run();
+            let end = sim.end().0;
+            end_ns.store(end, Ordering::Relaxed);
+            for i in 1..=STEPS {
+                if cancel.load(Ordering::Relaxed) {
+                    // The callback raised (Ctrl-C, say): stop at a step boundary; the error
+                    // that the caller sees is the callback's.
+                    break;
+                }
+                let t = qoelab_core::time::SimTime(((end as u128 * i as u128) / STEPS as u128) as u64);
+                sim.run_until(t);
+                now_ns.store(t.0, Ordering::Relaxed);
+            }
             Ok::<_, qoelab_core::ScenarioError>(sim.results())
-        })
-        .map_err(scenario_err)?;
-    results(py, r)
+        });
+        loop {
+            let done = py.allow_threads(|| {
+                for _ in 0..10 {
+                    if worker.is_finished() {
+                        return true;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                false
+            });
+            let end = end_ns.load(Ordering::Relaxed);
+            if end != u64::MAX {
+                if let Err(e) = progress.call1((now_ns.load(Ordering::Relaxed) as f64 / 1e9, end as f64 / 1e9)) {
+                    cancel.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            if done {
+                break;
+            }
+        }
+        Ok(worker.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    })?;
+    results(py, r.map_err(scenario_err)?)
 }
 
 /// Runs a scenario and reports only speed counters: `(events, wall_seconds, results)`.
