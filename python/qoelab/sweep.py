@@ -128,12 +128,14 @@ def _run_one(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
     return cell.run_id
 
 
-def timing(out_dir: Path) -> dict[str, Any]:
-    """Sums the ``timing.json`` of the finished runs under ``out_dir/runs``: how many runs, their
-    CPU and wall seconds (one core each), and the code versions they ran with."""
+def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
+    """Sums the ``timing.json`` of the finished runs under ``out_dir/runs`` (of the cells in
+    ``only``, if given): how many runs, their CPU and wall seconds (one core each), and the
+    code versions they ran with."""
     runs, wall, cpu, versions = 0, 0.0, 0.0, set()
+    keep = None if only is None else {c.run_id for c in only}
     for t in sorted((out_dir / "runs").glob("*/timing.json")):
-        if not is_done(t.parent):
+        if not is_done(t.parent) or (keep is not None and t.parent.name not in keep):
             continue
         d = json.loads(t.read_text())
         runs += 1

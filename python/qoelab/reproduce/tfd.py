@@ -333,7 +333,7 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     With ``report_only`` nothing runs: the report is written from the runs already finished, so a
     long grid stopped part-way (the 20-repetition one takes many hours on two cores) can be read
     before it completes; the report says how many repetitions each cell has."""
-    from qoelab.sweep import run_sweep, timing
+    from qoelab.sweep import cells, run_sweep, timing
 
     grid = QUICK if quick else FULL
     reps = reps or (1 if quick else 20)
@@ -367,7 +367,7 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     ours, nreps = aggregate(out / "sweep", grid, reps)
     if not ours:
         raise QoelabError(f"{out}: no finished runs of this grid")
-    cost = timing(out / "sweep")
+    cost = timing(out / "sweep", cells(axes, reps))
     meta = {"quick": quick, "reps": reps, "jobs": jobs, "duration_s": grid.duration_s, "trace": str(trace),
             "s3_peak_bps": peak, "trace_mean_bps": mean, "wall_s": wall, "runs": counts,
             "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
