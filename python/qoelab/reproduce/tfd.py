@@ -538,13 +538,17 @@ def plots(out: Path, grid: Grid, ours: dict, paper: dict) -> None:
     for ax, sc in zip(axs[0], grid.scenarios):
         for i, k in enumerate(ks):
             col = plt.cm.viridis(i / max(1, len(ks) - 1))
-            ax.plot(grid.n, [ours.get((sc, k, n), {}).get("per_pct", np.nan) for n in grid.n], "-o", color=col, label=f"K={k} ours")
-            ax.plot(grid.n, [paper[(sc, k, n)]["per_pct"] for n in grid.n], "--", color=col, alpha=0.6, label=f"K={k} paper")
+            ax.plot(grid.n, [ours.get((sc, k, n), {}).get("per_pct", np.nan) for n in grid.n], "-o", color=col, ms=3)
+            ax.plot(grid.n, [paper[(sc, k, n)]["per_pct"] for n in grid.n], "--", color=col, alpha=0.6)
         ax.set_title(f"PER vs N, {sc}")
         ax.set_xlabel("N")
         ax.set_ylabel("PER [%]")
-    axs[0][0].legend(fontsize=6)
-    fig.tight_layout()
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=plt.cm.viridis(i / max(1, len(ks) - 1)), label=f"K = {k}") for i, k in enumerate(ks)]
+    handles += [Line2D([], [], color="k", ls="-", marker="o", label="ours"), Line2D([], [], color="k", ls="--", label="paper")]
+    fig.legend(handles=handles, loc="center right", fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0, 0.93, 1))
     fig.savefig(out / "fig3_per_vs_n.png", dpi=90)
     plt.close(fig)
 
@@ -665,6 +669,12 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict) -> str:
         "maxrate + bufsize/1 s over one second), whereas the paper's streams carry ≈ 62 Mbit/s each (its Table II,",
         "K = 0) despite the stated 40 Mbit/s target; routers are our SCFQ scheduler, not the authors' ns-2 emulator;",
         "buffer sizes, delays and the TCP stack are ours.",
+        "",
+        "- s2 and s3 lose little because a VBV-capped 40 Mbit/s stream rarely exceeds a 60 or 66.6 Mbit/s reservation.",
+        "- s2, s3 and s4 share one work-conserving scheduler (as the issue specifies): an idle static reservation is",
+        "  lent to best effort, so RSVP costs no utilisation here, unlike in the paper.",
+        "- s1's level depends on two things the paper does not state, the senders' pacing and the routers' buffer:",
+        "  see the sensitivity table below.",
     ]
     return "\n".join(lines) + "\n"
 
