@@ -176,3 +176,15 @@ def test_confidence_interval_over_repetitions():
     r = tfd._mean_ci([{"per_pct": 1.0}, {"per_pct": 2.0}, {"per_pct": 3.0}])
     assert r["per_pct"] == 2.0 and abs(r["per_pct_ci95"] - 2.4841) < 1e-4
     assert math.isnan(tfd._mean_ci([{"per_pct": 1.0}])["per_pct_ci95"])
+
+
+def test_held_reservations_cost_utilisation_that_lent_ones_do_not(quick):
+    """With `lend_idle = false` the reservation routers idle the link for reserved capacity the
+    videos leave unused: at K = 10, N = 10 utilisation drops below the lending grid's in s2 and
+    s3 (whose static reservations exceed what the videos send), and the report has the table."""
+    rows = {(r["scenario"], r["K"], r["N"]): r for r in quick["held"]}
+    assert set(rows) == {(sc, k, n) for sc in ("s2", "s3", "s4") for k in tfd.SENS_K_QUICK for n in tfd.SENS_N_QUICK}
+    for sc in ("s2", "s3"):
+        lent = quick["ours"][(sc, 10, 10)]["utilisation_pct"]
+        assert rows[(sc, 10, 10)]["utilisation_pct"] < lent - 5.0, sc
+    assert "Reservations held idle" in (quick["out"] / "README.md").read_text()

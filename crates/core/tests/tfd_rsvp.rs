@@ -160,3 +160,27 @@ fn rsvp_state_times_out_without_refreshes() {
     sim.run_until(qoelab_core::time::SimTime(3_100_000_000));
     assert_eq!(sim.ports[p].reservation(0), None, "PathTear removed the state");
 }
+
+#[test]
+fn a_router_that_holds_reservations_idles_the_link_rather_than_lend_them() {
+    // The video (≈ 10.4 Mbit/s) reserves 40 Mbit/s by RSVP; a 95 Mbit/s best-effort flood.
+    // Lending (default): the flood gets everything the video leaves, the link is ~full.
+    // Holding (`lend_idle = false`): the flood gets at most C − Σ r = 60 Mbit/s, and the link
+    // idles for the reserved capacity the video does not use; the port's wake-ups at the
+    // discipline's ready time keep best effort at that rate (not stalled, not above it).
+    // No PathTear: the source's stop would otherwise tear the reservation down ahead of its
+    // last frame, which then meets the flood as best effort.
+    let rsvp = r#", rsvp = { rate = "40Mbps", refresh = "1s", teardown = false }"#;
+    // The flood starts at 1 s, once the reservation is in place; it runs for 5 s.
+    let late = |t: String| t.replace(r#"payload = "1400B" }"#, "payload = \"1400B\" }\n        start = \"1s\"");
+    let lend = run(&late(scenario(r#"{ kind = "tfd", read_option = false }"#, rsvp, "95Mbps", "6s")));
+    let hold =
+        run(&late(scenario(r#"{ kind = "tfd", read_option = false, lend_idle = false }"#, rsvp, "95Mbps", "6s")));
+    let mbps = |r: &RunResults, f: &str| r.flow_value(f, "recv_bytes") * 8.0 / 5.0 / 1e6;
+    let (l, h) = (lend.flow_value("video", "loss_ratio"), hold.flow_value("video", "loss_ratio"));
+    assert!(l == 0.0 && h == 0.0, "the reservation protects the video either way: lent {l}, held {h}");
+    assert!(mbps(&lend, "flood") > 85.0, "lent: {}", mbps(&lend, "flood"));
+    // The reservation is installed after a PATH/RESV round trip; before it the flood has the link.
+    let held = mbps(&hold, "flood");
+    assert!(held > 57.0 && held < 62.0, "held: best effort limited to C − Σr = 60 Mbit/s, got {held}");
+}

@@ -148,13 +148,14 @@ def mean_rate_bps(trace: Path) -> int:
 
 
 def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace: Path, peak_bps: int,
-                   pacing: str = "frame", buffer: str = BUFFER) -> dict[str, Any]:
+                   pacing: str = "frame", buffer: str = BUFFER, lend: bool = True) -> dict[str, Any]:
     """The scenario of one grid cell (plain data for :class:`qoelab.scenario.Scenario`).
 
     ``pacing`` is the video senders' (``"frame"``: each frame's datagrams spread over the frame
     interval; ``"burst"``: back to back at the frame's time) and ``buffer`` the routers'
     best-effort buffer; the defaults are the reproduction's, the others are what the
-    sensitivity grid varies."""
+    sensitivity grid varies. ``lend = False`` makes the reservation routers (s2–s4) hold
+    reserved capacity idle instead of lending it to best effort (``lend_idle = false``)."""
     if sc == "s1":
         router = {"kind": "fifo", "limit": buffer}
     elif sc in ("s2", "s3"):
@@ -163,6 +164,8 @@ def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace:
         router = {"kind": "tfd", "limit": buffer}
     else:
         raise ValueError(f"unknown scenario {sc!r} (known: {', '.join(SCENARIOS)})")
+    if not lend and sc != "s1":
+        router["lend_idle"] = False
     access = {"rate": "1Gbps", "delay": "0.5ms", "queue": {"kind": "fifo", "limit": "1000p"}}
     links: list[dict[str, Any]] = [
         {"a": "SM{i}", "b": "R1", "count": n, **access},
@@ -245,7 +248,7 @@ class TfdCell(Scenario):
     drawn from ``sim.seed``) is built just before validation or a run. This lets the generic,
     resumable :func:`qoelab.sweep.run_sweep` drive a grid whose cells differ in structure."""
 
-    KEYS = ("tfd.scenario", "tfd.n", "tfd.k", "tfd.pacing", "tfd.buffer")
+    KEYS = ("tfd.scenario", "tfd.n", "tfd.k", "tfd.pacing", "tfd.buffer", "tfd.lend")
 
     def __init__(self, data: dict[str, Any], source: str, base_dir: Path | None, cell: dict[str, Any], extra: dict[str, Any]):
         super().__init__(data, source, base_dir)
@@ -267,6 +270,7 @@ class TfdCell(Scenario):
             self.cell["tfd.scenario"], int(self.cell["tfd.n"]), int(self.cell["tfd.k"]), seed,
             float(self.extra["duration_s"]), Path(self.extra["trace"]), int(self.extra["peak_bps"]),
             pacing=str(self.cell.get("tfd.pacing", "frame")), buffer=str(self.cell.get("tfd.buffer", BUFFER)),
+            lend=bool(self.cell.get("tfd.lend", True)),
         )
         return Scenario.from_dict(d, source=f"reproduce tfd {d['name']}", base_dir=self.base_dir)
 
@@ -352,6 +356,10 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     sens_base = base.copy()
     sens_base.set("tfd.scenario", "s1")
     sens_axes = [("tfd.k", list(SENS_K_QUICK if quick else SENS_K)), ("tfd.n", list(SENS_N_QUICK if quick else SENS_N)), ("tfd.pacing", list(SENS_PACING)), ("tfd.buffer", list(SENS_BUFFER))]
+    hold_base = base.copy()
+    hold_base.set("tfd.lend", False)
+    hold_axes = [("tfd.scenario", ["s2", "s3", "s4"]), ("tfd.k", list(SENS_K_QUICK if quick else SENS_K)),
+                 ("tfd.n", list(SENS_N_QUICK if quick else SENS_N))]
     t0 = time.time()
     if report_only:
         if not (out / "sweep" / "runs").is_dir():
@@ -361,9 +369,11 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
         # The small s1 sensitivity grid first, so that a long main grid stopped part-way
         # still has it.
         run_sweep(sens_base, sens_axes, 1, out / "sensitivity", jobs)
+        run_sweep(hold_base, hold_axes, 1, out / "held", jobs)
         counts = run_sweep(base, axes, reps, out / "sweep", jobs, progress)
     wall = time.time() - t0
     sens = sensitivity_rows(out / "sensitivity", grid.duration_s)
+    held = held_rows(out / "held", grid.duration_s)
     ours, nreps = aggregate(out / "sweep", grid, reps)
     if not ours:
         raise QoelabError(f"{out}: no finished runs of this grid")
@@ -374,8 +384,46 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
             "cells": len(_keys(grid)), "cells_reported": len(ours),
             "runs_cpu_s": cost["cpu_s"], "runs_wall_s": cost["wall_s"], "runs_timed": cost["runs"], "code_versions": cost["versions"]}
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-    write_report(out, grid, ours, meta, sens)
-    return {"ours": ours, "meta": meta, "sensitivity": sens}
+    write_report(out, grid, ours, meta, sens, held)
+    return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held}
+
+
+def held_rows(sweep_dir: Path, duration_s: float) -> list[dict[str, Any]]:
+    """One row per finished run of the held-reservation grid (s2–s4 with ``lend_idle = false``)."""
+    paper = paper_tables()
+    rows = []
+    for d in sorted((sweep_dir / "runs").glob("*")) if (sweep_dir / "runs").is_dir() else []:
+        if not (d / "done").exists():
+            continue
+        c = json.loads((d / "cell.json").read_text())["params"]
+        sc, k, n = c["tfd.scenario"], int(c["tfd.k"]), int(c["tfd.n"])
+        m = cell_metrics(d, duration_s)
+        p = paper[(sc, k, n)]
+        rows.append({"scenario": sc, "K": k, "N": n, "per_pct": m["per_pct"], "per_pct_paper": p["per_pct"],
+                     "utilisation_pct": m["utilisation_pct"], "utilisation_pct_paper": p["utilisation_pct"]})
+    rows.sort(key=lambda r: (r["scenario"], r["K"], r["N"]))
+    return rows
+
+
+def _held_md(rows: list[dict[str, Any]], ours: dict) -> list[str]:
+    if not rows:
+        return []
+    md = ["", "## Reservations held idle instead of lent (s2–s4, `lend_idle = false`)", "",
+          "Link utilisation % and PER %: held (lent, as in the grid above) [paper]. The grid's scheduler lends an idle",
+          "reservation to best effort; a router that sets reserved capacity aside idles the link instead.", "",
+          "| scenario | K | N | utilisation held (lent) [paper] | PER held (lent) [paper] |", "|---|---|---|---|---|"]
+    for r in rows:
+        lent = ours.get((r["scenario"], r["K"], r["N"]), {})
+        lu = f"{lent['utilisation_pct']:.1f}" if lent else "–"
+        lp = f"{lent['per_pct']:.3f}" if lent else "–"
+        md.append(f"| {r['scenario']} | {r['K']} | {r['N']} | {r['utilisation_pct']:.1f} ({lu}) [{r['utilisation_pct_paper']:.1f}] | "
+                  f"{r['per_pct']:.3f} ({lp}) [{r['per_pct_paper']:.3f}] |")
+    for sc in ("s2", "s3", "s4"):
+        u = [r["utilisation_pct"] for r in rows if r["scenario"] == sc and r["K"] > 0]
+        pu = [r["utilisation_pct_paper"] for r in rows if r["scenario"] == sc and r["K"] > 0]
+        if u:
+            md.append(f"\n{sc}: mean utilisation over these K > 0 cells, held {sum(u) / len(u):.1f} %, paper {sum(pu) / len(pu):.1f} %.")
+    return md
 
 
 def sensitivity_rows(sweep_dir: Path, duration_s: float) -> list[dict[str, Any]]:
@@ -468,7 +516,8 @@ METRICS = (
 )
 
 
-def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[str, Any]] | None = None) -> None:
+def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[str, Any]] | None = None,
+                 held: list[dict[str, Any]] | None = None) -> None:
     paper = paper_tables()
     # CSV: one row per cell, ours beside the paper's.
     for table, metrics in (("table1", METRICS[:2]), ("table2", METRICS[2:])):
@@ -505,7 +554,12 @@ def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[
             w.writeheader()
             w.writerows({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in sens)
     text = reading(grid, ours, paper, meta)
-    (out / "README.md").write_text(text + "\n".join(_sensitivity_md(sens or [])) + "\n")
+    if held:
+        with open(out / "held_reservations.csv", "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(held[0]))
+            w.writeheader()
+            w.writerows({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in held)
+    (out / "README.md").write_text(text + "\n".join(_sensitivity_md(sens or []) + _held_md(held or [], ours)) + "\n")
 
 
 def plots(out: Path, grid: Grid, ours: dict, paper: dict) -> None:

@@ -94,6 +94,13 @@ pub struct Port {
     busy_until: SimTime,
     /// A `PortTxDone` wake-up is scheduled at `busy_until`.
     wake_pending: bool,
+    /// The transmitter is idle although the discipline holds packets (a non-work-conserving
+    /// discipline is holding them back): a `PortTxDone` wake-up is scheduled at this time.
+    /// Wake-ups for other times are stale and ignored.
+    idle_wake: Option<SimTime>,
+    /// `idle_wake` was ever used: only then may a wake-up find nothing to do (for a
+    /// work-conserving discipline that stays a bug, and is asserted).
+    held_back: bool,
     /// pcap capture of this direction: packets as their serialisation starts.
     pub(crate) capture: Option<PcapWriter<BufWriter<File>>>,
     line: VecDeque<(SimTime, Packet)>,
@@ -137,6 +144,8 @@ impl Port {
             qdisc,
             busy_until: SimTime::ZERO,
             wake_pending: false,
+            idle_wake: None,
+            held_back: false,
             capture: None,
             line: VecDeque::new(),
             loss,
@@ -224,7 +233,21 @@ impl Port {
         let mut cx = QueueCtx::new(now, &mut self.scratch);
         let next = self.qdisc.dequeue(&mut cx);
         self.collect_queue_drops(drops);
-        let Some(p) = next else { return };
+        let Some(p) = next else {
+            // Held back by a non-work-conserving discipline: wake when it says it is ready
+            // (unless an earlier wake-up is already scheduled).
+            if self.qdisc.backlog().packets > 0 {
+                if let Some(t) = self.qdisc.ready_at(now) {
+                    let t = t.max(now);
+                    if self.idle_wake.is_none_or(|w| t < w || w < now) {
+                        self.held_back = true;
+                        self.idle_wake = Some(t);
+                        out.tx_done_at = Some(t);
+                    }
+                }
+            }
+            return;
+        };
         self.stats.dequeued_pkts += 1;
         let tx = self.rate.tx_time(p.size_bytes as u64);
         self.busy_until = now + tx;
@@ -258,7 +281,27 @@ impl Port {
     /// The transmitter finished the serialisation that started last (`PortTxDone`, scheduled
     /// because packets were waiting): start the next one.
     pub fn tx_done(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) -> PortOutcome {
-        assert!(self.wake_pending && now == self.busy_until, "{now}: port {} woken out of step", self.name);
+        if self.idle_wake == Some(now) {
+            self.idle_wake = None;
+            if !self.wake_pending && now >= self.busy_until {
+                // The discipline said it would be ready now: try again.
+                self.account_backlog(now);
+                let mut out = PortOutcome::default();
+                self.start_next(now, drops, &mut out);
+                self.after_change(now);
+                return out;
+            }
+        }
+        if !(self.wake_pending && now == self.busy_until) {
+            // Only a superseded idle wake-up (or one the port's own wake at the same instant
+            // already served) gets here.
+            assert!(
+                self.held_back && (!self.wake_pending || now < self.busy_until),
+                "{now}: port {} woken out of step",
+                self.name
+            );
+            return PortOutcome::default();
+        }
         self.wake_pending = false;
         self.account_backlog(now);
         let mut out = PortOutcome::default();

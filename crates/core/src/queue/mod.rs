@@ -104,6 +104,13 @@ impl<'a> QueueCtx<'a> {
 pub trait QueueDisc: Send {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict;
     fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet>;
+    /// For a non-work-conserving discipline whose `dequeue` returned `None` while it holds
+    /// packets: the earliest time at which it may release one (the port wakes then). `None`
+    /// (the default, for work-conserving disciplines) means a packet is always released when
+    /// one is held.
+    fn ready_at(&self, _now: SimTime) -> Option<SimTime> {
+        None
+    }
     fn backlog(&self) -> Backlog;
     /// Packets currently held, for end-of-run in-flight accounting. Order is unspecified.
     fn for_each_packet(&self, f: &mut dyn FnMut(&Packet));

@@ -72,6 +72,13 @@ pub struct TfdConfig {
     /// that keeps its announcement never has more than that waiting.
     #[serde(with = "serde_units::limit")]
     pub flow_limit: Limit,
+    /// Lend reserved capacity that its flow leaves idle to best effort (default `true`: SCFQ,
+    /// work-conserving). With `false` best effort never gets more than the unreserved
+    /// `C − Σ r`: its packets are spaced `L / (C − Σ r)` apart (a virtual-clock shaper with
+    /// one packet of credit), and the link idles rather than lend an idle reservation
+    /// (reserved flows may still use what best effort leaves). A hard partition, as a router
+    /// that sets reserved capacity aside.
+    pub lend_idle: bool,
 }
 
 /// The raw fields of [`TfdConfig`], checked by `TryFrom` so that a bad value is a scenario error
@@ -91,6 +98,8 @@ struct TfdConfigFields {
     limit: Limit,
     #[serde(with = "serde_units::limit", default = "default_flow_limit")]
     flow_limit: Limit,
+    #[serde(default = "yes")]
+    lend_idle: bool,
 }
 
 fn yes() -> bool {
@@ -134,6 +143,7 @@ impl TryFrom<TfdConfigFields> for TfdConfig {
             max_reserved_share: f.max_reserved_share,
             limit: f.limit,
             flow_limit: f.flow_limit,
+            lend_idle: f.lend_idle,
         })
     }
 }
@@ -147,6 +157,7 @@ impl Default for TfdConfig {
             max_reserved_share: default_share(),
             limit: default_limit(),
             flow_limit: default_flow_limit(),
+            lend_idle: true,
         }
     }
 }
@@ -192,6 +203,8 @@ pub struct Tfd {
     be_bytes: u64,
     be_last_finish: u64,
     be_epoch: u64,
+    /// With `lend_idle = false`: the earliest time best effort may start its next packet.
+    be_ready: SimTime,
     /// Sum of the reserved rates, bits/s.
     reserved_bps: u64,
     /// One entry per backlogged class: (finish tag of its head packet, class).
@@ -218,6 +231,7 @@ impl Tfd {
             be_bytes: 0,
             be_last_finish: 0,
             be_epoch: 0,
+            be_ready: SimTime::ZERO,
             reserved_bps: 0,
             sched: BinaryHeap::new(),
             expiry: BinaryHeap::new(),
@@ -389,12 +403,27 @@ impl QueueDisc for Tfd {
 
     fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
         self.expire(cx.now);
-        let Reverse((tag, class)) = self.sched.pop()?;
-        self.v = tag;
+        let Reverse((mut tag, mut class)) = self.sched.pop()?;
+        if class == BE && !self.cfg.lend_idle && cx.now < self.be_ready {
+            // Best effort has used its unreserved share for now: serve the reserved class of
+            // smallest tag instead, or nobody (the port wakes at `ready_at`).
+            let be_entry = Reverse((tag, class));
+            let other = self.sched.pop();
+            self.sched.push(be_entry);
+            Reverse((tag, class)) = other?;
+        }
+        self.v = if self.cfg.lend_idle { tag } else { self.v.max(tag) };
         let pkt = if class == BE {
             let (t, p) = self.be.pop_front().expect("a scheduled best-effort class has a packet");
             debug_assert_eq!(t, tag);
             self.be_bytes -= p.size_bytes as u64;
+            if !self.cfg.lend_idle {
+                let be_rate = self.link_bps - self.reserved_bps;
+                let gap = (p.size_bytes as u128 * 8 * 1_000_000_000).div_ceil(be_rate as u128) as u64;
+                // One packet of credit: a best-effort packet delayed behind a reserved one
+                // does not lose its slot, so a backlogged best effort gets C − Σ r.
+                self.be_ready = SimTime(self.be_ready.0.max(cx.now.0.saturating_sub(gap)) + gap);
+            }
             if let Some(&(next, _)) = self.be.front() {
                 self.sched.push(Reverse((next, BE)));
             }
@@ -417,6 +446,10 @@ impl QueueDisc for Tfd {
             self.epoch += 1;
         }
         Some(pkt)
+    }
+
+    fn ready_at(&self, now: SimTime) -> Option<SimTime> {
+        (!self.cfg.lend_idle && !self.be.is_empty() && now < self.be_ready).then_some(self.be_ready)
     }
 
     fn backlog(&self) -> Backlog {
@@ -644,6 +677,53 @@ mod tests {
         let r0 = got[&0] as f64 * 8.0 / 0.1;
         assert!((r1 - 100e6).abs() < 2e6, "flow 1 sent at its own pace: {r1}");
         assert!(r0 > 895e6, "best effort gets the unused reservation: {r0}");
+    }
+
+    #[test]
+    fn held_reservation_is_not_lent_with_lend_idle_false() {
+        // As above, but the router sets reserved capacity aside: best effort gets C − Σ r =
+        // 500 Mbit/s even though flow 1 uses only 100; the link idles 40 % of the time; while
+        // held back, the discipline names the time it will be ready.
+        let mut q = Tfd::new(TfdConfig { lend_idle: false, ..TfdConfig::default() }, Rate(1_000_000_000));
+        q.reserve(&Reservation::Install { flow: 1, rate_bps: 500_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+        let (mut seq, mut next1, mut held) = (0, 0u64, 0);
+        let got = serve(&mut q, 100 * MS, |q, t| {
+            while q.be.len() < 100 {
+                seq += 1;
+                enq(q, pkt(0, 1500, seq), t);
+            }
+            while next1 <= t {
+                seq += 1;
+                enq(q, pkt(1, 1500, seq), next1);
+                next1 += 120_000;
+            }
+            if let Some(r) = q.ready_at(SimTime(t)) {
+                assert!(r.0 > t, "ready_at must lie ahead");
+                held += 1;
+            }
+        });
+        let r1 = got[&1] as f64 * 8.0 / 0.1;
+        let r0 = got[&0] as f64 * 8.0 / 0.1;
+        assert!((r1 - 100e6).abs() < 2e6, "flow 1 keeps its pace: {r1}");
+        assert!((r0 - 500e6).abs() < 5e6, "best effort limited to C − Σr: {r0}");
+        assert!(held > 0);
+        // A backlogged reserved flow is never held back by best effort's shaper.
+        let mut q = Tfd::new(TfdConfig { lend_idle: false, ..TfdConfig::default() }, Rate(1_000_000_000));
+        q.reserve(&Reservation::Install { flow: 1, rate_bps: 100_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+        let got = serve(&mut q, 100 * MS, |q, t| {
+            while q.be.len() < 100 {
+                seq += 1;
+                enq(q, pkt(0, 1500, seq), t);
+            }
+            while q.flows[1].q.len() < 100 {
+                seq += 1;
+                enq(q, pkt(1, 1500, seq), t);
+            }
+        });
+        let total = (got[&0] + got[&1]) as f64 * 8.0 / 0.1;
+        assert!(total > 995e6, "both classes backlogged: the link stays busy ({total})");
+        let r0 = got[&0] as f64 * 8.0 / 0.1;
+        assert!((r0 - 900e6).abs() < 5e6, "best effort keeps C − Σr when both are backlogged: {r0}");
     }
 
     #[test]
