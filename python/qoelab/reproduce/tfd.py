@@ -388,17 +388,22 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held}
 
 
+def _side_runs(sweep_dir: Path, duration_s: float):
+    """(cell parameters, our metrics, the paper's values of that cell) for every finished run of
+    a side grid (sensitivity, held reservations); cells without ``tfd.scenario`` are s1."""
+    paper = paper_tables()
+    for d in sorted((sweep_dir / "runs").glob("*")) if (sweep_dir / "runs").is_dir() else []:
+        if (d / "done").exists():
+            c = json.loads((d / "cell.json").read_text())["params"]
+            key = (c.get("tfd.scenario", "s1"), int(c["tfd.k"]), int(c["tfd.n"]))
+            yield c, cell_metrics(d, duration_s), paper[key]
+
+
 def held_rows(sweep_dir: Path, duration_s: float) -> list[dict[str, Any]]:
     """One row per finished run of the held-reservation grid (s2–s4 with ``lend_idle = false``)."""
-    paper = paper_tables()
     rows = []
-    for d in sorted((sweep_dir / "runs").glob("*")) if (sweep_dir / "runs").is_dir() else []:
-        if not (d / "done").exists():
-            continue
-        c = json.loads((d / "cell.json").read_text())["params"]
+    for c, m, p in _side_runs(sweep_dir, duration_s):
         sc, k, n = c["tfd.scenario"], int(c["tfd.k"]), int(c["tfd.n"])
-        m = cell_metrics(d, duration_s)
-        p = paper[(sc, k, n)]
         rows.append({"scenario": sc, "K": k, "N": n, "per_pct": m["per_pct"], "per_pct_paper": p["per_pct"],
                      "utilisation_pct": m["utilisation_pct"], "utilisation_pct_paper": p["utilisation_pct"]})
     rows.sort(key=lambda r: (r["scenario"], r["K"], r["N"]))
@@ -428,15 +433,9 @@ def _held_md(rows: list[dict[str, Any]], ours: dict) -> list[str]:
 
 def sensitivity_rows(sweep_dir: Path, duration_s: float) -> list[dict[str, Any]]:
     """One row per finished run of the s1 sensitivity grid, with the paper's values beside."""
-    paper = paper_tables()
     rows = []
-    for d in sorted((sweep_dir / "runs").glob("*")) if (sweep_dir / "runs").is_dir() else []:
-        if not (d / "done").exists():
-            continue
-        c = json.loads((d / "cell.json").read_text())["params"]
+    for c, m, p in _side_runs(sweep_dir, duration_s):
         k, n = int(c["tfd.k"]), int(c["tfd.n"])
-        m = cell_metrics(d, duration_s)
-        p = paper[("s1", k, n)]
         rows.append({"pacing": c["tfd.pacing"], "buffer": c["tfd.buffer"], "K": k, "N": n,
                      "per_pct": m["per_pct"], "per_pct_paper": p["per_pct"],
                      "tcp_mbps": m["tcp_mbps"], "tcp_mbps_paper": p["tcp_mbps"]})

@@ -655,24 +655,27 @@ mod tests {
         assert!((r0 - 900e6).abs() < 2e6, "best effort got {r0} bit/s");
     }
 
+    /// Keeps best effort (flow 0) backlogged and feeds flow 1 with 1500 B every 120 µs
+    /// (100 Mbit/s), up to time `t`.
+    fn flood_and_flow1_at_100mbps(q: &mut Tfd, t: u64, seq: &mut u64, next1: &mut u64) {
+        while q.be.len() < 100 {
+            *seq += 1;
+            enq(q, pkt(0, 1500, *seq), t);
+        }
+        while *next1 <= t {
+            *seq += 1;
+            enq(q, pkt(1, 1500, *seq), *next1);
+            *next1 += 120_000;
+        }
+    }
+
     #[test]
     fn idle_reservation_is_lent_to_best_effort() {
         // Flow 1 reserves 500 Mbit/s but sends 100 Mbit/s; best effort gets the rest of the link.
         let mut q = gig();
         q.reserve(&Reservation::Install { flow: 1, rate_bps: 500_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
         let (mut seq, mut next1) = (0, 0u64);
-        let got = serve(&mut q, 100 * MS, |q, t| {
-            while q.be.len() < 100 {
-                seq += 1;
-                enq(q, pkt(0, 1500, seq), t);
-            }
-            // 1500 B every 120 µs = 100 Mbit/s.
-            while next1 <= t {
-                seq += 1;
-                enq(q, pkt(1, 1500, seq), next1);
-                next1 += 120_000;
-            }
-        });
+        let got = serve(&mut q, 100 * MS, |q, t| flood_and_flow1_at_100mbps(q, t, &mut seq, &mut next1));
         let r1 = got[&1] as f64 * 8.0 / 0.1;
         let r0 = got[&0] as f64 * 8.0 / 0.1;
         assert!((r1 - 100e6).abs() < 2e6, "flow 1 sent at its own pace: {r1}");
@@ -688,15 +691,7 @@ mod tests {
         q.reserve(&Reservation::Install { flow: 1, rate_bps: 500_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
         let (mut seq, mut next1, mut held) = (0, 0u64, 0);
         let got = serve(&mut q, 100 * MS, |q, t| {
-            while q.be.len() < 100 {
-                seq += 1;
-                enq(q, pkt(0, 1500, seq), t);
-            }
-            while next1 <= t {
-                seq += 1;
-                enq(q, pkt(1, 1500, seq), next1);
-                next1 += 120_000;
-            }
+            flood_and_flow1_at_100mbps(q, t, &mut seq, &mut next1);
             if let Some(r) = q.ready_at(SimTime(t)) {
                 assert!(r.0 > t, "ready_at must lie ahead");
                 held += 1;
