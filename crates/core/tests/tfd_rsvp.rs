@@ -5,16 +5,22 @@ use qoelab_core::{BuildOptions, RunResults, Scenario, Simulation};
 use std::path::PathBuf;
 
 /// A 25 frame/s trace: 50 kB frames, a 100 kB I frame every second (≈ 10.4 Mbit/s), 10 s.
+/// Written once per test process: the tests run on parallel threads, and rewriting the file
+/// while another test reads it would hand that test a half-written trace.
 fn trace_dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("qoelab-tfd-rsvp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut csv = String::from("frame,type,size_bytes,ts_ms\n");
-    for i in 0..250 {
-        let (t, size) = if i % 25 == 0 { ("I", 100_000) } else { ("P", 50_000) };
-        csv.push_str(&format!("{i},{t},{size},{}\n", i * 40));
-    }
-    std::fs::write(dir.join("v.csv"), csv).unwrap();
-    dir
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("qoelab-tfd-rsvp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut csv = String::from("frame,type,size_bytes,ts_ms\n");
+        for i in 0..250 {
+            let (t, size) = if i % 25 == 0 { ("I", 100_000) } else { ("P", 50_000) };
+            csv.push_str(&format!("{i},{t},{size},{}\n", i * 40));
+        }
+        std::fs::write(dir.join("v.csv"), csv).unwrap();
+        dir
+    })
+    .clone()
 }
 
 fn scenario(queue: &str, video_extra: &str, flood: &str, duration: &str) -> String {
