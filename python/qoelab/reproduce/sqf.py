@@ -449,21 +449,19 @@ def _table1_md(rows, title: str) -> list[str]:
 
 def _loss_md(rows, title: str) -> list[str]:
     ns = sorted({r["n"] for r in rows})
-    out = [f"### {title}", "", "Loss rate audio / video.", ""]
-    out.append("| scheduler | " + " | ".join(f"n = {n}" for n in ns) + " |")
-    out.append("|---" * (len(ns) + 1) + "|")
-    for q in DISCIPLINES:
-        rs = {r["n"]: r for r in rows if r["discipline"] == q}
-        if rs:
-            out.append(f"| {LABEL[q]} | " + " | ".join(f"{_pct(rs[n]['audio_loss'])} / {_pct(rs[n]['video_loss'])}" if n in rs else "–" for n in ns) + " |")
-    out += ["", "Jitter (mean |IPDV|, RFC 3393, ms) audio / video.", ""]
-    out.append("| scheduler | " + " | ".join(f"n = {n}" for n in ns) + " |")
-    out.append("|---" * (len(ns) + 1) + "|")
-    for q in DISCIPLINES:
-        rs = {r["n"]: r for r in rows if r["discipline"] == q}
-        if rs:
-            out.append(f"| {LABEL[q]} | " + " | ".join(f"{rs[n]['audio_jitter_ms']:.2f} / {rs[n]['video_jitter_ms']:.2f}" if n in rs else "–" for n in ns) + " |")
-    return out + [""]
+
+    def table(cell) -> list[str]:
+        out = ["| scheduler | " + " | ".join(f"n = {n}" for n in ns) + " |", "|---" * (len(ns) + 1) + "|"]
+        for q in DISCIPLINES:
+            rs = {r["n"]: r for r in rows if r["discipline"] == q}
+            if rs:
+                out.append(f"| {LABEL[q]} | " + " | ".join(cell(rs[n]) if n in rs else "–" for n in ns) + " |")
+        return out
+
+    return ([f"### {title}", "", "Loss rate audio / video.", ""]
+            + table(lambda r: f"{_pct(r['audio_loss'])} / {_pct(r['video_loss'])}")
+            + ["", "Jitter (mean |IPDV|, RFC 3393, ms) audio / video.", ""]
+            + table(lambda r: f"{r['audio_jitter_ms']:.2f} / {r['video_jitter_ms']:.2f}") + [""])
 
 
 def _analytic(out: Path, quick: bool) -> dict[str, Any]:

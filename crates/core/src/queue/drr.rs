@@ -137,13 +137,8 @@ impl Build for DrrConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::testutil::{drive, ops, pkt, Op};
-    use crate::time::SimTime;
+    use crate::queue::testutil::{cx, drive, ops, pkt, Op};
     use proptest::prelude::*;
-
-    fn cx(d: &mut Vec<Packet>) -> QueueCtx<'_> {
-        QueueCtx::new(SimTime::ZERO, d)
-    }
 
     #[test]
     fn equal_sizes_alternate_round_robin() {

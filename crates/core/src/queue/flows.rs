@@ -231,17 +231,12 @@ impl<T> FlowQueues<T> {
 mod tests {
     use super::*;
     use crate::packet::FlowId;
-    use crate::queue::testutil::{drive, ops, pkt, Op};
+    use crate::queue::testutil::{cx, drive, ops, pkt, Op};
     use crate::queue::QueueDisc;
-    use crate::time::SimTime;
     use proptest::prelude::*;
 
     fn key(flow: FlowId) -> FlowKey {
         FlowKey(flow as u128)
-    }
-
-    fn cx(d: &mut Vec<Packet>) -> QueueCtx<'_> {
-        QueueCtx::new(SimTime::ZERO, d)
     }
 
     /// Checks every invariant of the module docs against the packets actually held.

@@ -195,6 +195,11 @@ pub(crate) mod testutil {
     use crate::packet::*;
     use crate::time::SimTime;
 
+    /// A queue context at time zero, dropped packets collected in `d`.
+    pub fn cx(d: &mut Vec<Packet>) -> super::QueueCtx<'_> {
+        super::QueueCtx::new(SimTime::ZERO, d)
+    }
+
     pub fn pkt(flow: FlowId, size: u32, seq: u64) -> Packet {
         Packet {
             flow,

@@ -230,13 +230,8 @@ impl Build for PfqConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::testutil::{drive, ops, pkt, Op};
-    use crate::time::SimTime;
+    use crate::queue::testutil::{cx, drive, ops, pkt, Op};
     use proptest::prelude::*;
-
-    fn cx(d: &mut Vec<Packet>) -> QueueCtx<'_> {
-        QueueCtx::new(SimTime::ZERO, d)
-    }
 
     #[test]
     fn a_new_flow_overtakes_a_backlogged_one() {

@@ -171,12 +171,8 @@ impl Build for SqfConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::testutil::{drive, ops, pkt, Op};
+    use crate::queue::testutil::{cx, drive, ops, pkt, Op};
     use proptest::prelude::*;
-
-    fn cx(d: &mut Vec<Packet>) -> QueueCtx<'_> {
-        QueueCtx::new(SimTime::ZERO, d)
-    }
 
     #[test]
     fn serves_the_flow_with_fewest_bytes_and_fifo_within_a_flow() {

@@ -638,21 +638,23 @@ mod tests {
         let mut q = gig();
         q.reserve(&Reservation::Install { flow: 1, rate_bps: 100_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
         let mut seq = 0;
-        let got = serve(&mut q, 100 * MS, |q, t| {
-            // Keep both classes backlogged.
-            while q.be.len() < 100 {
-                seq += 1;
-                enq(q, pkt(0, 1500, seq), t);
-            }
-            while q.flows[1].q.len() < 100 {
-                seq += 1;
-                enq(q, pkt(1, 1500, seq), t);
-            }
-        });
+        let got = serve(&mut q, 100 * MS, |q, t| both_backlogged(q, t, &mut seq));
         let r1 = got[&1] as f64 * 8.0 / 0.1;
         let r0 = got[&0] as f64 * 8.0 / 0.1;
         assert!((r1 - 100e6).abs() < 2e6, "reserved flow got {r1} bit/s");
         assert!((r0 - 900e6).abs() < 2e6, "best effort got {r0} bit/s");
+    }
+
+    /// Keeps best effort (flow 0) and reserved flow 1 backlogged, 100 packets each, at time `t`.
+    fn both_backlogged(q: &mut Tfd, t: u64, seq: &mut u64) {
+        while q.be.len() < 100 {
+            *seq += 1;
+            enq(q, pkt(0, 1500, *seq), t);
+        }
+        while q.flows[1].q.len() < 100 {
+            *seq += 1;
+            enq(q, pkt(1, 1500, *seq), t);
+        }
     }
 
     /// Keeps best effort (flow 0) backlogged and feeds flow 1 with 1500 B every 120 µs
@@ -705,16 +707,7 @@ mod tests {
         // A backlogged reserved flow is never held back by best effort's shaper.
         let mut q = Tfd::new(TfdConfig { lend_idle: false, ..TfdConfig::default() }, Rate(1_000_000_000));
         q.reserve(&Reservation::Install { flow: 1, rate_bps: 100_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
-        let got = serve(&mut q, 100 * MS, |q, t| {
-            while q.be.len() < 100 {
-                seq += 1;
-                enq(q, pkt(0, 1500, seq), t);
-            }
-            while q.flows[1].q.len() < 100 {
-                seq += 1;
-                enq(q, pkt(1, 1500, seq), t);
-            }
-        });
+        let got = serve(&mut q, 100 * MS, |q, t| both_backlogged(q, t, &mut seq));
         let total = (got[&0] + got[&1]) as f64 * 8.0 / 0.1;
         assert!(total > 995e6, "both classes backlogged: the link stays busy ({total})");
         let r0 = got[&0] as f64 * 8.0 / 0.1;
