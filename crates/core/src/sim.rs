@@ -10,7 +10,7 @@ use crate::app::{AppAction, AppCtx, AppEvent, Application};
 use crate::engine::{Event, EventQueue, SimRng, TimerKind, TimerTable};
 use crate::ip::rsvp::{RsvpKind, RsvpMsg};
 use crate::link::{DropCause, Port, PortOutcome};
-use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PortId, L4};
+use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4};
 use crate::queue::Reservation;
 use crate::time::SimTime;
 use crate::trace::{FlowStats, PacketLog};
@@ -364,7 +364,7 @@ impl Simulation {
                 log.drop.push(0);
             }
         }
-        let pkt = Packet {
+        let pkt = Box::new(PacketData {
             flow: fid,
             dir: o.dir,
             src,
@@ -376,7 +376,7 @@ impl Simulation {
             path: o.path,
             ip: IpHdr { ttl: 64, opt_bytes, tfd, ..Default::default() },
             l4: o.l4,
-        };
+        });
         self.forward(src, pkt);
     }
 
@@ -402,7 +402,7 @@ impl Simulation {
     }
 
     fn rsvp_packet(&self, fid: FlowId, dir: Dir, src: NodeId, dst: NodeId, m: RsvpMsg) -> Packet {
-        Packet {
+        Box::new(PacketData {
             flow: fid,
             dir,
             src,
@@ -414,7 +414,7 @@ impl Simulation {
             path: 0,
             ip: IpHdr { ttl: 64, ..Default::default() },
             l4: L4::Rsvp(m),
-        }
+        })
     }
 
     /// RSVP processing at a node (RFC 2205 §1.2, §3): PATH travels to the receiver, which

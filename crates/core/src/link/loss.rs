@@ -4,13 +4,13 @@
 //! draws from its own random stream, keyed by the link direction's name.
 
 use crate::engine::SimRng;
-use crate::packet::Packet;
+use crate::packet::PacketData;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// Decides whether a packet is lost on the wire.
 pub trait LossModel: Send {
-    fn drops(&mut self, pkt: &Packet, now: SimTime, rng: &mut SimRng) -> bool;
+    fn drops(&mut self, pkt: &PacketData, now: SimTime, rng: &mut SimRng) -> bool;
 }
 
 /// Loss-model configs, tagged by `kind`.
@@ -86,7 +86,7 @@ pub struct Bernoulli {
 }
 
 impl LossModel for Bernoulli {
-    fn drops(&mut self, _pkt: &Packet, _now: SimTime, rng: &mut SimRng) -> bool {
+    fn drops(&mut self, _pkt: &PacketData, _now: SimTime, rng: &mut SimRng) -> bool {
         rng.bernoulli(self.p)
     }
 }
@@ -106,7 +106,7 @@ pub struct GilbertElliott {
 }
 
 impl LossModel for GilbertElliott {
-    fn drops(&mut self, _pkt: &Packet, _now: SimTime, rng: &mut SimRng) -> bool {
+    fn drops(&mut self, _pkt: &PacketData, _now: SimTime, rng: &mut SimRng) -> bool {
         let lost = rng.bernoulli(if self.bad { self.loss_bad } else { self.loss_good });
         self.bad = if self.bad { !rng.bernoulli(self.r) } else { rng.bernoulli(self.p) };
         lost

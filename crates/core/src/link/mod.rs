@@ -12,7 +12,7 @@
 pub mod loss;
 
 use crate::engine::SimRng;
-use crate::packet::{NodeId, Packet};
+use crate::packet::{NodeId, Packet, PacketData};
 use crate::queue::{Backlog, QueueCtx, QueueDisc, Verdict};
 use crate::time::{Dur, SimTime};
 use crate::trace::pcap::PcapWriter;
@@ -336,7 +336,7 @@ impl Port {
     }
 
     /// Visits every packet held by this port: queued, or in serialisation or propagation.
-    pub fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+    pub fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
         self.qdisc.for_each_packet(f);
         for (_, p) in &self.line {
             f(p);

@@ -27,7 +27,7 @@
 //! number of buckets (flows are keyed exactly).
 
 use super::{Backlog, Build, FlowKey, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketData};
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -122,7 +122,7 @@ impl QueueDisc for Drr {
         self.queues.backlog()
     }
 
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+    fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
         self.queues.for_each_packet(f)
     }
 }

@@ -5,7 +5,7 @@
 //! its own 100-packet queue; here the discipline is the only buffer).
 
 use super::{Backlog, Build, QueueCtx, QueueDisc, Verdict};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketData};
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -66,8 +66,8 @@ impl QueueDisc for Fifo {
         Backlog { packets: self.q.len() as u64, bytes: self.bytes }
     }
 
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
-        self.q.iter().for_each(f)
+    fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
+        self.q.iter().for_each(|p| f(p))
     }
 }
 

@@ -28,7 +28,7 @@
 //! allocate and free tree nodes as flows come and go).
 
 use super::{Backlog, FlowKey, QueueCtx, Verdict};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketData};
 use crate::units::Limit;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -101,8 +101,8 @@ impl<T> FlowQueues<T> {
     }
 
     /// The head packet of flow `k`.
-    pub fn front(&self, k: FlowKey) -> Option<&Packet> {
-        self.flows.get(&k).and_then(|f| f.q.front()).map(|(p, _)| p)
+    pub fn front(&self, k: FlowKey) -> Option<&PacketData> {
+        self.flows.get(&k).and_then(|f| f.q.front()).map(|(p, _)| &**p)
     }
 
     /// The flow with the fewest bytes queued; ties go to the smallest key.
@@ -116,12 +116,12 @@ impl<T> FlowQueues<T> {
     }
 
     /// Every present flow's key, head packet and bytes queued, in key order.
-    pub fn heads(&self) -> impl Iterator<Item = (FlowKey, &Packet, u64)> + '_ {
-        self.flows.iter().map(|(&k, f)| (k, &f.q.front().expect("present flows are non-empty").0, f.bytes))
+    pub fn heads(&self) -> impl Iterator<Item = (FlowKey, &PacketData, u64)> + '_ {
+        self.flows.iter().map(|(&k, f)| (k, &*f.q.front().expect("present flows are non-empty").0, f.bytes))
     }
 
     /// Every queued packet, flow by flow in key order, FIFO order within a flow.
-    pub fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+    pub fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
         for fl in self.flows.values() {
             fl.q.iter().for_each(|(p, _)| f(p));
         }
@@ -449,7 +449,7 @@ mod tests {
                 fn backlog(&self) -> Backlog {
                     self.q.backlog()
                 }
-                fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+                fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
                     self.q.for_each_packet(f)
                 }
             }

@@ -27,7 +27,7 @@
 //! collisions and the `flows` bucket count.
 
 use super::{Backlog, Build, FlowKey, FlowKeyKind, QueueCtx, QueueDisc, Verdict};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketData};
 use crate::time::{Dur, SimTime};
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
@@ -329,7 +329,7 @@ impl QueueDisc for FqCodel {
         Backlog { packets: self.packets, bytes: self.bytes }
     }
 
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+    fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
         for fl in self.flows.values() {
             fl.q.iter().for_each(|(_, p)| f(p));
         }

@@ -16,7 +16,7 @@ pub mod pfq;
 pub mod sqf;
 pub mod tfd;
 
-use crate::packet::{Packet, L4};
+use crate::packet::{Packet, PacketData, L4};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -52,7 +52,7 @@ pub struct FlowKey(pub u128);
 
 impl FlowKeyKind {
     /// The key of `pkt`. Protocol numbers are IANA's (6 = TCP, 17 = UDP).
-    pub fn key(self, pkt: &Packet) -> FlowKey {
+    pub fn key(self, pkt: &PacketData) -> FlowKey {
         let (proto, sport, dport) = match &pkt.l4 {
             L4::Tcp(t) => (6u128, t.src_port as u128, t.dst_port as u128),
             L4::Udp(u) => (17u128, u.src_port as u128, u.dst_port as u128),
@@ -113,7 +113,7 @@ pub trait QueueDisc: Send {
     }
     fn backlog(&self) -> Backlog;
     /// Packets currently held, for end-of-run in-flight accounting. Order is unspecified.
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet));
+    fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData));
     /// Per-flow backlog samples, for disciplines that record them (SQF with `flow_sample`).
     fn flow_backlog_samples(&self) -> Option<&sqf::FlowBacklogSeries> {
         None
@@ -201,7 +201,7 @@ pub(crate) mod testutil {
     }
 
     pub fn pkt(flow: FlowId, size: u32, seq: u64) -> Packet {
-        Packet {
+        Box::new(PacketData {
             flow,
             dir: Dir::Fwd,
             src: 0,
@@ -213,7 +213,7 @@ pub(crate) mod testutil {
             path: 0,
             ip: IpHdr::default(),
             l4: L4::Udp(UdpHdr { src_port: 1000 + flow as u16, dst_port: 5000, ..Default::default() }),
-        }
+        })
     }
 
     /// One step of a random arrival/departure sequence for the property tests.

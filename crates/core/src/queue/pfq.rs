@@ -43,7 +43,7 @@
 //! packet's start tag, which no earlier packet of the flow exceeds).
 
 use super::{Backlog, Build, FlowKey, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketData};
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -215,7 +215,7 @@ impl QueueDisc for Pfq {
         self.queues.backlog()
     }
 
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+    fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
         self.queues.for_each_packet(f)
     }
 }

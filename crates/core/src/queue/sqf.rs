@@ -32,7 +32,7 @@
 //! Sec. IV (de-prioritisation measured from queue states) and changes no decision.
 
 use super::{Backlog, Build, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
-use crate::packet::{FlowId, Packet};
+use crate::packet::{FlowId, Packet, PacketData};
 use crate::time::{Dur, SimTime};
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
@@ -152,7 +152,7 @@ impl QueueDisc for Sqf {
         self.queues.backlog()
     }
 
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+    fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
         self.queues.for_each_packet(f)
     }
 

@@ -42,7 +42,7 @@
 
 use super::{Backlog, Build, BuildCtx, QueueCtx, QueueDisc, Reservation, Verdict};
 use crate::ip::tfd::TfdOption;
-use crate::packet::{FlowId, Packet};
+use crate::packet::{FlowId, Packet, PacketData};
 use crate::time::SimTime;
 use crate::units::{serde_units, Limit, Rate};
 use serde::{Deserialize, Serialize};
@@ -456,7 +456,7 @@ impl QueueDisc for Tfd {
         self.backlog
     }
 
-    fn for_each_packet(&self, f: &mut dyn FnMut(&Packet)) {
+    fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
         self.be.iter().for_each(|(_, p)| f(p));
         for s in &self.flows {
             s.q.iter().for_each(|(_, p)| f(p));

@@ -5,7 +5,7 @@
 //! checksums, sequence numbers (low 32 bits), TCP options (timestamps, SACK) and RTP fields are
 //! those the simulator used. Node `n` has address 10.0.0.0 + n + 1.
 
-use crate::packet::{Packet, TcpHdr, UdpHdr, L4};
+use crate::packet::{PacketData, TcpHdr, UdpHdr, L4};
 use crate::time::SimTime;
 use std::io::{self, Write};
 
@@ -55,7 +55,7 @@ fn tcp_options(t: &TcpHdr) -> Vec<u8> {
 
 /// Serialises `p` to wire bytes (IPv4 + L4 + zero payload). The total length equals
 /// `p.size_bytes` unless the headers the simulator accounted for are shorter than the real ones.
-pub fn packet_bytes(p: &Packet) -> Vec<u8> {
+pub fn packet_bytes(p: &PacketData) -> Vec<u8> {
     let src = node_addr(p.src);
     let dst = node_addr(p.dst);
     let (proto, mut l4): (u8, Vec<u8>) = match &p.l4 {
@@ -155,7 +155,7 @@ impl<W: Write> PcapWriter<W> {
         Ok(PcapWriter { out })
     }
 
-    pub fn write(&mut self, now: SimTime, p: &Packet) -> io::Result<()> {
+    pub fn write(&mut self, now: SimTime, p: &PacketData) -> io::Result<()> {
         let bytes = packet_bytes(p);
         let secs = (now.0 / 1_000_000_000) as u32;
         let nanos = (now.0 % 1_000_000_000) as u32;

@@ -8,7 +8,7 @@ pub mod udp;
 
 use crate::engine::{Event, EventQueue, TimerKind, TimerTable};
 use crate::ip::tfd::TfdOption;
-use crate::packet::{Dir, FlowId, MediaTag, Packet, L4};
+use crate::packet::{Dir, FlowId, MediaTag, PacketData, L4};
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
@@ -85,7 +85,7 @@ pub trait Sender: Send {
         unreachable!("write on a datagram transport")
     }
     /// A packet of this flow travelling `Dir::Rev` reached the source node.
-    fn on_packet(&mut self, _pkt: &Packet, _cx: &mut FlowCtx) {}
+    fn on_packet(&mut self, _pkt: &PacketData, _cx: &mut FlowCtx) {}
     /// A sender-side timer fired.
     fn on_timer(&mut self, _kind: TimerKind, _cx: &mut FlowCtx) {}
     /// Transport-specific end-of-run counters (name, value), e.g. retransmissions.
@@ -97,7 +97,7 @@ pub trait Sender: Send {
 /// The receiving endpoint of a flow (at the flow's destination node).
 pub trait Receiver: Send {
     /// A packet of this flow travelling `Dir::Fwd` reached the destination node.
-    fn on_packet(&mut self, _pkt: &Packet, _cx: &mut FlowCtx) {}
+    fn on_packet(&mut self, _pkt: &PacketData, _cx: &mut FlowCtx) {}
     /// A receiver-side timer fired.
     fn on_timer(&mut self, _kind: TimerKind, _cx: &mut FlowCtx) {}
     /// Application bytes delivered in order so far (stream transports); datagram transports

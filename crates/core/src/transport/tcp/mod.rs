@@ -36,7 +36,7 @@ mod tests;
 
 use super::{EndpointSetup, FlowCtx, Outgoing, Receiver, Sender, Service, TransportEvent};
 use crate::engine::TimerKind;
-use crate::packet::{tcp_flags, Dir, Packet, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
+use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent};
@@ -730,7 +730,7 @@ impl Sender for TcpSender {
         self.notify_cwnd(cx);
     }
 
-    fn on_packet(&mut self, pkt: &Packet, cx: &mut FlowCtx) {
+    fn on_packet(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
         let Some(h) = pkt.tcp() else { return };
         match self.state {
             State::SynSent => {
@@ -949,7 +949,7 @@ impl TcpReceiver {
 }
 
 impl Receiver for TcpReceiver {
-    fn on_packet(&mut self, pkt: &Packet, cx: &mut FlowCtx) {
+    fn on_packet(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
         let Some(h) = pkt.tcp() else { return };
         if h.flags & tcp_flags::SYN != 0 {
             // SYN (first or retransmitted): answer with SYN-ACK.

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::engine::{Event, EventQueue, TimerTable};
-use crate::packet::IpHdr;
+use crate::packet::{IpHdr, Packet, PacketData};
 use crate::units::Rate;
 use proptest::prelude::*;
 use std::collections::VecDeque;
@@ -171,7 +171,7 @@ impl Harness {
             let L4::Tcp(h) = &o.l4 else { unreachable!() };
             let h = h.clone();
             let k = o.dir as usize;
-            let pkt = Packet {
+            let pkt = Box::new(PacketData {
                 flow: 0,
                 dir: o.dir,
                 src: 0,
@@ -183,7 +183,7 @@ impl Harness {
                 path: 0,
                 ip: IpHdr::default(),
                 l4: o.l4,
-            };
+            });
             self.seq_in_flow[k] += 1;
             let mut dropped = match o.dir {
                 Dir::Fwd => {
@@ -331,7 +331,7 @@ impl Harness {
         if h.payload > 0 {
             self.arrived.insert(h.seq, h.seq + h.payload as u64, |_, _| {});
         }
-        let p = Packet {
+        let p = PacketData {
             flow: 0,
             dir: Dir::Fwd,
             src: 0,
