@@ -5,12 +5,11 @@
 //! ```
 //!
 //! Prints the events dispatched, the wall time of the run (build excluded), the largest
-//! pending-event set seen at 1000 sample points, and a digest (FNV-1a, 64 bit) of every result
-//! table's names and values: an optimisation meant to be result-neutral must leave it unchanged.
+//! pending-event set seen at 1000 sample points, and `RunResults::digest` of every result table:
+//! an optimisation meant to be result-neutral must leave it unchanged.
 //! `END_S` shortens the run (seconds).
 
 use qoelab_core::time::SimTime;
-use qoelab_core::trace::Column;
 use qoelab_core::{BuildOptions, Scenario};
 use std::time::Instant;
 
@@ -50,32 +49,9 @@ fn main() {
     sim.run();
     let wall = t0.elapsed().as_secs_f64();
     let ev = sim.events_dispatched();
-    let digest = digest(&sim.results());
+    let digest = sim.results().digest();
     println!(
         "events {ev}  wall {wall:.3} s  {:.1} ns/event  max pending {max_pending}  results {digest:016x}",
         wall * 1e9 / ev as f64
     );
-}
-
-/// FNV-1a over table names, column names and values (floats by their bits).
-fn digest(r: &qoelab_core::RunResults) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
-            h = (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    };
-    for t in &r.tables {
-        eat(t.name.as_bytes());
-        for (name, col) in &t.columns {
-            eat(name.as_bytes());
-            match col {
-                Column::U64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
-                Column::I64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
-                Column::F64(v) => v.iter().for_each(|x| eat(&x.to_bits().to_le_bytes())),
-                Column::Str(v) => v.iter().for_each(|x| eat(x.as_bytes())),
-            }
-        }
-    }
-    h
 }

@@ -25,6 +25,35 @@ impl RunResults {
         let vals = t.f64s("value");
         keys.iter().position(|k| k == key).map(|i| vals[i]).unwrap_or_else(|| panic!("no summary key {key}"))
     }
+    /// A 64-bit FNV-1a digest of every table: names, column names and values (floats by their
+    /// bits). Two runs with equal digests wrote the same results, so an optimisation meant to be
+    /// result-neutral can be checked with it (`tests/golden.rs`, the `run_scenario` example).
+    /// It depends on the platform's libm only through the model's own arithmetic.
+    pub fn digest(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |bytes: &[u8]| {
+            for b in bytes {
+                h = (h ^ *b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        for t in &self.tables {
+            eat(t.name.as_bytes());
+            for (name, col) in &t.columns {
+                eat(name.as_bytes());
+                match col {
+                    Column::U64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+                    Column::I64(v) => v.iter().for_each(|x| eat(&x.to_le_bytes())),
+                    Column::F64(v) => v.iter().for_each(|x| eat(&x.to_bits().to_le_bytes())),
+                    // Length-prefixed, so ["ab", "c"] and ["a", "bc"] differ.
+                    Column::Str(v) => v.iter().for_each(|x| {
+                        eat(&(x.len() as u64).to_le_bytes());
+                        eat(x.as_bytes())
+                    }),
+                }
+            }
+        }
+        h
+    }
     /// A column of the `flows` table as f64, by flow name.
     pub fn flow_value(&self, flow: &str, col: &str) -> f64 {
         let t = self.table("flows");
