@@ -188,3 +188,45 @@ def test_held_reservations_cost_utilisation_that_lent_ones_do_not(quick):
         lent = quick["ours"][(sc, 10, 10)]["utilisation_pct"]
         assert rows[(sc, 10, 10)]["utilisation_pct"] < lent - 5.0, sc
     assert "Reservations held idle" in (quick["out"] / "README.md").read_text()
+
+
+def _synthetic_rep(per: dict[str, float], util: dict[str, float]) -> dict:
+    """One repetition of the quick grid with the same PER and utilisation in every loaded cell
+    of a scenario (K = 0 cells lose nothing)."""
+    g = tfd.QUICK
+    return {(sc, k, n): {"per_pct": per[sc] if k else 0.0, "utilisation_pct": util[sc], "video_mbps": 40.0,
+                         "video_offered_mbps": 40.0}
+            for sc in g.scenarios for k in g.k for n in g.n}
+
+
+def _mean_of(reps: list[dict]) -> dict:
+    return {key: {m: sum(r[key][m] for r in reps) / len(reps) for m in reps[0][key]} for key in reps[0]}
+
+
+def test_findings_test_scenario_differences_against_the_noise():
+    """With several repetitions, "s4 above s2 and s3" holds only beyond the 95 % interval of the
+    paired differences; an ordering fails only when reversed beyond it. Means that differ by
+    less than the repetitions scatter are not called either way."""
+    g = tfd.QUICK
+    per = {"s1": 1.0, "s2": 0.1, "s3": 0.05, "s4": 0.0}
+    # s4 above s2 and s3 by 1 point in every repetition (scatter 0.1): yes.
+    reps = [_synthetic_rep(per, {"s1": 99.0 + e, "s2": 97.0 + e, "s3": 97.0 + e, "s4": 98.0 + e}) for e in (0, 0.1, -0.1)]
+    assert tfd.findings(g, _mean_of(reps), reps)["util_s4_above_rsvp"] is True
+    # s4 above in the mean but by less than the scatter: undecided, though the plain means say yes.
+    reps = [_synthetic_rep(per, {"s1": 99, "s2": 97.0, "s3": 97.0, "s4": 97.0 + d}) for d in (1.0, -0.9, 0.2)]
+    assert tfd.findings(g, _mean_of(reps))["util_s4_above_rsvp"] is True
+    assert tfd.findings(g, _mean_of(reps), reps)["util_s4_above_rsvp"] is None
+    # s4 below s2 in every repetition: no.
+    reps = [_synthetic_rep(per, {"s1": 99, "s2": 98.0 + e, "s3": 97.0, "s4": 97.0 + e}) for e in (0, 0.1, -0.1)]
+    assert tfd.findings(g, _mean_of(reps), reps)["util_s4_above_rsvp"] is False
+    # PER of s3 above s2 by noise only: the ordering stands; consistently above: it fails.
+    util = {"s1": 99, "s2": 97, "s3": 97, "s4": 98}
+    noisy = [_synthetic_rep({**per, "s3": 0.1 + d}, util) for d in (0.05, -0.04, 0.02)]
+    assert tfd.findings(g, _mean_of(noisy))["order"] is False
+    assert tfd.findings(g, _mean_of(noisy), noisy)["order"] is True
+    reversed_ = [_synthetic_rep({**per, "s3": 0.3 + d}, util) for d in (0.01, -0.01, 0.0)]
+    assert tfd.findings(g, _mean_of(reversed_), reversed_)["order"] is False
+    # The intervals: paired by repetition, so a constant offset has zero width.
+    d = tfd.paired_differences(g, [_synthetic_rep(per, {"s1": 99 + e, "s2": 97 + e, "s3": 97 + e, "s4": 98 + e}) for e in (0, 1, 2)])
+    m, h = d[("util_mean_loaded", "s4", "s2")]
+    assert m == pytest.approx(1.0) and h == pytest.approx(0.0, abs=1e-9)

@@ -374,7 +374,7 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     wall = time.time() - t0
     sens = sensitivity_rows(out / "sensitivity", grid.duration_s)
     held = held_rows(out / "held", grid.duration_s)
-    ours, nreps = aggregate(out / "sweep", grid, reps)
+    ours, nreps, by_rep = aggregate_reps(out / "sweep", grid, reps)
     if not ours:
         raise QoelabError(f"{out}: no finished runs of this grid")
     cost = timing(out / "sweep", cells(axes, reps))
@@ -383,9 +383,11 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
             "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
             "cells": len(_keys(grid)), "cells_reported": len(ours),
             "runs_cpu_s": cost["cpu_s"], "runs_wall_s": cost["wall_s"], "runs_timed": cost["runs"], "code_versions": cost["versions"]}
+    full_reps = complete_reps(grid, by_rep)
+    meta["reps_complete"] = len(full_reps)
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-    write_report(out, grid, ours, meta, sens, held)
-    return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held}
+    write_report(out, grid, ours, meta, sens, held, full_reps)
+    return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held, "reps": full_reps}
 
 
 def _side_runs(sweep_dir: Path, duration_s: float):
@@ -467,12 +469,15 @@ def _keys(grid: Grid) -> list[tuple[str, int, int]]:
     return [(sc, k, n) for sc in grid.scenarios for k in grid.k for n in grid.n]
 
 
-def aggregate(sweep_dir: Path, grid: Grid, reps: int) -> tuple[dict[tuple[str, int, int], dict[str, float]], dict[tuple[str, int, int], int]]:
-    """Mean over the finished repetitions of each cell's metrics, and how many there were."""
+def aggregate_reps(sweep_dir: Path, grid: Grid, reps: int):
+    """Mean over the finished repetitions of each cell's metrics (with CI half-widths), how many
+    there were, and each repetition's own cells (``{rep: {cell: metrics}}``), from which the
+    findings test whether a difference between scenarios exceeds the noise."""
     from qoelab.sweep import Cell
 
     out: dict[tuple[str, int, int], dict[str, float]] = {}
     nreps: dict[tuple[str, int, int], int] = {}
+    by_rep: dict[int, dict[tuple[str, int, int], dict[str, float]]] = {}
     for sc in grid.scenarios:
         for n in grid.n:
             for k in grid.k:
@@ -481,11 +486,13 @@ def aggregate(sweep_dir: Path, grid: Grid, reps: int) -> tuple[dict[tuple[str, i
                     c = Cell((("tfd.scenario", sc), ("tfd.n", n), ("tfd.k", k)), r)
                     d = sweep_dir / "runs" / c.run_id
                     if (d / "done").exists():
-                        ms.append(cell_metrics(d, grid.duration_s))
+                        m = cell_metrics(d, grid.duration_s)
+                        ms.append(m)
+                        by_rep.setdefault(r, {})[(sc, k, n)] = m
                 if ms:
                     out[(sc, k, n)] = _mean_ci(ms)
                     nreps[(sc, k, n)] = len(ms)
-    return out, nreps
+    return out, nreps, by_rep
 
 
 def _mean_ci(ms: list[dict[str, float]]) -> dict[str, float]:
@@ -516,7 +523,7 @@ METRICS = (
 
 
 def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[str, Any]] | None = None,
-                 held: list[dict[str, Any]] | None = None) -> None:
+                 held: list[dict[str, Any]] | None = None, reps: list[dict] | None = None) -> None:
     paper = paper_tables()
     # CSV: one row per cell, ours beside the paper's.
     for table, metrics in (("table1", METRICS[:2]), ("table2", METRICS[2:])):
@@ -552,7 +559,7 @@ def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[
             w = csv.DictWriter(fh, fieldnames=list(sens[0]))
             w.writeheader()
             w.writerows({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in sens)
-    text = reading(grid, ours, paper, meta)
+    text = reading(grid, ours, paper, meta, reps)
     if held:
         with open(out / "held_reservations.csv", "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(held[0]))
@@ -639,21 +646,72 @@ def summary(grid: Grid, ours: dict) -> dict[str, dict[str, float]]:
     return s
 
 
-def findings(grid: Grid, ours: dict) -> dict[str, bool | None]:
+def complete_reps(grid: Grid, by_rep: dict[int, dict]) -> list[dict]:
+    """The repetitions that hold every cell of the grid, each as its own cells' metrics."""
+    keys = _keys(grid)
+    return [by_rep[r] for r in sorted(by_rep) if all(k in by_rep[r] for k in keys)]
+
+
+# Scenario pairs the findings compare: (metric, x, y), read as "x − y".
+PAIRS = (("per_mean", "s4", "s3"), ("per_mean", "s3", "s2"), ("per_mean", "s2", "s1"),
+         ("util_mean_loaded", "s4", "s2"), ("util_mean_loaded", "s4", "s3"))
+
+
+def paired_differences(grid: Grid, reps: list[dict]) -> dict[tuple[str, str, str], tuple[float, float]]:
+    """For each pair of :data:`PAIRS`: the mean over complete repetitions of x's grid mean minus
+    y's, and the half-width of its Student-t 95 % interval. Repetition r runs every scenario with
+    the same seed, hence the same clips and offsets, so the differences are paired. Empty with
+    fewer than two repetitions (no estimate of the noise)."""
+    from scipy import stats
+
+    if len(reps) < 2:
+        return {}
+    sums = [summary(grid, rep) for rep in reps]
+    r = len(sums)
+    t = float(stats.t.ppf(0.975, r - 1))
+    out = {}
+    for metric, x, y in PAIRS:
+        d = [s[x][metric] - s[y][metric] for s in sums]
+        mean = sum(d) / r
+        sd = math.sqrt(sum((v - mean) ** 2 for v in d) / (r - 1))
+        out[(metric, x, y)] = (mean, t * sd / math.sqrt(r))
+    return out
+
+
+def findings(grid: Grid, ours: dict, reps: list[dict] | None = None) -> dict[str, bool | None]:
     """The paper's findings as yes/no on a set of cells (ours or the paper's); None where the grid
-    lacks the cells to decide. Thresholds are stated in the report next to each line."""
+    lacks the cells to decide. Thresholds are stated in the report next to each line.
+
+    With two or more complete repetitions (``reps``, see :func:`complete_reps`), the comparisons
+    between scenarios are tested against the noise (:func:`paired_differences`): an ordering
+    "x ≤ y" fails only when x exceeds y beyond the 95 % interval, and "s4 above s2 and s3" is
+    yes only when it is above both beyond it, no when below either beyond it, and undecided
+    otherwise. With one repetition the means are compared as they are."""
     s = summary(grid, ours)
     have = [sc for sc in SCENARIOS if sc in s and s[sc]["complete"]]
+    diffs = paired_differences(grid, reps or []) if len(have) == 4 else {}
     f: dict[str, bool | None] = {}
     k0 = [ours[(sc, 0, n)]["per_pct"] for sc in grid.scenarios for n in grid.n if (sc, 0, n) in ours]
     f["k0_zero"] = all(p == 0 for p in k0) if k0 else None
-    f["order"] = (all(s[x]["per_mean"] <= s[y]["per_mean"] + 1e-9 for x, y in (("s4", "s3"), ("s3", "s2"), ("s2", "s1")))
-                  if len(have) == 4 else None)
+    order = (("s4", "s3"), ("s3", "s2"), ("s2", "s1"))
+    if len(have) < 4:
+        f["order"] = None
+    elif diffs:
+        f["order"] = all(diffs[("per_mean", x, y)][0] - diffs[("per_mean", x, y)][1] <= 0 for x, y in order)
+    else:
+        f["order"] = all(s[x]["per_mean"] <= s[y]["per_mean"] + 1e-9 for x, y in order)
     f["s4_mostly_zero"] = s["s4"]["zero_per_share"] > 0.5 if "s4" in have else None
     f["util_s4_above_rsvp"] = f["util_s4_close_s1"] = f["video_s4_98_s1_not"] = None
     if len(have) == 4:
         u = {sc: s[sc]["util_mean_loaded"] for sc in have}
-        f["util_s4_above_rsvp"] = u["s4"] > u["s2"] and u["s4"] > u["s3"]
+        if diffs:
+            iv = [diffs[("util_mean_loaded", "s4", y)] for y in ("s2", "s3")]
+            if all(m - h > 0 for m, h in iv):
+                f["util_s4_above_rsvp"] = True
+            elif any(m + h < 0 for m, h in iv):
+                f["util_s4_above_rsvp"] = False
+        else:
+            f["util_s4_above_rsvp"] = u["s4"] > u["s2"] and u["s4"] > u["s3"]
         f["util_s4_close_s1"] = abs(u["s4"] - u["s1"]) <= 2.0
         f["video_s4_98_s1_not"] = s["s4"]["min_video_fraction"] >= 0.98 and s["s1"]["min_video_fraction"] < 0.98
     # s1's inverted trend: for the largest K, PER falls as N grows (least-squares slope < 0).
@@ -669,6 +727,22 @@ def findings(grid: Grid, ours: dict) -> dict[str, bool | None]:
     return f
 
 
+def _differences_md(grid: Grid, reps: list[dict]) -> list[str]:
+    diffs = paired_differences(grid, reps)
+    if not diffs:
+        return ["", "Comparisons between scenarios use the means as they are: with fewer than two complete "
+                "repetitions there is no estimate of the noise."]
+    md = ["", f"Differences between scenarios over the {len(reps)} complete repetitions, paired by seed "
+          "(mean ± half-width of the Student-t 95 % interval); *within noise* where the interval holds 0. "
+          "The findings above use these intervals.", "",
+          "| difference | mean ± 95 % | |", "|---|---|---|"]
+    for (metric, x, y), (m, h) in diffs.items():
+        what = "mean PER %" if metric == "per_mean" else "mean utilisation %, K>0"
+        word = "within noise" if m - h <= 0 <= m + h else ("x above y" if m > 0 else "x below y").replace("x", x).replace("y", y)
+        md.append(f"| {what}: {x} − {y} | {m:+.4f} ± {h:.4f} | {word} |")
+    return md
+
+
 FINDINGS = (
     ("k0_zero", "K = 0 ⇒ PER = 0 in every scenario"),
     ("order", "mean PER ordered s4 ≤ s3 ≤ s2 ≤ s1"),
@@ -680,11 +754,11 @@ FINDINGS = (
 )
 
 
-def reading(grid: Grid, ours: dict, paper: dict, meta: dict) -> str:
+def reading(grid: Grid, ours: dict, paper: dict, meta: dict, rep_cells: list[dict] | None = None) -> str:
     s = summary(grid, ours)
     pgrid = {key: v for key, v in paper.items() if key[1] in grid.k and key[2] in grid.n}
     ps = summary(grid, pgrid)
-    fo, fp = findings(grid, ours), findings(grid, pgrid)
+    fo, fp = findings(grid, ours, rep_cells), findings(grid, pgrid)
     reps = (f"{meta['reps_done_min']} repetition(s)" if meta["reps_done_min"] == meta["reps_done_max"]
             else f"{meta['reps_done_min']}–{meta['reps_done_max']} repetitions (of {meta['reps']} asked; the grid is not finished)")
     cpu_h = meta["runs_cpu_s"] / 3600
@@ -708,8 +782,11 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict) -> str:
         )
     word = {True: "yes", False: "no", None: "not decidable on this grid"}
     lines += ["", "| the paper's finding | ours | the paper's own table |", "|---|---|---|"]
+    noisy = bool(paired_differences(grid, rep_cells or [])) and all(s[sc]["complete"] for sc in SCENARIOS if sc in s)
     for key, text in FINDINGS:
-        lines.append(f"| {text} | **{word[fo[key]]}** | {word[fp[key]]} |")
+        ours_word = "within noise" if fo[key] is None and noisy and key == "util_s4_above_rsvp" else word[fo[key]]
+        lines.append(f"| {text} | **{ours_word}** | {word[fp[key]]} |")
+    lines += _differences_md(grid, rep_cells or [])
     lines += [
         "",
         "See `table1.md`, `table2.md`, `diff_*.png` and `fig3_per_vs_n.png` for the cell-by-cell comparison;",
