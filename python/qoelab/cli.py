@@ -101,14 +101,11 @@ def cmd_run(a: argparse.Namespace) -> int:
     sc = _load(a.scenario, a.set)
     out_dir = Path(a.output) if a.output else Path("results") / Path(sc.source).parent.name
     out_dir.mkdir(parents=True, exist_ok=True) if sc.data.get("output", {}).get("pcap") else None
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from qoelab.progress import progress
 
     t0 = time.perf_counter()
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.fields[sim]}"), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=err, transient=True) as p:
-        task = p.add_task(f"running {sc.source}", total=None, sim="")
-        res = sc.run(out_dir, progress=lambda now, end: p.update(task, completed=now, total=end, sim=f"{now:.1f}/{end:.1f} s simulated"))
+    with progress(err, f"running {sc.source}", unit="s simulated", fmt=lambda x: f"{x:.1f}", transient=True) as update:
+        res = sc.run(out_dir, progress=update)
     wall = time.perf_counter() - t0
     res.write(out_dir, plot=not a.no_plot)
     print_summary(res, title=sc.data.get("name") or sc.source)
@@ -124,20 +121,14 @@ def cmd_validate(a: argparse.Namespace) -> int:
 
 
 def cmd_sweep(a: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
-
+    from qoelab.progress import progress
     from qoelab.sweep import parse_grid, run_sweep
 
     sc = _load(a.scenario, a.set)
     axes = parse_grid(a.grid or [])
     out_dir = Path(a.output) if a.output else Path("results") / (Path(sc.source).parent.name + "-sweep")
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(), console=err) as p:
-        task = p.add_task("sweep", total=None)
-
-        def progress(done: int, total: int) -> None:
-            p.update(task, completed=done, total=total)
-
-        counts = run_sweep(sc, axes, a.reps, out_dir, a.jobs, progress)
+    with progress(err, f"sweep {sc.source}") as update:
+        counts = run_sweep(sc, axes, a.reps, out_dir, a.jobs, update)
     out.print(f"{counts['total']} runs ({counts['skipped']} already done, {counts['ran']} run now); tables in {out_dir}/")
     return 0
 

@@ -827,17 +827,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     def cmd(a: argparse.Namespace) -> int:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
+        from qoelab.progress import progress
 
         if a.reps is not None and a.reps < 1:
             raise QoelabError(f"--reps {a.reps}: must be at least 1")
         out = Path(a.output) if a.output else Path("results") / ("reproduce-tfd-quick" if a.quick else "reproduce-tfd")
-        err = Console(stderr=True)
-        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TimeRemainingColumn(), console=err, disable=a.report_only) as p:
-            task = p.add_task("tfd grid", total=None)
-            r = run(out, quick=a.quick, reps=a.reps, jobs=max(1, a.jobs), report_only=a.report_only,
-                    progress=lambda done, total: p.update(task, completed=done, total=total))
+        with progress(Console(stderr=True), "tfd grid", disable=a.report_only) as update:
+            r = run(out, quick=a.quick, reps=a.reps, jobs=max(1, a.jobs), report_only=a.report_only, progress=update)
         m = r["meta"]
         print(f"wrote {out}/README.md ({m['wall_s']:.0f} s now; {m['runs_timed']} runs, {m['runs_cpu_s'] / 3600:.2f} CPU h in all)")
         return 0
