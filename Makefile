@@ -18,6 +18,7 @@ demo: install
 
 test-rust:
 	cargo fmt --all --check
+	RUSTDOCFLAGS="-D warnings" cargo doc -p qoelab-core --no-deps --quiet
 	cargo test --workspace --release
 
 test-python: install

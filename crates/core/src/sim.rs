@@ -1,6 +1,6 @@
 //! The simulation world: nodes, ports, flows and the event loop.
 //!
-//! How a packet moves: app → transport (`Sender`) → [`inject`](Simulation::inject) at the source
+//! How a packet moves: app → transport (`Sender`) → `Simulation::inject` at the source
 //! node → port (queue discipline, serialisation) → delay line (+ loss) → next node → … →
 //! destination node → transport (`Receiver`) → statistics. Forwarding never calls back into an
 //! endpoint synchronously (every hop takes at least one serialisation time), so endpoint

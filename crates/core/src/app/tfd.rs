@@ -15,7 +15,7 @@
 //!   the first frame's bytes are extrapolated to the horizon.
 //!
 //! Horizons: `constant` (default `300ms`, the paper's) or `scene`: the horizon ends at the next
-//! scene cut, bounded to [`min_horizon`, `max_horizon`] (paper refs [7][8]). Scene cuts are
+//! scene cut, bounded to [`min_horizon`, `max_horizon`] (paper refs \[7\]\[8\]). Scene cuts are
 //! detected in the trace as I frames whose size differs from the previous I frame's by more
 //! than the factor `scene_ratio` (a heuristic of ours: the trace carries no cut markers).
 //!
