@@ -8,9 +8,9 @@ run leaves at most a ``.partial`` directory that is discarded on resume. The com
 
 Runs go repetition by repetition (every cell of rep 0, then of rep 1, ...), so a long sweep
 stopped part-way holds whole repetitions of the grid. Each run also writes ``timing.json`` (wall
-and CPU seconds, qoelab version, git commit): outside the results proper, so the results stay
-byte-identical between runs, and summed by :func:`timing` into the cost of a grid run over
-several sittings.
+and CPU seconds, start and end on the wall clock, qoelab version, git commit): outside the results
+proper, so the results stay byte-identical between runs, and summed by :func:`timing` into the
+cost of a grid run over several sittings.
 """
 
 from __future__ import annotations
@@ -118,21 +118,27 @@ def _run_one(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
         sc.set(k, v)
     base_seed = int(sc.data.get("sim", {}).get("seed", 1))
     sc.set("sim.seed", base_seed + cell.rep)
+    started = time.time()
     w0, c0 = time.perf_counter(), time.process_time()
     res = sc.run()
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     res.write(run_dir, plot=False)
     (run_dir / "cell.json").write_text(json.dumps({"params": dict(cell.params), "rep": cell.rep}, sort_keys=True) + "\n")
-    (run_dir / "timing.json").write_text(json.dumps({"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), **_code_version()}, sort_keys=True) + "\n")
+    (run_dir / "timing.json").write_text(json.dumps({"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "started_unix": round(started, 3),
+                                                     "finished_unix": round(time.time(), 3), **_code_version()}, sort_keys=True) + "\n")
     (run_dir / "done").write_text("")
     return cell.run_id
 
 
 def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
     """Sums the ``timing.json`` of the finished runs under ``out_dir/runs`` (of the cells in
-    ``only``, if given): how many runs, their CPU and wall seconds (one core each), and the
-    code versions they ran with."""
+    ``only``, if given): how many runs, their CPU and wall seconds (one core each), the code
+    versions they ran with, and ``active_wall_s``: the length of the union of the runs' time
+    intervals, i.e. the wall time the sweep was running with however many workers it had, pauses
+    between sittings excluded. A run's interval is ``started_unix``..``finished_unix``; runs
+    timed before those were recorded end at their ``done`` marker's mtime and last ``wall_s``."""
     runs, wall, cpu, versions = 0, 0.0, 0.0, set()
+    spans: list[tuple[float, float]] = []
     keep = None if only is None else {c.run_id for c in only}
     for t in sorted((out_dir / "runs").glob("*/timing.json")):
         if not is_done(t.parent) or (keep is not None and t.parent.name not in keep):
@@ -142,7 +148,27 @@ def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
         wall += d["wall_s"]
         cpu += d["cpu_s"]
         versions.add(d.get("git") or d.get("qoelab", "?"))
-    return {"runs": runs, "wall_s": wall, "cpu_s": cpu, "versions": sorted(versions)}
+        if "finished_unix" in d:
+            spans.append((d["started_unix"], d["finished_unix"]))
+        else:
+            end = (t.parent / "done").stat().st_mtime
+            spans.append((end - d["wall_s"], end))
+    return {"runs": runs, "wall_s": wall, "cpu_s": cpu, "versions": sorted(versions), "active_wall_s": union_length(spans)}
+
+
+def union_length(spans: list[tuple[float, float]]) -> float:
+    """Total length covered by the intervals ``(start, end)`` (overlaps counted once)."""
+    total, cur_start, cur_end = 0.0, None, None
+    for a, b in sorted(spans):
+        if cur_end is None or a > cur_end:
+            if cur_end is not None:
+                total += cur_end - cur_start
+            cur_start, cur_end = a, b
+        else:
+            cur_end = max(cur_end, b)
+    if cur_end is not None:
+        total += cur_end - cur_start
+    return total
 
 
 def _check_same_sweep(scenario: Scenario, axes: list[tuple[str, list[Any]]], reps: int, out_dir: Path) -> None:

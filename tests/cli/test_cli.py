@@ -1,6 +1,7 @@
 """The CLI: runs, outputs, determinism, sweeps and one-line errors with exit code 2."""
 
 import hashlib
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -126,6 +127,10 @@ def test_sweep_is_resumable(scen: Path, tmp_path: Path):
 
     t = timing(out)
     assert t["runs"] == 4 and t["cpu_s"] > 0 and t["wall_s"] > 0 and len(t["versions"]) == 1
+    # The sweep's own wall time: no longer than the runs' sum (runs in parallel count once),
+    # no shorter than its longest run.
+    longest = max(json.loads((r / "timing.json").read_text())["wall_s"] for r in runs)
+    assert longest <= t["active_wall_s"] + 0.01 and t["active_wall_s"] <= t["wall_s"] + 1.0
     assert all("wall_s" not in (r / "cell.json").read_text() for r in runs)
 
 
@@ -154,3 +159,12 @@ def test_sweep_refuses_a_changed_scenario(scen: Path, tmp_path: Path):
     scen.write_text(SCEN.replace('p = 0.02', 'p = 0.03'))
     code, _, err = run_cli(*args)
     assert code == 2 and "different base scenario" in err, err
+
+
+def test_union_length_counts_overlaps_once():
+    from qoelab.sweep import union_length
+
+    assert union_length([]) == 0.0
+    # Two workers overlapping for 5 s, then a pause, then one more run.
+    assert union_length([(0.0, 10.0), (5.0, 12.0), (20.0, 23.0), (21.0, 22.0)]) == pytest.approx(15.0)
+    assert union_length([(3.0, 4.0), (0.0, 1.0)]) == pytest.approx(2.0)

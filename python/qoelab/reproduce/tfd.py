@@ -382,7 +382,12 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
             "s3_peak_bps": peak, "trace_mean_bps": mean, "wall_s": wall, "runs": counts,
             "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
             "cells": len(_keys(grid)), "cells_reported": len(ours),
-            "runs_cpu_s": cost["cpu_s"], "runs_wall_s": cost["wall_s"], "runs_timed": cost["runs"], "code_versions": cost["versions"]}
+            "runs_cpu_s": cost["cpu_s"], "runs_wall_s": cost["wall_s"], "runs_timed": cost["runs"], "code_versions": cost["versions"],
+            "runs_active_wall_s": cost["active_wall_s"],
+            # Each repetition's own cost: how long the grid ran for it (the union of its runs'
+            # intervals, with however many workers) and its CPU time.
+            "per_rep_cost": [{"rep": r, "runs": c["runs"], "active_wall_s": c["active_wall_s"], "cpu_s": c["cpu_s"]}
+                             for r in range(reps) if (c := timing(out / "sweep", [x for x in cells(axes, r + 1) if x.rep == r]))["runs"]]}
     full_reps = complete_reps(grid, by_rep)
     meta["reps_complete"] = len(full_reps)
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
@@ -727,6 +732,19 @@ def findings(grid: Grid, ours: dict, reps: list[dict] | None = None) -> dict[str
     return f
 
 
+def _cost_md(meta: dict) -> list[str]:
+    rows = meta.get("per_rep_cost") or []
+    if not rows:
+        return []
+    md = ["", "Compute per repetition (wall time: the union of the repetition's runs' intervals, so runs in parallel "
+          "count once and pauses between sittings not at all; CPU: the runs' own):", "",
+          "| repetition | runs | wall h | CPU h |", "|---|---|---|---|"]
+    for r in rows:
+        md.append(f"| {r['rep']} | {r['runs']} | {r['active_wall_s'] / 3600:.2f} | {r['cpu_s'] / 3600:.2f} |")
+    md.append(f"| all | {sum(r['runs'] for r in rows)} | {meta['runs_active_wall_s'] / 3600:.2f} | {meta['runs_cpu_s'] / 3600:.2f} |")
+    return md
+
+
 def _differences_md(grid: Grid, reps: list[dict]) -> list[str]:
     diffs = paired_differences(grid, reps)
     if not diffs:
@@ -767,7 +785,8 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, rep_cells: list[dic
         f"Grid: scenarios {', '.join(grid.scenarios)}, N ∈ {list(grid.n)}, K ∈ {list(grid.k)}, "
         f"{grid.duration_s} s per run, {reps}; {meta['cells_reported']} of {meta['cells']} cells reported. "
         f"Compute: {meta['runs_timed']} runs took {cpu_h:.2f} CPU hours ({meta['runs_wall_s'] / 3600:.2f} h of run wall time, "
-        f"one core each), code {', '.join(meta['code_versions']) or 'unrecorded'}. "
+        f"one core each); the grid was running for {meta.get('runs_active_wall_s', float('nan')) / 3600:.2f} h of wall time (the union "
+        f"of the runs' intervals, pauses between sittings excluded); code {', '.join(meta['code_versions']) or 'unrecorded'}. "
         f"s3 reserves the trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream. Trace: `{meta['trace']}`.\n",
         "| scenario | mean PER % (ours / paper) | mean PER %, K>0 | mean utilisation %, K>0 | cells K>0 with PER=0 | min video delivered / required (ours: / offered; paper: / K=0) |",
         "|---|---|---|---|---|---|",
@@ -787,6 +806,7 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, rep_cells: list[dic
         ours_word = "within noise" if fo[key] is None and noisy and key == "util_s4_above_rsvp" else word[fo[key]]
         lines.append(f"| {text} | **{ours_word}** | {word[fp[key]]} |")
     lines += _differences_md(grid, rep_cells or [])
+    lines += _cost_md(meta)
     lines += [
         "",
         "See `table1.md`, `table2.md`, `diff_*.png` and `fig3_per_vs_n.png` for the cell-by-cell comparison;",
