@@ -377,7 +377,8 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     ours, nreps, by_rep = aggregate_reps(out / "sweep", grid, reps)
     if not ours:
         raise QoelabError(f"{out}: no finished runs of this grid")
-    cost = timing(out / "sweep", cells(axes, reps))
+    grid_cells = cells(axes, reps)
+    cost = timing(out / "sweep", grid_cells)
     meta = {"quick": quick, "reps": reps, "jobs": jobs, "duration_s": grid.duration_s, "trace": str(trace),
             "s3_peak_bps": peak, "trace_mean_bps": mean, "wall_s": wall, "runs": counts,
             "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
@@ -387,7 +388,7 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
             # Each repetition's own cost: how long the grid ran for it (the union of its runs'
             # intervals, with however many workers) and its CPU time.
             "per_rep_cost": [{"rep": r, "runs": c["runs"], "active_wall_s": c["active_wall_s"], "cpu_s": c["cpu_s"]}
-                             for r in range(reps) if (c := timing(out / "sweep", [x for x in cells(axes, r + 1) if x.rep == r]))["runs"]]}
+                             for r in range(reps) if (c := timing(out / "sweep", [x for x in grid_cells if x.rep == r]))["runs"]]}
     full_reps = complete_reps(grid, by_rep)
     meta["reps_complete"] = len(full_reps)
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
@@ -745,18 +746,17 @@ def _cost_md(meta: dict) -> list[str]:
     return md
 
 
-def _differences_md(grid: Grid, reps: list[dict]) -> list[str]:
-    diffs = paired_differences(grid, reps)
+def _differences_md(diffs: dict[tuple[str, str, str], tuple[float, float]], n_reps: int) -> list[str]:
     if not diffs:
         return ["", "Comparisons between scenarios use the means as they are: with fewer than two complete "
                 "repetitions there is no estimate of the noise."]
-    md = ["", f"Differences between scenarios over the {len(reps)} complete repetitions, paired by seed "
+    md = ["", f"Differences between scenarios over the {n_reps} complete repetitions, paired by seed "
           "(mean ± half-width of the Student-t 95 % interval); *within noise* where the interval holds 0. "
           "The findings above use these intervals.", "",
           "| difference | mean ± 95 % | |", "|---|---|---|"]
     for (metric, x, y), (m, h) in diffs.items():
         what = "mean PER %" if metric == "per_mean" else "mean utilisation %, K>0"
-        word = "within noise" if m - h <= 0 <= m + h else ("x above y" if m > 0 else "x below y").replace("x", x).replace("y", y)
+        word = "within noise" if m - h <= 0 <= m + h else f"{x} {'above' if m > 0 else 'below'} {y}"
         md.append(f"| {what}: {x} − {y} | {m:+.4f} ± {h:.4f} | {word} |")
     return md
 
@@ -801,11 +801,12 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, rep_cells: list[dic
         )
     word = {True: "yes", False: "no", None: "not decidable on this grid"}
     lines += ["", "| the paper's finding | ours | the paper's own table |", "|---|---|---|"]
-    noisy = bool(paired_differences(grid, rep_cells or [])) and all(s[sc]["complete"] for sc in SCENARIOS if sc in s)
+    diffs = paired_differences(grid, rep_cells or [])
+    noisy = bool(diffs) and all(s[sc]["complete"] for sc in SCENARIOS if sc in s)
     for key, text in FINDINGS:
         ours_word = "within noise" if fo[key] is None and noisy and key == "util_s4_above_rsvp" else word[fo[key]]
         lines.append(f"| {text} | **{ours_word}** | {word[fp[key]]} |")
-    lines += _differences_md(grid, rep_cells or [])
+    lines += _differences_md(diffs, len(rep_cells or []))
     lines += _cost_md(meta)
     lines += [
         "",

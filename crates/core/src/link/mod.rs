@@ -235,15 +235,14 @@ impl Port {
         self.collect_queue_drops(drops);
         let Some(p) = next else {
             // Held back by a non-work-conserving discipline: wake when it says it is ready
-            // (unless an earlier wake-up is already scheduled).
-            if self.qdisc.backlog().packets > 0 {
-                if let Some(t) = self.qdisc.ready_at(now) {
-                    let t = t.max(now);
-                    if self.idle_wake.is_none_or(|w| t < w || w < now) {
-                        self.held_back = true;
-                        self.idle_wake = Some(t);
-                        out.tx_done_at = Some(t);
-                    }
+            // (unless an earlier wake-up is already scheduled). Work-conserving disciplines
+            // answer `None` here without a backlog query.
+            if let Some(t) = self.qdisc.ready_at(now) {
+                let t = t.max(now);
+                if self.idle_wake.is_none_or(|w| t < w || w < now) {
+                    self.held_back = true;
+                    self.idle_wake = Some(t);
+                    out.tx_done_at = Some(t);
                 }
             }
             return;

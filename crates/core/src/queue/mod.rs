@@ -106,8 +106,8 @@ pub trait QueueDisc: Send {
     fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet>;
     /// For a non-work-conserving discipline whose `dequeue` returned `None` while it holds
     /// packets: the earliest time at which it may release one (the port wakes then). `None`
-    /// (the default, for work-conserving disciplines) means a packet is always released when
-    /// one is held.
+    /// when it holds none, and always for work-conserving disciplines (the default), which
+    /// release a packet whenever they hold one.
     fn ready_at(&self, _now: SimTime) -> Option<SimTime> {
         None
     }
