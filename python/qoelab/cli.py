@@ -226,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     scen(s)
     s.add_argument("--grid", action="append", metavar="KEY.PATH=V1,V2,…", help="an axis of the grid (repeatable)")
     s.add_argument("--reps", type=int, default=1, help="repetitions per cell, seeds base+0..R-1 (default 1)")
-    s.add_argument("-j", "--jobs", type=int, default=1, help="parallel processes (default 1)")
+    s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
     s.add_argument("-o", "--output", metavar="DIR")
     s.set_defaults(func=cmd_sweep)
 

@@ -195,6 +195,15 @@ def is_done(run_dir: Path) -> bool:
     return (run_dir / "done").exists()
 
 
+def resolve_jobs(jobs: int) -> int:
+    """``-j N``: N parallel runs; 0 means one per CPU this process may use."""
+    if jobs < 0:
+        raise QoelabError(f"-j/--jobs {jobs}: must be 0 (one per CPU) or a positive number of runs")
+    if jobs == 0:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return jobs
+
+
 def run_sweep(
     scenario: Scenario,
     axes: list[tuple[str, list[Any]]],
@@ -206,6 +215,7 @@ def run_sweep(
     """Runs every missing cell; returns counts ``{total, skipped, ran}``."""
     if reps < 1:
         raise QoelabError(f"--reps {reps}: must be at least 1")
+    jobs = resolve_jobs(jobs)
     all_cells = cells(axes, reps)
     # Validate every cell up front so a typo in the grid fails before hours of compute.
     for c in all_cells[: max(1, len(all_cells) // reps)]:

@@ -73,6 +73,12 @@ def test_same_seed_identical_files_other_seed_differs(scen: Path, tmp_path: Path
         (lambda s: s.replace('dst = "B"', 'dst = "Q"'), 'flows[0].dst: unknown node "Q"'),
         (lambda s: s + '[[links]]\na = "X"\nb = "Y"\nrate = "1Mbps"\ndelay = "1ms"\n', "disconnected"),
         (lambda s: s.replace('{ kind = "poisson", rate = "8Mbps", payload = "1000B" }', '{ kind = "video", trace = "missing.csv" }'), "flows[0].app.trace"),
+        # Used to panic dividing by a rate rounded to 0 bit/s.
+        (lambda s: s.replace('rate = "10Mbps"', 'rate = "0.4bps"'), "links[0].rate: rate must be at least 1bps"),
+        # Used to expand 10^8 flows and be killed for memory.
+        (lambda s: s.replace('name = "p"', 'name = "p{i}"\ncount = 100000000'), "flows[0].count: the scenario would have 100000000"),
+        # Used to clamp silently to u64::MAX nanoseconds.
+        (lambda s: s.replace('duration = "3s"', 'duration = "1e11s"'), "sim.duration: time must be below 146 years"),
     ],
 )
 def test_bad_input_one_line_exit_2(scen: Path, tmp_path: Path, mutate, expect):
@@ -143,6 +149,17 @@ def test_sweep_runs_repetition_by_repetition():
     assert [c.rep for c in cs] == [0] * 6 + [1] * 6 + [2] * 6
     assert len({c.run_id for c in cs}) == 18
     assert [dict(c.params) for c in cs[:6]] == [dict(c.params) for c in cs[6:12]]
+
+
+def test_jobs_zero_means_one_per_cpu_negative_is_an_error(scen: Path, tmp_path: Path):
+    import os
+
+    from qoelab.sweep import resolve_jobs
+
+    assert resolve_jobs(0) == len(os.sched_getaffinity(0)) and resolve_jobs(3) == 3
+    code, _, err = run_cli("sweep", str(scen), "--grid", "links[0].rate=5Mbps", "-j", "-2", "-o", str(tmp_path / "x"))
+    assert code == 2 and "-j/--jobs -2" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "x" / "runs").exists()
 
 
 def test_bad_grid(scen: Path, tmp_path: Path):

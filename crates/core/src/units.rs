@@ -68,8 +68,27 @@ pub fn parse_rate(s: &str) -> Result<Rate, String> {
     if v <= 0.0 {
         return Err(format!("rate must be positive, got {s:?}"));
     }
-    Ok(Rate((v * mult).round() as u64))
+    let bps = (v * mult).round();
+    if bps < 1.0 {
+        // A rate that rounds to 0 bit/s would never finish serialising a packet.
+        return Err(format!("rate must be at least 1bps, got {s:?}"));
+    }
+    if bps > MAX_RATE_BPS {
+        return Err(format!("rate must be at most 1000Tbps, got {s:?}"));
+    }
+    Ok(Rate(bps as u64))
 }
+
+/// Largest rate a scenario may give: 1 Pbit/s, far above any link, far below `u64` bits/s.
+const MAX_RATE_BPS: f64 = 1e15;
+
+/// Largest time a scenario may give, 2^62 ns (about 146 years): half of the `u64` nanosecond
+/// range, so a start time plus a duration or a step times a count can be checked instead of
+/// silently saturating.
+pub const MAX_TIME_NS: u64 = 1 << 62;
+
+/// Largest size in bytes a scenario may give (2^62 B): sums of sizes stay within `u64`.
+const MAX_BYTES: f64 = (1u64 << 62) as f64;
 
 /// Parses a duration such as `"20ms"`, `"1.5s"`, `"250us"`, `"10ns"`, `"2min"`.
 pub fn parse_time(s: &str) -> Result<Dur, String> {
@@ -89,6 +108,9 @@ pub fn parse_time(s: &str) -> Result<Dur, String> {
     }
     if v < 0.0 {
         return Err(format!("time must not be negative, got {s:?}"));
+    }
+    if v * mult * 1e9 > MAX_TIME_NS as f64 {
+        return Err(format!("time must be below 146 years (2^62 ns), got {s:?}"));
     }
     Ok(Dur::from_secs_f64(v * mult))
 }
@@ -112,6 +134,9 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     }
     if v < 0.0 {
         return Err(format!("size must not be negative, got {s:?}"));
+    }
+    if v * mult > MAX_BYTES {
+        return Err(format!("size must be below 2^62 bytes, got {s:?}"));
     }
     Ok((v * mult).round() as u64)
 }
@@ -204,6 +229,10 @@ mod tests {
         assert!(parse_rate("-5Mbps").unwrap_err().contains("positive"));
         assert!(parse_rate("0Mbps").is_err());
         assert!(parse_rate("10MBps").is_err());
+        // Rounds to 0 bit/s: would divide by zero when serialising.
+        assert!(parse_rate("0.4bps").unwrap_err().contains("at least 1bps"));
+        assert_eq!(parse_rate("0.5bps").unwrap(), Rate(1));
+        assert!(parse_rate("1e30bps").unwrap_err().contains("at most"));
     }
 
     #[test]
@@ -214,6 +243,10 @@ mod tests {
         assert_eq!(parse_time("1e3ms").unwrap(), Dur::from_secs(1));
         assert!(parse_time("-1ms").unwrap_err().contains("negative"));
         assert!(parse_time("20").is_err());
+        // Beyond the checked range: an error, not a value clamped to u64::MAX nanoseconds.
+        assert!(parse_time("1e11s").unwrap_err().contains("146 years"));
+        assert!(parse_time("100years").is_err());
+        assert_eq!(parse_time("100000h").unwrap(), Dur::from_secs(360_000_000));
     }
 
     #[test]
@@ -224,6 +257,7 @@ mod tests {
         assert_eq!(parse_limit("64KB").unwrap(), Limit::Bytes(64_000));
         assert!(parse_limit("50").is_err());
         assert!(parse_limit("x p").is_err());
+        assert!(parse_bytes("1e30B").unwrap_err().contains("2^62"));
     }
 
     #[test]

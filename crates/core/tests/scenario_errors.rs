@@ -94,3 +94,40 @@ fn tcp_config_checked_against_mtu() {
     let e = err(&tcp);
     assert!(e.starts_with("flows[0].transport.mss: ") && e.contains("does not fit MTU 1500"), "{e}");
 }
+
+#[test]
+fn counts_are_bounded_before_expansion() {
+    // A mistyped count used to expand 10^8 flows and exhaust memory; now it is refused at once,
+    // naming the entry that crosses the limit.
+    let many = BASE.replace("name = \"f\"", "name = \"f{i}\"\ncount = 100000000");
+    let e = err(&many);
+    assert!(e.starts_with("flows[0].count") && e.contains("at most 1000000"), "{e}");
+    // The limit is on the total: two entries that together cross it.
+    let two = format!(
+        "{}{}",
+        BASE.replace("name = \"f\"", "name = \"f{i}\"\ncount = 600000"),
+        "[[flows]]\nname = \"g{i}\"\ncount = 600000\nsrc = \"A\"\ndst = \"B\"\n\
+         transport = { kind = \"udp\" }\napp = { kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }\n"
+    );
+    let e = err(&two);
+    assert!(e.starts_with("flows[1].count"), "{e}");
+    let e = err(&BASE.replace("a = \"A\"", "a = \"A{i}\"\ncount = 2000000"));
+    assert!(e.starts_with("links[0].count") && e.contains("links"), "{e}");
+}
+
+#[test]
+fn expansion_arithmetic_does_not_wrap() {
+    // index_base + count - 1 beyond u32 would wrap and repeat names.
+    let e = err(&BASE.replace("name = \"f\"", "name = \"f{i}\"\ncount = 2\nindex_base = 4294967295"));
+    assert!(e.starts_with("flows[0].index_base") && e.contains("4294967296"), "{e}");
+    // start + start_step * (count - 1) beyond the time range would wrap to an early start.
+    let e = err(&BASE.replace("name = \"f\"", "name = \"f{i}\"\ncount = 3\nstart_step = \"100years\""));
+    assert!(e.contains("expected a time"), "{e}");
+    let e = err(&BASE.replace("name = \"f\"", "name = \"f{i}\"\ncount = 20\nstart_step = \"100000h\""));
+    assert!(e.starts_with("flows[0].start_step") && e.contains("146 years"), "{e}");
+    // A rate that rounds to zero bit/s would divide by zero when serialising.
+    let e = err(&BASE.replace("rate = \"10Mbps\"", "rate = \"0.4bps\""));
+    assert!(e.starts_with("links[0].rate") && e.contains("at least 1bps"), "{e}");
+    let e = err(&BASE.replace("duration = \"1s\"", "duration = \"1e11s\""));
+    assert!(e.starts_with("sim.duration") && e.contains("146 years"), "{e}");
+}

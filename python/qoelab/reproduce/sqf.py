@@ -46,7 +46,7 @@ import pyarrow.parquet as pq
 
 from qoelab import paths
 from qoelab.scenario import Scenario
-from qoelab.sweep import run_sweep
+from qoelab.sweep import resolve_jobs, run_sweep
 
 __all__ = ["Plan", "plan", "run", "register", "PAPER_TABLE1"]
 
@@ -646,11 +646,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     s = sub.add_parser("sqf", help="Bonald, Muscariello, Ostallo: Self-Prioritization of Audio and Video Traffic (ICC 2011)")
     s.add_argument("--quick", action="store_true", help="short runs and a coarse grid (CI)")
     s.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-sqf[-quick])")
-    s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1)")
+    s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
 
     def cmd(a) -> int:
         out = Path(a.output) if a.output else Path("results") / ("reproduce-sqf-quick" if a.quick else "reproduce-sqf")
-        run(out, quick=a.quick, jobs=max(1, a.jobs))
+        run(out, quick=a.quick, jobs=resolve_jobs(a.jobs))
         return 0
 
     s.set_defaults(func=cmd)

@@ -841,7 +841,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     t = sub.add_parser("tfd", help="Chodorek & Chodorek: TFD-capable dynamic QoS for HD video vs RSVP (Tables I, II, Fig. 3)")
     t.add_argument("--quick", action="store_true", help="short runs on a coarse grid (CI, a few minutes on 2 cores)")
     t.add_argument("--reps", type=int, default=None, help="repetitions per cell (default 1 with --quick, else 20 as in the paper)")
-    t.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1)")
+    t.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
     t.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-tfd[-quick])")
     t.add_argument("--report-only", action="store_true",
                    help="run nothing; write the report from the runs already finished in the folder (a grid stopped part-way)")
@@ -850,12 +850,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         from rich.console import Console
 
         from qoelab.progress import progress
+        from qoelab.sweep import resolve_jobs
 
         if a.reps is not None and a.reps < 1:
             raise QoelabError(f"--reps {a.reps}: must be at least 1")
         out = Path(a.output) if a.output else Path("results") / ("reproduce-tfd-quick" if a.quick else "reproduce-tfd")
         with progress(Console(stderr=True), "tfd grid", disable=a.report_only) as update:
-            r = run(out, quick=a.quick, reps=a.reps, jobs=max(1, a.jobs), report_only=a.report_only, progress=update)
+            r = run(out, quick=a.quick, reps=a.reps, jobs=resolve_jobs(a.jobs), report_only=a.report_only, progress=update)
         m = r["meta"]
         print(f"wrote {out}/README.md ({m['wall_s']:.0f} s now; {m['runs_timed']} runs, {m['runs_cpu_s'] / 3600:.2f} CPU h in all)")
         return 0
