@@ -21,7 +21,7 @@ def run_cli(capsys, *argv):
 def assert_one_line(err, path, fragment):
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith(f"{path}: "), lines[0]
+    assert lines[0].startswith(f"qoelab: {path}: "), lines[0]  # the same shape as every other qoelab error
     assert fragment in lines[0]
     assert "Traceback" not in err
 

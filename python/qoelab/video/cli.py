@@ -50,7 +50,7 @@ def _guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
         try:
             return fn(args)
         except VideoInputError as err:
-            print(str(err), file=sys.stderr)
+            print(f"qoelab: {err}", file=sys.stderr)
             return 2
 
     run.__name__ = fn.__name__

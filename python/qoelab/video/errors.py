@@ -2,7 +2,7 @@
 
 Anything that is the user's input being wrong (a malformed trace, a receive log naming packets the
 trace does not have, an unreadable video, a missing ffmpeg) is a `VideoInputError`. Its message is
-one line, `PATH: reason`, which the CLI prints as is and maps to exit code 2. Everything else is a
+one line, `PATH: reason`, which the CLI prints after `qoelab: ` and maps to exit code 2. Everything else is a
 bug and keeps its traceback.
 """
 
