@@ -131,3 +131,15 @@ fn expansion_arithmetic_does_not_wrap() {
     let e = err(&BASE.replace("duration = \"1s\"", "duration = \"1e11s\""));
     assert!(e.starts_with("sim.duration") && e.contains("146 years"), "{e}");
 }
+
+#[test]
+fn throughput_series_are_bounded() {
+    // A 1-ns bin used to grow one dense counter vector per flow until memory ran out.
+    let e = err(&format!("{BASE}[output]\nthroughput_bin = \"1ns\"\n"));
+    assert!(e.starts_with("output.throughput_bin") && e.contains("1000000000 throughput counters"), "{e}");
+    let e = err(&format!("{BASE}[output]\nthroughput_bin = \"0ms\"\n"));
+    assert!(e.starts_with("output.throughput_bin") && e.contains("positive"), "{e}");
+    // A fine bin over a short run is fine.
+    let ok = format!("{BASE}[output]\nthroughput_bin = \"10us\"\n");
+    Scenario::from_toml(&ok).unwrap().build(&BuildOptions::default()).unwrap();
+}

@@ -30,6 +30,10 @@ pub struct BuildOptions<'a> {
     pub pcap_dir: Option<&'a Path>,
 }
 
+/// Most throughput-series bins a run may keep, summed over flows (800 MB of counters per
+/// direction at most).
+pub const MAX_THROUGHPUT_BINS: u64 = 100_000_000;
+
 impl Scenario {
     pub fn build(&self, opts: &BuildOptions) -> Result<Simulation, ScenarioError> {
         let base = opts.base_dir.unwrap_or(Path::new("."));
@@ -38,6 +42,10 @@ impl Scenario {
         }
         let end = SimTime(self.sim.duration.as_nanos());
         let seed = self.sim.seed;
+        let bin_ns = self.output.throughput_bin.as_nanos();
+        if bin_ns == 0 {
+            return Err(ScenarioError::new("output.throughput_bin", "must be positive"));
+        }
 
         // Nodes: explicit first, then in order of first mention by a link.
         let mut names: Vec<String> = Vec::new();
@@ -290,6 +298,22 @@ impl Scenario {
                 Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
         }
 
-        Ok(Simulation::assemble(end, seed, names, next_hop, ports, flows, self.output.throughput_bin.as_nanos().max(1)))
+        // Throughput series are dense (one counter per bin per flow and direction): bound them
+        // before the run rather than exhaust memory part-way through it.
+        let bins_per_flow = end.0.div_ceil(bin_ns);
+        let counters = bins_per_flow.saturating_mul(flows.len() as u64);
+        if counters > MAX_THROUGHPUT_BINS {
+            return Err(ScenarioError::new(
+                "output.throughput_bin",
+                format!(
+                    "{} flows x {bins_per_flow} bins of {:?} over {:?} is {counters} throughput counters, more than the \
+                     {MAX_THROUGHPUT_BINS} allowed (8 bytes each, per direction); use a wider bin",
+                    flows.len(),
+                    self.output.throughput_bin,
+                    self.sim.duration
+                ),
+            ));
+        }
+        Ok(Simulation::assemble(end, seed, names, next_hop, ports, flows, bin_ns))
     }
 }
