@@ -190,3 +190,28 @@ fn a_router_that_holds_reservations_idles_the_link_rather_than_lend_them() {
     let held = mbps(&hold, "flood");
     assert!(held > 57.0 && held < 62.0, "held: best effort limited to C − Σr = 60 Mbit/s, got {held}");
 }
+
+#[test]
+fn rsvp_tspec_is_checked() {
+    let err = |rsvp: &str| {
+        let toml = scenario(r#"{ kind = "tfd", read_option = false }"#, rsvp, "1Mbps", "1s");
+        let dir = trace_dir();
+        match Scenario::from_toml(&toml).and_then(|s| s.build(&BuildOptions { base_dir: Some(&dir), pcap_dir: None })) {
+            Ok(_) => panic!("{rsvp}: expected an error"),
+            Err(e) => e.to_string(),
+        }
+    };
+    // p < r is not a token bucket a router can police; it used to be carried silently.
+    let e = err(r#", rsvp = { rate = "15Mbps", peak = "10Mbps" }"#);
+    assert!(e.contains("app.rsvp.peak") && e.contains("below its token rate"), "{e}");
+    // A bucket beyond the 32-bit field used to be clamped silently.
+    let e = err(r#", rsvp = { rate = "15Mbps", bucket = "5GiB" }"#);
+    assert!(e.contains("app.rsvp.bucket") && e.contains("32-bit"), "{e}");
+    // p = r and an explicit bucket are fine.
+    build(&scenario(
+        r#"{ kind = "tfd", read_option = false }"#,
+        r#", rsvp = { rate = "15Mbps", peak = "15Mbps", bucket = "64KB" }"#,
+        "1Mbps",
+        "1s",
+    ));
+}

@@ -17,10 +17,12 @@ pub struct RsvpSenderConfig {
     /// Tspec token rate r = the Guaranteed-service rate R each hop reserves.
     #[serde(with = "serde_units::rate")]
     pub rate: Rate,
-    /// Tspec peak rate p (default `"0bps"`, meaning `rate`); carried, not used by the scheduler.
+    /// Tspec peak rate p (default: equal to `rate`; never below it); carried, not used by the
+    /// scheduler.
     #[serde(default, with = "serde_units::rate")]
     pub peak: Rate,
-    /// Tspec bucket depth b (default `"0B"`); carried, not used by the scheduler.
+    /// Tspec bucket depth b (default `"0B"`, at most 2^32 - 1 bytes, the message's field);
+    /// carried, not used by the scheduler.
     #[serde(default, with = "serde_units::bytes")]
     pub bucket: u64,
     /// Refresh period R (default `"30s"`, RFC 2205 §3.7).
@@ -47,6 +49,15 @@ impl RsvpSenderConfig {
         if self.refresh.as_nanos() < 1_000_000 || self.refresh.as_nanos() > u32::MAX as u64 * 1_000_000 {
             return Err(("rsvp.refresh".into(), "must be between 1 ms and 2^32 ms".into()));
         }
+        if self.peak.bps() != 0 && self.peak.bps() < self.rate.bps() {
+            return Err((
+                "rsvp.peak".into(),
+                format!("a Tspec's peak rate cannot be below its token rate ({:?} < {:?})", self.peak, self.rate),
+            ));
+        }
+        if self.bucket > u64::from(u32::MAX) {
+            return Err(("rsvp.bucket".into(), "must be below 4 GiB (the message's 32-bit field)".into()));
+        }
         Ok(())
     }
 }
@@ -68,7 +79,7 @@ impl RsvpAgent {
             kind,
             rate_bps: self.cfg.rate.bps(),
             peak_bps: if self.cfg.peak.bps() == 0 { self.cfg.rate.bps() } else { self.cfg.peak.bps() },
-            bucket_bytes: self.cfg.bucket.min(u32::MAX as u64) as u32,
+            bucket_bytes: self.cfg.bucket as u32, // validated to fit
             refresh_ms: (self.cfg.refresh.as_nanos() / 1_000_000) as u32,
         }
     }
