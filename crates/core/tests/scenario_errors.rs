@@ -143,3 +143,29 @@ fn throughput_series_are_bounded() {
     let ok = format!("{BASE}[output]\nthroughput_bin = \"10us\"\n");
     Scenario::from_toml(&ok).unwrap().build(&BuildOptions::default()).unwrap();
 }
+
+#[test]
+fn packet_sources_are_checked() {
+    let app = |a: &str| BASE.replace(r#"{ kind = "cbr", rate = "1Mbps", payload = "1000B" }"#, a);
+    // Datagrams less than 1 ns apart used to stop simulated time (an endless loop at t = 0).
+    let e = err(&app(r#"{ kind = "cbr", rate = "1e15bps", payload = "1000B" }"#));
+    assert!(e.starts_with("flows[0].app.rate") && e.contains("less than 1 ns apart"), "{e}");
+    let e = err(&app(r#"{ kind = "poisson", rate = "1e15bps", payload = "100B" }"#));
+    assert!(e.starts_with("flows[0].app.rate"), "{e}");
+    // A payload beyond the MTU used to travel as one oversized packet; beyond 2^32 it wrapped.
+    let e = err(&app(r#"{ kind = "cbr", rate = "1Mbps", payload = "1473B" }"#));
+    assert!(e.starts_with("flows[0].app.payload") && e.contains("1472 B"), "{e}");
+    let e = err(&app(r#"{ kind = "cbr", rate = "1Mbps", payload = "5000000000B" }"#));
+    assert!(e.starts_with("flows[0].app.payload") && e.contains("one datagram"), "{e}");
+    Scenario::from_toml(&app(r#"{ kind = "cbr", rate = "1Mbps", payload = "1472B" }"#))
+        .unwrap()
+        .build(&BuildOptions::default())
+        .unwrap();
+    // On/off: a NaN Pareto shape and a zero ON period.
+    let e = err(&app(
+        r#"{ kind = "on_off", rate = "1Mbps", payload = "1000B", on = "1s", off = "1s", dist = "pareto", alpha = nan }"#,
+    ));
+    assert!(e.starts_with("flows[0].app.alpha"), "{e}");
+    let e = err(&app(r#"{ kind = "on_off", rate = "1Mbps", payload = "1000B", on = "0s", off = "1s" }"#));
+    assert!(e.starts_with("flows[0].app.on"), "{e}");
+}

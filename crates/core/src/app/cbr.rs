@@ -21,10 +21,8 @@ pub struct CbrConfig {
 
 impl CbrConfig {
     pub fn build(&self) -> Result<Cbr, AppBuildError> {
-        if self.payload == 0 {
-            return Err(AppBuildError::new("payload", "must be at least 1 byte"));
-        }
-        Ok(Cbr { payload: self.payload as u32, interval: packet_interval(self.payload, self.rate.bps()), sent: 0 })
+        let interval = packet_interval(self.payload, self.rate)?;
+        Ok(Cbr { payload: self.payload as u32, interval, sent: 0 })
     }
 }
 

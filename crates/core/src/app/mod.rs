@@ -147,6 +147,17 @@ impl AppConfig {
         }
     }
 
+    /// The fixed datagram payload of a packet-rate source (CBR, Poisson, on/off), which must fit
+    /// the first hop's MTU; `None` for applications that size their own datagrams.
+    pub fn fixed_payload(&self) -> Option<u64> {
+        match self {
+            AppConfig::Cbr(c) => Some(c.payload),
+            AppConfig::Poisson(c) => Some(c.payload),
+            AppConfig::OnOff(c) => Some(c.payload),
+            _ => None,
+        }
+    }
+
     /// Builds the application. Relative file paths resolve against `base_dir`.
     pub fn build(&self, base_dir: &Path) -> Result<Box<dyn Application>, AppBuildError> {
         self.build_with(base_dir, &video::TraceCache::default())
@@ -170,7 +181,26 @@ impl AppConfig {
     }
 }
 
-/// Interval between packets of `payload` bytes at `rate`, for packet-rate sources.
-pub(crate) fn packet_interval(payload_bytes: u64, rate_bps: u64) -> Dur {
-    Dur(((payload_bytes as u128 * 8 * 1_000_000_000) / rate_bps as u128) as u64)
+/// Interval between datagrams of `payload` bytes at `rate`, for packet-rate sources, with the
+/// checks they share: a payload of 1..=65,507 bytes (what one IPv4 UDP datagram can carry; the
+/// first hop's MTU is checked when the flow is built) and datagrams at least 1 ns apart, since
+/// a zero interval would stop simulated time.
+pub(crate) fn packet_interval(payload_bytes: u64, rate: crate::units::Rate) -> Result<Dur, AppBuildError> {
+    if payload_bytes == 0 {
+        return Err(AppBuildError::new("payload", "must be at least 1 byte"));
+    }
+    if payload_bytes > 65_507 {
+        return Err(AppBuildError::new(
+            "payload",
+            format!("{payload_bytes} B does not fit one datagram (at most 65507 B)"),
+        ));
+    }
+    let ns = (payload_bytes as u128 * 8 * 1_000_000_000) / rate.bps() as u128;
+    if ns == 0 {
+        return Err(AppBuildError::new(
+            "rate",
+            format!("{rate:?} with {payload_bytes} B datagrams sends them less than 1 ns apart"),
+        ));
+    }
+    Ok(Dur(ns as u64))
 }

@@ -50,17 +50,15 @@ fn default_alpha() -> f64 {
 
 impl OnOffConfig {
     pub fn build(&self) -> Result<OnOff, AppBuildError> {
-        if self.payload == 0 {
-            return Err(AppBuildError::new("payload", "must be at least 1 byte"));
+        let interval = packet_interval(self.payload, self.rate)?;
+        // `!(alpha > 1)` also refuses NaN.
+        if self.dist == PeriodDist::Pareto && !(self.alpha > 1.0 && self.alpha.is_finite()) {
+            return Err(AppBuildError::new("alpha", "Pareto shape must be a finite number above 1 (finite mean)"));
         }
-        if self.dist == PeriodDist::Pareto && self.alpha <= 1.0 {
-            return Err(AppBuildError::new("alpha", "Pareto shape must exceed 1 for a finite mean"));
+        if self.on.as_nanos() == 0 {
+            return Err(AppBuildError::new("on", "mean ON period must be positive"));
         }
-        Ok(OnOff {
-            cfg: self.clone(),
-            interval: packet_interval(self.payload, self.rate.bps()),
-            on_until: SimTime::ZERO,
-        })
+        Ok(OnOff { cfg: self.clone(), interval, on_until: SimTime::ZERO })
     }
 }
 

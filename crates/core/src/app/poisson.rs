@@ -21,13 +21,8 @@ pub struct PoissonConfig {
 
 impl PoissonConfig {
     pub fn build(&self) -> Result<Poisson, AppBuildError> {
-        if self.payload == 0 {
-            return Err(AppBuildError::new("payload", "must be at least 1 byte"));
-        }
-        Ok(Poisson {
-            payload: self.payload as u32,
-            mean_s: packet_interval(self.payload, self.rate.bps()).as_secs_f64(),
-        })
+        let mean = packet_interval(self.payload, self.rate)?;
+        Ok(Poisson { payload: self.payload as u32, mean_s: mean.as_secs_f64() })
     }
 }
 

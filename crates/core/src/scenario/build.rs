@@ -250,6 +250,19 @@ impl Scenario {
                 .app
                 .build_with(base, &traces)
                 .map_err(|e| ScenarioError::new(format!("{path}.app.{}", e.field), e.reason))?;
+            // Fragmentation is not modelled: a fixed payload must fit the first hop's MTU.
+            if let (Some(p), max) = (c.app.fixed_payload(), sender.max_datagram_payload()) {
+                if max > 0 && p > u64::from(max) {
+                    return Err(ScenarioError::new(
+                        format!("{path}.app.payload"),
+                        format!(
+                            "{p} B does not fit the first hop's MTU ({} B leaves {max} B for the payload; \
+                             fragmentation is not modelled)",
+                            setup.mtu_bytes
+                        ),
+                    ));
+                }
+            }
             let subscriptions = app.subscriptions();
             let log = (c.packet_log || self.output.packet_trace).then(PacketLog::default);
             flows.push(Flow {
