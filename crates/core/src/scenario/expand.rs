@@ -17,42 +17,43 @@ fn subst(s: &str, i: u32) -> String {
 /// memory; a packet-level run with a million flows is far beyond any study we know of.
 pub const MAX_ENTRIES: u64 = 1_000_000;
 
-/// Checks `count` and `index_base`, and that the running total stays within [`MAX_ENTRIES`].
-fn check_count(
-    path: &str,
+/// Checks every entry's `count` and `index_base` before anything is expanded (so a too-large
+/// total costs nothing), and that the total stays within [`MAX_ENTRIES`]. `what` is `"links"`
+/// or `"flows"`, the list's key; returns each entry's count and their sum.
+fn check_counts(
     what: &str,
-    count: Option<u32>,
-    index_base: u32,
-    total: &mut u64,
-) -> Result<u32, ScenarioError> {
-    let n = match count {
-        Some(0) => return Err(ScenarioError::new(format!("{path}.count"), "must be at least 1")),
-        Some(n) => n,
-        None => 1,
-    };
-    *total += u64::from(n);
-    if *total > MAX_ENTRIES {
-        return Err(ScenarioError::new(
-            format!("{path}.count"),
-            format!("the scenario would have {total} or more {what}; at most {MAX_ENTRIES} are allowed"),
-        ));
+    entries: impl Iterator<Item = (Option<u32>, u32)>,
+) -> Result<(Vec<u32>, usize), ScenarioError> {
+    let mut total = 0u64;
+    let mut counts = Vec::new();
+    for (k, (count, index_base)) in entries.enumerate() {
+        let path = format!("{what}[{k}]");
+        let n = match count {
+            Some(0) => return Err(ScenarioError::new(format!("{path}.count"), "must be at least 1")),
+            Some(n) => n,
+            None => 1,
+        };
+        total += u64::from(n);
+        if total > MAX_ENTRIES {
+            return Err(ScenarioError::new(
+                format!("{path}.count"),
+                format!("the scenario would have {total} or more {what}; at most {MAX_ENTRIES} are allowed"),
+            ));
+        }
+        if index_base.checked_add(n - 1).is_none() {
+            return Err(ScenarioError::new(
+                format!("{path}.index_base"),
+                format!("index_base + count - 1 = {} exceeds {}", u64::from(index_base) + u64::from(n) - 1, u32::MAX),
+            ));
+        }
+        counts.push(n);
     }
-    if index_base.checked_add(n - 1).is_none() {
-        return Err(ScenarioError::new(
-            format!("{path}.index_base"),
-            format!("index_base + count - 1 = {} exceeds {}", u64::from(index_base) + u64::from(n) - 1, u32::MAX),
-        ));
-    }
-    Ok(n)
+    Ok((counts, total as usize))
 }
 
 pub fn links(ls: &[LinkConfig]) -> Result<Vec<Expanded<LinkConfig>>, ScenarioError> {
-    // Every count is checked before anything is expanded, so a too-large total costs nothing.
-    let mut total = 0;
-    let counts = (ls.iter().enumerate())
-        .map(|(k, l)| check_count(&format!("links[{k}]"), "links", l.count, l.index_base, &mut total))
-        .collect::<Result<Vec<u32>, _>>()?;
-    let mut out = Vec::with_capacity(total as usize);
+    let (counts, total) = check_counts("links", ls.iter().map(|l| (l.count, l.index_base)))?;
+    let mut out = Vec::with_capacity(total);
     for ((k, l), n) in ls.iter().enumerate().zip(counts) {
         let path = format!("links[{k}]");
         for j in 0..n {
@@ -71,11 +72,8 @@ pub fn links(ls: &[LinkConfig]) -> Result<Vec<Expanded<LinkConfig>>, ScenarioErr
 }
 
 pub fn flows(fs: &[FlowConfig]) -> Result<Vec<Expanded<FlowConfig>>, ScenarioError> {
-    let mut total = 0;
-    let counts = (fs.iter().enumerate())
-        .map(|(k, f)| check_count(&format!("flows[{k}]"), "flows", f.count, f.index_base, &mut total))
-        .collect::<Result<Vec<u32>, _>>()?;
-    let mut out = Vec::with_capacity(total as usize);
+    let (counts, total) = check_counts("flows", fs.iter().map(|f| (f.count, f.index_base)))?;
+    let mut out = Vec::with_capacity(total);
     for ((k, f), n) in fs.iter().enumerate().zip(counts) {
         let path = format!("flows[{k}]");
         // The last instance starts at start + start_step * (count - 1): it must stay in range.
