@@ -55,6 +55,12 @@ impl Ord for Entry {
 #[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
+    /// The entry at the top of `heap` was already handed out by `pop_until` and is logically
+    /// gone. Its removal is deferred: the next `push` overwrites it in place (one sift-down)
+    /// instead of a pop (a sift to the bottom and back up) followed by a push (a sift-up).
+    /// Handlers usually schedule something, so most pops end this way. The pop order is
+    /// unchanged: `(time, seq)` keys are unique, so every valid heap yields the same sequence.
+    top_taken: bool,
     next_seq: u64,
     /// Events popped so far (the run's event count).
     popped: u64,
@@ -69,24 +75,35 @@ impl EventQueue {
     pub fn push(&mut self, time: SimTime, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        let e = Entry { time, seq, event };
+        if self.top_taken {
+            self.top_taken = false;
+            *self.heap.peek_mut().expect("a taken top is still stored") = e;
+        } else {
+            self.heap.push(e);
+        }
     }
 
     /// Removes and returns the earliest event if it is due no later than `until`.
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
-        if self.heap.peek()?.time > until {
+        if self.top_taken {
+            self.top_taken = false;
+            self.heap.pop();
+        }
+        let e = *self.heap.peek()?;
+        if e.time > until {
             return None;
         }
-        let e = self.heap.pop().expect("peeked entry exists");
+        self.top_taken = true;
         self.popped += 1;
         Some((e.time, e.event))
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.top_taken as usize
     }
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
     /// Number of events dispatched so far.
     pub fn popped(&self) -> u64 {
