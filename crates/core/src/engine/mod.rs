@@ -85,6 +85,7 @@ impl EventQueue {
     }
 
     /// Removes and returns the earliest event if it is due no later than `until`.
+    #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
         if self.top_taken {
             self.top_taken = false;
