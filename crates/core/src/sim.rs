@@ -173,7 +173,11 @@ impl Simulation {
         }
     }
 
+    #[inline]
     fn account_drops(&mut self) {
+        if self.drops.is_empty() {
+            return;
+        }
         for (pkt, cause) in self.drops.drain(..) {
             if matches!(pkt.l4, L4::Rsvp(_)) {
                 // Signalling is not part of the flow's data; soft state recovers from the loss.

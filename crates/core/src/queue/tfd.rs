@@ -341,7 +341,8 @@ impl Tfd {
     /// SCFQ finish tag for a packet of `size` bytes of a class served at `rate_bps`.
     fn tag(v: u64, last_finish: u64, last_epoch: u64, epoch: u64, size: u32, rate_bps: u64) -> u64 {
         let start = if last_epoch == epoch { last_finish.max(v) } else { v };
-        let inc = (size as u128 * 8 * 1_000_000_000).div_ceil(rate_bps as u128) as u64;
+        // A packet's transmission time at the class's rate (64-bit arithmetic when it fits).
+        let inc = Rate(rate_bps).tx_time(size as u64).0;
         start + inc.max(1)
     }
 
@@ -419,7 +420,7 @@ impl QueueDisc for Tfd {
             self.be_bytes -= p.size_bytes as u64;
             if !self.cfg.lend_idle {
                 let be_rate = self.link_bps - self.reserved_bps;
-                let gap = (p.size_bytes as u128 * 8 * 1_000_000_000).div_ceil(be_rate as u128) as u64;
+                let gap = Rate(be_rate).tx_time(p.size_bytes as u64).0;
                 // One packet of credit: a best-effort packet delayed behind a reserved one
                 // does not lose its slot, so a backlogged best effort gets C − Σ r.
                 self.be_ready = SimTime(self.be_ready.0.max(cx.now.0.saturating_sub(gap)) + gap);
