@@ -44,6 +44,9 @@ pub struct Flow {
     pub(crate) subscriptions: u32,
 }
 
+/// Spare packet boxes kept for reuse at most (655 KB); beyond it a finished packet is freed.
+const SPARE_MAX: usize = 4096;
+
 /// The world.
 pub struct Simulation {
     pub(crate) now: SimTime,
@@ -60,6 +63,9 @@ pub struct Simulation {
     notices: Vec<TransportEvent>,
     actions: Vec<AppAction>,
     drops: Vec<(Packet, DropCause)>,
+    /// Boxes of packets that left the network (delivered or dropped), reused for new packets:
+    /// a loaded TFD cell allocates and frees a box per packet otherwise. At most `SPARE_MAX`.
+    spare: Vec<Packet>,
     /// RSVP messages the application asked to send.
     out_rsvp: Vec<RsvpMsg>,
     /// RSVP messages sent by hosts (PATH, RESV, PathTear) and lost in queues.
@@ -101,6 +107,7 @@ impl Simulation {
             notices: Vec::new(),
             actions: Vec::new(),
             drops: Vec::new(),
+            spare: Vec::new(),
             out_rsvp: Vec::new(),
             rsvp_sent: 0,
             rsvp_dropped: 0,
@@ -198,6 +205,21 @@ impl Simulation {
                     log.drop[pkt.seq_in_flow as usize] = if cause == DropCause::Queue { 1 } else { 2 };
                 }
             }
+            if self.spare.len() < SPARE_MAX {
+                self.spare.push(pkt);
+            }
+        }
+    }
+
+    /// A box for a new packet: a spare one if there is any.
+    #[inline]
+    fn new_packet(&mut self, data: PacketData) -> Packet {
+        match self.spare.pop() {
+            Some(mut b) => {
+                *b = data;
+                b
+            }
+            None => Box::new(data),
         }
     }
 
@@ -255,6 +277,9 @@ impl Simulation {
                 f.rev.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin);
                 f.sender.on_packet(&pkt, &mut cx);
             }
+        }
+        if self.spare.len() < SPARE_MAX {
+            self.spare.push(pkt);
         }
         self.flush(fid);
     }
@@ -368,7 +393,7 @@ impl Simulation {
                 log.drop.push(0);
             }
         }
-        let pkt = Box::new(PacketData {
+        let pkt = self.new_packet(PacketData {
             flow: fid,
             dir: o.dir,
             src,
