@@ -17,6 +17,11 @@ class ScenarioError(QoelabError, ValueError):
         self.message = message
         super().__init__(f"{source}: {message}" if source else message)
 
+    def __reduce__(self):
+        # Pickled by its two fields (the default would call __init__ with the joined text
+        # alone), so it crosses process boundaries, e.g. from a sweep worker.
+        return (type(self), (self.source, self.message))
+
 
 #: The native exception type raised by the core (re-exported for ``except`` clauses).
 NativeScenarioError = _NativeScenarioError

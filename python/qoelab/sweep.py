@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -31,7 +32,7 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from qoelab.errors import QoelabError
+from qoelab.errors import NativeScenarioError, QoelabError
 from qoelab.scenario import Scenario, parse_value
 
 
@@ -237,17 +238,31 @@ def run_sweep(
         progress(done, len(all_cells))
     if jobs <= 1:
         for c in todo:
-            _run_one(scenario, c, runs / c.run_id)
+            try:
+                _run_one(scenario, c, runs / c.run_id)
+            except (QoelabError, NativeScenarioError) as e:
+                raise QoelabError(f"{runs / c.run_id}: {e}") from e
             done += 1
             if progress:
                 progress(done, len(all_cells))
     else:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
-            pending = {ex.submit(_run_one, scenario, c, runs / c.run_id) for c in todo}
+            cell_of = {ex.submit(_run_one, scenario, c, runs / c.run_id): c for c in todo}
+            pending = set(cell_of)
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    f.result()
+                for f in sorted(finished, key=lambda f: cell_of[f].run_id):
+                    try:
+                        f.result()
+                    except (QoelabError, NativeScenarioError) as e:
+                        for p in pending:
+                            p.cancel()
+                        raise QoelabError(f"{runs / cell_of[f].run_id}: {e}") from e
+                    except BrokenProcessPool as e:
+                        # A worker died (killed, out of memory, crashed). The finished runs
+                        # stay; a rerun resumes after them.
+                        raise QoelabError(f"{runs}: a worker process died ({e}); the {done} finished runs are kept, "
+                                          "run the same command again to resume") from e
                     done += 1
                     if progress:
                         progress(done, len(all_cells))

@@ -11,8 +11,9 @@ use qoelab_core::trace::{Column, Table};
 use qoelab_core::{BuildOptions, RunResults, Scenario};
 use std::path::PathBuf;
 
-create_exception!(_native, ScenarioError, PyValueError, "A scenario mistake: `path: reason`.");
-create_exception!(_native, TfdError, PyValueError, "An invalid TFD option or option bytes.");
+// Named `qoelab._native.X` so that pickle finds them (a sweep worker raises them).
+create_exception!(qoelab._native, ScenarioError, PyValueError, "A scenario mistake: `path: reason`.");
+create_exception!(qoelab._native, TfdError, PyValueError, "An invalid TFD option or option bytes.");
 
 fn scenario_err(e: qoelab_core::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())

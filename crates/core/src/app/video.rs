@@ -208,10 +208,19 @@ impl VideoConfig {
         let frames = rows.iter().map(|r| r.frame).max().unwrap_or(0) + 1;
         let period = last + if frames > 1 { last / (frames as u64 - 1).max(1) } else { 1_000_000 };
         let start_idx = rows.partition_point(|r| r.ts_ns < self.offset.as_nanos());
-        if start_idx as u64 >= n {
+        // Past the last row, a trace played once has nothing left to send. A looped trace
+        // goes on for one more frame interval (its period), so an offset in that gap starts
+        // with the next repetition's first row, at `period − offset`.
+        if !self.repeat && start_idx as u64 >= n {
             return Err(AppBuildError::new(
                 "offset",
                 format!("beyond the end of the trace ({} ms)", last as f64 / 1e6),
+            ));
+        }
+        if self.repeat && self.offset.as_nanos() >= period {
+            return Err(AppBuildError::new(
+                "offset",
+                format!("beyond the end of the looped trace (its period is {} ms)", period as f64 / 1e6),
             ));
         }
         if let Some(t) = &self.tfd {
@@ -472,6 +481,12 @@ mod timing_tests {
 
     /// Runs the source to `until_ns`, firing its timers in time order; returns send times (ns).
     fn send_times(cfg_pacing: Pacing, jitter: Dur, peak: Option<&str>, until_ns: u64) -> Vec<u64> {
+        let extra = peak.map_or(String::new(), |r| format!("peak_rate = \"{r}\"\n"));
+        send_times_cfg(cfg_pacing, jitter, &extra, until_ns).expect("test source builds")
+    }
+
+    /// As `send_times`, with `extra` TOML lines in the source's config; the build error if any.
+    fn send_times_cfg(cfg_pacing: Pacing, jitter: Dur, extra: &str, until_ns: u64) -> Result<Vec<u64>, String> {
         // Built through the config, so the test does not depend on the source's private fields.
         // One directory per call: tests run in parallel threads of one process.
         static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -488,12 +503,11 @@ mod timing_tests {
             Pacing::Frame => "frame",
         };
         let cfg: VideoConfig = toml::from_str(&format!(
-            "trace = \"t.csv\"\nmax_payload = \"1000B\"\npacing = \"{pacing}\"\nsource_jitter = \"{}ns\"\n{}",
+            "trace = \"t.csv\"\nmax_payload = \"1000B\"\npacing = \"{pacing}\"\nsource_jitter = \"{}ns\"\n{extra}",
             jitter.as_nanos(),
-            peak.map_or(String::new(), |r| format!("peak_rate = \"{r}\"\n"))
         ))
         .unwrap();
-        let mut src = cfg.build(&dir).unwrap();
+        let mut src = cfg.build(&dir).map_err(|e| format!("{}: {}", e.field, e.reason))?;
         let mut rng = SimRng::stream(1, "test");
         let mut timers: Vec<(SimTime, TimerKind)> = Vec::new();
         let mut sent = Vec::new();
@@ -528,7 +542,27 @@ mod timing_tests {
                 None => break,
             }
         }
-        sent
+        Ok(sent)
+    }
+
+    #[test]
+    fn a_looped_trace_accepts_offsets_up_to_its_period() {
+        // Rows: frame 0 (6 datagrams) at 0 ms, frame 1 (1 datagram) at 40 ms; period 80 ms.
+        const MS: u64 = 1_000_000;
+        let run = |extra: &str| send_times_cfg(Pacing::Burst, Dur::ZERO, extra, 110 * MS);
+        let six = |t: u64| vec![t * MS; 6];
+        let from_zero = [six(0), vec![40 * MS], six(80)].concat();
+        assert_eq!(run("loop = true").unwrap(), from_zero);
+        // At the last row: it is sent first, then the next repetition.
+        assert_eq!(run("loop = true\noffset = \"40ms\"").unwrap(), [vec![0], six(40), vec![80 * MS]].concat());
+        // Between the last row and the period: the next repetition starts at 80 − 60 ms.
+        assert_eq!(run("loop = true\noffset = \"60ms\"").unwrap(), [six(20), vec![60 * MS], six(100)].concat());
+        let e = run("loop = true\noffset = \"80ms\"").unwrap_err();
+        assert!(e.contains("offset") && e.contains("period is 80 ms"), "{e}");
+        // Played once, nothing is left after the last row.
+        let e = run("offset = \"60ms\"").unwrap_err();
+        assert!(e.contains("offset") && e.contains("beyond the end of the trace (40 ms)"), "{e}");
+        assert_eq!(run("offset = \"40ms\"").unwrap(), vec![0]);
     }
 
     #[test]
