@@ -4,7 +4,8 @@
 //! `frame,type,size_bytes,ts_ms` and optionally `nal` and `display` (the format written by
 //! `qoelab video encode`). Each row is sent at `ts_ms` after the flow's start as
 //! ⌈size / max_payload⌉ datagrams, back to back; RTP timestamps are `ts_ms · 90` (90 kHz).
-//! With `loop = true` the trace repeats, shifted by its duration, until the flow stops.
+//! With `loop = true` the trace repeats, shifted by its period (last timestamp plus one mean
+//! frame interval), until the flow stops; `offset` may then be anywhere in [0, period).
 //!
 //! Two optional sender-side timing knobs (both off by default, which keeps the behaviour and
 //! the random streams of existing scenarios unchanged):
