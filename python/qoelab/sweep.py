@@ -114,6 +114,15 @@ def _code_version() -> dict[str, str]:
 
 
 def _run_one(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
+    """Runs one cell into ``run_dir``. A scenario error comes back as one line naming the run
+    (raised in a worker process, it must also survive pickling to reach the parent)."""
+    try:
+        return _run_cell(scenario, cell, run_dir)
+    except (QoelabError, NativeScenarioError) as e:
+        raise QoelabError(f"{run_dir}: {e}") from e
+
+
+def _run_cell(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
     sc = scenario.copy()
     for k, v in cell.params:
         sc.set(k, v)
@@ -238,10 +247,7 @@ def run_sweep(
         progress(done, len(all_cells))
     if jobs <= 1:
         for c in todo:
-            try:
-                _run_one(scenario, c, runs / c.run_id)
-            except (QoelabError, NativeScenarioError) as e:
-                raise QoelabError(f"{runs / c.run_id}: {e}") from e
+            _run_one(scenario, c, runs / c.run_id)
             done += 1
             if progress:
                 progress(done, len(all_cells))
@@ -254,10 +260,10 @@ def run_sweep(
                 for f in sorted(finished, key=lambda f: cell_of[f].run_id):
                     try:
                         f.result()
-                    except (QoelabError, NativeScenarioError) as e:
+                    except QoelabError:
                         for p in pending:
                             p.cancel()
-                        raise QoelabError(f"{runs / cell_of[f].run_id}: {e}") from e
+                        raise
                     except BrokenProcessPool as e:
                         # A worker died (killed, out of memory, crashed). The finished runs
                         # stay; a rerun resumes after them.

@@ -47,6 +47,14 @@ pub struct Flow {
 /// Spare packet boxes kept for reuse at most (655 KB); beyond it a finished packet is freed.
 const SPARE_MAX: usize = 4096;
 
+/// Keeps the box of a packet that left the network for the next new packet.
+#[inline]
+fn recycle(spare: &mut Vec<Packet>, pkt: Packet) {
+    if spare.len() < SPARE_MAX {
+        spare.push(pkt);
+    }
+}
+
 /// The world.
 pub struct Simulation {
     pub(crate) now: SimTime,
@@ -205,9 +213,7 @@ impl Simulation {
                     log.drop[pkt.seq_in_flow as usize] = if cause == DropCause::Queue { 1 } else { 2 };
                 }
             }
-            if self.spare.len() < SPARE_MAX {
-                self.spare.push(pkt);
-            }
+            recycle(&mut self.spare, pkt);
         }
     }
 
@@ -278,9 +284,7 @@ impl Simulation {
                 f.sender.on_packet(&pkt, &mut cx);
             }
         }
-        if self.spare.len() < SPARE_MAX {
-            self.spare.push(pkt);
-        }
+        recycle(&mut self.spare, pkt);
         self.flush(fid);
     }
 
