@@ -36,6 +36,9 @@ def test_report_files_are_written(quick):
     assert rows[0] == ("scenario,K,N,per_pct_ours,per_pct_paper,utilisation_pct_ours,utilisation_pct_paper,"
                        "per_pct_ours_ci95,utilisation_pct_ours_ci95")
     assert any(r.startswith("s1,10,1,") and r.split(",")[4] == "26.9" for r in rows)
+    # A committed report names the bundled trace by its path in the repository, not this machine's.
+    assert quick["meta"]["trace"] == str(tfd.TRACE)
+    assert str(paths.root()) not in (out / "README.md").read_text()
 
 
 def test_resumes_without_rerunning(quick):

@@ -379,7 +379,7 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
         raise QoelabError(f"{out}: no finished runs of this grid")
     grid_cells = cells(axes, reps)
     cost = timing(out / "sweep", grid_cells)
-    meta = {"quick": quick, "reps": reps, "jobs": jobs, "duration_s": grid.duration_s, "trace": str(trace),
+    meta = {"quick": quick, "reps": reps, "jobs": jobs, "duration_s": grid.duration_s, "trace": _shown(trace),
             "s3_peak_bps": peak, "trace_mean_bps": mean, "wall_s": wall, "runs": counts,
             "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
             "cells": len(_keys(grid)), "cells_reported": len(ours),
@@ -394,6 +394,15 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     write_report(out, grid, ours, meta, sens, held, full_reps)
     return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held, "reps": full_reps}
+
+
+def _shown(p: Path) -> str:
+    """A path as the report shows it: relative to the repository when it lies inside it, so that
+    a report committed from one checkout does not name another machine's folders."""
+    try:
+        return str(p.resolve().relative_to(paths.root().resolve()))
+    except ValueError:
+        return str(p)
 
 
 def _side_runs(sweep_dir: Path, duration_s: float):
