@@ -4,7 +4,7 @@ Reading list
 ------------
 - [BMO11] T. Bonald, L. Muscariello, N. Ostallo, "Self-Prioritization of Audio and Video
   Traffic", ICC 2011, Sec. IV ("Analytical results"), Fig. 3 and Fig. 4
-  (``/work/shared/papers/sqf-self-prioritization.txt``, hal-01244042).
+  (``shared/papers/sqf-self-prioritization.txt``, hal-01244042).
 - ``docs/models/sqf-analytic.md``: assumptions, parameters, validation and the comparison with
   the paper's numbers.
 

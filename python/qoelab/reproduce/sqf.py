@@ -3,7 +3,7 @@ of Audio and Video Traffic", ICC 2011 (BMO11), rerun in the simulator.
 
 Reading list
 ------------
-- ``/work/shared/papers/sqf-self-prioritization.txt``: Sec. IV (model), Sec. V (testbed).
+- ``shared/papers/sqf-self-prioritization.txt``: Sec. IV (model), Sec. V (testbed).
 - ``scenarios/sqf/README.md``: the scenarios and what we chose where the paper is silent.
 - ``docs/models/sqf.md``, ``drr.md``, ``pfq.md``, ``fq_codel.md``, ``sqf-analytic.md``.
 

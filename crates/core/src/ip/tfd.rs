@@ -7,7 +7,8 @@
 //! helpers that place the option in an IPv4 options area or an IPv6 Hop-by-Hop Options header.
 //!
 //! Reading list:
-//! - Choderek & Choderek, *Dynamic QoS for HD video using the TFD option*, §III
+//! - A. Chodorek, R. R. Chodorek, *Performance evaluation of the TFD-capable dynamic QoS
+//!   assurance of HD video streaming in well-dimensioned network*, §III
 //!   (`shared/papers/tfd-dynamic-qos-hd-video.txt`): the five fields, the Len values, and the
 //!   meaning of the flags B, F, D, M, L, S, E. Its Fig. 1c (the flag positions) is not in the
 //!   text we have, so the bit positions below are our choice.

@@ -25,8 +25,8 @@
 //! - P. Goyal, S. S. Lam, H. M. Vin, "Determining end-to-end delay bounds in heterogeneous
 //!   networks", NOSSDAV 1995: SCFQ belongs to the Guaranteed Rate class.
 //! - RFC 2212 (Guaranteed service) for what a reservation of rate R promises.
-//! - Choderek & Choderek, TFD paper §III (`shared/papers/tfd-dynamic-qos-hd-video.txt`) and
-//!   draft-choderek-traffic-flow-option: Next Data / Next Time as the rate of forthcoming
+//! - Chodorek & Chodorek, TFD paper §III (`shared/papers/tfd-dynamic-qos-hd-video.txt`) and
+//!   draft-chodorek-traffic-flow-option: Next Data / Next Time as the rate of forthcoming
 //!   traffic; constant or variable horizons.
 //!
 //! Cost per packet: O(1) to look the flow up (a vector indexed by flow id), O(log n) heap
