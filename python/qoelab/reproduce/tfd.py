@@ -43,6 +43,8 @@ from qoelab.scenario import Scenario
 
 SCENARIOS = ("s1", "s2", "s3", "s4")
 TARGET_BPS = 40_000_000
+#: s2's static reservation as a multiple of the target rate (the paper: 150 %).
+S2_SHARE = 1.5
 TRACE = "data/traces/hd1080_40M.trace.csv.gz"
 CLIPS = 8
 CLIP_S = 19.0
@@ -182,7 +184,7 @@ def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace:
         offset = rng.randrange(CLIPS) * CLIP_S + rng.uniform(0, CLIP_S)
         app: dict[str, Any] = {"kind": "video", "trace": str(trace), "loop": True, "offset": f"{offset:.3f}s", "pacing": pacing}
         if sc == "s2":
-            app["rsvp"] = {"rate": f"{int(1.5 * TARGET_BPS)}bps"}
+            app["rsvp"] = {"rate": f"{int(S2_SHARE * TARGET_BPS)}bps"}
         elif sc == "s3":
             app["rsvp"] = {"rate": f"{peak_bps}bps"}
         elif sc == "s4":
@@ -830,7 +832,8 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, rep_cells: list[dic
         "K = 0) despite the stated 40 Mbit/s target; routers are our SCFQ scheduler, not the authors' ns-2 emulator;",
         "buffer sizes, delays and the TCP stack are ours.",
         "",
-        "- s2 and s3 lose little because a VBV-capped 40 Mbit/s stream rarely exceeds a 60 or 66.6 Mbit/s reservation.",
+        f"- s2 and s3 lose little because a VBV-capped {TARGET_BPS / 1e6:.0f} Mbit/s stream rarely exceeds a "
+        f"{S2_SHARE * TARGET_BPS / 1e6:.0f} or {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s reservation.",
         "- s2, s3 and s4 share one work-conserving scheduler (as the issue specifies): an idle static reservation is",
         "  lent to best effort, so RSVP costs no utilisation here, unlike in the paper.",
         "- s1's level depends on two things the paper does not state, the senders' pacing and the routers' buffer:",
