@@ -381,7 +381,9 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
         raise QoelabError(f"{out}: no finished runs of this grid")
     grid_cells = cells(axes, reps)
     cost = timing(out / "sweep", grid_cells)
-    meta = {"quick": quick, "reps": reps, "jobs": jobs, "duration_s": grid.duration_s, "trace": _shown(trace),
+    # ``jobs`` and ``wall_s`` describe this invocation; a --report-only one ran nothing.
+    meta = {"quick": quick, "reps": reps, "report_only": report_only, "jobs": None if report_only else jobs,
+            "duration_s": grid.duration_s, "trace": _shown(trace),
             "s3_peak_bps": peak, "trace_mean_bps": mean, "wall_s": wall, "runs": counts,
             "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
             "cells": len(_keys(grid)), "cells_reported": len(ours),
