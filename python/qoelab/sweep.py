@@ -143,11 +143,12 @@ def _run_cell(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
 def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
     """Sums the ``timing.json`` of the finished runs under ``out_dir/runs`` (of the cells in
     ``only``, if given): how many runs, their CPU and wall seconds (one core each), the code
-    versions they ran with, and ``active_wall_s``: the length of the union of the runs' time
+    versions they ran with (in the order they were first used), and ``active_wall_s``: the length of the union of the runs' time
     intervals, i.e. the wall time the sweep was running with however many workers it had, pauses
     between sittings excluded. A run's interval is ``started_unix``..``finished_unix``; runs
     timed before those were recorded end at their ``done`` marker's mtime and last ``wall_s``."""
-    runs, wall, cpu, versions = 0, 0.0, 0.0, set()
+    runs, wall, cpu = 0, 0.0, 0.0
+    first_used: dict[str, tuple[float, str]] = {}
     spans: list[tuple[float, float]] = []
     keep = None if only is None else {c.run_id for c in only}
     for t in sorted((out_dir / "runs").glob("*/timing.json")):
@@ -157,13 +158,15 @@ def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
         runs += 1
         wall += d["wall_s"]
         cpu += d["cpu_s"]
-        versions.add(d.get("git") or d.get("qoelab", "?"))
         if "finished_unix" in d:
             spans.append((d["started_unix"], d["finished_unix"]))
         else:
             end = (t.parent / "done").stat().st_mtime
             spans.append((end - d["wall_s"], end))
-    return {"runs": runs, "wall_s": wall, "cpu_s": cpu, "versions": sorted(versions), "active_wall_s": union_length(spans)}
+        version = d.get("git") or d.get("qoelab", "?")
+        first_used[version] = min(first_used.get(version, (spans[-1][0], version)), (spans[-1][0], version))
+    versions = [v for _, v in sorted(first_used.values())]
+    return {"runs": runs, "wall_s": wall, "cpu_s": cpu, "versions": versions, "active_wall_s": union_length(spans)}
 
 
 def union_length(spans: list[tuple[float, float]]) -> float:

@@ -138,6 +138,12 @@ def test_sweep_is_resumable(scen: Path, tmp_path: Path):
     longest = max(json.loads((r / "timing.json").read_text())["wall_s"] for r in runs)
     assert longest <= t["active_wall_s"] + 0.01 and t["active_wall_s"] <= t["wall_s"] + 1.0
     assert all("wall_s" not in (r / "cell.json").read_text() for r in runs)
+    # Code versions are listed in the order they were first used, not by name.
+    for r, (version, start) in zip(runs[:2], [("zzz-first", 1000.0), ("aaa-second", 2000.0)]):
+        d = json.loads((r / "timing.json").read_text())
+        d.update(git=version, started_unix=start, finished_unix=start + d["wall_s"])
+        (r / "timing.json").write_text(json.dumps(d))
+    assert timing(out)["versions"][:2] == ["zzz-first", "aaa-second"]
 
 
 def test_sweep_runs_repetition_by_repetition():
