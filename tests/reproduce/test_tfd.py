@@ -234,3 +234,21 @@ def test_findings_test_scenario_differences_against_the_noise():
     d = tfd.paired_differences(g, [_synthetic_rep(per, {"s1": 99 + e, "s2": 97 + e, "s3": 97 + e, "s4": 98 + e}) for e in (0, 1, 2)])
     m, h = d[("util_mean_loaded", "s4", "s2")]
     assert m == pytest.approx(1.0) and h == pytest.approx(0.0, abs=1e-9)
+
+
+def test_differences_are_printed_precisely_enough_to_match_their_verdict():
+    # The 20-repetition grid's PER s3 − s2: its interval just excludes 0. At 4 decimals it read
+    # "-0.0001 ± 0.0001 | s3 below s2", an interval that seems to hold 0 beside a verdict that says not.
+    rows = tfd._differences_md({("per_mean", "s3", "s2"): (-0.000068, 0.000067),
+                                ("util_mean_loaded", "s4", "s2"): (0.0024, 0.0105),
+                                ("per_mean", "s2", "s1"): (-0.39688, 0.00395)}, 20)
+    assert "| mean PER %: s3 − s2 | -0.000068 ± 0.000067 | s3 below s2 |" in rows
+    assert "| mean utilisation %, K>0: s4 − s2 | +0.0024 ± 0.0105 | within noise |" in rows
+    assert "| mean PER %: s2 − s1 | -0.3969 ± 0.0040 | s2 below s1 |" in rows
+
+
+def test_compute_times_are_given_in_a_unit_that_suits_them():
+    assert tfd._duration(15.9) == "15.9 s"
+    assert tfd._duration(1453.0) == "24.2 min"
+    assert tfd._duration(82560.1) == "22.93 h"
+    assert tfd._duration(float("nan")) == "unrecorded"

@@ -400,6 +400,18 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held, "reps": full_reps}
 
 
+def _duration(seconds: float) -> str:
+    """A compute time in the unit that suits it: the quick grid's runs take seconds of CPU, the
+    full grid's tens of hours ("0.00 CPU h" said nothing about the former)."""
+    if not math.isfinite(seconds):
+        return "unrecorded"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.2f} h"
+
+
 def _shown(p: Path) -> str:
     """A path as the report shows it: relative to the repository when it lies inside it, so that
     a report committed from one checkout does not name another machine's folders."""
@@ -770,8 +782,18 @@ def _differences_md(diffs: dict[tuple[str, str, str], tuple[float, float]], n_re
     for (metric, x, y), (m, h) in diffs.items():
         what = "mean PER %" if metric == "per_mean" else "mean utilisation %, K>0"
         word = "within noise" if m - h <= 0 <= m + h else f"{x} {'above' if m > 0 else 'below'} {y}"
-        md.append(f"| {what}: {x} − {y} | {m:+.4f} ± {h:.4f} | {word} |")
+        d = _decimals(h)
+        md.append(f"| {what}: {x} − {y} | {m:+.{d}f} ± {h:.{d}f} | {word} |")
     return md
+
+
+def _decimals(half_width: float) -> int:
+    """Decimals that show a half-width to two significant figures (at least 4), so that the
+    printed interval agrees with the verdict beside it: -0.000068 ± 0.000067 excludes 0, while
+    its 4-decimal rounding, -0.0001 ± 0.0001, looks as if it did not."""
+    if not half_width > 0 or not math.isfinite(half_width):
+        return 4
+    return max(4, 1 - math.floor(math.log10(half_width)))
 
 
 FINDINGS = (
@@ -792,13 +814,12 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, rep_cells: list[dic
     fo, fp = findings(grid, ours, rep_cells), findings(grid, pgrid)
     reps = (f"{meta['reps_done_min']} repetition(s)" if meta["reps_done_min"] == meta["reps_done_max"]
             else f"{meta['reps_done_min']}–{meta['reps_done_max']} repetitions (of {meta['reps']} asked; the grid is not finished)")
-    cpu_h = meta["runs_cpu_s"] / 3600
     lines = [
         "# TFD reproduction: what matches and what does not\n",
         f"Grid: scenarios {', '.join(grid.scenarios)}, N ∈ {list(grid.n)}, K ∈ {list(grid.k)}, "
         f"{grid.duration_s} s per run, {reps}; {meta['cells_reported']} of {meta['cells']} cells reported. "
-        f"Compute: {meta['runs_timed']} runs took {cpu_h:.2f} CPU hours ({meta['runs_wall_s'] / 3600:.2f} h of run wall time, "
-        f"one core each); the grid was running for {meta.get('runs_active_wall_s', float('nan')) / 3600:.2f} h of wall time (the union "
+        f"Compute: {meta['runs_timed']} runs took {_duration(meta['runs_cpu_s'])} of CPU time ({_duration(meta['runs_wall_s'])} of run wall time, "
+        f"one core each); the grid was running for {_duration(meta.get('runs_active_wall_s', float('nan')))} of wall time (the union "
         f"of the runs' intervals, pauses between sittings excluded); code {', '.join(meta['code_versions']) or 'unrecorded'}. "
         f"s3 reserves the trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream. Trace: `{meta['trace']}`.\n",
         "| scenario | mean PER % (ours / paper) | mean PER %, K>0 | mean utilisation %, K>0 | cells K>0 with PER=0 | min video delivered / required (ours: / offered; paper: / K=0) |",
@@ -872,7 +893,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         with progress(Console(stderr=True), "tfd grid", disable=a.report_only) as update:
             r = run(out, quick=a.quick, reps=a.reps, jobs=resolve_jobs(a.jobs), report_only=a.report_only, progress=update)
         m = r["meta"]
-        print(f"wrote {out}/README.md ({m['wall_s']:.0f} s now; {m['runs_timed']} runs, {m['runs_cpu_s'] / 3600:.2f} CPU h in all)")
+        print(f"wrote {out}/README.md ({m['wall_s']:.0f} s now; {m['runs_timed']} runs, {_duration(m['runs_cpu_s'])} of CPU in all)")
         return 0
 
     t.set_defaults(func=cmd)
