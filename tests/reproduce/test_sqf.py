@@ -124,3 +124,14 @@ def test_source_jitter_threshold_on_10mbps(report: Path):
     loss = {float(r["delta_ms"]): float(r["video_loss"]) for r in rows}
     assert loss[0.0] < 1e-3
     assert max(v for d, v in loss.items() if d >= 5) > 0.01
+
+
+def test_committed_report_carries_the_current_reading():
+    # The reading is prose about the full run, kept in sqf_reading.md and appended to every
+    # report; the committed expected/report.md once kept an older version of it after the
+    # reading was revised.
+    from qoelab import paths
+
+    reading = (Path(sqf.__file__).with_name("sqf_reading.md")).read_text()
+    committed = (paths.root() / "scenarios" / "sqf" / "expected" / "report.md").read_text()
+    assert reading.strip() in committed, "scenarios/sqf/expected/report.md is stale: re-run `qoelab reproduce sqf` and copy it"
