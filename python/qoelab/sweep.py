@@ -143,9 +143,9 @@ def _run_cell(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
 def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
     """Sums the ``timing.json`` of the finished runs under ``out_dir/runs`` (of the cells in
     ``only``, if given): how many runs, their CPU and wall seconds (one core each), the code
-    versions they ran with (in the order they were first used), and ``active_wall_s``: the length of the union of the runs' time
-    intervals, i.e. the wall time the sweep was running with however many workers it had, pauses
-    between sittings excluded. A run's interval is ``started_unix``..``finished_unix``; runs
+    versions they ran with (in the order they were first used), and ``active_wall_s``: the
+    length of the union of the runs' time intervals, i.e. the wall time the sweep was running
+    with however many workers it had, pauses between sittings excluded. A run's interval is ``started_unix``..``finished_unix``; runs
     timed before those were recorded end at their ``done`` marker's mtime and last ``wall_s``."""
     runs, wall, cpu = 0, 0.0, 0.0
     first_used: dict[str, tuple[float, str]] = {}
@@ -164,7 +164,8 @@ def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
             end = (t.parent / "done").stat().st_mtime
             spans.append((end - d["wall_s"], end))
         version = d.get("git") or d.get("qoelab", "?")
-        first_used[version] = min(first_used.get(version, (spans[-1][0], version)), (spans[-1][0], version))
+        started = (spans[-1][0], version)
+        first_used[version] = min(first_used.get(version, started), started)
     versions = [v for _, v in sorted(first_used.values())]
     return {"runs": runs, "wall_s": wall, "cpu_s": cpu, "versions": versions, "active_wall_s": union_length(spans)}
 
