@@ -111,6 +111,9 @@ def test_report_only_reads_a_grid_stopped_part_way(quick, tmp_path: Path):
     m = r["meta"]
     assert m["runs"] is None and m["cells_reported"] == 35 and m["cells"] == 36
     assert m["report_only"] is True and m["jobs"] is None and quick["meta"]["report_only"] is False
+    # This invocation's own wall time: none when it ran nothing (a committed read would otherwise
+    # change at every re-read by a few microseconds).
+    assert m["wall_s"] is None and quick["meta"]["wall_s"] > 0
     assert (m["reps_done_min"], m["reps_done_max"]) == (0, 1)
     assert ("s1", 3, 4) not in r["ours"] and ("s1", 3, 10) in r["ours"]
     assert m["runs_timed"] == 35 and m["runs_cpu_s"] > 0
