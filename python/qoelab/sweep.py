@@ -145,8 +145,9 @@ def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
     ``only``, if given): how many runs, their CPU and wall seconds (one core each), the code
     versions they ran with (in the order they were first used), and ``active_wall_s``: the
     length of the union of the runs' time intervals, i.e. the wall time the sweep was running
-    with however many workers it had, pauses between sittings excluded. A run's interval is ``started_unix``..``finished_unix``; runs
-    timed before those were recorded end at their ``done`` marker's mtime and last ``wall_s``."""
+    with however many workers it had, pauses between sittings excluded. A run's interval is
+    ``started_unix``..``finished_unix``; runs timed before those were recorded end at their
+    ``done`` marker's mtime and last ``wall_s``."""
     runs, wall, cpu = 0, 0.0, 0.0
     first_used: dict[str, tuple[float, str]] = {}
     spans: list[tuple[float, float]] = []
