@@ -6,8 +6,9 @@
 //! endpoint synchronously (every hop takes at least one serialisation time), so endpoint
 //! callbacks are never re-entered.
 
+use crate::app::WAKE;
 use crate::app::{AppAction, AppCtx, AppEvent, Application};
-use crate::engine::{Event, EventQueue, SimRng, TimerKind, TimerTable};
+use crate::engine::{Event, EventQueue, Owner, SimRng, TimerBlock, TimerCtx, TimerKind, Timers};
 use crate::ip::rsvp::{RsvpKind, RsvpMsg};
 use crate::link::{DropCause, Port, PortOutcome};
 use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4};
@@ -34,7 +35,10 @@ pub struct Flow {
     pub(crate) started: bool,
     pub start: SimTime,
     pub stop: SimTime,
-    pub(crate) timers: TimerTable,
+    /// Timer blocks of the sending endpoint, the receiving endpoint and the application.
+    pub(crate) snd_timers: TimerBlock,
+    pub(crate) rcv_timers: TimerBlock,
+    pub(crate) app_timers: TimerBlock,
     pub fwd: FlowStats,
     pub rev: FlowStats,
     pub(crate) next_seq: [u64; 2],
@@ -55,12 +59,26 @@ fn recycle(spare: &mut Vec<Packet>, pkt: Packet) {
     }
 }
 
+/// A component that owns timers, as the world finds it when one of them fires.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Component {
+    /// The sending endpoint of a flow.
+    Sender(FlowId),
+    /// The receiving endpoint of a flow.
+    Receiver(FlowId),
+    /// The application of a flow.
+    App(FlowId),
+}
+
 /// The world.
 pub struct Simulation {
     pub(crate) now: SimTime,
     pub(crate) end: SimTime,
     pub seed: u64,
     pub(crate) events: EventQueue,
+    /// Every component's timers; `components[owner]` says whose a block is.
+    pub(crate) timers: Timers,
+    components: Vec<Component>,
     pub node_names: Vec<String>,
     /// `next_hop[node][dst]`: port to take from `node` towards `dst`.
     pub(crate) next_hop: Vec<Vec<u32>>,
@@ -94,18 +112,29 @@ impl Simulation {
         bin_ns: u64,
     ) -> Simulation {
         let mut events = EventQueue::new();
+        let mut timers = Timers::new();
+        let mut components = Vec::new();
         let mut flows = flows;
         for (i, f) in flows.iter_mut().enumerate() {
-            // The first App timer starts the application.
-            if let Some(t) = f.timers.set(TimerKind::App, f.start) {
-                events.push(t, Event::Timer { flow: i as u32, kind: TimerKind::App });
-            }
+            let fid = i as FlowId;
+            let mut register = |c: Component, kinds: u8| {
+                let owner = Owner(components.len() as u32);
+                components.push(c);
+                timers.register(owner, kinds)
+            };
+            f.snd_timers = register(Component::Sender(fid), f.sender.timer_kinds());
+            f.rcv_timers = register(Component::Receiver(fid), f.receiver.timer_kinds());
+            f.app_timers = register(Component::App(fid), f.app.timer_kinds().max(1));
+            // The application's first WAKE starts it.
+            timers.set(&mut events, f.app_timers, WAKE, f.start);
         }
         Simulation {
             now: SimTime::ZERO,
             end,
             seed,
             events,
+            timers,
+            components,
             node_names,
             next_hop,
             ports,
@@ -164,14 +193,9 @@ impl Simulation {
                     }
                     self.receive(to, pkt);
                 }
-                Event::Timer { flow, kind } => {
-                    let f = &mut self.flows[flow as usize];
-                    let (fire, repush) = f.timers.on_entry(kind, time);
-                    if let Some(r) = repush {
-                        self.events.push(r, Event::Timer { flow, kind });
-                    }
-                    if fire {
-                        self.fire_timer(flow, kind);
+                Event::Timer(slot) => {
+                    if let Some((owner, kind)) = self.timers.on_entry(&mut self.events, slot, time) {
+                        self.fire_timer(owner, kind);
                     }
                 }
             }
@@ -269,8 +293,10 @@ impl Simulation {
         let now = self.now;
         let bin = self.bin_ns;
         let f = &mut self.flows[fid as usize];
-        let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices)
-            .with_subscriptions(f.subscriptions);
+        let block = if pkt.dir == Dir::Fwd { f.rcv_timers } else { f.snd_timers };
+        let timers = TimerCtx::new(&mut self.timers, &mut self.events, block);
+        let mut cx =
+            FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices).with_subscriptions(f.subscriptions);
         match pkt.dir {
             Dir::Fwd => {
                 f.fwd.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin);
@@ -288,11 +314,12 @@ impl Simulation {
         self.flush(fid);
     }
 
-    fn fire_timer(&mut self, fid: FlowId, kind: TimerKind) {
+    /// Hands a due timer to the component that owns it.
+    fn fire_timer(&mut self, owner: Owner, kind: TimerKind) {
         let now = self.now;
-        let f = &mut self.flows[fid as usize];
-        match kind {
-            TimerKind::App | TimerKind::App2 => {
+        let fid = match self.components[owner.0 as usize] {
+            Component::App(fid) => {
+                let f = &mut self.flows[fid as usize];
                 let mut acx =
                     AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
                 if !f.started {
@@ -301,18 +328,25 @@ impl Simulation {
                 } else {
                     f.app.on_event(AppEvent::Timer(kind), &mut acx);
                 }
+                fid
             }
-            TimerKind::DelAck | TimerKind::Feedback | TimerKind::RecvApp => {
-                let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices)
+            Component::Receiver(fid) => {
+                let f = &mut self.flows[fid as usize];
+                let timers = TimerCtx::new(&mut self.timers, &mut self.events, f.rcv_timers);
+                let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
                     .with_subscriptions(f.subscriptions);
                 f.receiver.on_timer(kind, &mut cx);
+                fid
             }
-            TimerKind::Rto | TimerKind::Pace | TimerKind::NoFeedback => {
-                let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices)
+            Component::Sender(fid) => {
+                let f = &mut self.flows[fid as usize];
+                let timers = TimerCtx::new(&mut self.timers, &mut self.events, f.snd_timers);
+                let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
                     .with_subscriptions(f.subscriptions);
                 f.sender.on_timer(kind, &mut cx);
+                fid
             }
-        }
+        };
         self.flush(fid);
     }
 
@@ -351,14 +385,18 @@ impl Simulation {
                 }
                 continue;
             }
-            let mut cx = FlowCtx::new(now, fid, &mut self.out, &mut f.timers, &mut self.events, &mut self.notices)
-                .with_subscriptions(f.subscriptions);
+            let timers = TimerCtx::new(&mut self.timers, &mut self.events, f.snd_timers);
+            let mut cx =
+                FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices).with_subscriptions(f.subscriptions);
             for a in self.actions.drain(..) {
                 match a {
                     AppAction::Datagram(d) => f.sender.send_datagram(d, &mut cx),
                     AppAction::Rsvp(m) => self.out_rsvp.push(m),
                     AppAction::Write { bytes } => f.sender.write(bytes, &mut cx),
-                    AppAction::SetTimer { kind, at } => cx.set_timer(kind, at),
+                    AppAction::SetTimer { kind, at } => {
+                        debug_assert!(at >= now, "{now}: flow {} app timer {kind:?} set in the past", f.name);
+                        cx.timers.timers.set(cx.timers.events, f.app_timers, kind, at)
+                    }
                 }
             }
         }

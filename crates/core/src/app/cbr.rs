@@ -34,7 +34,7 @@ pub struct Cbr {
 
 impl Application for Cbr {
     fn start(&mut self, cx: &mut AppCtx) {
-        self.on_event(AppEvent::Timer(crate::engine::TimerKind::App), cx);
+        self.on_event(AppEvent::Timer(super::WAKE), cx);
     }
     fn on_event(&mut self, ev: AppEvent, cx: &mut AppCtx) {
         if let AppEvent::Timer(_) = ev {

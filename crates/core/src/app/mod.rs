@@ -27,7 +27,7 @@ use std::path::Path;
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum AppEvent {
-    /// The application's timer (`TimerKind::App` or `App2`) fired.
+    /// One of the application's timers fired ([`WAKE`] or a kind of its own).
     Timer(TimerKind),
     /// A transport notice it subscribed to.
     Transport(TransportEvent),
@@ -87,10 +87,12 @@ impl<'a> AppCtx<'a> {
     pub fn write(&mut self, bytes: u64) {
         self.actions.push(AppAction::Write { bytes });
     }
-    /// Arms `TimerKind::App` at `at` (ignored if at or after the stop time).
+    /// Arms [`WAKE`] at `at` (ignored if at or after the stop time).
     pub fn wake_at(&mut self, at: SimTime) {
-        self.wake_kind_at(TimerKind::App, at);
+        self.wake_kind_at(WAKE, at);
     }
+    /// Arms the application's timer `kind` (below its [`Application::timer_kinds`]) at `at`
+    /// (ignored if at or after the stop time).
     pub fn wake_kind_at(&mut self, kind: TimerKind, at: SimTime) {
         if at < self.stop {
             self.actions.push(AppAction::SetTimer { kind, at });
@@ -98,10 +100,19 @@ impl<'a> AppCtx<'a> {
     }
 }
 
+/// Every application's first timer kind: it starts the application at its start time, and
+/// [`AppCtx::wake_at`] arms it afterwards.
+pub const WAKE: TimerKind = TimerKind(0);
+
 /// A traffic source.
 pub trait Application: Send {
     fn start(&mut self, cx: &mut AppCtx);
     fn on_event(&mut self, ev: AppEvent, cx: &mut AppCtx);
+    /// Number of timer kinds the application uses: [`WAKE`] (kind 0) and any of its own
+    /// numbered from 1. Default 1.
+    fn timer_kinds(&self) -> u8 {
+        1
+    }
     /// Transport notices wanted, as a [`notice_mask`](crate::transport::notice_mask).
     fn subscriptions(&self) -> u32 {
         0

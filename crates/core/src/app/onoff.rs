@@ -3,7 +3,7 @@
 //! application and the classic self-similar-traffic sources.
 
 use super::{packet_interval, AppBuildError, AppCtx, AppEvent, Application};
-use crate::engine::{SimRng, TimerKind};
+use crate::engine::SimRng;
 use crate::packet::MediaTag;
 use crate::time::{Dur, SimTime};
 use crate::units::{serde_units, Rate};
@@ -85,7 +85,7 @@ impl OnOff {
 impl Application for OnOff {
     fn start(&mut self, cx: &mut AppCtx) {
         self.on_until = cx.now + self.draw(self.cfg.on, cx.rng);
-        self.on_event(AppEvent::Timer(TimerKind::App), cx);
+        self.on_event(AppEvent::Timer(super::WAKE), cx);
     }
     fn on_event(&mut self, ev: AppEvent, cx: &mut AppCtx) {
         if !matches!(ev, AppEvent::Timer(_)) {

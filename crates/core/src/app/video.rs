@@ -382,7 +382,7 @@ impl VideoSource {
     fn release(&mut self, cx: &mut AppCtx) {
         while let Some(d) = self.pending.front() {
             if d.at > cx.now {
-                cx.wake_kind_at(TimerKind::App2, d.at);
+                cx.wake_kind_at(RELEASE, d.at);
                 return;
             }
             let d = self.pending.pop_front().expect("front exists");
@@ -397,14 +397,21 @@ impl VideoSource {
     }
 }
 
+/// The source's second timer: the release of the next paced or jittered datagram (its
+/// [`WAKE`](super::WAKE) timer reads the next frame of the trace).
+const RELEASE: TimerKind = TimerKind(1);
+
 impl Application for VideoSource {
+    fn timer_kinds(&self) -> u8 {
+        2
+    }
     fn start(&mut self, cx: &mut AppCtx) {
         self.t0 = cx.now;
         self.pump(cx);
     }
     fn on_event(&mut self, ev: AppEvent, cx: &mut AppCtx) {
         match ev {
-            AppEvent::Timer(TimerKind::App2) => self.release(cx),
+            AppEvent::Timer(RELEASE) => self.release(cx),
             AppEvent::Timer(_) => self.pump(cx),
             _ => {}
         }

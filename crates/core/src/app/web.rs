@@ -4,7 +4,6 @@
 //! in the SQF paper's concurrent TCP downloads.
 
 use super::{AppBuildError, AppCtx, AppEvent, Application};
-use crate::engine::TimerKind;
 use crate::time::{Dur, SimTime};
 use crate::transport::{notice_mask, TransportEvent};
 use crate::units::serde_units;
@@ -104,7 +103,7 @@ impl Application for Web {
                 if think == Dur::ZERO {
                     self.next_file(cx);
                 } else {
-                    cx.wake_kind_at(TimerKind::App, cx.now + think);
+                    cx.wake_at(cx.now + think);
                 }
             }
             AppEvent::Timer(_) if cx.now < cx.stop => self.next_file(cx),

@@ -1,9 +1,9 @@
-//! The event engine: a binary heap ordered by `(time, seq)`, per-flow timer tables, RNG streams.
+//! The event engine: a binary heap ordered by `(time, seq)`, component timers, RNG streams.
 //!
 //! Simultaneous events run in insertion order because `seq` is a global counter (as in ns-3's
 //! `EventKey` and smoltcp's `tests/netsim.rs`). The heap never holds more than one pending
 //! departure per busy port, one arrival per non-empty delay line, and about one entry per armed
-//! timer (see [`TimerTable`]), so its size follows busy elements, not packets in flight.
+//! timer (see [`Timers`]), so its size follows busy elements, not packets in flight.
 
 pub mod rng;
 pub mod timers;
@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 pub use rng::SimRng;
-pub use timers::{TimerKind, TimerTable, TIMER_KINDS};
+pub use timers::{Owner, TimerBlock, TimerCtx, TimerKind, Timers};
 
 /// What happens when an event fires. Components are addressed by dense indices.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -22,8 +22,8 @@ pub enum Event {
     PortTxDone(u32),
     /// The earliest packet in the port's delay line reaches the far node.
     LinkArrival(u32),
-    /// A flow's timer of the given kind may be due (checked against the timer table).
-    Timer { flow: u32, kind: TimerKind },
+    /// A timer slot may be due (checked against [`Timers`], which names its owner and kind).
+    Timer(u32),
 }
 
 #[derive(Copy, Clone, Debug)]

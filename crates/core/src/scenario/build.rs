@@ -1,7 +1,7 @@
 //! Compiles a [`Scenario`] into a [`Simulation`]: names → indices, routing tables, components.
 
 use super::{expand, Scenario, ScenarioError};
-use crate::engine::{SimRng, TimerTable};
+use crate::engine::{SimRng, TimerBlock};
 use crate::link::Port;
 use crate::packet::{NodeId, PortId};
 use crate::sim::{Flow, Simulation, NO_ROUTE};
@@ -280,7 +280,9 @@ impl Scenario {
                 started: false,
                 start,
                 stop,
-                timers: TimerTable::default(),
+                snd_timers: TimerBlock::EMPTY,
+                rcv_timers: TimerBlock::EMPTY,
+                app_timers: TimerBlock::EMPTY,
                 fwd: FlowStats::new(),
                 rev: FlowStats::new(),
                 next_seq: [0, 0],

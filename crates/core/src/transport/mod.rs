@@ -6,7 +6,7 @@
 pub mod tcp;
 pub mod udp;
 
-use crate::engine::{Event, EventQueue, TimerKind, TimerTable};
+use crate::engine::{TimerCtx, TimerKind};
 use crate::ip::tfd::TfdOption;
 use crate::packet::{Dir, FlowId, MediaTag, PacketData, L4};
 use crate::time::SimTime;
@@ -86,7 +86,11 @@ pub trait Sender: Send {
     }
     /// A packet of this flow travelling `Dir::Rev` reached the source node.
     fn on_packet(&mut self, _pkt: &PacketData, _cx: &mut FlowCtx) {}
-    /// A sender-side timer fired.
+    /// Number of timer kinds the endpoint uses (kinds `0..n`, its own numbering).
+    fn timer_kinds(&self) -> u8 {
+        0
+    }
+    /// One of the endpoint's timers fired.
     fn on_timer(&mut self, _kind: TimerKind, _cx: &mut FlowCtx) {}
     /// Transport-specific end-of-run counters (name, value), e.g. retransmissions.
     fn summary(&self) -> Vec<(&'static str, f64)> {
@@ -98,7 +102,11 @@ pub trait Sender: Send {
 pub trait Receiver: Send {
     /// A packet of this flow travelling `Dir::Fwd` reached the destination node.
     fn on_packet(&mut self, _pkt: &PacketData, _cx: &mut FlowCtx) {}
-    /// A receiver-side timer fired.
+    /// Number of timer kinds the endpoint uses (kinds `0..n`, its own numbering).
+    fn timer_kinds(&self) -> u8 {
+        0
+    }
+    /// One of the endpoint's timers fired.
     fn on_timer(&mut self, _kind: TimerKind, _cx: &mut FlowCtx) {}
     /// Application bytes delivered in order so far (stream transports); datagram transports
     /// leave delivery accounting to the world.
@@ -189,8 +197,7 @@ pub struct FlowCtx<'a> {
     pub now: SimTime,
     pub flow: FlowId,
     pub(crate) out: &'a mut Vec<Outgoing>,
-    pub(crate) timers: &'a mut TimerTable,
-    pub(crate) events: &'a mut EventQueue,
+    pub(crate) timers: TimerCtx<'a>,
     pub(crate) notices: &'a mut Vec<TransportEvent>,
     /// Notice kinds the application subscribed to ([`notice_mask`]); others are not queued.
     subscriptions: u32,
@@ -201,11 +208,10 @@ impl<'a> FlowCtx<'a> {
         now: SimTime,
         flow: FlowId,
         out: &'a mut Vec<Outgoing>,
-        timers: &'a mut TimerTable,
-        events: &'a mut EventQueue,
+        timers: TimerCtx<'a>,
         notices: &'a mut Vec<TransportEvent>,
     ) -> Self {
-        FlowCtx { now, flow, out, timers, events, notices, subscriptions: u32::MAX }
+        FlowCtx { now, flow, out, timers, notices, subscriptions: u32::MAX }
     }
 
     /// Restricts notices to the kinds in `mask` (the application's subscriptions), so that
@@ -226,12 +232,10 @@ impl<'a> FlowCtx<'a> {
         self.out.push(o);
     }
 
-    /// Arms (or re-arms) this flow's timer `kind` to fire at `at`.
+    /// Arms (or re-arms) the endpoint's timer `kind` to fire at `at`.
     pub fn set_timer(&mut self, kind: TimerKind, at: SimTime) {
         debug_assert!(at >= self.now, "{}: flow {} timer {kind:?} set in the past", self.now, self.flow);
-        if let Some(t) = self.timers.set(kind, at) {
-            self.events.push(t, Event::Timer { flow: self.flow, kind });
-        }
+        self.timers.set(kind, at);
     }
 
     pub fn cancel_timer(&mut self, kind: TimerKind) {

@@ -36,6 +36,11 @@ mod tests;
 
 use super::{EndpointSetup, FlowCtx, Outgoing, Receiver, Sender, Service, TransportEvent};
 use crate::engine::TimerKind;
+
+/// The sender's retransmission timer (RFC 6298), its only timer kind.
+pub const RTO: TimerKind = TimerKind(0);
+/// The receiver's delayed-ACK timer (RFC 5681 §4.2), its only timer kind.
+pub const DELACK: TimerKind = TimerKind(0);
 use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
@@ -484,8 +489,8 @@ impl TcpSender {
             tfd: None,
         });
         // RFC 6298 §5.1: start the timer if it is not running.
-        if cx.timer_deadline(TimerKind::Rto) == SimTime::NEVER {
-            cx.set_timer(TimerKind::Rto, cx.now + self.rtt.rto());
+        if cx.timer_deadline(RTO) == SimTime::NEVER {
+            cx.set_timer(RTO, cx.now + self.rtt.rto());
         }
     }
 
@@ -508,14 +513,14 @@ impl TcpSender {
         self.state = State::SynSent;
         self.syn_sent_at = cx.now;
         self.send_control(tcp_flags::SYN, 0, 0, IPV4_HEADER + TCP_HEADER + self.syn_opt_bytes, cx);
-        cx.set_timer(TimerKind::Rto, cx.now + self.rtt.rto());
+        cx.set_timer(RTO, cx.now + self.rtt.rto());
     }
 
     fn on_syn_ack(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
         self.state = State::Established;
         self.peer_ts = h.ts_val;
         self.rwnd = h.wnd as u64;
-        cx.cancel_timer(TimerKind::Rto);
+        cx.cancel_timer(RTO);
         if self.syn_retransmitted {
             // RFC 6298 §5.7: RTO = 3 s once data flows; no sample from an ambiguous handshake.
             // RFC 5681 §3.1: a lost SYN or SYN-ACK means an initial window of one segment.
@@ -630,9 +635,9 @@ impl TcpSender {
             }
             // RFC 6298 §5.2 / §5.3.
             if self.tcb.snd_una == self.tcb.snd_max {
-                cx.cancel_timer(TimerKind::Rto);
+                cx.cancel_timer(RTO);
             } else if restart {
-                cx.set_timer(TimerKind::Rto, now + self.rtt.rto());
+                cx.set_timer(RTO, now + self.rtt.rto());
             }
             cx.notify(TransportEvent::Acked { total_bytes: self.tcb.snd_una - 1 });
         } else if h.payload == 0 && h.flags & tcp_flags::SYN == 0 && snd_max > una && (!self.sack || new_sacked > 0) {
@@ -703,7 +708,7 @@ impl TcpSender {
         self.rtt.back_off(); // RFC 6298 §5.5
         cx.notify(TransportEvent::RtoFired { rto_ns: self.rtt.rto().as_nanos(), backoff: self.consecutive_rtos });
         self.try_send(cx, true); // §5.4: retransmit the earliest unacknowledged segment
-        cx.set_timer(TimerKind::Rto, cx.now + self.rtt.rto()); // §5.6
+        cx.set_timer(RTO, cx.now + self.rtt.rto()); // §5.6
     }
 
     fn notify_cwnd(&mut self, cx: &mut FlowCtx) {
@@ -748,8 +753,12 @@ impl Sender for TcpSender {
         self.notify_cwnd(cx);
     }
 
+    fn timer_kinds(&self) -> u8 {
+        1
+    }
+
     fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
-        if kind == TimerKind::Rto {
+        if kind == RTO {
             self.on_rto(cx);
             self.notify_cwnd(cx);
         }
@@ -892,7 +901,7 @@ impl TcpReceiver {
         self.last_ack_sent = self.rcv_nxt;
         self.pending_bytes = 0;
         self.acks_sent += 1;
-        cx.cancel_timer(TimerKind::DelAck);
+        cx.cancel_timer(DELACK);
     }
 
     fn on_data(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
@@ -942,8 +951,8 @@ impl TcpReceiver {
         self.pending_bytes += e - s;
         if self.pending_bytes >= 2 * self.mss {
             self.send_ack(tcp_flags::ACK, cx);
-        } else if cx.timer_deadline(TimerKind::DelAck) == SimTime::NEVER {
-            cx.set_timer(TimerKind::DelAck, cx.now + self.delack_timeout);
+        } else if cx.timer_deadline(DELACK) == SimTime::NEVER {
+            cx.set_timer(DELACK, cx.now + self.delack_timeout);
         }
     }
 }
@@ -964,8 +973,12 @@ impl Receiver for TcpReceiver {
         }
     }
 
+    fn timer_kinds(&self) -> u8 {
+        1
+    }
+
     fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
-        if kind == TimerKind::DelAck && self.pending_bytes > 0 {
+        if kind == DELACK && self.pending_bytes > 0 {
             self.send_ack(tcp_flags::ACK, cx);
         }
     }

@@ -3,7 +3,7 @@
 //! a reverse link (fixed delay), with scripted or seeded-random drops.
 
 use super::*;
-use crate::engine::{Event, EventQueue, TimerTable};
+use crate::engine::{Event, EventQueue, Owner, TimerBlock, TimerCtx, Timers};
 use crate::packet::{IpHdr, Packet, PacketData};
 use crate::units::Rate;
 use proptest::prelude::*;
@@ -96,7 +96,9 @@ struct Harness {
     now: SimTime,
     snd: TcpSender,
     rcv: TcpReceiver,
-    timers: TimerTable,
+    timers: Timers,
+    /// Timer blocks of the sender (owner 0) and the receiver (owner 1).
+    blocks: [TimerBlock; 2],
     events: EventQueue,
     fwd: Link,
     rev: Link,
@@ -124,11 +126,14 @@ struct Harness {
 impl Harness {
     fn new(cfg: &TcpConfig, fwd: Link, rev: Link) -> Self {
         let s = setup();
+        let mut timers = Timers::new();
+        let blocks = [timers.register(Owner(0), 1), timers.register(Owner(1), 1)];
         Harness {
             now: SimTime::ZERO,
             snd: TcpSender::new(cfg, &s),
             rcv: TcpReceiver::new(cfg, &s),
-            timers: TimerTable::default(),
+            timers,
+            blocks,
             events: EventQueue::new(),
             fwd,
             rev,
@@ -152,8 +157,10 @@ impl Harness {
         }
     }
 
-    fn ctx<R>(&mut self, f: impl FnOnce(&mut TcpSender, &mut TcpReceiver, &mut FlowCtx) -> R) -> R {
-        let mut cx = FlowCtx::new(self.now, 0, &mut self.out, &mut self.timers, &mut self.events, &mut self.notices);
+    /// Runs `f` with the context of the sender (`side` 0) or the receiver (1).
+    fn ctx<R>(&mut self, side: usize, f: impl FnOnce(&mut TcpSender, &mut TcpReceiver, &mut FlowCtx) -> R) -> R {
+        let timers = TimerCtx::new(&mut self.timers, &mut self.events, self.blocks[side]);
+        let mut cx = FlowCtx::new(self.now, 0, &mut self.out, timers, &mut self.notices);
         let r = f(&mut self.snd, &mut self.rcv, &mut cx);
         self.flush();
         r
@@ -161,7 +168,7 @@ impl Harness {
 
     fn write(&mut self, bytes: u64) {
         self.written += bytes;
-        self.ctx(|s, _, cx| s.write(bytes, cx));
+        self.ctx(0, |s, _, cx| s.write(bytes, cx));
     }
 
     fn flush(&mut self) {
@@ -262,11 +269,9 @@ impl Harness {
         assert_eq!(self.rcv.delivered_bytes(), Some(prefix), "{}: receiver delivery differs from arrivals", s.t);
     }
 
-    fn on_timer(&mut self, kind: TimerKind) {
-        self.ctx(|s, r, cx| match kind {
-            TimerKind::Rto | TimerKind::Pace => s.on_timer(kind, cx),
-            _ => r.on_timer(kind, cx),
-        });
+    fn on_timer(&mut self, owner: Owner, kind: TimerKind) {
+        let side = owner.0 as usize;
+        self.ctx(side, |s, r, cx| if side == 0 { s.on_timer(kind, cx) } else { r.on_timer(kind, cx) });
     }
 
     /// Runs until `end` or until nothing is pending.
@@ -274,14 +279,10 @@ impl Harness {
         loop {
             let t_pkt = self.fwd.head().min(self.rev.head());
             if let Some((t, ev)) = self.events.pop_until(t_pkt.min(end)) {
-                let Event::Timer { kind, .. } = ev else { unreachable!() };
+                let Event::Timer(slot) = ev else { unreachable!() };
                 self.now = t;
-                let (fire, repush) = self.timers.on_entry(kind, t);
-                if let Some(t2) = repush {
-                    self.events.push(t2, ev);
-                }
-                if fire {
-                    self.on_timer(kind);
+                if let Some((owner, kind)) = self.timers.on_entry(&mut self.events, slot, t) {
+                    self.on_timer(owner, kind);
                 }
                 continue;
             }
@@ -297,13 +298,13 @@ impl Harness {
                         self.arrived.insert(h.seq, h.seq + h.payload as u64, |_, _| {});
                     }
                 }
-                self.ctx(|_, r, cx| r.on_packet(&p, cx));
+                self.ctx(1, |_, r, cx| r.on_packet(&p, cx));
             } else {
                 let (_, p) = self.rev.q.pop_front().expect("head exists");
                 if self.keep_log {
                     self.snd_rx.push((self.now, p.tcp().expect("tcp").clone()));
                 }
-                self.ctx(|s, _, cx| s.on_packet(&p, cx));
+                self.ctx(0, |s, _, cx| s.on_packet(&p, cx));
             }
         }
     }
@@ -344,7 +345,7 @@ impl Harness {
             ip: IpHdr::default(),
             l4: L4::Tcp(h),
         };
-        self.ctx(|_, r, cx| r.on_packet(&p, cx));
+        self.ctx(1, |_, r, cx| r.on_packet(&p, cx));
     }
 
     /// ACKs the receiver sent, in order.
