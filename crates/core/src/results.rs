@@ -99,7 +99,7 @@ impl Simulation {
         }
         let active_s: Vec<f64> = fl.iter().map(|f| (self.now.0.saturating_sub(f.start.0)) as f64 * 1e-9).collect();
         let delivered: Vec<f64> =
-            fl.iter().map(|f| f.receiver.delivered_bytes().map_or(f64::NAN, |b| b as f64)).collect();
+            fl.iter().map(|f| f.receiver().delivered_bytes().map_or(f64::NAN, |b| b as f64)).collect();
         t.push("flow", Column::Str(fl.iter().map(|f| f.name.clone()).collect()));
         t.push("transport", Column::Str(fl.iter().map(|f| f.transport_kind.clone()).collect()));
         t.push("app", Column::Str(fl.iter().map(|f| f.app_kind.clone()).collect()));
@@ -213,9 +213,12 @@ impl Simulation {
         let extras: Vec<Vec<(&'static str, f64)>> = fl
             .iter()
             .map(|f| {
-                let mut v = f.sender.summary();
-                v.extend(f.receiver.summary());
-                v.extend(f.app.summary());
+                // Source end first: a key both ends report is the source's.
+                let mut v = f.sender().summary();
+                v.extend(f.receiver().summary());
+                for end in &f.ends {
+                    v.extend(end.app.as_ref().map(|a| a.summary()).unwrap_or_default());
+                }
                 v
             })
             .collect();

@@ -1,10 +1,12 @@
 //! The simulation world: nodes, ports, flows and the event loop.
 //!
-//! How a packet moves: app → transport (`Sender`) → `Simulation::inject` at the source
-//! node → port (queue discipline, serialisation) → delay line (+ loss) → next node → … →
-//! destination node → transport (`Receiver`) → statistics. Forwarding never calls back into an
-//! endpoint synchronously (every hop takes at least one serialisation time), so endpoint
-//! callbacks are never re-entered.
+//! How a packet moves: app → transport endpoint ([`Endpoint`]) → `Simulation::inject` at its
+//! node → port (queue discipline, serialisation) → delay line (+ loss) → next node → … → the
+//! peer's node → the peer endpoint → its application. A flow has an end at each of its two
+//! nodes (`ends[0]` at `src`, which opens the connection, `ends[1]` at `dst`), each an endpoint
+//! with an optional application; notices and timers go to the end where they happen.
+//! Forwarding never calls back into an endpoint synchronously (every hop takes at least one
+//! serialisation time), so endpoint callbacks are never re-entered.
 
 use crate::app::WAKE;
 use crate::app::{AppAction, AppCtx, AppEvent, Application};
@@ -15,11 +17,67 @@ use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4};
 use crate::queue::Reservation;
 use crate::time::SimTime;
 use crate::trace::{FlowStats, PacketLog};
-use crate::transport::{FlowCtx, Outgoing, Receiver, Sender, Service, TransportEvent};
+use crate::transport::{Endpoint, FlowCtx, Outgoing, Service, TransportEvent};
+use std::collections::VecDeque;
 
 pub const NO_ROUTE: u32 = u32::MAX;
 
-/// One flow: a sending endpoint and application at `src`, a receiving endpoint at `dst`.
+/// The direction each end of a flow sends in.
+const END_DIR: [Dir; 2] = [Dir::Fwd, Dir::Rev];
+
+/// One end of a flow: a transport endpoint on a node, and the application using it.
+pub struct End {
+    pub node: NodeId,
+    pub(crate) sock: Box<dyn Endpoint>,
+    pub(crate) app: Option<Box<dyn Application>>,
+    /// The application's `kind` tag ("" without one).
+    pub app_kind: String,
+    pub(crate) app_rng: SimRng,
+    pub(crate) started: bool,
+    /// Timer blocks of the endpoint and of the application.
+    pub(crate) sock_timers: TimerBlock,
+    pub(crate) app_timers: TimerBlock,
+    /// Transport notices the application subscribed to.
+    pub(crate) subscriptions: u32,
+}
+
+impl End {
+    pub(crate) fn new(
+        node: NodeId,
+        sock: Box<dyn Endpoint>,
+        app: Option<Box<dyn Application>>,
+        app_kind: String,
+        app_rng: SimRng,
+    ) -> Self {
+        let subscriptions = app.as_ref().map_or(0, |a| a.subscriptions());
+        End {
+            node,
+            sock,
+            app,
+            app_kind,
+            app_rng,
+            started: false,
+            sock_timers: TimerBlock::EMPTY,
+            app_timers: TimerBlock::EMPTY,
+            subscriptions,
+        }
+    }
+}
+
+/// A message an application wrote into a byte stream, to be handed to the peer's application
+/// once its last byte is delivered in order: the stream's content, which the simulator does
+/// not carry byte by byte (like an ns-3 packet tag riding on the bytes).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Record {
+    /// Stream offset just past the message's last byte.
+    end: u64,
+    bytes: u64,
+    tag: u64,
+}
+
+/// One flow: a connection between an end at `src` (`ends[0]`, which opens it and whose
+/// application is the scenario's `app`) and an end at `dst` (`ends[1]`, with the optional
+/// `peer_app`). `Dir::Fwd` is what `ends[0]` sends, `Dir::Rev` what `ends[1]` sends.
 pub struct Flow {
     pub name: String,
     pub transport_kind: String,
@@ -28,24 +86,62 @@ pub struct Flow {
     pub dst: NodeId,
     pub(crate) route_fwd: Option<Vec<PortId>>,
     pub(crate) route_rev: Option<Vec<PortId>>,
-    pub(crate) sender: Box<dyn Sender>,
-    pub(crate) receiver: Box<dyn Receiver>,
-    pub(crate) app: Box<dyn Application>,
-    pub(crate) app_rng: SimRng,
-    pub(crate) started: bool,
+    pub ends: [End; 2],
     pub start: SimTime,
     pub stop: SimTime,
-    /// Timer blocks of the sending endpoint, the receiving endpoint and the application.
-    pub(crate) snd_timers: TimerBlock,
-    pub(crate) rcv_timers: TimerBlock,
-    pub(crate) app_timers: TimerBlock,
     pub fwd: FlowStats,
     pub rev: FlowStats,
     pub(crate) next_seq: [u64; 2],
+    /// Bytes each end's application wrote into the stream, and its messages not yet delivered.
+    written: [u64; 2],
+    records: [VecDeque<Record>; 2],
     pub log: Option<PacketLog>,
     pub service: Service,
     pub fairness: bool,
-    pub(crate) subscriptions: u32,
+}
+
+impl Flow {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        name: String,
+        transport_kind: String,
+        ends: [End; 2],
+        routes: (Option<Vec<PortId>>, Option<Vec<PortId>>),
+        start: SimTime,
+        stop: SimTime,
+        log: Option<PacketLog>,
+        service: Service,
+        fairness: bool,
+    ) -> Self {
+        Flow {
+            name,
+            transport_kind,
+            app_kind: ends[0].app_kind.clone(),
+            src: ends[0].node,
+            dst: ends[1].node,
+            route_fwd: routes.0,
+            route_rev: routes.1,
+            ends,
+            start,
+            stop,
+            fwd: FlowStats::new(),
+            rev: FlowStats::new(),
+            next_seq: [0, 0],
+            written: [0, 0],
+            records: [VecDeque::new(), VecDeque::new()],
+            log,
+            service,
+            fairness,
+        }
+    }
+    /// The endpoint at the flow's source (which sends `Dir::Fwd`).
+    pub fn sender(&self) -> &dyn Endpoint {
+        &*self.ends[0].sock
+    }
+    /// The endpoint at the flow's destination.
+    pub fn receiver(&self) -> &dyn Endpoint {
+        &*self.ends[1].sock
+    }
 }
 
 /// Spare packet boxes kept for reuse at most (655 KB); beyond it a finished packet is freed.
@@ -62,12 +158,10 @@ fn recycle(spare: &mut Vec<Packet>, pkt: Packet) {
 /// A component that owns timers, as the world finds it when one of them fires.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Component {
-    /// The sending endpoint of a flow.
-    Sender(FlowId),
-    /// The receiving endpoint of a flow.
-    Receiver(FlowId),
-    /// The application of a flow.
-    App(FlowId),
+    /// The transport endpoint at end 0 or 1 of a flow.
+    Socket(FlowId, u8),
+    /// The application at end 0 or 1 of a flow.
+    App(FlowId, u8),
 }
 
 /// The world.
@@ -122,11 +216,19 @@ impl Simulation {
                 components.push(c);
                 timers.register(owner, kinds)
             };
-            f.snd_timers = register(Component::Sender(fid), f.sender.timer_kinds());
-            f.rcv_timers = register(Component::Receiver(fid), f.receiver.timer_kinds());
-            f.app_timers = register(Component::App(fid), f.app.timer_kinds().max(1));
-            // The application's first WAKE starts it.
-            timers.set(&mut events, f.app_timers, WAKE, f.start);
+            for (e, end) in f.ends.iter_mut().enumerate() {
+                end.sock_timers = register(Component::Socket(fid, e as u8), end.sock.timer_kinds());
+                if let Some(app) = &end.app {
+                    end.app_timers = register(Component::App(fid, e as u8), app.timer_kinds().max(1));
+                }
+            }
+            // Each application's first WAKE starts it: the source's first, as before ends had
+            // applications of their own, so that runs without a peer application keep their order.
+            for end in &f.ends {
+                if end.app.is_some() {
+                    timers.set(&mut events, end.app_timers, WAKE, f.start);
+                }
+            }
         }
         Simulation {
             now: SimTime::ZERO,
@@ -288,71 +390,95 @@ impl Simulation {
         self.account_drops();
     }
 
+    /// A packet reached the node of the end it is addressed to.
     fn deliver(&mut self, pkt: Packet) {
         let fid = pkt.flow;
         let now = self.now;
         let bin = self.bin_ns;
         let f = &mut self.flows[fid as usize];
-        let block = if pkt.dir == Dir::Fwd { f.rcv_timers } else { f.snd_timers };
-        let timers = TimerCtx::new(&mut self.timers, &mut self.events, block);
-        let mut cx =
-            FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices).with_subscriptions(f.subscriptions);
-        match pkt.dir {
+        // Fwd packets are for the destination end, Rev ones for the source end.
+        let e = match pkt.dir {
             Dir::Fwd => {
                 f.fwd.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin);
                 if let Some(log) = f.log.as_mut() {
                     log.recv_ns[pkt.seq_in_flow as usize] = now.0 as i64;
                 }
-                f.receiver.on_packet(&pkt, &mut cx);
+                1
             }
             Dir::Rev => {
                 f.rev.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin);
-                f.sender.on_packet(&pkt, &mut cx);
+                0
             }
-        }
+        };
+        let end = &mut f.ends[e];
+        let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
+        let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
+            .sending(END_DIR[e])
+            .with_subscriptions(end.subscriptions);
+        end.sock.on_packet(&pkt, &mut cx);
         recycle(&mut self.spare, pkt);
-        self.flush(fid);
+        self.flush(fid, e);
     }
 
     /// Hands a due timer to the component that owns it.
     fn fire_timer(&mut self, owner: Owner, kind: TimerKind) {
         let now = self.now;
-        let fid = match self.components[owner.0 as usize] {
-            Component::App(fid) => {
+        let (fid, e) = match self.components[owner.0 as usize] {
+            Component::App(fid, e) => {
                 let f = &mut self.flows[fid as usize];
+                let end = &mut f.ends[e as usize];
+                let app = end.app.as_mut().expect("an application timer has an application");
                 let mut acx =
-                    AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
-                if !f.started {
-                    f.started = true;
-                    f.app.start(&mut acx);
+                    AppCtx::new(now, f.stop, end.sock.max_datagram_payload(), &mut end.app_rng, &mut self.actions);
+                if !end.started {
+                    end.started = true;
+                    app.start(&mut acx);
                 } else {
-                    f.app.on_event(AppEvent::Timer(kind), &mut acx);
+                    app.on_event(AppEvent::Timer(kind), &mut acx);
                 }
-                fid
+                (fid, e)
             }
-            Component::Receiver(fid) => {
-                let f = &mut self.flows[fid as usize];
-                let timers = TimerCtx::new(&mut self.timers, &mut self.events, f.rcv_timers);
+            Component::Socket(fid, e) => {
+                let end = &mut self.flows[fid as usize].ends[e as usize];
+                let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
                 let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
-                    .with_subscriptions(f.subscriptions);
-                f.receiver.on_timer(kind, &mut cx);
-                fid
-            }
-            Component::Sender(fid) => {
-                let f = &mut self.flows[fid as usize];
-                let timers = TimerCtx::new(&mut self.timers, &mut self.events, f.snd_timers);
-                let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
-                    .with_subscriptions(f.subscriptions);
-                f.sender.on_timer(kind, &mut cx);
-                fid
+                    .sending(END_DIR[e as usize])
+                    .with_subscriptions(end.subscriptions);
+                end.sock.on_timer(kind, &mut cx);
+                (fid, e)
             }
         };
-        self.flush(fid);
+        self.flush(fid, e as usize);
     }
 
-    /// Drains what flow `fid`'s callbacks produced: packets to send, notices for the
-    /// application, and the application's actions, until nothing is left.
-    fn flush(&mut self, fid: FlowId) {
+    /// Hands end `e`'s application the messages its peer wrote whose last byte the end's
+    /// endpoint has now delivered in order.
+    fn deliver_messages(&mut self, fid: FlowId, e: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fid as usize];
+        let peer = 1 - e;
+        if f.records[peer].is_empty() {
+            return;
+        }
+        let delivered = f.ends[e].sock.delivered_bytes().unwrap_or(0);
+        let end = &mut f.ends[e];
+        while let Some(r) = f.records[peer].front().copied() {
+            if r.end > delivered {
+                break;
+            }
+            f.records[peer].pop_front();
+            if let Some(app) = end.app.as_mut() {
+                let mut acx =
+                    AppCtx::new(now, f.stop, end.sock.max_datagram_payload(), &mut end.app_rng, &mut self.actions);
+                app.on_event(AppEvent::Message { bytes: r.bytes, tag: r.tag }, &mut acx);
+            }
+        }
+    }
+
+    /// Drains what the callbacks at end `e` of flow `fid` produced: packets to send, notices
+    /// and messages for the end's application, and the application's actions, until nothing is
+    /// left.
+    fn flush(&mut self, fid: FlowId, e: usize) {
         loop {
             if !self.out_rsvp.is_empty() {
                 for m in std::mem::take(&mut self.out_rsvp) {
@@ -370,32 +496,55 @@ impl Simulation {
                 }
             }
             let now = self.now;
-            let f = &mut self.flows[fid as usize];
             if !self.notices.is_empty() {
-                let mut acx =
-                    AppCtx::new(now, f.stop, f.sender.max_datagram_payload(), &mut f.app_rng, &mut self.actions);
+                let f = &mut self.flows[fid as usize];
+                let end = &mut f.ends[e];
                 // `FlowCtx::notify` queued only the kinds the application subscribed to.
-                for n in self.notices.drain(..) {
-                    f.app.on_event(AppEvent::Transport(n), &mut acx);
+                match end.app.as_mut() {
+                    Some(app) => {
+                        let mut acx = AppCtx::new(
+                            now,
+                            f.stop,
+                            end.sock.max_datagram_payload(),
+                            &mut end.app_rng,
+                            &mut self.actions,
+                        );
+                        for n in self.notices.drain(..) {
+                            app.on_event(AppEvent::Transport(n), &mut acx);
+                        }
+                    }
+                    None => self.notices.clear(),
                 }
             }
+            self.deliver_messages(fid, e);
             if self.actions.is_empty() {
                 if self.out.is_empty() && self.notices.is_empty() {
                     return;
                 }
                 continue;
             }
-            let timers = TimerCtx::new(&mut self.timers, &mut self.events, f.snd_timers);
-            let mut cx =
-                FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices).with_subscriptions(f.subscriptions);
+            let f = &mut self.flows[fid as usize];
+            let end = &mut f.ends[e];
+            let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
+            let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
+                .sending(END_DIR[e])
+                .with_subscriptions(end.subscriptions);
             for a in self.actions.drain(..) {
                 match a {
-                    AppAction::Datagram(d) => f.sender.send_datagram(d, &mut cx),
+                    AppAction::Datagram(d) => end.sock.send_datagram(d, &mut cx),
                     AppAction::Rsvp(m) => self.out_rsvp.push(m),
-                    AppAction::Write { bytes } => f.sender.write(bytes, &mut cx),
+                    AppAction::Write { bytes } => {
+                        f.written[e] += bytes;
+                        end.sock.write(bytes, &mut cx)
+                    }
+                    AppAction::Message { bytes, tag } => {
+                        f.written[e] += bytes;
+                        f.records[e].push_back(Record { end: f.written[e], bytes, tag });
+                        end.sock.write(bytes, &mut cx)
+                    }
                     AppAction::SetTimer { kind, at } => {
                         debug_assert!(at >= now, "{now}: flow {} app timer {kind:?} set in the past", f.name);
-                        cx.timers.timers.set(cx.timers.events, f.app_timers, kind, at)
+                        cx.timers.timers.set(cx.timers.events, end.app_timers, kind, at)
                     }
                 }
             }

@@ -31,6 +31,9 @@ pub enum AppEvent {
     Timer(TimerKind),
     /// A transport notice it subscribed to.
     Transport(TransportEvent),
+    /// A message the peer's application wrote ([`AppCtx::send_message`]) has been delivered
+    /// in order, all `bytes` of it, to this end of the stream.
+    Message { bytes: u64, tag: u64 },
 }
 
 /// Something the application asks of its transport or the engine.
@@ -43,6 +46,13 @@ pub enum AppAction {
     Rsvp(RsvpMsg),
     Write {
         bytes: u64,
+    },
+    /// `bytes` written as one message: the peer's application is told when its last byte is
+    /// delivered, with `tag` (what the bytes would say: a request's object size, a frame's
+    /// number).
+    Message {
+        bytes: u64,
+        tag: u64,
     },
     SetTimer {
         kind: TimerKind,
@@ -86,6 +96,15 @@ impl<'a> AppCtx<'a> {
     }
     pub fn write(&mut self, bytes: u64) {
         self.actions.push(AppAction::Write { bytes });
+    }
+    /// Writes `bytes` (at least 1) into the stream as one message; the peer's application
+    /// receives [`AppEvent::Message`] with `tag` once all of it has arrived in order.
+    ///
+    /// # Panics
+    /// If `bytes` is 0 (an empty message would never be delivered).
+    pub fn send_message(&mut self, bytes: u64, tag: u64) {
+        assert!(bytes > 0, "{}: an empty message (tag {tag}) would never be delivered", self.now);
+        self.actions.push(AppAction::Message { bytes, tag });
     }
     /// Arms [`WAKE`] at `at` (ignored if at or after the stop time).
     pub fn wake_at(&mut self, at: SimTime) {

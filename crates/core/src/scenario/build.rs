@@ -1,13 +1,13 @@
 //! Compiles a [`Scenario`] into a [`Simulation`]: names → indices, routing tables, components.
 
 use super::{expand, Scenario, ScenarioError};
-use crate::engine::{SimRng, TimerBlock};
+use crate::engine::SimRng;
 use crate::link::Port;
 use crate::packet::{NodeId, PortId};
-use crate::sim::{Flow, Simulation, NO_ROUTE};
+use crate::sim::{End, Flow, Simulation, NO_ROUTE};
 use crate::time::SimTime;
 use crate::trace::pcap::PcapWriter;
-use crate::trace::{FlowStats, PacketLog};
+use crate::trace::PacketLog;
 use crate::transport::{EndpointSetup, Service};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::BufWriter;
@@ -263,34 +263,43 @@ impl Scenario {
                     ));
                 }
             }
-            let subscriptions = app.subscriptions();
+            let peer_app = match &c.peer_app {
+                None => None,
+                Some(pa) => {
+                    if pa.service() != service {
+                        return Err(ScenarioError::new(
+                            format!("{path}.peer_app.kind"),
+                            format!("{:?} needs another transport than {:?}", tag_of(pa), tag_of(&c.transport)),
+                        ));
+                    }
+                    Some(
+                        pa.build_with(base, &traces)
+                            .map_err(|e| ScenarioError::new(format!("{path}.peer_app.{}", e.field), e.reason))?,
+                    )
+                }
+            };
             let log = (c.packet_log || self.output.packet_trace).then(PacketLog::default);
-            flows.push(Flow {
-                name: c.name.clone(),
-                transport_kind: tag_of(&c.transport),
-                app_kind: tag_of(&c.app),
-                src,
-                dst,
-                route_fwd,
-                route_rev,
-                sender,
-                receiver,
-                app,
-                app_rng: SimRng::stream(seed, &format!("flow:{}:app", c.name)),
-                started: false,
+            let ends = [
+                End::new(src, sender, Some(app), tag_of(&c.app), SimRng::stream(seed, &format!("flow:{}:app", c.name))),
+                End::new(
+                    dst,
+                    receiver,
+                    peer_app,
+                    c.peer_app.as_ref().map(tag_of).unwrap_or_default(),
+                    SimRng::stream(seed, &format!("flow:{}:peer_app", c.name)),
+                ),
+            ];
+            flows.push(Flow::new(
+                c.name.clone(),
+                tag_of(&c.transport),
+                ends,
+                (route_fwd, route_rev),
                 start,
                 stop,
-                snd_timers: TimerBlock::EMPTY,
-                rcv_timers: TimerBlock::EMPTY,
-                app_timers: TimerBlock::EMPTY,
-                fwd: FlowStats::new(),
-                rev: FlowStats::new(),
-                next_seq: [0, 0],
                 log,
                 service,
-                fairness: c.fairness.unwrap_or(service == Service::Stream),
-                subscriptions,
-            });
+                c.fairness.unwrap_or(service == Service::Stream),
+            ));
         }
 
         // Captures.

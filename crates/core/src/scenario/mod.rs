@@ -134,7 +134,13 @@ pub struct FlowConfig {
     pub src: String,
     pub dst: String,
     pub transport: TransportConfig,
+    /// The application at `src`, which opens the connection.
     pub app: AppConfig,
+    /// An application at `dst`, on the same connection (default: none; the destination only
+    /// receives). It starts at `start` too, and receives the transport's notices at its end and
+    /// the messages the source's application writes (e.g. an HTTP server answering a client).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_app: Option<AppConfig>,
     /// Start time (default 0 s).
     #[serde(default, with = "serde_units::time")]
     pub start: Dur,

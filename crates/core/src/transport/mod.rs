@@ -59,8 +59,9 @@ impl TransportConfig {
         }
     }
 
-    /// Builds the sending and receiving endpoints of one flow.
-    pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Sender>, Box<dyn Receiver>) {
+    /// Builds the two endpoints of one flow: the one at its source (which opens the
+    /// connection) and the one at its destination.
+    pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         match self {
             TransportConfig::Udp => (Box::new(udp::UdpSender::new(s, false)), Box::new(udp::UdpReceiver)),
             TransportConfig::Rtp => (Box::new(udp::UdpSender::new(s, true)), Box::new(udp::UdpReceiver)),
@@ -69,8 +70,11 @@ impl TransportConfig {
     }
 }
 
-/// The sending endpoint of a flow (at the flow's source node).
-pub trait Sender: Send {
+/// One end of a transport connection (a socket), bound to a node: it sends what its
+/// application gives it, and handles the packets of its connection that reach its node.
+/// The world stamps the direction of everything it sends (`Dir::Fwd` from the flow's source end,
+/// `Dir::Rev` from its destination end).
+pub trait Endpoint: Send {
     fn service(&self) -> Service;
     /// Largest application payload of one datagram that fits the MTU (datagram transports).
     fn max_datagram_payload(&self) -> u32 {
@@ -84,7 +88,7 @@ pub trait Sender: Send {
     fn write(&mut self, _bytes: u64, _cx: &mut FlowCtx) {
         unreachable!("write on a datagram transport")
     }
-    /// A packet of this flow travelling `Dir::Rev` reached the source node.
+    /// A packet of this connection reached the endpoint's node.
     fn on_packet(&mut self, _pkt: &PacketData, _cx: &mut FlowCtx) {}
     /// Number of timer kinds the endpoint uses (kinds `0..n`, its own numbering).
     fn timer_kinds(&self) -> u8 {
@@ -92,27 +96,12 @@ pub trait Sender: Send {
     }
     /// One of the endpoint's timers fired.
     fn on_timer(&mut self, _kind: TimerKind, _cx: &mut FlowCtx) {}
-    /// Transport-specific end-of-run counters (name, value), e.g. retransmissions.
-    fn summary(&self) -> Vec<(&'static str, f64)> {
-        Vec::new()
-    }
-}
-
-/// The receiving endpoint of a flow (at the flow's destination node).
-pub trait Receiver: Send {
-    /// A packet of this flow travelling `Dir::Fwd` reached the destination node.
-    fn on_packet(&mut self, _pkt: &PacketData, _cx: &mut FlowCtx) {}
-    /// Number of timer kinds the endpoint uses (kinds `0..n`, its own numbering).
-    fn timer_kinds(&self) -> u8 {
-        0
-    }
-    /// One of the endpoint's timers fired.
-    fn on_timer(&mut self, _kind: TimerKind, _cx: &mut FlowCtx) {}
-    /// Application bytes delivered in order so far (stream transports); datagram transports
-    /// leave delivery accounting to the world.
+    /// Application bytes delivered in order to this end so far (stream transports); datagram
+    /// transports leave delivery accounting to the world.
     fn delivered_bytes(&self) -> Option<u64> {
         None
     }
+    /// Transport-specific end-of-run counters (name, value), e.g. retransmissions.
     fn summary(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
@@ -196,6 +185,8 @@ pub struct Outgoing {
 pub struct FlowCtx<'a> {
     pub now: SimTime,
     pub flow: FlowId,
+    /// The direction this endpoint sends in (stamped on everything it sends).
+    pub dir: Dir,
     pub(crate) out: &'a mut Vec<Outgoing>,
     pub(crate) timers: TimerCtx<'a>,
     pub(crate) notices: &'a mut Vec<TransportEvent>,
@@ -211,7 +202,14 @@ impl<'a> FlowCtx<'a> {
         timers: TimerCtx<'a>,
         notices: &'a mut Vec<TransportEvent>,
     ) -> Self {
-        FlowCtx { now, flow, out, timers, notices, subscriptions: u32::MAX }
+        FlowCtx { now, flow, dir: Dir::Fwd, out, timers, notices, subscriptions: u32::MAX }
+    }
+
+    /// Sets the direction this endpoint sends in (`Dir::Fwd`, the default, from the flow's
+    /// source end; `Dir::Rev` from its destination end).
+    pub fn sending(mut self, dir: Dir) -> Self {
+        self.dir = dir;
+        self
     }
 
     /// Restricts notices to the kinds in `mask` (the application's subscriptions), so that
@@ -227,8 +225,10 @@ impl<'a> FlowCtx<'a> {
         self.subscriptions & mask != 0
     }
 
-    /// Sends a packet now. The world stamps addresses, sequence-in-flow and send time.
-    pub fn send(&mut self, o: Outgoing) {
+    /// Sends a packet now. The world stamps addresses, sequence-in-flow and send time; the
+    /// direction is this endpoint's.
+    pub fn send(&mut self, mut o: Outgoing) {
+        o.dir = self.dir;
         self.out.push(o);
     }
 

@@ -1,6 +1,6 @@
 //! UDP (RFC 768), optionally carrying RTP (RFC 3550 §5.1): one datagram per application send.
 
-use super::{Datagram, EndpointSetup, FlowCtx, Outgoing, Receiver, Sender, Service};
+use super::{Datagram, Endpoint, EndpointSetup, FlowCtx, Outgoing, Service};
 use crate::packet::{Dir, RtpHdr, UdpHdr, IPV4_HEADER, L4, RTP_HEADER, UDP_HEADER};
 
 /// The sending side of a UDP flow.
@@ -26,7 +26,7 @@ impl UdpSender {
     }
 }
 
-impl Sender for UdpSender {
+impl Endpoint for UdpSender {
     fn service(&self) -> Service {
         Service::Datagram
     }
@@ -56,4 +56,8 @@ impl Sender for UdpSender {
 /// UDP has no receiver state: the world counts arrivals.
 pub struct UdpReceiver;
 
-impl Receiver for UdpReceiver {}
+impl Endpoint for UdpReceiver {
+    fn service(&self) -> Service {
+        Service::Datagram
+    }
+}

@@ -34,7 +34,7 @@ pub mod sack;
 #[cfg(test)]
 mod tests;
 
-use super::{EndpointSetup, FlowCtx, Outgoing, Receiver, Sender, Service, TransportEvent};
+use super::{Endpoint, EndpointSetup, FlowCtx, Outgoing, Service, TransportEvent};
 use crate::engine::TimerKind;
 
 /// The sender's retransmission timer (RFC 6298), its only timer kind.
@@ -174,7 +174,7 @@ impl TcpConfig {
     ///
     /// # Panics
     /// If [`validate`](Self::validate) fails (the scenario layer calls it first).
-    pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Sender>, Box<dyn Receiver>) {
+    pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         (Box::new(TcpSender::new(self, s)), Box::new(TcpReceiver::new(self, s)))
     }
 }
@@ -720,7 +720,7 @@ impl TcpSender {
     }
 }
 
-impl Sender for TcpSender {
+impl Endpoint for TcpSender {
     fn service(&self) -> Service {
         Service::Stream
     }
@@ -957,7 +957,11 @@ impl TcpReceiver {
     }
 }
 
-impl Receiver for TcpReceiver {
+impl Endpoint for TcpReceiver {
+    fn service(&self) -> Service {
+        Service::Stream
+    }
+
     fn on_packet(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
         let Some(h) = pkt.tcp() else { return };
         if h.flags & tcp_flags::SYN != 0 {

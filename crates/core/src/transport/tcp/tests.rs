@@ -160,7 +160,8 @@ impl Harness {
     /// Runs `f` with the context of the sender (`side` 0) or the receiver (1).
     fn ctx<R>(&mut self, side: usize, f: impl FnOnce(&mut TcpSender, &mut TcpReceiver, &mut FlowCtx) -> R) -> R {
         let timers = TimerCtx::new(&mut self.timers, &mut self.events, self.blocks[side]);
-        let mut cx = FlowCtx::new(self.now, 0, &mut self.out, timers, &mut self.notices);
+        let dir = if side == 0 { Dir::Fwd } else { Dir::Rev };
+        let mut cx = FlowCtx::new(self.now, 0, &mut self.out, timers, &mut self.notices).sending(dir);
         let r = f(&mut self.snd, &mut self.rcv, &mut cx);
         self.flush();
         r
