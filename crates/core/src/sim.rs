@@ -22,6 +22,17 @@ use std::collections::VecDeque;
 
 pub const NO_ROUTE: u32 = u32::MAX;
 
+/// Why [`Simulation::attach_app`] refused an application.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum AttachError {
+    #[error("the run has started")]
+    Started,
+    #[error("no flow named {0:?}")]
+    NoFlow(String),
+    #[error("a flow has ends 0 and 1, not {0}")]
+    NoEnd(usize),
+}
+
 /// The direction each end of a flow sends in.
 const END_DIR: [Dir; 2] = [Dir::Fwd, Dir::Rev];
 
@@ -267,6 +278,48 @@ impl Simulation {
     /// Pending events (a measure of the heap's size).
     pub fn events_pending(&self) -> usize {
         self.events.len()
+    }
+
+    /// Puts `app` at end `end` (0: the flow's source, 1: its destination) of flow `flow`,
+    /// replacing the application the scenario put there, before the run starts. This is how a
+    /// component that is not in the registry (a prototype, a test's probe) joins a run: it
+    /// registers its own timer kinds like any other. It starts at the flow's start time and is
+    /// reported as `kind`. It must use the transport's service (a datagram source on a stream
+    /// transport is a bug the endpoint asserts).
+    pub fn attach_app(
+        &mut self,
+        flow: &str,
+        end: usize,
+        kind: &str,
+        app: Box<dyn Application>,
+    ) -> Result<(), AttachError> {
+        if self.events.popped() > 0 {
+            return Err(AttachError::Started);
+        }
+        let fid = self.flows.iter().position(|f| f.name == flow).ok_or_else(|| AttachError::NoFlow(flow.into()))?;
+        if end > 1 {
+            return Err(AttachError::NoEnd(end));
+        }
+        let owner = Owner(self.components.len() as u32);
+        self.components.push(Component::App(fid as FlowId, end as u8));
+        let block = self.timers.register(owner, app.timer_kinds().max(1));
+        let f = &mut self.flows[fid];
+        let e = &mut f.ends[end];
+        if e.app.is_some() {
+            // The replaced application's block stays registered, disarmed: its pending start
+            // entry then finds nothing due.
+            self.timers.cancel(e.app_timers, WAKE);
+        }
+        e.subscriptions = app.subscriptions();
+        e.app_kind = kind.to_string();
+        e.app = Some(app);
+        e.app_timers = block;
+        e.started = false;
+        self.timers.set(&mut self.events, block, WAKE, f.start);
+        if end == 0 {
+            f.app_kind = e.app_kind.clone();
+        }
+        Ok(())
     }
 
     /// Runs to the end time.
