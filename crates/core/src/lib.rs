@@ -6,7 +6,7 @@
 //! ## Reading order
 //! 1. [`time`], [`units`]: integer-nanosecond time, rates and unit-carrying scenario strings.
 //! 2. [`engine`]: the `(time, seq)` event heap, timer tables, keyed random streams.
-//! 3. [`packet`]: the header fields models act on.
+//! 3. [`packet`]: the header fields models act on; [`node`]: addresses and routing tables.
 //! 4. [`link`]: ports (queue discipline + serialiser), delay lines and loss models;
 //!    [`queue`]: the `QueueDisc` trait and the disciplines.
 //! 5. [`transport`]: UDP/RTP and TCP endpoints behind the `Sender`/`Receiver` traits;
@@ -23,6 +23,7 @@ pub mod app;
 pub mod engine;
 pub mod ip;
 pub mod link;
+pub mod node;
 pub mod packet;
 pub mod queue;
 pub mod results;

@@ -5,11 +5,15 @@
 //! length (IP header + options + transport header + payload): the number a link serialises.
 //! Payload bytes themselves are not carried.
 
+pub use crate::node::Addr;
 use crate::time::SimTime;
 
 pub type NodeId = u32;
 pub type FlowId = u32;
 pub type PortId = u32;
+
+/// [`PacketData::route`] of a packet forwarded by destination address.
+pub const NO_ROUTE: u32 = u32::MAX;
 
 pub const IPV4_HEADER: u32 = 20;
 pub const IPV6_HEADER: u32 = 40;
@@ -129,10 +133,13 @@ pub type Packet = Box<PacketData>;
 /// The fields of a packet.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PacketData {
+    /// The flow the packet belongs to: the world's bookkeeping for per-flow statistics (never
+    /// used to forward or deliver it; routers and hosts read addresses and ports).
     pub flow: FlowId,
     pub dir: Dir,
-    pub src: NodeId,
-    pub dst: NodeId,
+    /// Source and destination IPv4 addresses ([`crate::node`]).
+    pub src: Addr,
+    pub dst: Addr,
     /// Index of this packet among the flow's packets in this direction (0-based).
     pub seq_in_flow: u64,
     /// IP datagram length in bytes.
@@ -141,6 +148,10 @@ pub struct PacketData {
     pub sent_at: SimTime,
     /// Hops taken so far (index into an explicit route).
     pub hop: u16,
+    /// An explicit route the packet carries (a source route: the world's route number
+    /// `route`, a list of ports, one per hop), or [`NO_ROUTE`] to be forwarded by destination
+    /// address.
+    pub route: u32,
     /// Sub-path of the flow (MPTCP subflow or route index); 0 for single-path flows.
     pub path: u8,
     pub ip: IpHdr,

@@ -13,14 +13,13 @@ use crate::app::{AppAction, AppCtx, AppEvent, Application};
 use crate::engine::{Event, EventQueue, Owner, SimRng, TimerBlock, TimerCtx, TimerKind, Timers};
 use crate::ip::rsvp::{RsvpKind, RsvpMsg};
 use crate::link::{DropCause, Port, PortOutcome};
-use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4};
+use crate::node::{Addr, Fib, NO_PORT};
+use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4, NO_ROUTE};
 use crate::queue::Reservation;
 use crate::time::SimTime;
 use crate::trace::{FlowStats, PacketLog};
 use crate::transport::{Endpoint, FlowCtx, Outgoing, Service, TransportEvent};
 use std::collections::VecDeque;
-
-pub const NO_ROUTE: u32 = u32::MAX;
 
 /// Why [`Simulation::attach_app`] refused an application.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -33,12 +32,22 @@ pub enum AttachError {
     NoEnd(usize),
 }
 
+/// A socket's identity at its node: protocol, local address and port, remote address and port
+/// (what a host's demultiplexer matches, RFC 9293 §3.3.1's connection identification).
+#[inline]
+pub(crate) fn socket_key(proto: u8, local: Addr, lport: u16, remote: Addr, rport: u16) -> u128 {
+    (proto as u128) << 96 | (local.0 as u128) << 64 | (lport as u128) << 48 | (remote.0 as u128) << 16 | rport as u128
+}
+
 /// The direction each end of a flow sends in.
 const END_DIR: [Dir; 2] = [Dir::Fwd, Dir::Rev];
 
 /// One end of a flow: a transport endpoint on a node, and the application using it.
 pub struct End {
     pub node: NodeId,
+    /// The end's address and port (TCP or UDP).
+    pub addr: Addr,
+    pub port: u16,
     pub(crate) sock: Box<dyn Endpoint>,
     pub(crate) app: Option<Box<dyn Application>>,
     /// The application's `kind` tag ("" without one).
@@ -53,8 +62,11 @@ pub struct End {
 }
 
 impl End {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         node: NodeId,
+        addr: Addr,
+        port: u16,
         sock: Box<dyn Endpoint>,
         app: Option<Box<dyn Application>>,
         app_kind: String,
@@ -63,6 +75,8 @@ impl End {
         let subscriptions = app.as_ref().map_or(0, |a| a.subscriptions());
         End {
             node,
+            addr,
+            port,
             sock,
             app,
             app_kind,
@@ -97,6 +111,8 @@ pub struct Flow {
     pub dst: NodeId,
     pub(crate) route_fwd: Option<Vec<PortId>>,
     pub(crate) route_rev: Option<Vec<PortId>>,
+    /// The world's numbers of those routes, which the flow's packets carry (`NO_ROUTE`: none).
+    pub(crate) route_ids: [u32; 2],
     pub ends: [End; 2],
     pub start: SimTime,
     pub stop: SimTime,
@@ -132,6 +148,7 @@ impl Flow {
             dst: ends[1].node,
             route_fwd: routes.0,
             route_rev: routes.1,
+            route_ids: [NO_ROUTE; 2],
             ends,
             start,
             stop,
@@ -185,8 +202,13 @@ pub struct Simulation {
     pub(crate) timers: Timers,
     components: Vec<Component>,
     pub node_names: Vec<String>,
-    /// `next_hop[node][dst]`: port to take from `node` towards `dst`.
-    pub(crate) next_hop: Vec<Vec<u32>>,
+    /// Every node's routing table.
+    pub(crate) fib: Fib,
+    /// Explicit routes packets carry (`PacketData::route` indexes it).
+    pub(crate) routes: Vec<Vec<PortId>>,
+    /// Each node's sockets, sorted by [`socket_key`]: which end of which flow a packet for the
+    /// node belongs to.
+    sockets: Vec<Vec<(u128, FlowId, u8)>>,
     pub ports: Vec<Port>,
     pub flows: Vec<Flow>,
     pub(crate) bin_ns: u64,
@@ -211,15 +233,25 @@ impl Simulation {
         end: SimTime,
         seed: u64,
         node_names: Vec<String>,
-        next_hop: Vec<Vec<u32>>,
+        fib: Fib,
+        sockets: Vec<Vec<(u128, FlowId, u8)>>,
         ports: Vec<Port>,
         flows: Vec<Flow>,
         bin_ns: u64,
     ) -> Simulation {
         let mut events = EventQueue::new();
+        let mut routes = Vec::new();
+        let mut flows = flows;
+        for f in flows.iter_mut() {
+            for (d, r) in [&f.route_fwd, &f.route_rev].into_iter().enumerate() {
+                if let Some(r) = r {
+                    f.route_ids[d] = routes.len() as u32;
+                    routes.push(r.clone());
+                }
+            }
+        }
         let mut timers = Timers::new();
         let mut components = Vec::new();
-        let mut flows = flows;
         for (i, f) in flows.iter_mut().enumerate() {
             let fid = i as FlowId;
             let mut register = |c: Component, kinds: u8| {
@@ -249,7 +281,9 @@ impl Simulation {
             timers,
             components,
             node_names,
-            next_hop,
+            fib,
+            routes,
+            sockets,
             ports,
             flows,
             bin_ns,
@@ -412,30 +446,33 @@ impl Simulation {
     fn receive(&mut self, node: NodeId, pkt: Packet) {
         if matches!(pkt.l4, L4::Rsvp(_)) {
             self.rsvp_at_node(node, pkt);
-        } else if pkt.dst == node {
-            self.deliver(pkt);
+        } else if self.fib.owner(pkt.dst) == Some(node) {
+            self.deliver(node, pkt);
         } else {
             self.forward(node, pkt);
         }
     }
 
-    fn forward(&mut self, node: NodeId, mut pkt: Packet) {
-        let f = &self.flows[pkt.flow as usize];
-        let route = match pkt.dir {
-            Dir::Fwd => f.route_fwd.as_ref(),
-            Dir::Rev => f.route_rev.as_ref(),
+    /// Sends `pkt` on from `node`: along the explicit route it carries, else by its
+    /// destination address.
+    fn forward(&mut self, node: NodeId, pkt: Packet) {
+        let port = if pkt.route != NO_ROUTE {
+            self.routes[pkt.route as usize][pkt.hop as usize]
+        } else {
+            self.fib.next_port(node, pkt.dst)
         };
-        let port = match route {
-            Some(r) => r[pkt.hop as usize],
-            None => self.next_hop[node as usize][pkt.dst as usize],
-        };
+        self.send_on(node, port, pkt);
+    }
+
+    /// Queues `pkt` on `port` of `node`.
+    fn send_on(&mut self, node: NodeId, port: PortId, mut pkt: Packet) {
         assert!(
-            port != NO_ROUTE,
-            "{}: flow {} has no route from {} to {} (build-time routing check missed it)",
+            port != NO_PORT,
+            "{}: {} has no route to {} for a packet of flow {} (build-time routing check missed it)",
             self.now,
-            f.name,
             self.node_names[node as usize],
-            self.node_names[pkt.dst as usize]
+            pkt.dst,
+            self.flows[pkt.flow as usize].name,
         );
         pkt.hop += 1;
         let o = self.ports[port as usize].enqueue(pkt, self.now, &mut self.drops);
@@ -443,26 +480,38 @@ impl Simulation {
         self.account_drops();
     }
 
-    /// A packet reached the node of the end it is addressed to.
-    fn deliver(&mut self, pkt: Packet) {
-        let fid = pkt.flow;
+    /// A packet reached the node that owns its destination address: the socket its addresses
+    /// and ports name takes it.
+    fn deliver(&mut self, node: NodeId, pkt: Packet) {
+        let (proto, sport, dport) = match &pkt.l4 {
+            L4::Tcp(t) => (6, t.src_port, t.dst_port),
+            L4::Udp(u) => (17, u.src_port, u.dst_port),
+            L4::Rsvp(_) => unreachable!("RSVP is handled at every node before delivery"),
+        };
+        let key = socket_key(proto, pkt.dst, dport, pkt.src, sport);
+        let socks = &self.sockets[node as usize];
+        let Ok(i) = socks.binary_search_by_key(&key, |s| s.0) else {
+            panic!(
+                "{}: {} has no socket for {}:{dport} from {}:{sport} (flow {}): every flow's ends are bound when the \
+                 scenario is built",
+                self.now, self.node_names[node as usize], pkt.dst, pkt.src, self.flows[pkt.flow as usize].name
+            );
+        };
+        let (fid, e) = (socks[i].1, socks[i].2 as usize);
+        debug_assert_eq!((fid, e), (pkt.flow, if pkt.dir == Dir::Fwd { 1 } else { 0 }), "demux disagrees");
         let now = self.now;
         let bin = self.bin_ns;
         let f = &mut self.flows[fid as usize];
-        // Fwd packets are for the destination end, Rev ones for the source end.
-        let e = match pkt.dir {
+        // Statistics by direction: what the source end sent (Fwd), what the destination's did.
+        match pkt.dir {
             Dir::Fwd => {
                 f.fwd.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin);
                 if let Some(log) = f.log.as_mut() {
                     log.recv_ns[pkt.seq_in_flow as usize] = now.0 as i64;
                 }
-                1
             }
-            Dir::Rev => {
-                f.rev.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin);
-                0
-            }
-        };
+            Dir::Rev => f.rev.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin),
+        }
         let end = &mut f.ends[e];
         let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
         let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
@@ -615,10 +664,12 @@ impl Simulation {
         let d = o.dir as usize;
         let seq = f.next_seq[d];
         f.next_seq[d] += 1;
-        let (src, dst) = match o.dir {
-            Dir::Fwd => (f.src, f.dst),
-            Dir::Rev => (f.dst, f.src),
+        let (me, peer) = match o.dir {
+            Dir::Fwd => (&f.ends[0], &f.ends[1]),
+            Dir::Rev => (&f.ends[1], &f.ends[0]),
         };
+        let (node, src, dst) = (me.node, me.addr, peer.addr);
+        let route = f.route_ids[d];
         let st = if o.dir == Dir::Fwd { &mut f.fwd } else { &mut f.rev };
         st.sent_pkts += 1;
         st.sent_bytes += o.size_bytes as u64;
@@ -646,11 +697,14 @@ impl Simulation {
             size_bytes: o.size_bytes,
             sent_at: now,
             hop: 0,
+            route,
             path: o.path,
             ip: IpHdr { ttl: 64, opt_bytes, tfd, ..Default::default() },
             l4: o.l4,
         });
-        self.forward(src, pkt);
+        let port =
+            if route != NO_ROUTE { self.routes[route as usize][0] } else { self.fib.egress_port(node, src, dst) };
+        self.send_on(node, port, pkt);
     }
 
     /// The port node `node` uses for flow `fid`'s data (`None` at the destination).
@@ -661,20 +715,26 @@ impl Simulation {
         }
         match &f.route_fwd {
             Some(r) => r.iter().copied().find(|&p| self.ports[p as usize].from == node),
-            None => Some(self.next_hop[node as usize][f.dst as usize]),
+            None => Some(self.fib.next_port(node, f.ends[1].addr)),
         }
     }
 
     /// The sender's RSVP agent emits `m` at the flow's source node.
     fn send_rsvp(&mut self, fid: FlowId, m: RsvpMsg) {
-        let f = &self.flows[fid as usize];
-        let (src, dst) = (f.src, f.dst);
+        let src = self.flows[fid as usize].src;
         self.rsvp_sent += 1;
-        let pkt = self.rsvp_packet(fid, Dir::Fwd, src, dst, m);
+        let pkt = self.rsvp_packet(fid, Dir::Fwd, m);
         self.rsvp_at_node(src, pkt);
     }
 
-    fn rsvp_packet(&self, fid: FlowId, dir: Dir, src: NodeId, dst: NodeId, m: RsvpMsg) -> Packet {
+    /// An RSVP message of flow `fid` between its ends' addresses, in direction `dir`, along the
+    /// flow's explicit route if it has one.
+    fn rsvp_packet(&self, fid: FlowId, dir: Dir, m: RsvpMsg) -> Packet {
+        let f = &self.flows[fid as usize];
+        let (src, dst) = match dir {
+            Dir::Fwd => (f.ends[0].addr, f.ends[1].addr),
+            Dir::Rev => (f.ends[1].addr, f.ends[0].addr),
+        };
         Box::new(PacketData {
             flow: fid,
             dir,
@@ -684,6 +744,7 @@ impl Simulation {
             size_bytes: m.ip_bytes(),
             sent_at: self.now,
             hop: 0,
+            route: f.route_ids[dir as usize],
             path: 0,
             ip: IpHdr { ttl: 64, ..Default::default() },
             l4: L4::Rsvp(m),
@@ -706,7 +767,7 @@ impl Simulation {
                 // R = Tspec r) and refreshes whenever the PATH is refreshed.
                 let resv = RsvpMsg { kind: RsvpKind::Resv, ..m.clone() };
                 self.rsvp_sent += 1;
-                let r = self.rsvp_packet(fid, Dir::Rev, dst, src, resv);
+                let r = self.rsvp_packet(fid, Dir::Rev, resv);
                 self.forward(node, r);
             }
             RsvpKind::Path => self.forward(node, pkt),

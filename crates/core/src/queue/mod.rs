@@ -31,7 +31,7 @@ pub use tfd::{Tfd, TfdConfig};
 /// How a flow-aware discipline groups packets into flows (its per-flow queues).
 ///
 /// Keys are exact (no hashing, so no collisions) and derived only from header fields:
-/// node ids stand for IP addresses. The SQF paper (BMO11 Sec. III-A) identifies flows by the
+/// addresses are the packet's IPv4 addresses. The SQF paper (BMO11 Sec. III-A) identifies flows by the
 /// 5-tuple, or by a part of it such as the source port on the upstream of an access line.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -60,10 +60,10 @@ impl FlowKeyKind {
         };
         FlowKey(match self {
             FlowKeyKind::FiveTuple => {
-                (pkt.src as u128) << 72 | (pkt.dst as u128) << 40 | proto << 32 | sport << 16 | dport
+                (pkt.src.0 as u128) << 72 | (pkt.dst.0 as u128) << 40 | proto << 32 | sport << 16 | dport
             }
             FlowKeyKind::SrcPort => proto << 16 | sport,
-            FlowKeyKind::DstAddr => pkt.dst as u128,
+            FlowKeyKind::DstAddr => pkt.dst.0 as u128,
         })
     }
 }
@@ -204,12 +204,13 @@ pub(crate) mod testutil {
         Box::new(PacketData {
             flow,
             dir: Dir::Fwd,
-            src: 0,
-            dst: 1,
+            src: Addr::primary(0),
+            dst: Addr::primary(1),
             seq_in_flow: seq,
             size_bytes: size,
             sent_at: SimTime::ZERO,
             hop: 0,
+            route: NO_ROUTE,
             path: 0,
             ip: IpHdr::default(),
             l4: L4::Udp(UdpHdr { src_port: 1000 + flow as u16, dst_port: 5000, ..Default::default() }),

@@ -240,8 +240,8 @@ mod tests {
         if let crate::packet::L4::Udp(u) = &mut b.l4 {
             u.src_port = 1000;
         }
-        a.dst = 7;
-        b.dst = 9;
+        a.dst = crate::node::Addr::primary(7);
+        b.dst = crate::node::Addr::primary(9);
         assert_ne!(FlowKeyKind::FiveTuple.key(&a), FlowKeyKind::FiveTuple.key(&b));
         assert_eq!(FlowKeyKind::SrcPort.key(&a), FlowKeyKind::SrcPort.key(&b));
         assert_ne!(FlowKeyKind::DstAddr.key(&a), FlowKeyKind::DstAddr.key(&b));

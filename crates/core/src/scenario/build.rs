@@ -3,13 +3,14 @@
 use super::{expand, Scenario, ScenarioError};
 use crate::engine::SimRng;
 use crate::link::Port;
-use crate::packet::{NodeId, PortId};
-use crate::sim::{End, Flow, Simulation, NO_ROUTE};
+use crate::node::{Addr, Fib, IfaceAddr, MAX_NODES, NO_PORT, PRIMARY_BASE};
+use crate::packet::{FlowId, NodeId, PortId};
+use crate::sim::{socket_key, End, Flow, Simulation};
 use crate::time::SimTime;
 use crate::trace::pcap::PcapWriter;
 use crate::trace::PacketLog;
 use crate::transport::{EndpointSetup, Service};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::io::BufWriter;
 use std::path::Path;
 
@@ -75,8 +76,13 @@ impl Scenario {
             }
         }
         let n = names.len();
+        if n > MAX_NODES {
+            return Err(ScenarioError::new("links", format!("{n} nodes, more than the {MAX_NODES} addressable")));
+        }
 
         // Ports: link k gives port 2k (a→b) and 2k+1 (b→a).
+        let mut ifaces: Vec<IfaceAddr> = Vec::new();
+        let mut iface_keys: BTreeMap<Addr, String> = BTreeMap::new();
         let mut ports = Vec::with_capacity(links.len() * 2);
         let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
         for l in &links {
@@ -114,39 +120,37 @@ impl Scenario {
                 ));
                 adj[from as usize].push((id, to));
             }
-        }
-
-        // Connectivity and shortest-path (hop count) first hops, ties broken by port order.
-        let mut next_hop = vec![vec![NO_ROUTE; n]; n];
-        for s in 0..n {
-            let mut seen = vec![false; n];
-            seen[s] = true;
-            let mut q = VecDeque::new();
-            for &(p, to) in &adj[s] {
-                if !seen[to as usize] {
-                    seen[to as usize] = true;
-                    next_hop[s][to as usize] = p;
-                    q.push_back(to);
-                }
-            }
-            while let Some(u) = q.pop_front() {
-                let first = next_hop[s][u as usize];
-                for &(_, to) in &adj[u as usize] {
-                    if !seen[to as usize] {
-                        seen[to as usize] = true;
-                        next_hop[s][to as usize] = first;
-                        q.push_back(to);
-                    }
-                }
-            }
-            if s == 0 {
-                if let Some(u) = (0..n).find(|&u| !seen[u]) {
+            let first = ports.len() as PortId - 2;
+            for (key, owner, out_port, in_port) in [("a_addr", a, first, first + 1), ("b_addr", b, first + 1, first)] {
+                let given = if key == "a_addr" { &c.a_addr } else { &c.b_addr };
+                let Some(text) = given else { continue };
+                let kp = format!("{}.{key}", l.path);
+                let addr = Addr::parse(text).ok_or_else(|| {
+                    ScenarioError::new(kp.clone(), format!("expected an IPv4 address like \"10.1.0.1\", got {text:?}"))
+                })?;
+                if addr.0 > PRIMARY_BASE && addr.0 <= PRIMARY_BASE + n as u32 {
                     return Err(ScenarioError::new(
-                        "links",
-                        format!("topology is disconnected: node {:?} cannot be reached from {:?}", names[u], names[0]),
+                        kp,
+                        format!(
+                            "{addr} is the primary address of node {:?}",
+                            names[(addr.0 - PRIMARY_BASE - 1) as usize]
+                        ),
                     ));
                 }
+                if let Some(prev) = iface_keys.insert(addr, kp.clone()) {
+                    return Err(ScenarioError::new(kp, format!("{addr} is already assigned at {prev}")));
+                }
+                ifaces.push(IfaceAddr { addr, node: owner, out_port, in_port });
             }
+        }
+
+        // Shortest-path (hop count) routing tables, ties broken by port order; connectivity.
+        let fib = Fib::build(&adj, ifaces);
+        if let Some(u) = (1..n).find(|&u| fib.next_port(0, Addr::primary(u as NodeId)) == NO_PORT) {
+            return Err(ScenarioError::new(
+                "links",
+                format!("topology is disconnected: node {:?} cannot be reached from {:?}", names[u], names[0]),
+            ));
         }
 
         // Flows.
@@ -155,6 +159,8 @@ impl Scenario {
             return Err(ScenarioError::new("flows", "a scenario needs at least one flow"));
         }
         let mut flow_names = BTreeMap::new();
+        let mut sockets: Vec<Vec<(u128, FlowId, u8)>> = vec![Vec::new(); n];
+        let mut socket_owner: BTreeMap<(NodeId, u128), String> = BTreeMap::new();
         let mut flows = Vec::with_capacity(flows_x.len());
         let traces = crate::app::video::TraceCache::default();
         for (fid, fx) in flows_x.iter().enumerate() {
@@ -233,7 +239,32 @@ impl Scenario {
                     (Some(fwd), Some(rev))
                 }
             };
-            let first_port = route_fwd.as_ref().map_or(next_hop[src as usize][dst as usize], |r| r[0]);
+            // The ends' addresses: the nodes' primary ones unless an interface address is named.
+            let end_addr = |key: &str, given: &Option<String>, node: NodeId| -> Result<Addr, ScenarioError> {
+                let Some(text) = given else { return Ok(Addr::primary(node)) };
+                let kp = format!("{path}.{key}");
+                let a = Addr::parse(text)
+                    .ok_or_else(|| ScenarioError::new(kp.clone(), format!("expected an IPv4 address, got {text:?}")))?;
+                if fib.owner(a) != Some(node) {
+                    return Err(ScenarioError::new(
+                        kp,
+                        format!(
+                            "{a} is not an address of {:?} (give it to a link end with a_addr / b_addr)",
+                            names[node as usize]
+                        ),
+                    ));
+                }
+                Ok(a)
+            };
+            let (src_addr, dst_addr) =
+                (end_addr("src_addr", &c.src_addr, src)?, end_addr("dst_addr", &c.dst_addr, dst)?);
+            let first_port = route_fwd.as_ref().map_or(fib.egress_port(src, src_addr, dst_addr), |r| r[0]);
+            if route_fwd.is_none() && fib.egress_port(dst, dst_addr, src_addr) == NO_PORT {
+                return Err(ScenarioError::new(
+                    format!("{path}.src_addr"),
+                    format!("{src_addr} cannot be reached from {dst_addr}"),
+                ));
+            }
             let setup = EndpointSetup {
                 flow_name: c.name.clone(),
                 mtu_bytes: ports[first_port as usize].mtu_bytes,
@@ -279,10 +310,38 @@ impl Scenario {
                 }
             };
             let log = (c.packet_log || self.output.packet_trace).then(PacketLog::default);
+            // Sockets: each end is found by (protocol, local address and port, remote address and
+            // port) at its node.
+            let proto = if service == Service::Stream { 6 } else { 17 };
+            for (node, key, e) in [
+                (src, socket_key(proto, src_addr, setup.src_port, dst_addr, setup.dst_port), 0u8),
+                (dst, socket_key(proto, dst_addr, setup.dst_port, src_addr, setup.src_port), 1u8),
+            ] {
+                if let Some(other) = socket_owner.insert((node, key), c.name.clone()) {
+                    return Err(ScenarioError::new(
+                        path.to_string(),
+                        format!(
+                            "same addresses and ports as flow {other:?} (flows {} apart share a port number)",
+                            50_000
+                        ),
+                    ));
+                }
+                sockets[node as usize].push((key, fid as FlowId, e));
+            }
             let ends = [
-                End::new(src, sender, Some(app), tag_of(&c.app), SimRng::stream(seed, &format!("flow:{}:app", c.name))),
+                End::new(
+                    src,
+                    src_addr,
+                    setup.src_port,
+                    sender,
+                    Some(app),
+                    tag_of(&c.app),
+                    SimRng::stream(seed, &format!("flow:{}:app", c.name)),
+                ),
                 End::new(
                     dst,
+                    dst_addr,
+                    setup.dst_port,
                     receiver,
                     peer_app,
                     c.peer_app.as_ref().map(tag_of).unwrap_or_default(),
@@ -338,6 +397,9 @@ impl Scenario {
                 ),
             ));
         }
-        Ok(Simulation::assemble(end, seed, names, next_hop, ports, flows, bin_ns))
+        for v in &mut sockets {
+            v.sort_unstable();
+        }
+        Ok(Simulation::assemble(end, seed, names, fib, sockets, ports, flows, bin_ns))
     }
 }

@@ -105,6 +105,14 @@ pub struct LinkConfig {
     /// Overrides `queue` for the B→A direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_ba: Option<QueueConfig>,
+    /// An interface address of node A on this link (dotted quad, default none): packets sent
+    /// to it reach A through this link, and packets A sends from it leave on this link. Every
+    /// node also has its primary address (see `crate::node`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a_addr: Option<String>,
+    /// An interface address of node B on this link (see `a_addr`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b_addr: Option<String>,
     /// Loss model of the A→B direction (default none).
     #[serde(default = "no_loss")]
     pub loss_ab: LossConfig,
@@ -147,6 +155,14 @@ pub struct FlowConfig {
     /// Stop time for new application data (default: the end of the run).
     #[serde(default, with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
     pub stop: Option<Dur>,
+    /// The source end's address: one of `src`'s interface addresses (default: its primary
+    /// address). The connection then leaves and returns through that interface.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_addr: Option<String>,
+    /// The destination end's address: one of `dst`'s interface addresses (default: its
+    /// primary address). Packets to it are routed to that interface.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst_addr: Option<String>,
     /// Explicit route as a node list from `src` to `dst` (default: shortest path). The reverse
     /// direction uses the reversed list.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -56,8 +56,8 @@ fn tcp_options(t: &TcpHdr) -> Vec<u8> {
 /// Serialises `p` to wire bytes (IPv4 + L4 + zero payload). The total length equals
 /// `p.size_bytes` unless the headers the simulator accounted for are shorter than the real ones.
 pub fn packet_bytes(p: &PacketData) -> Vec<u8> {
-    let src = node_addr(p.src);
-    let dst = node_addr(p.dst);
+    let src = p.src.octets();
+    let dst = p.dst.octets();
     let (proto, mut l4): (u8, Vec<u8>) = match &p.l4 {
         L4::Udp(u) => (17, udp_bytes(u)),
         L4::Tcp(t) => (6, tcp_header_bytes(t)),

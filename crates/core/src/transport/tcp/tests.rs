@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::engine::{Event, EventQueue, Owner, TimerBlock, TimerCtx, Timers};
-use crate::packet::{IpHdr, Packet, PacketData};
+use crate::packet::{Addr, IpHdr, Packet, PacketData};
 use crate::units::Rate;
 use proptest::prelude::*;
 use std::collections::VecDeque;
@@ -182,12 +182,13 @@ impl Harness {
             let pkt = Box::new(PacketData {
                 flow: 0,
                 dir: o.dir,
-                src: 0,
-                dst: 1,
+                src: Addr::primary(0),
+                dst: Addr::primary(1),
                 seq_in_flow: self.seq_in_flow[k],
                 size_bytes: o.size_bytes,
                 sent_at: now,
                 hop: 0,
+                route: crate::packet::NO_ROUTE,
                 path: 0,
                 ip: IpHdr::default(),
                 l4: o.l4,
@@ -336,12 +337,13 @@ impl Harness {
         let p = PacketData {
             flow: 0,
             dir: Dir::Fwd,
-            src: 0,
-            dst: 1,
+            src: Addr::primary(0),
+            dst: Addr::primary(1),
             seq_in_flow: 0,
             size_bytes: 0,
             sent_at: self.now,
             hop: 0,
+            route: crate::packet::NO_ROUTE,
             path: 0,
             ip: IpHdr::default(),
             l4: L4::Tcp(h),
