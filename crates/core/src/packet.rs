@@ -102,14 +102,25 @@ pub struct TcpHdr {
     pub seq: u64,
     pub ack: u64,
     pub flags: u8,
-    /// Advertised receive window in bytes (already scaled).
+    /// Advertised receive window in bytes, unscaled: the window the peer's sender uses. On the
+    /// wire a SYN carries `min(wnd, 65535)` and every other segment `wnd >> wscale` (RFC 7323
+    /// §2.2–2.3).
     pub wnd: u32,
+    /// Window-scale shift of the segment's sender (RFC 7323 §2.3, 0..=14): announced in the
+    /// window scale option of a SYN, applied to the window field of every other segment.
+    pub wscale: u8,
+    /// The segment carries the timestamp option (RFC 7323 §3) with `ts_val` and `ts_ecr`.
+    pub timestamps: bool,
+    /// A SYN carries the SACK-permitted option (RFC 2018 §2).
+    pub sack_perm: bool,
+    /// MSS option of a SYN (RFC 9293 §3.7.1), bytes; 0 on other segments.
+    pub mss: u16,
     /// Payload length in bytes.
     pub payload: u32,
     /// SACK blocks `[start, end)`, the first `nsack` valid.
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     pub nsack: u8,
-    /// Timestamp option (RFC 7323), in microseconds of simulated time.
+    /// Timestamp option (RFC 7323), in microseconds of simulated time; 0 without `timestamps`.
     pub ts_val: u32,
     pub ts_ecr: u32,
 }

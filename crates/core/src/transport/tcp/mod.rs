@@ -10,7 +10,8 @@
 //! - RFC 2018: SACK blocks at the receiver; RFC 6675: the sender's scoreboard, `IsLost()`,
 //!   `SetPipe()` and `NextSeg()` loss recovery (used when SACK is on).
 //! - RFC 6298: SRTT/RTTVAR, RTO, backoff, Karn's rule ([`rtt`]); RFC 7323 §4: timestamps and
-//!   `TS.Recent`.
+//!   `TS.Recent`; RFC 7323 §2: window scale (announced on the SYN, applied to the window field
+//!   on the wire; windows inside the simulator are kept in bytes).
 //! - RFC 5681 §4.2 / RFC 1122 §4.2.3.2: delayed ACKs.
 //! - RFC 9438: CUBIC ([`cc::cubic`]).
 //!
@@ -22,10 +23,10 @@
 //! [`sack`]); `SetPipe()` is O(1) from counters kept by the scoreboard, `IsLost()` walks at most
 //! three ranges. Nothing allocates per ACK once the scoreboard has grown to its largest size.
 //!
-//! What is *not* modelled is listed in `docs/models/tcp.md`: FIN/close, Nagle, window scaling
-//! limits (the window field holds the already-scaled value), zero-window probes (the receiving
-//! application reads at once), limited transmit (RFC 3042), RACK/TLP, F-RTO, D-SACK, ECN,
-//! pacing, HyStart++.
+//! What is *not* modelled is listed in `docs/models/tcp.md`: FIN/close, Nagle, the rounding of
+//! a scaled window (the peer uses the window in bytes; only the pcap field is shifted),
+//! zero-window probes (the receiving application reads at once), limited transmit (RFC 3042),
+//! RACK/TLP, F-RTO, D-SACK, ECN, pacing, HyStart++.
 
 pub mod cc;
 pub mod rtt;
@@ -230,6 +231,24 @@ fn ts_now(now: SimTime) -> u32 {
     (now.as_nanos() / 1_000) as u32
 }
 
+/// Window-scale shift for a receive buffer of `buf_bytes`: the smallest that brings the buffer
+/// into the 16-bit window field, at most 14 (RFC 7323 §2.3). A buffer above 65535 << 14 bytes
+/// (1 GiB) does not fit even then; its wire field saturates at 65535.
+pub fn window_shift(buf_bytes: u64) -> u8 {
+    let mut shift = 0;
+    while shift < 14 && buf_bytes >> shift > 0xffff {
+        shift += 1;
+    }
+    shift
+}
+
+/// MSS option value for a sender maximum segment size of `smss` bytes that carries
+/// `opt_bytes` of options on every segment: the option counts no TCP options, so the peer
+/// subtracts them itself (RFC 9293 §3.7.1, RFC 6691 §2). 1460 for 1448 with timestamps.
+fn mss_option(smss: u64, opt_bytes: u32) -> u16 {
+    (smss + opt_bytes as u64).min(0xffff) as u16
+}
+
 fn syn_option_bytes(cfg: &TcpConfig) -> u32 {
     // MSS (4) + window scale (3) + SACK-permitted (2) + timestamps (10), padded to 4 bytes.
     let raw: u32 = 4 + 3 + if cfg.sack { 2 } else { 0 } + if cfg.timestamps { 10 } else { 0 };
@@ -245,6 +264,13 @@ pub struct TcpSender {
     timestamps: bool,
     opt_bytes: u32,
     syn_opt_bytes: u32,
+    /// Our receive window, bytes: the buffer reverse data would use, advertised on every
+    /// segment we send though the reverse direction carries none.
+    rcv_wnd: u32,
+    /// Our window-scale shift (RFC 7323 §2.3).
+    wscale: u8,
+    /// Our MSS option (RFC 9293 §3.7.1), bytes.
+    mss_opt: u16,
     init_cwnd: u64,
     snd_buf: u64,
     state: State,
@@ -296,6 +322,9 @@ impl TcpSender {
             timestamps: cfg.timestamps,
             opt_bytes: cfg.option_bytes(),
             syn_opt_bytes: syn_option_bytes(cfg),
+            rcv_wnd: cfg.rcv_buf.min(u32::MAX as u64) as u32,
+            wscale: window_shift(cfg.rcv_buf),
+            mss_opt: mss_option(mss, cfg.option_bytes()),
             init_cwnd: cfg.init_cwnd as u64 * mss,
             snd_buf: cfg.snd_buf,
             state: State::Closed,
@@ -469,18 +498,7 @@ impl TcpSender {
         }
         self.segs_sent += 1;
         self.bytes_sent += len;
-        let hdr = TcpHdr {
-            src_port: self.src_port,
-            dst_port: self.dst_port,
-            seq,
-            ack: 1,
-            flags: tcp_flags::ACK,
-            wnd: 0,
-            payload: len as u32,
-            ts_val: if self.timestamps { ts_now(cx.now) } else { 0 },
-            ts_ecr: if self.timestamps { self.peer_ts } else { 0 },
-            ..TcpHdr::default()
-        };
+        let hdr = TcpHdr { payload: len as u32, ..self.header(tcp_flags::ACK, seq, 1, cx.now) };
         cx.send(Outgoing {
             dir: Dir::Fwd,
             size_bytes: IPV4_HEADER + TCP_HEADER + self.opt_bytes + len as u32,
@@ -494,18 +512,30 @@ impl TcpSender {
         }
     }
 
-    fn send_control(&mut self, flags: u8, seq: u64, ack: u64, size_bytes: u32, cx: &mut FlowCtx) {
-        let hdr = TcpHdr {
+    /// The header of a segment we send, without payload. Every segment advertises our receive
+    /// window; a SYN announces our options (RFC 9293 §3.7.1 MSS, RFC 2018 §2 SACK-permitted,
+    /// RFC 7323 §2.2 window scale and §3.2 timestamps), as `syn_opt_bytes` counts them.
+    fn header(&self, flags: u8, seq: u64, ack: u64, now: SimTime) -> TcpHdr {
+        let syn = flags & tcp_flags::SYN != 0;
+        TcpHdr {
             src_port: self.src_port,
             dst_port: self.dst_port,
             seq,
             ack,
             flags,
-            wnd: 0,
-            ts_val: if self.timestamps { ts_now(cx.now) } else { 0 },
+            wnd: self.rcv_wnd,
+            wscale: self.wscale,
+            timestamps: self.timestamps,
+            sack_perm: syn && self.sack,
+            mss: if syn { self.mss_opt } else { 0 },
+            ts_val: if self.timestamps { ts_now(now) } else { 0 },
             ts_ecr: if self.timestamps { self.peer_ts } else { 0 },
             ..TcpHdr::default()
-        };
+        }
+    }
+
+    fn send_control(&mut self, flags: u8, seq: u64, ack: u64, size_bytes: u32, cx: &mut FlowCtx) {
+        let hdr = self.header(flags, seq, ack, cx.now);
         cx.send(Outgoing { dir: Dir::Fwd, size_bytes, l4: L4::Tcp(hdr), path: 0, tfd: None });
     }
 
@@ -859,20 +889,26 @@ impl TcpReceiver {
     }
 
     fn send_ack(&mut self, flags: u8, cx: &mut FlowCtx) {
+        let syn = flags & tcp_flags::SYN != 0;
         let mut hdr = TcpHdr {
             src_port: self.port,
             dst_port: self.peer_port,
-            seq: if flags & tcp_flags::SYN != 0 { 0 } else { 1 },
+            seq: if syn { 0 } else { 1 },
             ack: self.rcv_nxt,
             flags,
             wnd: self.window(),
+            // RFC 7323 §2.3: announced on the SYN-ACK, applied to the field from then on.
+            wscale: window_shift(self.rcv_buf),
+            timestamps: self.timestamps,
+            sack_perm: syn && self.sack,
+            mss: if syn { mss_option(self.mss, self.opt_bytes) } else { 0 },
             payload: 0,
             ts_val: if self.timestamps { ts_now(cx.now) } else { 0 },
             ts_ecr: if self.timestamps { self.ts_recent } else { 0 },
             ..TcpHdr::default()
         };
         let mut size = IPV4_HEADER + TCP_HEADER;
-        if flags & tcp_flags::SYN != 0 {
+        if syn {
             size += self.syn_opt_bytes;
         } else {
             size += self.opt_bytes;

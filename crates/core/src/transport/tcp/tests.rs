@@ -689,6 +689,47 @@ fn sack_blocks_follow_rfc2018_ordering() {
 }
 
 #[test]
+fn segments_on_the_wire_carry_the_options_and_window_they_were_sized_for() {
+    use crate::trace::pcap::packet_bytes;
+    use crate::trace::pcap::tests::{parse_tcp, tcp_packet};
+    for (sack, timestamps) in [(true, true), (true, false), (false, true), (false, false)] {
+        let cfg = TcpConfig { sack, timestamps, ..TcpConfig::default() };
+        let (f, r) = bottleneck();
+        let mut h = Harness::new(&cfg, f, r);
+        h.drop_data = drop_data_indices(&[30, 32, 34]);
+        h.write(300 * MSS);
+        h.run_until(SimTime(Dur::from_secs(2).as_nanos()));
+        assert_eq!(h.rcv.delivered_bytes(), Some(300 * MSS));
+        let (mut syns, mut sacks) = (0, 0);
+        for s in &h.log {
+            let ctx = format!("sack {sack} ts {timestamps}: {:?} segment {:?}", s.dir, s.h);
+            let p = parse_tcp(&packet_bytes(&tcp_packet(s.h.clone(), s.size)));
+            // The option bytes written are those counted in the segment's size.
+            assert_eq!(p.ip_len, s.size as usize, "{ctx}");
+            assert_eq!(p.payload, s.h.payload as usize, "{ctx}");
+            assert_eq!(p.option(8).is_some(), timestamps, "{ctx}");
+            // Every segment advertises the 4 MiB buffer: shift 7 (RFC 7323 §2.3).
+            if s.h.flags & tcp_flags::SYN != 0 {
+                syns += 1;
+                assert_eq!(p.payload, 0, "{ctx}");
+                // MTU - 40 whatever the SMSS (1448 with timestamps, 1460 without).
+                assert_eq!(p.option(2), Some(&1460u16.to_be_bytes()[..]), "{ctx}");
+                assert_eq!(p.option(3), Some(&[7u8][..]), "{ctx}");
+                assert_eq!(p.option(4).is_some(), sack, "{ctx}");
+                assert_eq!(p.window, 65535, "{ctx}");
+            } else {
+                assert_eq!(p.window, 32768, "{ctx}");
+                let blocks = p.option(5).map_or(0, |v| v.len() / 8);
+                assert_eq!(blocks, s.h.nsack as usize, "{ctx}");
+                sacks += blocks;
+            }
+        }
+        assert_eq!(syns, 2, "SYN and SYN-ACK");
+        assert_eq!(sacks > 0, sack, "sack {sack}: SACK blocks seen");
+    }
+}
+
+#[test]
 fn receive_window_limits_throughput_to_rwnd_per_rtt() {
     let rwnd = 20 * MSS;
     let cfg = TcpConfig { rcv_buf: rwnd, ..Default::default() };
