@@ -27,6 +27,7 @@ registry! {
         pfq::Pfq(PfqConfig) = "pfq",
         fq_codel::FqCodel(FqCodelConfig) = "fq_codel",
         tfd::Tfd(TfdConfig) = "tfd",
+        #[cfg(test)] toy::Toy(ToyConfig) = "toy",
     }
 }
 

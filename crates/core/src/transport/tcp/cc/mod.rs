@@ -26,6 +26,7 @@ registry! {
         newreno::NewReno(NewRenoConfig) = "newreno",
         // CUBIC, RFC 9438.
         cubic::Cubic(CubicConfig) = "cubic",
+        #[cfg(test)] toy::Toy(ToyConfig) = "toy",
     }
 }
 
