@@ -8,7 +8,8 @@
 //! 2. [`engine`]: the `(time, seq)` event heap, timer tables, keyed random streams.
 //! 3. [`packet`]: the header fields models act on; [`node`]: addresses and routing tables.
 //! 4. [`link`]: ports (queue discipline + serialiser), delay lines and loss models;
-//!    [`queue`]: the `QueueDisc` trait and the disciplines.
+//!    [`queue`]: the `QueueDisc` trait and the disciplines; [`registry`]: how each family of
+//!    components (disciplines, controllers, apps, loss models) is listed, one line per kind.
 //! 5. [`transport`]: UDP/RTP and TCP endpoints behind the `Sender`/`Receiver` traits;
 //!    [`app`]: traffic sources.
 //! 6. [`sim`]: the world and its event loop; [`scenario`]: scenario files compiled into it;
@@ -26,6 +27,7 @@ pub mod link;
 pub mod node;
 pub mod packet;
 pub mod queue;
+pub mod registry;
 pub mod results;
 pub mod scenario;
 pub mod sim;

@@ -169,3 +169,61 @@ fn packet_sources_are_checked() {
     let e = err(&app(r#"{ kind = "on_off", rate = "1Mbps", payload = "1000B", on = "0s", off = "1s" }"#));
     assert!(e.starts_with("flows[0].app.on"), "{e}");
 }
+
+/// An unknown `kind` names its key path and lists every registered name, in registry order
+/// (the lists come from the registries in `queue`, `app`, `link::loss` and `tcp::cc`).
+#[test]
+fn unknown_kinds_list_the_registered_names() {
+    let cases = [
+        (
+            ("kind = \"fifo\", limit = \"50p\"", "kind = \"pie\""),
+            "links[0].queue.kind: unknown variant `pie`, expected one of `fifo`, `drr`, `sqf`, `pfq`, `fq_codel`, `tfd`",
+        ),
+        (
+            ("kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\"", "kind = \"ftp\""),
+            "flows[0].app.kind: unknown variant `ftp`, expected one of `cbr`, `poisson`, `on_off`, `video`, `bulk`, `web`",
+        ),
+        (
+            ("delay = \"1ms\"", "delay = \"1ms\"\nloss_ab = { kind = \"uniform\" }"),
+            "links[0].loss_ab.kind: unknown variant `uniform`, expected one of `none`, `bernoulli`, `gilbert_elliott`",
+        ),
+        (
+            ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = \"bbr\" }"),
+            "flows[0].transport: unknown congestion control \"bbr\", expected \"newreno\" or \"cubic\"",
+        ),
+        (
+            ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = { kind = \"bbr\" } }"),
+            "flows[0].transport: unknown variant `bbr`, expected `newreno` or `cubic`",
+        ),
+        (
+            ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = 3 }"),
+            "flows[0].transport: invalid type: integer `3`, expected \"newreno\", \"cubic\", or a table with `kind`",
+        ),
+    ];
+    for ((from, to), want) in cases {
+        assert_eq!(err(&BASE.replace(from, to)), want);
+    }
+}
+
+/// Parameters of a loss model are checked with the model's own field names, and `none` takes
+/// no parameters (a stray `p` is a mistake, not a silent no-op).
+#[test]
+fn loss_model_fields() {
+    let with_loss = |loss: &str| BASE.replace("delay = \"1ms\"", &format!("delay = \"1ms\"\nloss_ab = {loss}"));
+    assert_eq!(err(&with_loss("{ kind = \"bernoulli\" }")), "links[0].loss_ab: missing field `p`");
+    assert_eq!(
+        err(&with_loss("{ kind = \"bernoulli\", p = 2.0 }")),
+        "links[0].loss_ab.p: probability must be in [0, 1], got 2"
+    );
+    assert_eq!(
+        err(&with_loss("{ kind = \"gilbert_elliott\", p = 0.1, r = 0.2, q = 1 }")),
+        "links[0].loss_ab: unknown field `q`, expected one of `p`, `r`, `loss_good`, `loss_bad`"
+    );
+    assert_eq!(
+        err(&with_loss("{ kind = \"none\", p = 0.1 }")),
+        "links[0].loss_ab: unknown field `p`, there are no fields"
+    );
+    for ok in ["{ kind = \"none\" }", "{ kind = \"gilbert_elliott\", p = 0.1, r = 0.2 }"] {
+        Scenario::from_toml(&with_loss(ok)).unwrap().build(&BuildOptions::default()).unwrap();
+    }
+}

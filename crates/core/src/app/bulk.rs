@@ -1,9 +1,11 @@
 //! Bulk transfer (iperf-like): writes `bytes` (default: unlimited) to a stream transport at
 //! start. The transport's congestion control alone sets the rate.
 
-use super::{AppCtx, AppEvent, Application};
+use super::{video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::units::serde_units;
 use serde::{Deserialize, Serialize};
+use crate::transport::Service;
+use std::path::Path;
 
 /// `kind = "bulk"`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -17,6 +19,15 @@ pub struct BulkConfig {
 impl BulkConfig {
     pub fn build(&self) -> Bulk {
         Bulk { bytes: self.bytes.unwrap_or(u64::MAX / 4) }
+    }
+}
+
+impl BuildApp for BulkConfig {
+    fn service(&self) -> Service {
+        Service::Stream
+    }
+    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+        Ok(Box::new(BulkConfig::build(self)))
     }
 }
 

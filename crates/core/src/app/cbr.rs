@@ -1,11 +1,13 @@
 //! Constant bit rate: one datagram of `payload` bytes every `payload·8 / rate` seconds.
 //! The rate counts application payload (as ns-3's OnOff application does).
 
-use super::{packet_interval, AppBuildError, AppCtx, AppEvent, Application};
+use super::{packet_interval, video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::packet::MediaTag;
 use crate::time::Dur;
 use crate::units::{serde_units, Rate};
 use serde::{Deserialize, Serialize};
+use crate::transport::Service;
+use std::path::Path;
 
 /// `kind = "cbr"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -23,6 +25,18 @@ impl CbrConfig {
     pub fn build(&self) -> Result<Cbr, AppBuildError> {
         let interval = packet_interval(self.payload, self.rate)?;
         Ok(Cbr { payload: self.payload as u32, interval, sent: 0 })
+    }
+}
+
+impl BuildApp for CbrConfig {
+    fn service(&self) -> Service {
+        Service::Datagram
+    }
+    fn fixed_payload(&self) -> Option<u64> {
+        Some(self.payload)
+    }
+    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+        Ok(Box::new(CbrConfig::build(self)?))
     }
 }
 

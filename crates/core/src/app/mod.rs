@@ -5,23 +5,30 @@
 //! transport notices it subscribed to. Every config is checked against its transport when the
 //! scenario is built, so a bulk source on UDP is a scenario error, not a runtime surprise.
 
-pub mod bulk;
-pub mod cbr;
-pub mod onoff;
-pub mod poisson;
 pub mod rsvp;
 pub mod tfd;
-pub mod video;
-pub mod web;
 
 use crate::engine::{SimRng, TimerKind};
 use crate::ip::rsvp::RsvpMsg;
 use crate::ip::tfd::TfdOption;
 use crate::packet::MediaTag;
+use crate::registry::registry;
 use crate::time::{Dur, SimTime};
 use crate::transport::{Datagram, Service, TransportEvent};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+registry! {
+    /// Application configs, tagged by `kind`. An application is its own file here plus one line
+    /// below (see `docs/registries.md`).
+    pub enum AppConfig: dyn BuildApp {
+        cbr::Cbr(CbrConfig) = "cbr",
+        poisson::Poisson(PoissonConfig) = "poisson",
+        onoff::OnOff(OnOffConfig) = "on_off",
+        video::Video(VideoConfig) = "video",
+        bulk::Bulk(BulkConfig) = "bulk",
+        web::Web(WebConfig) = "web",
+    }
+}
 
 /// What woke the application.
 #[derive(Clone, Debug, PartialEq)]
@@ -142,16 +149,19 @@ pub trait Application: Send {
     }
 }
 
-/// Application configs, tagged by `kind`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum AppConfig {
-    Cbr(cbr::CbrConfig),
-    Poisson(poisson::PoissonConfig),
-    OnOff(onoff::OnOffConfig),
-    Video(video::VideoConfig),
-    Bulk(bulk::BulkConfig),
-    Web(web::WebConfig),
+/// Builds an application from its config; every [`AppConfig`] kind implements it. A config
+/// may keep its own typed `build` as well; this one boxes the result for the registry.
+pub trait BuildApp {
+    /// The transport service this application needs.
+    fn service(&self) -> Service;
+    /// The fixed datagram payload of a packet-rate source (CBR, Poisson, on/off), which must fit
+    /// the first hop's MTU; `None` (the default) for applications that size their own datagrams.
+    fn fixed_payload(&self) -> Option<u64> {
+        None
+    }
+    /// Builds the application. Relative file paths resolve against `base_dir`; trace files are
+    /// read once per `cache`.
+    fn build(&self, base_dir: &Path, cache: &video::TraceCache) -> Result<Box<dyn Application>, AppBuildError>;
 }
 
 /// Errors building an application, with the config field they concern.
@@ -171,21 +181,13 @@ impl AppBuildError {
 impl AppConfig {
     /// The transport service this application needs.
     pub fn service(&self) -> Service {
-        match self {
-            AppConfig::Cbr(_) | AppConfig::Poisson(_) | AppConfig::OnOff(_) | AppConfig::Video(_) => Service::Datagram,
-            AppConfig::Bulk(_) | AppConfig::Web(_) => Service::Stream,
-        }
+        self.config().service()
     }
 
     /// The fixed datagram payload of a packet-rate source (CBR, Poisson, on/off), which must fit
     /// the first hop's MTU; `None` for applications that size their own datagrams.
     pub fn fixed_payload(&self) -> Option<u64> {
-        match self {
-            AppConfig::Cbr(c) => Some(c.payload),
-            AppConfig::Poisson(c) => Some(c.payload),
-            AppConfig::OnOff(c) => Some(c.payload),
-            _ => None,
-        }
+        self.config().fixed_payload()
     }
 
     /// Builds the application. Relative file paths resolve against `base_dir`.
@@ -200,14 +202,7 @@ impl AppConfig {
         base_dir: &Path,
         cache: &video::TraceCache,
     ) -> Result<Box<dyn Application>, AppBuildError> {
-        Ok(match self {
-            AppConfig::Cbr(c) => Box::new(c.build()?),
-            AppConfig::Poisson(c) => Box::new(c.build()?),
-            AppConfig::OnOff(c) => Box::new(c.build()?),
-            AppConfig::Video(c) => Box::new(c.build_cached(base_dir, cache)?),
-            AppConfig::Bulk(c) => Box::new(c.build()),
-            AppConfig::Web(c) => Box::new(c.build()?),
-        })
+        self.config().build(base_dir, cache)
     }
 }
 

@@ -2,12 +2,14 @@
 //! exponential (mean given) or Pareto (shape `alpha`, mean given), as in ns-3's OnOff
 //! application and the classic self-similar-traffic sources.
 
-use super::{packet_interval, AppBuildError, AppCtx, AppEvent, Application};
+use super::{packet_interval, video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::engine::SimRng;
 use crate::packet::MediaTag;
 use crate::time::{Dur, SimTime};
 use crate::units::{serde_units, Rate};
 use serde::{Deserialize, Serialize};
+use crate::transport::Service;
+use std::path::Path;
 
 /// Distribution of ON/OFF period lengths.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,6 +61,18 @@ impl OnOffConfig {
             return Err(AppBuildError::new("on", "mean ON period must be positive"));
         }
         Ok(OnOff { cfg: self.clone(), interval, on_until: SimTime::ZERO })
+    }
+}
+
+impl BuildApp for OnOffConfig {
+    fn service(&self) -> Service {
+        Service::Datagram
+    }
+    fn fixed_payload(&self) -> Option<u64> {
+        Some(self.payload)
+    }
+    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+        Ok(Box::new(OnOffConfig::build(self)?))
     }
 }
 

@@ -1,11 +1,13 @@
 //! Poisson source: datagrams of fixed `payload` bytes with exponential inter-arrival times of
 //! mean `payload·8 / rate` (the M in M/D/1 when the packet size is fixed).
 
-use super::{packet_interval, AppBuildError, AppCtx, AppEvent, Application};
+use super::{packet_interval, video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::packet::MediaTag;
 use crate::time::Dur;
 use crate::units::{serde_units, Rate};
 use serde::{Deserialize, Serialize};
+use crate::transport::Service;
+use std::path::Path;
 
 /// `kind = "poisson"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -23,6 +25,18 @@ impl PoissonConfig {
     pub fn build(&self) -> Result<Poisson, AppBuildError> {
         let mean = packet_interval(self.payload, self.rate)?;
         Ok(Poisson { payload: self.payload as u32, mean_s: mean.as_secs_f64() })
+    }
+}
+
+impl BuildApp for PoissonConfig {
+    fn service(&self) -> Service {
+        Service::Datagram
+    }
+    fn fixed_payload(&self) -> Option<u64> {
+        Some(self.payload)
+    }
+    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+        Ok(Box::new(PoissonConfig::build(self)?))
     }
 }
 

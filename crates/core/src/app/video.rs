@@ -21,12 +21,13 @@
 //!   keep their order: one cannot leave before its predecessor, so a long delay holds the
 //!   following datagrams back and they leave in a burst — the effect the paper studies.
 
-use super::{AppBuildError, AppCtx, AppEvent, Application};
+use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::engine::TimerKind;
 use crate::packet::MediaTag;
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use serde::{Deserialize, Serialize};
+use crate::transport::Service;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -251,6 +252,15 @@ impl VideoConfig {
             pending: std::collections::VecDeque::new(),
             last_release: SimTime::ZERO,
         })
+    }
+}
+
+impl BuildApp for VideoConfig {
+    fn service(&self) -> Service {
+        Service::Datagram
+    }
+    fn build(&self, base_dir: &Path, cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+        Ok(Box::new(self.build_cached(base_dir, cache)?))
     }
 }
 

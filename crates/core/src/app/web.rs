@@ -3,11 +3,12 @@
 //! exponential time, repeat. With `think = "0s"` this is a back-to-back file-download loop, as
 //! in the SQF paper's concurrent TCP downloads.
 
-use super::{AppBuildError, AppCtx, AppEvent, Application};
+use super::{video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::time::{Dur, SimTime};
-use crate::transport::{notice_mask, TransportEvent};
+use crate::transport::{Service, notice_mask, TransportEvent};
 use crate::units::serde_units;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// File-size distribution.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,6 +54,15 @@ impl WebConfig {
             return Err(AppBuildError::new("alpha", "Pareto shape must exceed 1 for a finite mean"));
         }
         Ok(Web { cfg: self.clone(), target: 0, started: SimTime::ZERO, done: 0, total_dl_ns: 0 })
+    }
+}
+
+impl BuildApp for WebConfig {
+    fn service(&self) -> Service {
+        Service::Stream
+    }
+    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+        Ok(Box::new(WebConfig::build(self)?))
     }
 }
 

@@ -128,7 +128,6 @@ impl QueueDisc for Drr {
 }
 
 impl Build for DrrConfig {
-    const KIND: &'static str = "drr";
     fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc> {
         Box::new(Drr::new(self.limit, self.quantum.unwrap_or(mtu_bytes as u64), self.flow_key))
     }

@@ -72,7 +72,6 @@ impl QueueDisc for Fifo {
 }
 
 impl Build for FifoConfig {
-    const KIND: &'static str = "fifo";
     fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
         Box::new(Fifo::new(self.limit))
     }

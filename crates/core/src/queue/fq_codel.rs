@@ -337,7 +337,6 @@ impl QueueDisc for FqCodel {
 }
 
 impl Build for FqCodelConfig {
-    const KIND: &'static str = "fq_codel";
     fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc> {
         Box::new(FqCodel::new(self, mtu_bytes))
     }

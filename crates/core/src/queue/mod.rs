@@ -8,25 +8,28 @@
 //! `arrived = enqueued + dropped_on_arrival` and
 //! `enqueued = dequeued + dropped_from_queue + backlog`.
 
-pub mod drr;
-pub mod fifo;
 pub mod flows;
-pub mod fq_codel;
-pub mod pfq;
-pub mod sqf;
-pub mod tfd;
 
 use crate::packet::{Packet, PacketData, L4};
+use crate::registry::registry;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
-pub use drr::{Drr, DrrConfig};
-pub use fifo::{Fifo, FifoConfig};
 pub use flows::FlowQueues;
-pub use fq_codel::{FqCodel, FqCodelConfig};
-pub use pfq::{Pfq, PfqConfig};
-pub use sqf::{Sqf, SqfConfig};
-pub use tfd::{Tfd, TfdConfig};
+
+registry! {
+    /// Every discipline, as selected by `kind` in scenario files. A discipline is its own file
+    /// here plus one line below (see [`crate::registry`] and `docs/registries.md`).
+    pub enum QueueConfig: dyn Build {
+        fifo::Fifo(FifoConfig) = "fifo",
+        drr::Drr(DrrConfig) = "drr",
+        sqf::Sqf(SqfConfig) = "sqf",
+        pfq::Pfq(PfqConfig) = "pfq",
+        fq_codel::FqCodel(FqCodelConfig) = "fq_codel",
+        tfd::Tfd(TfdConfig) = "tfd",
+        #[cfg(test)] toy::Toy(ToyConfig) = "toy",
+    }
+}
 
 /// How a flow-aware discipline groups packets into flows (its per-flow queues).
 ///
@@ -146,26 +149,13 @@ pub struct BuildCtx {
     pub rate: crate::units::Rate,
 }
 
-/// Builds a discipline from its config. `KIND` is the `kind = "..."` tag.
+/// Builds a discipline from its config; every [`QueueConfig`] kind implements it.
 pub trait Build {
-    const KIND: &'static str;
     fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc>;
     /// Builds with the whole link context; disciplines that need the link rate override it.
     fn build_in(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         self.build(cx.mtu_bytes)
     }
-}
-
-/// Every discipline, as selected by `kind` in scenario files.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum QueueConfig {
-    Fifo(FifoConfig),
-    Drr(DrrConfig),
-    Sqf(SqfConfig),
-    Pfq(PfqConfig),
-    FqCodel(FqCodelConfig),
-    Tfd(TfdConfig),
 }
 
 impl Default for QueueConfig {
@@ -176,16 +166,7 @@ impl Default for QueueConfig {
 
 impl QueueConfig {
     pub fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
-        // Arms of disciplines that need only the MTU use this.
-        let mtu_bytes = cx.mtu_bytes;
-        match self {
-            QueueConfig::Fifo(c) => c.build(mtu_bytes),
-            QueueConfig::Drr(c) => c.build(mtu_bytes),
-            QueueConfig::Sqf(c) => c.build(mtu_bytes),
-            QueueConfig::Pfq(c) => c.build(mtu_bytes),
-            QueueConfig::FqCodel(c) => c.build(mtu_bytes),
-            QueueConfig::Tfd(c) => c.build_in(cx),
-        }
+        self.config().build_in(cx)
     }
 }
 

@@ -221,7 +221,6 @@ impl QueueDisc for Pfq {
 }
 
 impl Build for PfqConfig {
-    const KIND: &'static str = "pfq";
     fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
         Box::new(Pfq::new(self.limit, self.flow_key))
     }

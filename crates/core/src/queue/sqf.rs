@@ -162,7 +162,6 @@ impl QueueDisc for Sqf {
 }
 
 impl Build for SqfConfig {
-    const KIND: &'static str = "sqf";
     fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
         Box::new(Sqf::new(self.limit, self.flow_key).with_flow_sampling(self.flow_sample))
     }

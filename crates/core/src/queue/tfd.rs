@@ -478,7 +478,6 @@ impl QueueDisc for Tfd {
 }
 
 impl Build for TfdConfig {
-    const KIND: &'static str = "tfd";
     /// # Panics
     /// Always: the scheduler needs the link rate; the registry calls [`Build::build_in`].
     fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {

@@ -131,7 +131,7 @@ fn default_mtu() -> u32 {
     1500
 }
 fn no_loss() -> LossConfig {
-    LossConfig::None
+    LossConfig::default()
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

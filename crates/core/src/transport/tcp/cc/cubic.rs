@@ -11,7 +11,7 @@
 //! spurious-congestion undo (§4.9), ECN (§4.6's ECN rules), and the Linux-specific epoch shift
 //! after application-limited idle periods (we simply do not grow a window that is not used).
 
-use super::{slow_start, AckSample, CongestionControl, LossEvent, RtoEvent};
+use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent};
 use crate::time::SimTime;
 use crate::transport::tcp::Tcb;
 use serde::{Deserialize, Serialize};
@@ -36,8 +36,11 @@ impl Default for CubicConfig {
     }
 }
 
-impl CubicConfig {
-    pub fn validate(&self) -> Result<(), String> {
+impl BuildCc for CubicConfig {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Cubic::new(self))
+    }
+    fn validate(&self) -> Result<(), String> {
         if !(self.c.is_finite() && self.c > 0.0) {
             return Err(format!("cc.c: must be a positive number, got {}", self.c));
         }
@@ -190,10 +193,6 @@ impl CongestionControl for Cubic {
         self.w_max = 0.0;
         self.epoch_start = None;
         self.frac = 0.0;
-    }
-
-    fn name(&self) -> &'static str {
-        "cubic"
     }
 }
 

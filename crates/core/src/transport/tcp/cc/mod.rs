@@ -7,17 +7,37 @@
 //! window (RFC 5681 §3.1), and the RTO. The controller decides growth per ACK and the reduction
 //! on a congestion event.
 //!
-//! Adding a controller: a file here with `FooConfig` (serde, `deny_unknown_fields`, `Default`)
-//! and `Foo: CongestionControl`, then a variant in [`CcConfig`].
-
-pub mod cubic;
-pub mod newreno;
+//! Adding a controller: a file here with `FooConfig` (serde, `deny_unknown_fields`, `Default`),
+//! `Foo: CongestionControl` and `impl BuildCc for FooConfig`, then one line in the [`CcConfig`]
+//! registry below. The bare-name form `cc = "foo"` and the names in error messages follow.
 
 use super::Tcb;
+use crate::registry::{quoted_list, registry};
 use crate::time::{Dur, SimTime};
 use crate::units::Rate;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer};
 use std::fmt;
+
+registry! {
+    /// Congestion controller selection. In a scenario either a bare name, `cc = "cubic"`, or a
+    /// table with parameters, `cc = { kind = "cubic", c = 0.4, beta = 0.7 }`.
+    pub enum CcConfig: dyn BuildCc {
+        // NewReno: RFC 5681 + RFC 6582 (the recovery part lives in the transport).
+        newreno::NewReno(NewRenoConfig) = "newreno",
+        // CUBIC, RFC 9438.
+        cubic::Cubic(CubicConfig) = "cubic",
+        #[cfg(test)] toy::Toy(ToyConfig) = "toy",
+    }
+}
+
+/// Builds a controller from its config; every [`CcConfig`] kind implements it.
+pub trait BuildCc {
+    fn build(&self) -> Box<dyn CongestionControl>;
+    /// Checks parameter ranges; the error names the field (`cc.beta: ...`).
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
 
 /// One ACK that advanced `snd_una` outside loss recovery.
 #[derive(Clone, Debug)]
@@ -81,8 +101,6 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn pacing_rate(&self, _tcb: &Tcb) -> Option<Rate> {
         None
     }
-    /// The `kind` name used in scenario files.
-    fn name(&self) -> &'static str;
 }
 
 /// Slow start shared by the loss-based controllers: RFC 5681 §3.1 eq. (2), cwnd grows by
@@ -95,57 +113,43 @@ pub fn slow_start(ack: &AckSample, tcb: &mut Tcb, abc: bool) {
     tcb.cwnd = (tcb.cwnd + inc).min(tcb.ssthresh.max(tcb.cwnd)); // RFC 5681 §3.1 eq. (2)
 }
 
-/// Congestion controller selection. In a scenario either a bare name, `cc = "cubic"`, or a
-/// table with parameters, `cc = { kind = "cubic", c = 0.4, beta = 0.7 }`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", deny_unknown_fields)]
-pub enum CcConfig {
-    /// NewReno: RFC 5681 + RFC 6582 (the recovery part lives in the transport).
-    #[serde(rename = "newreno")]
-    NewReno(newreno::NewRenoConfig),
-    /// CUBIC, RFC 9438.
-    #[serde(rename = "cubic")]
-    Cubic(cubic::CubicConfig),
-}
-
 impl Default for CcConfig {
     /// CUBIC: the default of Linux, Windows and macOS, and of ns-3.44.
     fn default() -> Self {
-        CcConfig::Cubic(cubic::CubicConfig::default())
+        CcConfig::Cubic(CubicConfig::default())
     }
 }
 
 impl CcConfig {
     pub fn build(&self) -> Box<dyn CongestionControl> {
-        match self {
-            CcConfig::NewReno(c) => Box::new(newreno::NewReno::new(c)),
-            CcConfig::Cubic(c) => Box::new(cubic::Cubic::new(c)),
-        }
+        self.config().build()
     }
 
     /// Checks parameter ranges; the error names the field.
     pub fn validate(&self) -> Result<(), String> {
-        match self {
-            CcConfig::NewReno(_) => Ok(()),
-            CcConfig::Cubic(c) => c.validate(),
-        }
+        self.config().validate()
     }
 }
 
-/// Serialised form: the tagged table. Deserialised form: the table or a bare name.
+/// Serialised form: the tagged table. Deserialised form: the table or a bare name, which stands
+/// for the table `{ kind = name }` (so every field takes its default).
 pub(crate) fn deserialize_cc<'de, D: Deserializer<'de>>(d: D) -> Result<CcConfig, D::Error> {
     struct V;
     impl<'de> serde::de::Visitor<'de> for V {
         type Value = CcConfig;
         fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("\"newreno\", \"cubic\", or a table with `kind`")
+            for name in CcConfig::NAMES {
+                write!(f, "{name:?}, ")?;
+            }
+            f.write_str("or a table with `kind`")
         }
         fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CcConfig, E> {
-            match v {
-                "newreno" => Ok(CcConfig::NewReno(Default::default())),
-                "cubic" => Ok(CcConfig::Cubic(Default::default())),
-                _ => Err(E::custom(format!("unknown congestion control {v:?}, expected \"newreno\" or \"cubic\""))),
+            if !CcConfig::NAMES.contains(&v) {
+                let names = quoted_list(CcConfig::NAMES, "or");
+                return Err(E::custom(format!("unknown congestion control {v:?}, expected {names}")));
             }
+            let table = serde::de::value::MapDeserializer::new(std::iter::once(("kind", v)));
+            CcConfig::deserialize(table)
         }
         fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<CcConfig, A::Error> {
             CcConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map))

@@ -4,7 +4,7 @@
 //! Fast recovery itself (window inflation, partial ACKs, `recover`; RFC 6582) is loss recovery,
 //! so it lives in the transport, which also serves CUBIC.
 
-use super::{slow_start, AckSample, CongestionControl, LossEvent};
+use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent};
 use crate::transport::tcp::Tcb;
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +22,12 @@ pub struct NewRenoConfig {
 impl Default for NewRenoConfig {
     fn default() -> Self {
         NewRenoConfig { abc: true }
+    }
+}
+
+impl BuildCc for NewRenoConfig {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(NewReno::new(self))
     }
 }
 
@@ -76,10 +82,6 @@ impl CongestionControl for NewReno {
 
     fn on_rto(&mut self, _rto: &super::RtoEvent, _tcb: &mut Tcb) {
         self.bytes_acked = 0;
-    }
-
-    fn name(&self) -> &'static str {
-        "newreno"
     }
 }
 

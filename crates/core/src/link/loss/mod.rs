@@ -1,0 +1,125 @@
+//! Loss models applied to one link direction, after serialisation and before propagation.
+//!
+//! A packet a loss model drops is counted as a *channel* drop (never a queue drop). Each model
+//! draws from its own random stream, keyed by the link direction's name.
+
+use crate::engine::SimRng;
+use crate::packet::PacketData;
+use crate::registry::registry;
+use crate::time::SimTime;
+
+/// Decides whether a packet is lost on the wire.
+pub trait LossModel: Send {
+    fn drops(&mut self, pkt: &PacketData, now: SimTime, rng: &mut SimRng) -> bool;
+}
+
+registry! {
+    /// Loss-model configs, tagged by `kind`. A loss model is its own file here plus one line
+    /// below (see `docs/registries.md`).
+    pub enum LossConfig: dyn BuildLoss {
+        none::None(NoneConfig) = "none",
+        bernoulli::Bernoulli(BernoulliConfig) = "bernoulli",
+        gilbert_elliott::GilbertElliott(GilbertElliottConfig) = "gilbert_elliott",
+    }
+}
+
+/// Builds a loss model from its config; every [`LossConfig`] kind implements it.
+pub trait BuildLoss {
+    /// The model, or `None` for a direction that loses nothing (then no model runs and no random
+    /// number is drawn per packet).
+    fn build(&self) -> Option<Box<dyn LossModel>>;
+    /// Checks parameters; returns `(field, reason)` on error.
+    fn validate(&self) -> Result<(), (&'static str, String)> {
+        Ok(())
+    }
+}
+
+impl Default for LossConfig {
+    /// No loss.
+    fn default() -> Self {
+        LossConfig::None(NoneConfig::default())
+    }
+}
+
+impl LossConfig {
+    /// Checks parameters; returns `(field, reason)` on error.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        self.config().validate()
+    }
+
+    pub fn build(&self) -> Option<Box<dyn LossModel>> {
+        self.config().build()
+    }
+}
+
+/// Checks that `v`, the value of field `name`, is a probability.
+pub(crate) fn check_probability(name: &'static str, v: f64) -> Result<(), (&'static str, String)> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err((name, format!("probability must be in [0, 1], got {v}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bernoulli::Bernoulli;
+    use super::gilbert_elliott::GilbertElliott;
+    use super::*;
+    use crate::queue::testutil::pkt;
+
+    fn run(model: &mut dyn LossModel, n: usize, seed: u64) -> (f64, f64) {
+        let mut rng = SimRng::stream(seed, "ge-test");
+        let p = pkt(0, 100, 0);
+        let (mut lost, mut bursts, mut in_burst) = (0u64, 0u64, false);
+        for _ in 0..n {
+            let l = model.drops(&p, SimTime::ZERO, &mut rng);
+            if l {
+                lost += 1;
+                if !in_burst {
+                    bursts += 1;
+                }
+            }
+            in_burst = l;
+        }
+        (lost as f64 / n as f64, lost as f64 / bursts.max(1) as f64)
+    }
+
+    /// Validation (e): loss rate and mean burst length within 5 % of the closed forms.
+    #[test]
+    fn gilbert_closed_forms() {
+        for (p, r) in [(0.01, 0.3), (0.05, 0.5), (0.002, 0.1)] {
+            let mut ge = GilbertElliott { p, r, loss_good: 0.0, loss_bad: 1.0, bad: false };
+            let (rate, burst) = run(&mut ge, 1_000_000, 11);
+            let want_rate = p / (p + r);
+            let want_burst = 1.0 / r;
+            assert!((rate / want_rate - 1.0).abs() < 0.05, "p={p} r={r}: rate {rate} vs {want_rate}");
+            assert!((burst / want_burst - 1.0).abs() < 0.05, "p={p} r={r}: burst {burst} vs {want_burst}");
+        }
+    }
+
+    #[test]
+    fn gilbert_elliott_general_loss_rate() {
+        let (p, r, lg, lb) = (0.02, 0.2, 0.01, 0.6);
+        let mut ge = GilbertElliott { p, r, loss_good: lg, loss_bad: lb, bad: false };
+        let (rate, _) = run(&mut ge, 1_000_000, 5);
+        let want = (r * lg + p * lb) / (p + r);
+        assert!((rate / want - 1.0).abs() < 0.05, "{rate} vs {want}");
+    }
+
+    #[test]
+    fn bernoulli_rate() {
+        let mut b = Bernoulli { p: 0.01 };
+        let (rate, _) = run(&mut b, 1_000_000, 3);
+        assert!((rate / 0.01 - 1.0).abs() < 0.05, "{rate}");
+    }
+
+    #[test]
+    fn validation_rejects_bad_probabilities() {
+        let ge =
+            |p, r, loss_good, loss_bad| LossConfig::GilbertElliott(GilbertElliottConfig { p, r, loss_good, loss_bad });
+        assert!(LossConfig::Bernoulli(BernoulliConfig { p: 1.5 }).validate().is_err());
+        assert!(ge(0.0, 0.0, 0.0, 1.0).validate().is_err());
+        assert!(ge(0.1, 0.2, -0.1, 1.0).validate().is_err());
+    }
+}
