@@ -10,3 +10,40 @@
 
 pub mod rsvp;
 pub mod tfd;
+
+use crate::packet::{NodeId, L4};
+
+/// A network-layer address. Node ids stand for addresses for now (one interface address per
+/// node); [`addr`] and [`node`] are the one place that says so, so that real per-interface
+/// addresses later change only them.
+pub type Addr = u32;
+
+/// The address of node `n`.
+#[inline]
+pub fn addr(n: NodeId) -> Addr {
+    n
+}
+
+/// The node that owns address `a`.
+#[inline]
+pub fn node(a: Addr) -> NodeId {
+    a
+}
+
+/// IANA protocol numbers of the transports and signalling the simulator carries.
+pub mod proto {
+    pub const TCP: u8 = 6;
+    pub const UDP: u8 = 17;
+    /// RFC 2205 §3.1: RSVP messages are raw IP datagrams with protocol 46.
+    pub const RSVP: u8 = 46;
+}
+
+/// The IP protocol number of a packet's payload.
+#[inline]
+pub fn protocol(l4: &L4) -> u8 {
+    match l4 {
+        L4::Tcp(_) => proto::TCP,
+        L4::Udp(_) => proto::UDP,
+        L4::Rsvp(_) => proto::RSVP,
+    }
+}
