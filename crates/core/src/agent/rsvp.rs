@@ -202,3 +202,131 @@ impl NodeAgent for RsvpAgent {
         self.sent
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ip::rsvp::{RsvpKind, RsvpMsg, Sender, Session};
+    use crate::ip::{addr, proto};
+    use crate::packet::{NodeId, L4};
+    use crate::time::SimTime;
+    use crate::units::Rate;
+    use crate::{BuildOptions, Scenario, Simulation};
+
+    const MS: u64 = 1_000_000;
+
+    /// S - R1 - R2 - D, every port a TFD scheduler with signalled reservations only; a 1 Mbit/s
+    /// UDP probe S → D (ports 10000 → 5000) whose packets drive the ports' lazy expiry.
+    fn world() -> Simulation {
+        let link = |a: &str, b: &str| {
+            format!(
+                "[[links]]\na = \"{a}\"\nb = \"{b}\"\nrate = \"100Mbps\"\ndelay = \"1ms\"\n\
+                 queue = {{ kind = \"tfd\", read_option = false }}\n"
+            )
+        };
+        let toml = format!(
+            "[sim]\nduration = \"20s\"\n{}{}{}\
+             [[flows]]\nname = \"probe\"\nsrc = \"S\"\ndst = \"D\"\ntransport = {{ kind = \"udp\" }}\n\
+             app = {{ kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }}\n",
+            link("S", "R1"),
+            link("R1", "R2"),
+            link("R2", "D")
+        );
+        Scenario::from_toml(&toml).unwrap().build(&BuildOptions { base_dir: None, pcap_dir: None }).unwrap()
+    }
+
+    fn node(sim: &Simulation, name: &str) -> NodeId {
+        sim.node_names.iter().position(|n| n == name).unwrap() as NodeId
+    }
+
+    /// A message of session (D, UDP, `dport`) from sender (S, `sport`), R = 1 s.
+    fn msg(sim: &Simulation, kind: RsvpKind, sport: u16, dport: u16, rate_bps: u64) -> RsvpMsg {
+        RsvpMsg {
+            kind,
+            session: Session { dst: addr(node(sim, "D")), proto: proto::UDP, dport },
+            sender: Sender { src: addr(node(sim, "S")), sport },
+            hop: addr(node(sim, "S")),
+            rate_bps,
+            peak_bps: rate_bps,
+            bucket_bytes: 0,
+            refresh_ms: 1_000,
+        }
+    }
+
+    /// The sender's application hands `m` to the RSVP agent on S.
+    fn send(sim: &mut Simulation, m: RsvpMsg) {
+        let s = node(sim, "S");
+        sim.originate(s, m.ip_bytes(), m.session.dst, L4::Rsvp(m));
+    }
+
+    /// The rate reserved for `m`'s data on each port, in port order, by port name.
+    fn held(sim: &Simulation, m: &RsvpMsg) -> Vec<(String, Option<Rate>)> {
+        sim.ports.iter().map(|p| (p.name.clone(), p.reservation(m.key()))).collect()
+    }
+
+    fn on(sim: &Simulation, m: &RsvpMsg, port: &str) -> Option<Rate> {
+        held(sim, m).into_iter().find(|(n, _)| n == port).unwrap().1
+    }
+
+    const DATA_PATH: [&str; 3] = ["S->R1", "R1->R2", "R2->D"];
+
+    #[test]
+    fn resv_installs_on_exactly_the_data_ports_is_refreshed_expires_and_is_torn_down() {
+        let mut sim = world();
+        sim.run_until(SimTime(100 * MS));
+        // Nobody sends data on ports 20000 → 6000: the reservation installs by key all the same.
+        let m = msg(&sim, RsvpKind::Path, 20_000, 6_000, 5_000_000);
+        send(&mut sim, m.clone());
+        sim.run_until(SimTime(200 * MS));
+        for (name, r) in held(&sim, &m) {
+            let want = DATA_PATH.contains(&name.as_str()).then_some(Rate(5_000_000));
+            assert_eq!(r, want, "{name}: the data's ports (sender's access port included), and no other");
+        }
+        assert_eq!(sim.rsvp_sent(), 2, "PATH from S, RESV from D");
+        // L = (3 + 0.5) · 1.5 · 1 s = 5.25 s (RFC 2205 §3.7). A refresh at 3 s carries the state
+        // past 0.1 s + L; without further refreshes it is gone by 3 s + L.
+        sim.run_until(SimTime(3_000 * MS));
+        send(&mut sim, m.clone());
+        sim.run_until(SimTime(5_500 * MS));
+        for p in DATA_PATH {
+            assert_eq!(on(&sim, &m, p), Some(Rate(5_000_000)), "{p}: refreshed at 3 s");
+        }
+        sim.run_until(SimTime(8_400 * MS));
+        for p in DATA_PATH {
+            assert_eq!(on(&sim, &m, p), None, "{p}: expired L after the last refresh");
+        }
+        // Re-established, then torn down by PathTear.
+        send(&mut sim, m.clone());
+        sim.run_until(SimTime(8_600 * MS));
+        assert_eq!(on(&sim, &m, "R1->R2"), Some(Rate(5_000_000)));
+        send(&mut sim, RsvpMsg { kind: RsvpKind::PathTear, ..m.clone() });
+        sim.run_until(SimTime(8_700 * MS));
+        for (name, r) in held(&sim, &m) {
+            assert_eq!(r, None, "{name}: PathTear removed the reservation");
+        }
+        assert_eq!(sim.rsvp_dropped(), 0);
+    }
+
+    #[test]
+    fn two_flows_between_the_same_hosts_with_different_ports_get_separate_reservations() {
+        let mut sim = world();
+        sim.run_until(SimTime(100 * MS));
+        let a = msg(&sim, RsvpKind::Path, 20_000, 6_000, 5_000_000);
+        let b = msg(&sim, RsvpKind::Path, 20_001, 6_001, 7_000_000);
+        assert_ne!(a.key(), b.key());
+        send(&mut sim, a.clone());
+        send(&mut sim, b.clone());
+        sim.run_until(SimTime(200 * MS));
+        for p in DATA_PATH {
+            assert_eq!(on(&sim, &a, p), Some(Rate(5_000_000)), "{p}: a");
+            assert_eq!(on(&sim, &b, p), Some(Rate(7_000_000)), "{p}: b");
+        }
+        // The probe between the same hosts holds nothing.
+        assert_eq!(sim.ports.iter().find(|p| p.name == "R1->R2").unwrap().reservation(sim.data_key(0)), None);
+        send(&mut sim, RsvpMsg { kind: RsvpKind::PathTear, ..a.clone() });
+        sim.run_until(SimTime(300 * MS));
+        for p in DATA_PATH {
+            assert_eq!(on(&sim, &a, p), None, "{p}: a torn down");
+            assert_eq!(on(&sim, &b, p), Some(Rate(7_000_000)), "{p}: b untouched");
+        }
+    }
+}
