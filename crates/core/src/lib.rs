@@ -20,6 +20,7 @@
 //! events run in insertion order, every random stream is keyed by `(seed, component name)`,
 //! and nothing iterates a hash map.
 
+pub mod agent;
 pub mod app;
 pub mod engine;
 pub mod ip;

@@ -365,8 +365,8 @@ impl Simulation {
             ("flows", fl.len() as f64),
             ("jain_index", if fair.is_empty() { f64::NAN } else { jain_index(&fair) }),
             ("jain_flows", fair.len() as f64),
-            ("rsvp_sent", self.rsvp_sent as f64),
-            ("rsvp_dropped", self.rsvp_dropped as f64),
+            ("rsvp_sent", self.rsvp_sent() as f64),
+            ("rsvp_dropped", self.rsvp_dropped() as f64),
         ];
         t.push("key", Column::Str(kv.iter().map(|(k, _)| k.to_string()).collect()));
         t.push("value", Column::F64(kv.iter().map(|(_, v)| *v).collect()));

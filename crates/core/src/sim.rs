@@ -8,18 +8,19 @@
 //! Forwarding never calls back into an endpoint synchronously (every hop takes at least one
 //! serialisation time), so endpoint callbacks are never re-entered.
 
+use crate::agent::{AgentCtx, AgentId, NodeAgent, NO_FLOW};
 use crate::app::WAKE;
 use crate::app::{AppAction, AppCtx, AppEvent, Application};
 use crate::engine::{Event, EventQueue, Owner, SimRng, TimerBlock, TimerCtx, TimerKind, Timers};
-use crate::ip::rsvp::{RsvpKind, RsvpMsg};
+use crate::ip::rsvp::{RsvpMsg, Sender as RsvpSender, Session};
 use crate::link::{DropCause, Port, PortOutcome};
 use crate::node::{Addr, Fib, NO_PORT};
 use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4, NO_ROUTE};
-use crate::queue::Reservation;
+use crate::queue::FlowKey;
 use crate::time::SimTime;
 use crate::trace::{FlowStats, PacketLog};
 use crate::transport::{Endpoint, FlowCtx, Outgoing, Service, TransportEvent};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Why [`Simulation::attach_app`] refused an application.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -190,6 +191,41 @@ pub(crate) enum Component {
     Socket(FlowId, u8),
     /// The application at end 0 or 1 of a flow.
     App(FlowId, u8),
+    /// A node agent.
+    Agent(AgentId),
+}
+
+/// A node agent as the world keeps it.
+struct AgentSlot {
+    node: NodeId,
+    agent: Box<dyn NodeAgent>,
+    timers: TimerBlock,
+}
+
+/// The node agents and how packets find them.
+#[derive(Default)]
+struct Agents {
+    slots: Vec<AgentSlot>,
+    /// Bit `p` set when some agent registered for IP protocol `p`: the per-packet test.
+    protos: [u64; 4],
+    /// `(protocol, agent)` pairs of each node.
+    at_node: Vec<Vec<(u8, AgentId)>>,
+    /// Explicit routes pinned to the 5-tuple of the data they carry.
+    pinned: BTreeMap<FlowKey, Vec<PortId>>,
+    /// Packets agents asked to send, drained after each agent call.
+    out: Vec<(PortId, Packet)>,
+    /// Agent packets lost in queues or channels, by IP protocol.
+    dropped: BTreeMap<u8, u64>,
+}
+
+impl Agents {
+    #[inline]
+    fn wants(&self, proto: u8) -> bool {
+        self.protos[(proto >> 6) as usize] >> (proto & 63) & 1 != 0
+    }
+    fn at(&self, node: NodeId, proto: u8) -> Option<AgentId> {
+        self.at_node.get(node as usize)?.iter().find(|(p, _)| *p == proto).map(|(_, a)| *a)
+    }
 }
 
 /// The world.
@@ -221,9 +257,8 @@ pub struct Simulation {
     spare: Vec<Packet>,
     /// RSVP messages the application asked to send.
     out_rsvp: Vec<RsvpMsg>,
-    /// RSVP messages sent by hosts (PATH, RESV, PathTear) and lost in queues.
-    pub rsvp_sent: u64,
-    pub rsvp_dropped: u64,
+    /// Node agents (an RSVP agent on every node).
+    agents: Agents,
     finished: bool,
 }
 
@@ -273,6 +308,29 @@ impl Simulation {
                 }
             }
         }
+        // Every node runs an RSVP agent; ports whose discipline keeps no reservations ignore it.
+        let mut agents = Agents { at_node: vec![Vec::new(); node_names.len()], ..Agents::default() };
+        for node in 0..node_names.len() as NodeId {
+            let agent: Box<dyn NodeAgent> = Box::new(crate::agent::rsvp::RsvpAgent::new(node));
+            let id = agents.slots.len() as AgentId;
+            let owner = Owner(components.len() as u32);
+            components.push(Component::Agent(id));
+            let block = timers.register(owner, agent.timer_kinds());
+            for &p in agent.protocols() {
+                agents.protos[(p >> 6) as usize] |= 1 << (p & 63);
+                agents.at_node[node as usize].push((p, id));
+            }
+            agents.slots.push(AgentSlot { node, agent, timers: block });
+        }
+        for (i, f) in flows.iter().enumerate() {
+            let (session, sender) = flow_session(f, i as FlowId);
+            let key = FlowKey::five_tuple(sender.src, session.dst, session.proto, sender.sport, session.dport);
+            let back = FlowKey::five_tuple(session.dst, sender.src, session.proto, session.dport, sender.sport);
+            if let (Some(fwd), Some(rev)) = (&f.route_fwd, &f.route_rev) {
+                agents.pinned.insert(key, fwd.clone());
+                agents.pinned.insert(back, rev.clone());
+            }
+        }
         Simulation {
             now: SimTime::ZERO,
             end,
@@ -293,8 +351,7 @@ impl Simulation {
             drops: Vec::new(),
             spare: Vec::new(),
             out_rsvp: Vec::new(),
-            rsvp_sent: 0,
-            rsvp_dropped: 0,
+            agents,
             finished: false,
         }
     }
@@ -356,6 +413,24 @@ impl Simulation {
         Ok(())
     }
 
+    /// RSVP messages sent by hosts' agents (PATH and PathTear from senders, RESV from
+    /// receivers).
+    pub fn rsvp_sent(&self) -> u64 {
+        let rsvp = crate::ip::proto::RSVP;
+        self.agents.slots.iter().filter(|a| a.agent.protocols().contains(&rsvp)).map(|a| a.agent.sent()).sum()
+    }
+
+    /// RSVP messages lost in queues or channels.
+    pub fn rsvp_dropped(&self) -> u64 {
+        self.agents.dropped.get(&crate::ip::proto::RSVP).copied().unwrap_or(0)
+    }
+
+    /// The 5-tuple key of flow `fid`'s data (its forward direction), as routers classify it.
+    pub fn data_key(&self, fid: FlowId) -> FlowKey {
+        let (session, sender) = flow_session(&self.flows[fid as usize], fid);
+        FlowKey::five_tuple(sender.src, session.dst, session.proto, sender.sport, session.dport)
+    }
+
     /// Runs to the end time.
     pub fn run(&mut self) {
         self.run_until(self.end);
@@ -407,9 +482,10 @@ impl Simulation {
             return;
         }
         for (pkt, cause) in self.drops.drain(..) {
-            if matches!(pkt.l4, L4::Rsvp(_)) {
-                // Signalling is not part of the flow's data; soft state recovers from the loss.
-                self.rsvp_dropped += 1;
+            if pkt.flow == NO_FLOW {
+                // An agent's packet (signalling) is no flow's data; soft state recovers from
+                // the loss.
+                *self.agents.dropped.entry(crate::ip::protocol(&pkt.l4)).or_insert(0) += 1;
                 continue;
             }
             let f = &mut self.flows[pkt.flow as usize];
@@ -442,11 +518,18 @@ impl Simulation {
         }
     }
 
-    /// A packet reached `node`.
-    fn receive(&mut self, node: NodeId, pkt: Packet) {
-        if matches!(pkt.l4, L4::Rsvp(_)) {
-            self.rsvp_at_node(node, pkt);
-        } else if self.fib.owner(pkt.dst) == Some(node) {
+    /// A packet reached `node`. An agent registered there for its protocol sees it first.
+    fn receive(&mut self, node: NodeId, mut pkt: Packet) {
+        let proto = crate::ip::protocol(&pkt.l4);
+        if self.agents.wants(proto) {
+            if let Some(a) = self.agents.at(node, proto) {
+                match self.run_agent(a, |agent, cx| agent.on_packet(pkt, cx)) {
+                    Some(p) => pkt = p,
+                    None => return,
+                }
+            }
+        }
+        if self.fib.owner(pkt.dst) == Some(node) {
             self.deliver(node, pkt);
         } else {
             self.forward(node, pkt);
@@ -549,6 +632,7 @@ impl Simulation {
                 end.sock.on_timer(kind, &mut cx);
                 (fid, e)
             }
+            Component::Agent(a) => return self.run_agent(a, |agent, cx| agent.on_timer(kind, cx)),
         };
         self.flush(fid, e as usize);
     }
@@ -707,92 +791,52 @@ impl Simulation {
         self.send_on(node, port, pkt);
     }
 
-    /// The port node `node` uses for flow `fid`'s data (`None` at the destination).
-    fn data_port(&self, fid: FlowId, node: NodeId) -> Option<PortId> {
-        let f = &self.flows[fid as usize];
-        if node == f.dst {
-            return None;
-        }
-        match &f.route_fwd {
-            Some(r) => r.iter().copied().find(|&p| self.ports[p as usize].from == node),
-            None => Some(self.fib.next_port(node, f.ends[1].addr)),
-        }
-    }
-
-    /// The sender's RSVP agent emits `m` at the flow's source node.
+    /// The sender's application asks its host's RSVP agent to send `m` (RFC 2205 §3.11 API):
+    /// the session and sender are flow `fid`'s header fields.
     fn send_rsvp(&mut self, fid: FlowId, m: RsvpMsg) {
-        let src = self.flows[fid as usize].src;
-        self.rsvp_sent += 1;
-        let pkt = self.rsvp_packet(fid, Dir::Fwd, m);
-        self.rsvp_at_node(src, pkt);
-    }
-
-    /// An RSVP message of flow `fid` between its ends' addresses, in direction `dir`, along the
-    /// flow's explicit route if it has one.
-    fn rsvp_packet(&self, fid: FlowId, dir: Dir, m: RsvpMsg) -> Packet {
         let f = &self.flows[fid as usize];
-        let (src, dst) = match dir {
-            Dir::Fwd => (f.ends[0].addr, f.ends[1].addr),
-            Dir::Rev => (f.ends[1].addr, f.ends[0].addr),
-        };
-        Box::new(PacketData {
-            flow: fid,
-            dir,
-            src,
-            dst,
-            seq_in_flow: 0,
-            size_bytes: m.ip_bytes(),
-            sent_at: self.now,
-            hop: 0,
-            route: f.route_ids[dir as usize],
-            path: 0,
-            ip: IpHdr { ttl: 64, ..Default::default() },
-            l4: L4::Rsvp(m),
-        })
+        let (session, sender) = flow_session(f, fid);
+        let src = f.src;
+        let m = RsvpMsg { session, sender, hop: session_hop(f), ..m };
+        self.originate(src, m.ip_bytes(), session.dst, L4::Rsvp(m));
     }
 
-    /// RSVP processing at a node (RFC 2205 §1.2, §3): PATH travels to the receiver, which
-    /// answers with a RESV; the RESV travels back hop by hop and each node installs the
-    /// reservation on the port it forwards the flow's data on (the sender's own access port
-    /// included); PathTear removes it at every node downstream. The lifetime of installed state
-    /// is L = (K + 0.5) · 1.5 · R from the message's refresh period (§3.7).
-    fn rsvp_at_node(&mut self, node: NodeId, pkt: Packet) {
-        let L4::Rsvp(m) = &pkt.l4 else { unreachable!("rsvp_at_node with a non-RSVP packet") };
-        let fid = pkt.flow;
-        let (src, dst) = (self.flows[fid as usize].src, self.flows[fid as usize].dst);
-        let now = self.now;
-        match m.kind {
-            RsvpKind::Path if node == dst => {
-                // The receiver's RSVP agent reserves what the sender's Tspec asks for (Rspec
-                // R = Tspec r) and refreshes whenever the PATH is refreshed.
-                let resv = RsvpMsg { kind: RsvpKind::Resv, ..m.clone() };
-                self.rsvp_sent += 1;
-                let r = self.rsvp_packet(fid, Dir::Rev, resv);
-                self.forward(node, r);
-            }
-            RsvpKind::Path => self.forward(node, pkt),
-            RsvpKind::Resv => {
-                if let Some(p) = self.data_port(fid, node) {
-                    let req = Reservation::Install {
-                        flow: fid,
-                        rate_bps: m.rate_bps,
-                        expires: SimTime(now.0 + m.lifetime_ns()),
-                    };
-                    self.ports[p as usize].reserve(&req, now);
-                }
-                if node != src {
-                    self.forward(node, pkt);
-                }
-            }
-            RsvpKind::PathTear => {
-                if let Some(p) = self.data_port(fid, node) {
-                    self.ports[p as usize].reserve(&Reservation::Remove { flow: fid }, now);
-                }
-                if node != dst {
-                    self.forward(node, pkt);
-                }
+    /// Hands a packet from an application on `node` to the node's agent for its protocol.
+    ///
+    /// # Panics
+    /// If no agent on `node` registered for the protocol.
+    pub(crate) fn originate(&mut self, node: NodeId, size_bytes: u32, dst: crate::ip::Addr, l4: L4) {
+        let proto = crate::ip::protocol(&l4);
+        let a = self.agents.at(node, proto).unwrap_or_else(|| {
+            panic!("{}: no agent for protocol {proto} on {}", self.now, self.node_names[node as usize])
+        });
+        self.run_agent(a, |agent, cx| {
+            let pkt = cx.packet(dst, size_bytes, l4);
+            agent.on_local(pkt, cx)
+        });
+    }
+
+    /// Runs agent `a` with its context, then sends what it asked to send, in order.
+    fn run_agent<R>(&mut self, a: AgentId, f: impl FnOnce(&mut dyn NodeAgent, &mut AgentCtx) -> R) -> R {
+        let slot = &mut self.agents.slots[a as usize];
+        let mut cx = AgentCtx {
+            now: self.now,
+            node: slot.node,
+            ports: &mut self.ports,
+            fib: &self.fib,
+            pinned: &self.agents.pinned,
+            timers: TimerCtx::new(&mut self.timers, &mut self.events, slot.timers),
+            out: &mut self.agents.out,
+        };
+        let r = f(slot.agent.as_mut(), &mut cx);
+        if !self.agents.out.is_empty() {
+            for (p, pkt) in std::mem::take(&mut self.agents.out) {
+                let o = self.ports[p as usize].enqueue(pkt, self.now, &mut self.drops);
+                self.schedule_port(p, o);
+                self.account_drops();
             }
         }
+        r
     }
 
     /// Closes per-port integrals and flushes captures. Idempotent.
@@ -811,11 +855,28 @@ impl Simulation {
         let mut v = vec![[0u64; 2]; self.flows.len()];
         for p in &self.ports {
             p.for_each_packet(&mut |pkt| {
-                if !matches!(pkt.l4, L4::Rsvp(_)) {
+                if pkt.flow != NO_FLOW {
                     v[pkt.flow as usize][pkt.dir as usize] += 1
                 }
             });
         }
         v
     }
+}
+
+/// The RFC 2205 session and sender of flow `fid`'s data: its endpoints' addresses, the
+/// transport's protocol and the ports the world gives the flow.
+fn flow_session(f: &Flow, fid: FlowId) -> (Session, RsvpSender) {
+    use crate::ip::proto;
+    let p = match f.sender().service() {
+        crate::transport::Service::Stream => proto::TCP,
+        crate::transport::Service::Datagram => proto::UDP,
+    };
+    let (sport, dport) = crate::scenario::build::flow_ports(fid);
+    (Session { dst: f.ends[1].addr, proto: p, dport }, RsvpSender { src: f.ends[0].addr, sport })
+}
+
+/// The RSVP_HOP a sender's host puts in its messages: its address on the session.
+fn session_hop(f: &Flow) -> Addr {
+    f.ends[0].addr
 }

@@ -134,8 +134,8 @@ fn rsvp_installs_along_the_path_and_path_tear_removes_it() {
     ));
     let bottleneck = port(&sim, "R1->R2");
     sim.run_until(qoelab_core::time::SimTime(500_000_000));
-    assert_eq!(sim.ports[bottleneck].reservation(0), Some(qoelab_core::units::Rate(15_000_000)));
-    assert!(sim.rsvp_sent >= 2, "PATH and RESV were sent");
+    assert_eq!(sim.ports[bottleneck].reservation(sim.data_key(0)), Some(qoelab_core::units::Rate(15_000_000)));
+    assert!(sim.rsvp_sent() >= 2, "PATH and RESV were sent");
     sim.run();
     let r = sim.results();
     assert_eq!(r.flow_value("video", "loss_ratio"), 0.0);
@@ -156,15 +156,15 @@ fn rsvp_state_times_out_without_refreshes() {
     let mut sim = build(&toml);
     let p = port(&sim, "R1->R2");
     sim.run_until(qoelab_core::time::SimTime(6_700_000_000));
-    assert!(sim.ports[p].reservation(0).is_some(), "state held for L after the last refresh");
+    assert!(sim.ports[p].reservation(sim.data_key(0)).is_some(), "state held for L after the last refresh");
     sim.run_until(qoelab_core::time::SimTime(8_400_000_000));
-    assert_eq!(sim.ports[p].reservation(0), None, "state expired without refreshes");
+    assert_eq!(sim.ports[p].reservation(sim.data_key(0)), None, "state expired without refreshes");
 
     // With teardown, it is gone as soon as the PathTear has passed.
     let toml = toml.replace("teardown = false", "teardown = true");
     let mut sim = build(&toml);
     sim.run_until(qoelab_core::time::SimTime(3_100_000_000));
-    assert_eq!(sim.ports[p].reservation(0), None, "PathTear removed the state");
+    assert_eq!(sim.ports[p].reservation(sim.data_key(0)), None, "PathTear removed the state");
 }
 
 #[test]

@@ -1,8 +1,11 @@
 //! The sender-side RSVP agent of a video source: PATH messages with the flow's Tspec, refreshed
 //! every R (randomised in [0.5 R, 1.5 R], RFC 2205 §3.7), and a PathTear when the source stops.
 //!
-//! The receiver's agent and the routers are in the world (`sim.rs`, `rsvp_at_node`); the
-//! message formats and the lifetime rule in [`crate::ip::rsvp`]. See `docs/models/rsvp.md`.
+//! This is the application's side of the RSVP API (RFC 2205 §3.11 "SENDER" call): it asks for
+//! a message; the host's RSVP node agent ([`crate::agent::rsvp`]) fills in the session and
+//! sender from the flow's headers and sends it, and the agents on the routers and the
+//! receiver do the rest. The message formats and the lifetime rule are in
+//! [`crate::ip::rsvp`]. See `docs/models/rsvp.md`.
 
 use super::AppCtx;
 use crate::ip::rsvp::{RsvpKind, RsvpMsg};
@@ -77,6 +80,10 @@ impl RsvpAgent {
     fn msg(&self, kind: RsvpKind) -> RsvpMsg {
         RsvpMsg {
             kind,
+            // Filled in by the world from the flow's header fields (`Simulation::send_rsvp`).
+            session: Default::default(),
+            sender: Default::default(),
+            hop: Default::default(),
             rate_bps: self.cfg.rate.bps(),
             peak_bps: if self.cfg.peak.bps() == 0 { self.cfg.rate.bps() } else { self.cfg.peak.bps() },
             bucket_bytes: self.cfg.bucket as u32, // validated to fit

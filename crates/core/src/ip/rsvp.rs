@@ -11,18 +11,20 @@
 //!   Guaranteed-service Rspec), whose sizes we count.
 //! - RFC 2212: Guaranteed service; a reservation is a rate R ≥ the Tspec rate r.
 //!
-//! The world ([`crate::sim`]) moves these as `L4::Rsvp` packets (IP protocol 46) of the data
-//! flow they reserve for; routers act on them in [`crate::sim::Simulation`]'s node processing
-//! and install the reservation in the port's queue discipline through
-//! [`QueueDisc::reserve`](crate::queue::QueueDisc::reserve). See `docs/models/rsvp.md`.
+//! Messages travel as `L4::Rsvp` packets (IP protocol 46) and name the data they reserve for
+//! by header fields, as RFC 2205 does: the SESSION (destination address, protocol, destination
+//! port) and the SENDER_TEMPLATE / FILTER_SPEC (source address, source port), never by the
+//! simulator's flow index. The RSVP agent on every node ([`crate::agent::rsvp`]) acts on them
+//! and installs reservations in the port's discipline through the
+//! [`Reservations`](crate::queue::Reservations) capability. See `docs/models/rsvp.md`.
 //!
 //! Not modelled: PathErr/ResvErr/ResvConf, ResvTear (receivers never leave in our
 //! experiments), merging of reservations, shared/wildcard styles (only fixed-filter, one sender
-//! per session), ADSPEC/OPWA, integrity and policy objects, and separate path state (RESV
-//! follows the data flow's reverse route instead of recorded previous hops, which is the same
-//! path with symmetric routing).
+//! per session), ADSPEC/OPWA, integrity and policy objects.
 
+use crate::ip::Addr;
 use crate::packet::IPV4_HEADER;
+use crate::queue::FlowKey;
 
 /// RFC 2205 §3.7: the number of refreshes a node may miss before its state expires.
 pub const K: f64 = 3.0;
@@ -48,10 +50,34 @@ impl RsvpKind {
     }
 }
 
-/// One RSVP message. The session and sender are the flow the packet belongs to.
+/// RFC 2205 App. A.1 SESSION (IPv4/UDP form, C-Type 1): the data's destination.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Session {
+    pub dst: Addr,
+    /// IP protocol of the data (17 = UDP, 6 = TCP).
+    pub proto: u8,
+    pub dport: u16,
+}
+
+/// RFC 2205 App. A.9/A.10 SENDER_TEMPLATE and FILTER_SPEC (IPv4, C-Type 1): the data's
+/// source.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Sender {
+    pub src: Addr,
+    pub sport: u16,
+}
+
+/// One RSVP message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RsvpMsg {
     pub kind: RsvpKind,
+    /// SESSION object: whose data the message is about.
+    pub session: Session,
+    /// SENDER_TEMPLATE (PATH, PathTear) or FILTER_SPEC (RESV, fixed filter): which sender.
+    pub sender: Sender,
+    /// RSVP_HOP object (RFC 2205 App. A.2): the address of the node that sent this message on
+    /// its last hop (the previous hop for PATH/PathTear, the next hop for RESV).
+    pub hop: Addr,
     /// Tspec token rate r (PATH) or Rspec rate R (RESV), bits per second.
     pub rate_bps: u64,
     /// Tspec peak rate p, bits per second (informational; the scheduler uses `rate_bps`).
@@ -98,9 +124,23 @@ impl RsvpMsg {
         lifetime_ns(self.refresh_ms as u64 * 1_000_000)
     }
 
-    /// Wire bytes of the RSVP message (no IP header), for captures. `src`/`dst` are the IPv4
-    /// addresses of the data flow's sender and receiver; `sport`/`dport` its UDP ports.
-    pub fn wire_bytes(&self, src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16) -> Vec<u8> {
+    /// The 5-tuple key of the data this message is about (session and sender): what a router
+    /// classifies that data by, and what reservations are keyed on.
+    pub fn key(&self) -> FlowKey {
+        FlowKey::five_tuple(
+            self.sender.src,
+            self.session.dst,
+            self.session.proto,
+            self.sender.sport,
+            self.session.dport,
+        )
+    }
+
+    /// Wire bytes of the RSVP message (no IP header), for captures. `ipv4` writes an address
+    /// as IPv4 bytes.
+    pub fn wire_bytes(&self, ipv4: impl Fn(Addr) -> [u8; 4]) -> Vec<u8> {
+        let (src, dst) = (ipv4(self.sender.src), ipv4(self.session.dst));
+        let (sport, dport) = (self.sender.sport, self.session.dport);
         let mut b = Vec::with_capacity(self.rsvp_bytes() as usize);
         // §3.1.1 common header: Vers 1, Flags 0; Msg Type; Checksum 0 (= none transmitted);
         // Send_TTL; reserved; RSVP Length.
@@ -110,14 +150,14 @@ impl RsvpMsg {
             b.extend_from_slice(&len.to_be_bytes());
             b.extend_from_slice(&[cnum, ctype]);
         };
-        // SESSION (C-Num 1, C-Type 1): destination, protocol 17, flags 0, destination port.
+        // SESSION (C-Num 1, C-Type 1): destination, protocol, flags 0, destination port.
         obj(&mut b, 12, 1, 1);
         b.extend_from_slice(&dst);
-        b.extend_from_slice(&[17, 0]);
+        b.extend_from_slice(&[self.session.proto, 0]);
         b.extend_from_slice(&dport.to_be_bytes());
-        // RSVP_HOP (3/1): the previous hop's address (we write the sender's) and LIH 0.
+        // RSVP_HOP (3/1): the address of the node that sent the message on this hop, LIH 0.
         obj(&mut b, 12, 3, 1);
-        b.extend_from_slice(if self.kind == RsvpKind::Resv { &dst } else { &src });
+        b.extend_from_slice(&ipv4(self.hop));
         b.extend_from_slice(&[0, 0, 0, 0]);
         if self.kind != RsvpKind::PathTear {
             // TIME_VALUES (5/1): refresh period R in ms.
@@ -181,7 +221,16 @@ mod tests {
     use super::*;
 
     fn msg(kind: RsvpKind) -> RsvpMsg {
-        RsvpMsg { kind, rate_bps: 60_000_000, peak_bps: 120_000_000, bucket_bytes: 400_000, refresh_ms: 30_000 }
+        RsvpMsg {
+            kind,
+            session: Session { dst: crate::node::Addr::primary(1), proto: 17, dport: 5_000 },
+            sender: Sender { src: crate::node::Addr::primary(0), sport: 10_000 },
+            hop: crate::node::Addr::primary(0),
+            rate_bps: 60_000_000,
+            peak_bps: 120_000_000,
+            bucket_bytes: 400_000,
+            refresh_ms: 30_000,
+        }
     }
 
     #[test]
@@ -191,7 +240,9 @@ mod tests {
         assert_eq!(msg(RsvpKind::PathTear).ip_bytes(), 64);
         for k in [RsvpKind::Path, RsvpKind::Resv, RsvpKind::PathTear] {
             let m = msg(k);
-            let w = m.wire_bytes([10, 0, 0, 1], [10, 0, 0, 2], 10_000, 5_000);
+            let w = m.wire_bytes(|a| a.octets());
+            assert_eq!(&w[12..16], &[10, 0, 0, 2], "SESSION destination");
+            assert_eq!(w[16], 17, "SESSION protocol");
             assert_eq!(w.len() as u32, m.rsvp_bytes());
             assert_eq!(u16::from_be_bytes([w[6], w[7]]) as u32, m.rsvp_bytes(), "RSVP Length field");
             assert_eq!(w[1], k.msg_type());

@@ -182,9 +182,10 @@ impl Port {
         }
     }
 
-    /// Signalling at the node that owns this port asks its discipline for a reservation.
-    pub fn reserve(&mut self, req: &crate::queue::Reservation, now: SimTime) {
-        self.qdisc.reserve(req, now);
+    /// The discipline's reservation table, if it keeps one (signalling at the node that owns
+    /// this port installs reservations through it; see [`crate::queue::reservation`]).
+    pub fn reservations_mut(&mut self) -> Option<&mut dyn crate::queue::Reservations> {
+        crate::queue::reservations_mut(self.qdisc.as_mut())
     }
 
     /// Per-flow backlog samples of the discipline, if it records them.
@@ -192,9 +193,10 @@ impl Port {
         self.qdisc.flow_backlog_samples()
     }
 
-    /// The rate this port's discipline holds for `flow`, if it keeps reservations.
-    pub fn reservation(&self, flow: crate::packet::FlowId) -> Option<crate::units::Rate> {
-        self.qdisc.reservation(flow)
+    /// The rate this port's discipline holds for the packets with 5-tuple `key`, if it keeps
+    /// reservations.
+    pub fn reservation(&self, key: crate::queue::FlowKey) -> Option<crate::units::Rate> {
+        crate::queue::reservations(self.qdisc.as_ref()).and_then(|r| r.reservation(key))
     }
 
     /// A packet arrives to be sent on this port. Dropped packets are appended to `drops`.
@@ -365,7 +367,7 @@ impl Port {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::testutil::{ops, pkt, Op};
+    use crate::queue::testutil::{key, ops, pkt, Op};
     use crate::queue::{BuildCtx, QueueConfig, Reservation};
     use proptest::prelude::*;
     use std::cmp::Reverse;
@@ -425,8 +427,10 @@ mod tests {
         ) {
             let mut p = port(QUEUES[q]);
             if reserved {
-                let r = Reservation::Install { flow: 1, rate_bps: 2_000_000, expires: SimTime(u64::MAX) };
-                p.reserve(&r, SimTime::ZERO);
+                let r = Reservation::Install { key: key(1), rate_bps: 2_000_000, expires: SimTime(u64::MAX) };
+                if let Some(t) = p.reservations_mut() {
+                    t.reserve(&r, SimTime::ZERO);
+                }
             }
             let mut wakes = BinaryHeap::new();
             let mut now = 0u64;

@@ -9,6 +9,7 @@
 //! `enqueued = dequeued + dropped_from_queue + backlog`.
 
 pub mod flows;
+pub mod reservation;
 
 use crate::packet::{Packet, PacketData, L4};
 use crate::registry::registry;
@@ -30,6 +31,7 @@ registry! {
         #[cfg(test)] toy::Toy(ToyConfig) = "toy",
     }
 }
+pub use reservation::{reservations, reservations_mut, AsAny, Reservation, Reservations};
 
 /// How a flow-aware discipline groups packets into flows (its per-flow queues).
 ///
@@ -63,7 +65,7 @@ impl FlowKeyKind {
         };
         FlowKey(match self {
             FlowKeyKind::FiveTuple => {
-                (pkt.src.0 as u128) << 72 | (pkt.dst.0 as u128) << 40 | proto << 32 | sport << 16 | dport
+                return FlowKey::five_tuple(pkt.src, pkt.dst, proto as u8, sport as u16, dport as u16);
             }
             FlowKeyKind::SrcPort => proto << 16 | sport,
             FlowKeyKind::DstAddr => pkt.dst.0 as u128,
@@ -103,8 +105,9 @@ impl<'a> QueueCtx<'a> {
     }
 }
 
-/// A queue discipline attached to a port.
-pub trait QueueDisc: Send {
+/// A queue discipline attached to a port. Capabilities only some disciplines have (a
+/// reservation table) are reached through [`AsAny`], not through methods here.
+pub trait QueueDisc: Send + AsAny {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict;
     fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet>;
     /// For a non-work-conserving discipline whose `dequeue` returned `None` while it holds
@@ -121,24 +124,6 @@ pub trait QueueDisc: Send {
     fn flow_backlog_samples(&self) -> Option<&sqf::FlowBacklogSeries> {
         None
     }
-    /// A signalling protocol (RSVP) at this port's node asks for a reservation on this port.
-    /// Disciplines without reservations ignore it, as a router that is not RSVP-capable would.
-    fn reserve(&mut self, _req: &Reservation, _now: SimTime) {}
-    /// The rate reserved for `flow` on this port, if the discipline keeps reservations.
-    fn reservation(&self, _flow: crate::packet::FlowId) -> Option<crate::units::Rate> {
-        None
-    }
-}
-
-/// A reservation request for one flow on one port, from signalling (RSVP RESV / PathTear).
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub enum Reservation {
-    /// Install or refresh a guaranteed rate for `flow`, held until `expires` unless refreshed
-    /// (soft state, RFC 2205 §3.7).
-    Install { flow: crate::packet::FlowId, rate_bps: u64, expires: SimTime },
-    /// Remove `flow`'s reservation (teardown).
-    Remove { flow: crate::packet::FlowId },
 }
 
 /// What a discipline may need to know about its link when it is built.
@@ -179,6 +164,11 @@ pub(crate) mod testutil {
     /// A queue context at time zero, dropped packets collected in `d`.
     pub fn cx(d: &mut Vec<Packet>) -> super::QueueCtx<'_> {
         super::QueueCtx::new(SimTime::ZERO, d)
+    }
+
+    /// The 5-tuple key of [`pkt`]`(flow, ..)`'s packets.
+    pub fn key(flow: FlowId) -> crate::queue::FlowKey {
+        crate::queue::FlowKey::five_tuple(Addr::primary(0), Addr::primary(1), 17, 1000 + flow as u16, 5000)
     }
 
     pub fn pkt(flow: FlowId, size: u32, seq: u64) -> Packet {

@@ -6,8 +6,14 @@
 //! - the TFD IP option of arriving packets (`read_option = true`): rate =
 //!   `8 · Next Data / Next Time · (1 + headroom)`, replaced by every newer option of the flow
 //!   (so it follows each horizon), released when no option arrived within `hold · Next Time`;
-//! - signalling at the node ([`QueueDisc::reserve`], from RSVP RESV messages): a fixed rate
-//!   with a soft-state expiry time, released on PathTear or when not refreshed.
+//! - signalling at the node (the RSVP agent, [`crate::agent::rsvp`], through the
+//!   [`Reservations`] capability): a fixed rate with a soft-state expiry time, released on
+//!   PathTear or when not refreshed.
+//!
+//! Flows are told apart by header fields only: per-flow state is keyed by the 5-tuple
+//! ([`FlowKeyKind::FiveTuple`]), the key an RSVP filter spec names, never by the simulator's
+//! flow index. Two flows between the same hosts with different ports are two flows; an RSVP
+//! message (protocol 46) is not part of the flow it signals for and waits as best effort.
 //!
 //! Scheduling is Self-Clocked Fair Queueing (SCFQ), with each reserved flow weighted by its
 //! rate and best effort by the unreserved rest of the link, `C − Σ r`:
@@ -29,7 +35,8 @@
 //!   draft-chodorek-traffic-flow-option: Next Data / Next Time as the rate of forthcoming
 //!   traffic; constant or variable horizons.
 //!
-//! Cost per packet: O(1) to look the flow up (a vector indexed by flow id), O(log n) heap
+//! Cost per packet: O(1) to look the flow up (a hash map from key to a dense slot index, with
+//! a fixed non-random hasher, used for lookups only and never iterated), O(log n) heap
 //! operations over the *backlogged* classes and over reservations whose expiry is due; no scan
 //! of all flows.
 //!
@@ -40,11 +47,12 @@
 //! control refuses a request outright and sends no error back (the flow keeps its previous
 //! reservation, or stays best effort); IPv6 options are read the same way as IPv4 ones.
 
-use super::{Backlog, Build, BuildCtx, QueueCtx, QueueDisc, Reservation, Verdict};
+use super::{Backlog, Build, BuildCtx, FlowKey, FlowKeyKind, QueueCtx, QueueDisc, Reservation, Reservations, Verdict};
 use crate::ip::tfd::TfdOption;
-use crate::packet::{FlowId, Packet, PacketData};
+use crate::packet::{Packet, PacketData};
 use crate::time::SimTime;
 use crate::units::{serde_units, Limit, Rate};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -175,11 +183,14 @@ pub struct TfdStats {
     pub removed: u64,
 }
 
-/// Class id of best effort in the scheduling heap (sorts after every flow on equal tags).
+/// Class id of best effort in the scheduling heap.
 const BE: u32 = u32::MAX;
+/// Best effort's tie-break key: on equal tags it sorts after every flow.
+const BE_KEY: FlowKey = FlowKey(u128::MAX);
 
-#[derive(Default)]
 struct FlowSlot {
+    /// The 5-tuple this slot holds state for.
+    key: FlowKey,
     /// Reserved rate, bits/s; 0 = no reservation (new packets go to best effort).
     rate_bps: u64,
     expires: SimTime,
@@ -197,8 +208,12 @@ struct FlowSlot {
 pub struct Tfd {
     cfg: TfdConfig,
     link_bps: u64,
-    /// Indexed by flow id; grown on demand.
+    /// Per-flow state, in the order flows were first reserved; a slot is never freed, so its
+    /// index is stable and names the flow's class in the heaps.
     flows: Vec<FlowSlot>,
+    /// Slot of each key that ever held a reservation. Lookups only: never iterated, so the
+    /// hasher's order cannot reach the results.
+    index: FxHashMap<FlowKey, u32>,
     be: VecDeque<(u64, Packet)>,
     be_bytes: u64,
     be_last_finish: u64,
@@ -208,9 +223,10 @@ pub struct Tfd {
     /// Sum of the reserved rates, bits/s.
     reserved_bps: u64,
     /// One entry per backlogged class: (finish tag of its head packet, class).
-    sched: BinaryHeap<Reverse<(u64, u32)>>,
-    /// At most one entry per reserved flow: (expiry it had when pushed, flow).
-    expiry: BinaryHeap<Reverse<(SimTime, FlowId)>>,
+    /// Equal tags break by the flows' 5-tuples (header fields, not arrival or slot order).
+    sched: BinaryHeap<Reverse<(u64, FlowKey, u32)>>,
+    /// At most one entry per reserved flow: (expiry it had when pushed, slot).
+    expiry: BinaryHeap<Reverse<(SimTime, u32)>>,
     /// SCFQ system virtual time: the tag of the packet last chosen for service.
     v: u64,
     epoch: u64,
@@ -227,6 +243,7 @@ impl Tfd {
             cfg,
             link_bps: link.bps(),
             flows: Vec::new(),
+            index: FxHashMap::default(),
             be: VecDeque::new(),
             be_bytes: 0,
             be_last_finish: 0,
@@ -242,10 +259,15 @@ impl Tfd {
         }
     }
 
-    /// The reservation `flow` holds now, if any (expired ones are released lazily, on the next
-    /// packet or request after their expiry).
-    pub fn reserved_rate(&self, flow: FlowId) -> Option<Rate> {
-        self.flows.get(flow as usize).filter(|s| s.rate_bps > 0).map(|s| Rate(s.rate_bps))
+    /// The reservation the flow with 5-tuple `key` holds now, if any (expired ones are
+    /// released lazily, on the next packet or request after their expiry).
+    pub fn reserved_rate(&self, key: FlowKey) -> Option<Rate> {
+        self.find(key).map(|i| &self.flows[i as usize]).filter(|s| s.rate_bps > 0).map(|s| Rate(s.rate_bps))
+    }
+
+    /// Packets waiting in `key`'s own queue (not counting its best-effort packets).
+    pub fn queued_pkts(&self, key: FlowKey) -> usize {
+        self.find(key).map_or(0, |i| self.flows[i as usize].q.len())
     }
 
     /// Sum of all reservations.
@@ -253,47 +275,75 @@ impl Tfd {
         Rate(self.reserved_bps)
     }
 
-    fn slot(&mut self, flow: FlowId) -> &mut FlowSlot {
-        let i = flow as usize;
-        if i >= self.flows.len() {
-            self.flows.resize_with(i + 1, FlowSlot::default);
-        }
-        &mut self.flows[i]
+    #[inline]
+    fn find(&self, key: FlowKey) -> Option<u32> {
+        self.index.get(&key).copied()
     }
 
-    /// Installs, changes or refreshes `flow`'s reservation, subject to admission control.
-    fn request(&mut self, flow: FlowId, rate_bps: u64, expires: SimTime) {
+    /// The slot of `key`, created on first use.
+    fn slot(&mut self, key: FlowKey) -> u32 {
+        let next = self.flows.len() as u32;
+        let i = *self.index.entry(key).or_insert(next);
+        if i == next {
+            assert!(next < BE, "tfd: more than 2^32 - 1 reserved flows");
+            self.flows.push(FlowSlot {
+                key,
+                rate_bps: 0,
+                expires: SimTime::ZERO,
+                in_expiry_heap: false,
+                q: VecDeque::new(),
+                bytes: 0,
+                announced_bytes: 0,
+                last_finish: 0,
+                epoch: 0,
+            });
+        }
+        i
+    }
+
+    /// Installs, changes or refreshes `key`'s reservation, subject to admission control.
+    /// Returns the flow's slot if it has one.
+    fn request(&mut self, key: FlowKey, rate_bps: u64, expires: SimTime) -> Option<u32> {
         if rate_bps == 0 {
-            self.release(flow, false);
-            return;
+            let i = self.find(key)?;
+            self.release(i, false);
+            return Some(i);
         }
         let cap = (self.cfg.max_reserved_share * self.link_bps as f64) as u64;
-        let held = self.slot(flow).rate_bps;
+        let i = self.find(key);
+        let held = i.map_or(0, |i| self.flows[i as usize].rate_bps);
         let total = self.reserved_bps - held + rate_bps;
         if total > cap {
             // Refused: a flow that already holds a reservation keeps it (and is kept alive by
             // this request, which shows the flow is still there).
             self.stats.refused += 1;
             if held == 0 {
-                return;
+                return i;
             }
-        } else {
+        }
+        // Refused requests that reach here come from a flow holding a reservation: it has a slot.
+        let i = match i {
+            Some(i) => i,
+            None => self.slot(key),
+        };
+        if total <= cap {
             if held != rate_bps {
                 self.stats.granted += 1;
             }
             self.reserved_bps = total;
-            self.slot(flow).rate_bps = rate_bps;
+            self.flows[i as usize].rate_bps = rate_bps;
         }
-        let s = self.slot(flow);
+        let s = &mut self.flows[i as usize];
         s.expires = expires;
         if !s.in_expiry_heap {
             s.in_expiry_heap = true;
-            self.expiry.push(Reverse((expires, flow)));
+            self.expiry.push(Reverse((expires, i)));
         }
+        Some(i)
     }
 
-    fn release(&mut self, flow: FlowId, expired: bool) {
-        let Some(s) = self.flows.get_mut(flow as usize) else { return };
+    fn release(&mut self, slot: u32, expired: bool) {
+        let s = &mut self.flows[slot as usize];
         if s.rate_bps == 0 {
             return;
         }
@@ -311,31 +361,32 @@ impl Tfd {
     /// Releases reservations whose expiry has passed. Entries whose reservation was refreshed
     /// are re-filed at the new expiry, so each reservation has at most one heap entry.
     fn expire(&mut self, now: SimTime) {
-        while let Some(&Reverse((t, flow))) = self.expiry.peek() {
+        while let Some(&Reverse((t, slot))) = self.expiry.peek() {
             if t > now {
                 break;
             }
             self.expiry.pop();
-            let s = &mut self.flows[flow as usize];
+            let s = &mut self.flows[slot as usize];
             if s.rate_bps == 0 {
                 s.in_expiry_heap = false;
             } else if s.expires > now {
-                self.expiry.push(Reverse((s.expires, flow)));
+                self.expiry.push(Reverse((s.expires, slot)));
             } else {
                 s.in_expiry_heap = false;
-                self.release(flow, true);
+                self.release(slot, true);
             }
         }
     }
 
-    fn on_option(&mut self, flow: FlowId, o: &TfdOption, now: SimTime) {
+    fn on_option(&mut self, key: FlowKey, o: &TfdOption, now: SimTime) {
         // Next Time = 0 carries no rate; such an option is ignored.
         let Some(bps) = o.rate_bps() else { return };
         let want = (bps * (1.0 + self.cfg.headroom)).ceil() as u64;
         let hold_ns = (self.cfg.hold * o.next_time_ms() as f64 * 1e6).round() as u64;
-        self.request(flow, want, SimTime(now.0 + hold_ns));
+        let slot = self.request(key, want, SimTime(now.0 + hold_ns));
         let announced = (o.next_data().bytes_f64() * (1.0 + self.cfg.headroom)).ceil() as u64;
-        self.slot(flow).announced_bytes = announced;
+        let i = slot.unwrap_or_else(|| self.slot(key));
+        self.flows[i as usize].announced_bytes = announced;
     }
 
     /// SCFQ finish tag for a packet of `size` bytes of a class served at `rate_bps`.
@@ -358,18 +409,19 @@ impl QueueDisc for Tfd {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict {
         let now = cx.now;
         self.expire(now);
+        let key = FlowKeyKind::FiveTuple.key(&pkt);
         if self.cfg.read_option {
             if let Some(o) = pkt.ip.tfd {
-                self.on_option(pkt.flow, &o, now);
+                self.on_option(key, &o, now);
             }
         }
         let size = pkt.size_bytes;
         let (v, epoch) = (self.v, self.epoch);
-        let reserved = self.flows.get(pkt.flow as usize).is_some_and(|s| s.rate_bps > 0);
-        if reserved {
+        let reserved = self.find(key).filter(|&i| self.flows[i as usize].rate_bps > 0);
+        if let Some(flow) = reserved {
             let flow_limit = self.cfg.flow_limit;
-            let flow = pkt.flow;
             let s = &mut self.flows[flow as usize];
+            debug_assert_eq!(s.key, key, "tfd: slot {flow} holds another flow's state");
             if Self::full(flow_limit, s.q.len(), s.bytes, size) && s.bytes + size as u64 > s.announced_bytes {
                 return Verdict::Dropped(pkt);
             }
@@ -380,7 +432,7 @@ impl QueueDisc for Tfd {
             let was_empty = s.q.is_empty();
             s.q.push_back((f, pkt));
             if was_empty {
-                self.sched.push(Reverse((f, flow)));
+                self.sched.push(Reverse((f, key, flow)));
             }
         } else {
             if Self::full(self.cfg.limit, self.be.len(), self.be_bytes, size) {
@@ -393,7 +445,7 @@ impl QueueDisc for Tfd {
             self.be_epoch = epoch;
             self.be_bytes += size as u64;
             if self.be.is_empty() {
-                self.sched.push(Reverse((f, BE)));
+                self.sched.push(Reverse((f, BE_KEY, BE)));
             }
             self.be.push_back((f, pkt));
         }
@@ -404,14 +456,14 @@ impl QueueDisc for Tfd {
 
     fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
         self.expire(cx.now);
-        let Reverse((mut tag, mut class)) = self.sched.pop()?;
+        let Reverse((mut tag, mut tie, mut class)) = self.sched.pop()?;
         if class == BE && !self.cfg.lend_idle && cx.now < self.be_ready {
             // Best effort has used its unreserved share for now: serve the reserved class of
             // smallest tag instead, or nobody (the port wakes at `ready_at`).
-            let be_entry = Reverse((tag, class));
+            let be_entry = Reverse((tag, tie, class));
             let other = self.sched.pop();
             self.sched.push(be_entry);
-            Reverse((tag, class)) = other?;
+            Reverse((tag, tie, class)) = other?;
         }
         self.v = if self.cfg.lend_idle { tag } else { self.v.max(tag) };
         let pkt = if class == BE {
@@ -426,7 +478,7 @@ impl QueueDisc for Tfd {
                 self.be_ready = SimTime(self.be_ready.0.max(cx.now.0.saturating_sub(gap)) + gap);
             }
             if let Some(&(next, _)) = self.be.front() {
-                self.sched.push(Reverse((next, BE)));
+                self.sched.push(Reverse((next, BE_KEY, BE)));
             }
             p
         } else {
@@ -435,7 +487,7 @@ impl QueueDisc for Tfd {
             debug_assert_eq!(t, tag);
             s.bytes -= p.size_bytes as u64;
             if let Some(&(next, _)) = s.q.front() {
-                self.sched.push(Reverse((next, class)));
+                self.sched.push(Reverse((next, tie, class)));
             }
             p
         };
@@ -463,17 +515,25 @@ impl QueueDisc for Tfd {
             s.q.iter().for_each(|(_, p)| f(p));
         }
     }
+}
 
+impl Reservations for Tfd {
     fn reserve(&mut self, req: &Reservation, now: SimTime) {
         self.expire(now);
         match *req {
-            Reservation::Install { flow, rate_bps, expires } => self.request(flow, rate_bps, expires),
-            Reservation::Remove { flow } => self.release(flow, false),
+            Reservation::Install { key, rate_bps, expires } => {
+                self.request(key, rate_bps, expires);
+            }
+            Reservation::Remove { key } => {
+                if let Some(i) = self.find(key) {
+                    self.release(i, false);
+                }
+            }
         }
     }
 
-    fn reservation(&self, flow: FlowId) -> Option<Rate> {
-        self.reserved_rate(flow)
+    fn reservation(&self, key: FlowKey) -> Option<Rate> {
+        self.reserved_rate(key)
     }
 }
 
@@ -492,7 +552,7 @@ impl Build for TfdConfig {
 mod tests {
     use super::*;
     use crate::ip::tfd::{NextData, TfdFlags};
-    use crate::queue::testutil::pkt;
+    use crate::queue::testutil::{key, pkt};
     use proptest::prelude::*;
 
     const MS: u64 = 1_000_000;
@@ -543,18 +603,18 @@ mod tests {
         };
         for t in (0..600).step_by(10) {
             send(&mut q, t, (t % 300 == 0).then_some(1_500_000));
-            assert_eq!(q.reserved_rate(1), Some(Rate(expect_rate(1_500_000, 300))), "t = {t} ms");
+            assert_eq!(q.reserved_rate(key(1)), Some(Rate(expect_rate(1_500_000, 300))), "t = {t} ms");
         }
         for t in (600..1200).step_by(10) {
             send(&mut q, t, (t % 300 == 0).then_some(3_000_000));
             // The step is followed at the first packet of the new horizon, well within one.
-            assert_eq!(q.reserved_rate(1), Some(Rate(expect_rate(3_000_000, 300))), "t = {t} ms");
+            assert_eq!(q.reserved_rate(key(1)), Some(Rate(expect_rate(3_000_000, 300))), "t = {t} ms");
         }
         // Last option at 900 ms, hold 2.5 × 300 ms: held until 1650 ms, released after.
         send(&mut q, 1649, None);
-        assert!(q.reserved_rate(1).is_some(), "still held before hold · Next Time");
+        assert!(q.reserved_rate(key(1)).is_some(), "still held before hold · Next Time");
         send(&mut q, 1651, None);
-        assert_eq!(q.reserved_rate(1), None, "released after hold · Next Time without refresh");
+        assert_eq!(q.reserved_rate(key(1)), None, "released after hold · Next Time without refresh");
         assert_eq!(q.reserved_total(), Rate(0));
         assert_eq!(q.stats.expired, 1);
         assert_eq!(q.stats.granted, 2);
@@ -564,11 +624,11 @@ mod tests {
     fn next_data_zero_releases_and_next_time_zero_is_ignored() {
         let mut q = gig();
         assert!(enq(&mut q, with_tfd(pkt(3, 1000, 0), 100_000, 100), 0));
-        assert!(q.reserved_rate(3).is_some());
+        assert!(q.reserved_rate(key(3)).is_some());
         assert!(enq(&mut q, with_tfd(pkt(3, 1000, 1), 100_000, 0), MS));
-        assert!(q.reserved_rate(3).is_some(), "Next Time 0 has no rate and changes nothing");
+        assert!(q.reserved_rate(key(3)).is_some(), "Next Time 0 has no rate and changes nothing");
         assert!(enq(&mut q, with_tfd(pkt(3, 1000, 2), 0, 100), 2 * MS));
-        assert_eq!(q.reserved_rate(3), None);
+        assert_eq!(q.reserved_rate(key(3)), None);
         assert_eq!(q.stats.removed, 1);
     }
 
@@ -578,46 +638,50 @@ mod tests {
         let mut q = gig();
         // R = 1 s: L = 3.5 · 1.5 · 1 s = 5.25 s.
         let l = lifetime_ns(1_000_000_000);
-        q.reserve(&Reservation::Install { flow: 2, rate_bps: 60_000_000, expires: SimTime(l) }, SimTime::ZERO);
-        assert_eq!(q.reserved_rate(2), Some(Rate(60_000_000)));
+        q.reserve(&Reservation::Install { key: key(2), rate_bps: 60_000_000, expires: SimTime(l) }, SimTime::ZERO);
+        assert_eq!(q.reserved_rate(key(2)), Some(Rate(60_000_000)));
         // A refresh at 2 s pushes the expiry to 2 s + L.
         q.reserve(
-            &Reservation::Install { flow: 2, rate_bps: 60_000_000, expires: SimTime(2_000 * MS + l) },
+            &Reservation::Install { key: key(2), rate_bps: 60_000_000, expires: SimTime(2_000 * MS + l) },
             SimTime(2_000 * MS),
         );
         assert!(enq(&mut q, pkt(9, 100, 0), l + MS));
-        assert!(q.reserved_rate(2).is_some(), "refreshed state outlives the first lifetime");
+        assert!(q.reserved_rate(key(2)).is_some(), "refreshed state outlives the first lifetime");
         assert!(enq(&mut q, pkt(9, 100, 1), 2_000 * MS + l + 1));
-        assert_eq!(q.reserved_rate(2), None, "no refresh within L: state expired");
+        assert_eq!(q.reserved_rate(key(2)), None, "no refresh within L: state expired");
         assert_eq!(q.stats.expired, 1);
         // Teardown.
         q.reserve(
-            &Reservation::Install { flow: 4, rate_bps: 1_000_000, expires: SimTime(u64::MAX) },
+            &Reservation::Install { key: key(4), rate_bps: 1_000_000, expires: SimTime(u64::MAX) },
             SimTime(10_000 * MS),
         );
-        q.reserve(&Reservation::Remove { flow: 4 }, SimTime(10_001 * MS));
-        assert_eq!(q.reserved_rate(4), None);
+        q.reserve(&Reservation::Remove { key: key(4) }, SimTime(10_001 * MS));
+        assert_eq!(q.reserved_rate(key(4)), None);
     }
 
     #[test]
     fn admission_control_refuses_beyond_the_share() {
         let mut q = Tfd::new(TfdConfig { max_reserved_share: 0.5, ..TfdConfig::default() }, Rate(1_000_000_000));
         let far = SimTime(u64::MAX);
-        q.reserve(&Reservation::Install { flow: 0, rate_bps: 300_000_000, expires: far }, SimTime::ZERO);
-        q.reserve(&Reservation::Install { flow: 1, rate_bps: 300_000_000, expires: far }, SimTime::ZERO);
-        assert_eq!(q.reserved_rate(1), None, "300 + 300 > 500 Mbit/s: refused");
-        q.reserve(&Reservation::Install { flow: 1, rate_bps: 200_000_000, expires: far }, SimTime::ZERO);
-        assert_eq!(q.reserved_rate(1), Some(Rate(200_000_000)));
+        q.reserve(&Reservation::Install { key: key(0), rate_bps: 300_000_000, expires: far }, SimTime::ZERO);
+        q.reserve(&Reservation::Install { key: key(1), rate_bps: 300_000_000, expires: far }, SimTime::ZERO);
+        assert_eq!(q.reserved_rate(key(1)), None, "300 + 300 > 500 Mbit/s: refused");
+        q.reserve(&Reservation::Install { key: key(1), rate_bps: 200_000_000, expires: far }, SimTime::ZERO);
+        assert_eq!(q.reserved_rate(key(1)), Some(Rate(200_000_000)));
         // An increase that does not fit is refused; the flow keeps what it had.
-        q.reserve(&Reservation::Install { flow: 0, rate_bps: 400_000_000, expires: far }, SimTime::ZERO);
-        assert_eq!(q.reserved_rate(0), Some(Rate(300_000_000)));
+        q.reserve(&Reservation::Install { key: key(0), rate_bps: 400_000_000, expires: far }, SimTime::ZERO);
+        assert_eq!(q.reserved_rate(key(0)), Some(Rate(300_000_000)));
         assert_eq!(q.stats.refused, 2);
         assert_eq!(q.reserved_total(), Rate(500_000_000));
     }
 
     /// Drives the port as a 1 Gbit/s transmitter for `dur_ns`: `feed(q, t)` adds arrivals before
     /// each dequeue. Returns bytes served per flow (best effort as flow 0 here).
-    fn serve(q: &mut Tfd, dur_ns: u64, mut feed: impl FnMut(&mut Tfd, u64)) -> std::collections::BTreeMap<FlowId, u64> {
+    fn serve(
+        q: &mut Tfd,
+        dur_ns: u64,
+        mut feed: impl FnMut(&mut Tfd, u64),
+    ) -> std::collections::BTreeMap<crate::packet::FlowId, u64> {
         let mut t = 0;
         let mut out = std::collections::BTreeMap::new();
         while t < dur_ns {
@@ -636,7 +700,10 @@ mod tests {
     #[test]
     fn backlogged_reserved_flow_gets_its_rate_against_a_best_effort_flood() {
         let mut q = gig();
-        q.reserve(&Reservation::Install { flow: 1, rate_bps: 100_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+        q.reserve(
+            &Reservation::Install { key: key(1), rate_bps: 100_000_000, expires: SimTime(u64::MAX) },
+            SimTime::ZERO,
+        );
         let mut seq = 0;
         let got = serve(&mut q, 100 * MS, |q, t| both_backlogged(q, t, &mut seq));
         let r1 = got[&1] as f64 * 8.0 / 0.1;
@@ -651,7 +718,7 @@ mod tests {
             *seq += 1;
             enq(q, pkt(0, 1500, *seq), t);
         }
-        while q.flows[1].q.len() < 100 {
+        while q.queued_pkts(key(1)) < 100 {
             *seq += 1;
             enq(q, pkt(1, 1500, *seq), t);
         }
@@ -675,7 +742,10 @@ mod tests {
     fn idle_reservation_is_lent_to_best_effort() {
         // Flow 1 reserves 500 Mbit/s but sends 100 Mbit/s; best effort gets the rest of the link.
         let mut q = gig();
-        q.reserve(&Reservation::Install { flow: 1, rate_bps: 500_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+        q.reserve(
+            &Reservation::Install { key: key(1), rate_bps: 500_000_000, expires: SimTime(u64::MAX) },
+            SimTime::ZERO,
+        );
         let (mut seq, mut next1) = (0, 0u64);
         let got = serve(&mut q, 100 * MS, |q, t| flood_and_flow1_at_100mbps(q, t, &mut seq, &mut next1));
         let r1 = got[&1] as f64 * 8.0 / 0.1;
@@ -690,7 +760,10 @@ mod tests {
         // 500 Mbit/s even though flow 1 uses only 100; the link idles 40 % of the time; while
         // held back, the discipline names the time it will be ready.
         let mut q = Tfd::new(TfdConfig { lend_idle: false, ..TfdConfig::default() }, Rate(1_000_000_000));
-        q.reserve(&Reservation::Install { flow: 1, rate_bps: 500_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+        q.reserve(
+            &Reservation::Install { key: key(1), rate_bps: 500_000_000, expires: SimTime(u64::MAX) },
+            SimTime::ZERO,
+        );
         let (mut seq, mut next1, mut held) = (0, 0u64, 0);
         let got = serve(&mut q, 100 * MS, |q, t| {
             flood_and_flow1_at_100mbps(q, t, &mut seq, &mut next1);
@@ -706,7 +779,10 @@ mod tests {
         assert!(held > 0);
         // A backlogged reserved flow is never held back by best effort's shaper.
         let mut q = Tfd::new(TfdConfig { lend_idle: false, ..TfdConfig::default() }, Rate(1_000_000_000));
-        q.reserve(&Reservation::Install { flow: 1, rate_bps: 100_000_000, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+        q.reserve(
+            &Reservation::Install { key: key(1), rate_bps: 100_000_000, expires: SimTime(u64::MAX) },
+            SimTime::ZERO,
+        );
         let got = serve(&mut q, 100 * MS, |q, t| both_backlogged(q, t, &mut seq));
         let total = (got[&0] + got[&1]) as f64 * 8.0 / 0.1;
         assert!(total > 995e6, "both classes backlogged: the link stays busy ({total})");
@@ -752,7 +828,7 @@ mod tests {
                             None => prop_assert_eq!(before, 0, "idle with a backlog"),
                         }
                     }
-                    _ => q.reserve(&Reservation::Install { flow, rate_bps: nd as u64 * 100, expires: SimTime(now + 50 * MS) }, SimTime(now)),
+                    _ => q.reserve(&Reservation::Install { key: key(flow), rate_bps: nd as u64 * 100, expires: SimTime(now + 50 * MS) }, SimTime(now)),
                 }
                 prop_assert_eq!(arrived, enqd + dropped);
                 prop_assert_eq!(enqd, deqd + q.backlog().packets);

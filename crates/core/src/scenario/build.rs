@@ -268,8 +268,8 @@ impl Scenario {
             let setup = EndpointSetup {
                 flow_name: c.name.clone(),
                 mtu_bytes: ports[first_port as usize].mtu_bytes,
-                src_port: 10_000 + (fid % 50_000) as u16,
-                dst_port: 5_000 + (fid % 50_000) as u16,
+                src_port: flow_ports(fid as crate::packet::FlowId).0,
+                dst_port: flow_ports(fid as crate::packet::FlowId).1,
                 seed,
             };
             c.transport.validate(setup.mtu_bytes).map_err(|e| {
@@ -402,4 +402,10 @@ impl Scenario {
         }
         Ok(Simulation::assemble(end, seed, names, fib, sockets, ports, flows, bin_ns))
     }
+}
+
+/// The (source, destination) transport ports of flow `fid`: the header fields routers and
+/// RSVP name the flow's data by.
+pub fn flow_ports(fid: crate::packet::FlowId) -> (u16, u16) {
+    (10_000 + (fid % 50_000) as u16, 5_000 + (fid % 50_000) as u16)
 }

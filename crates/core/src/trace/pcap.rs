@@ -115,12 +115,8 @@ pub fn packet_bytes(p: &PacketData) -> Vec<u8> {
     let (proto, mut l4): (u8, Vec<u8>) = match &p.l4 {
         L4::Udp(u) => (17, udp_bytes(u)),
         L4::Tcp(t) => (6, tcp_header_bytes(t)),
-        // RSVP (IP protocol 46) of the data flow: session and sender from the flow's ports,
-        // which the world numbers as the UDP transport does (see `scenario::build`).
-        L4::Rsvp(m) => {
-            let (s, d) = if p.dir == crate::packet::Dir::Rev { (dst, src) } else { (src, dst) };
-            (46, m.wire_bytes(s, d, 10_000 + (p.flow % 50_000) as u16, 5_000 + (p.flow % 50_000) as u16))
-        }
+        // RSVP (IP protocol 46): session, sender and hop are carried in the message.
+        L4::Rsvp(m) => (46, m.wire_bytes(|a| a.octets())),
     };
     let opts: Vec<u8> = p.ip.tfd.as_ref().map(crate::ip::tfd::ipv4_options_area).unwrap_or_default();
     let ip_len = 20 + opts.len();

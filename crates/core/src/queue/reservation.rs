@@ -1,0 +1,79 @@
+//! Reservations: a capability some disciplines have, reached without a method on
+//! [`QueueDisc`].
+//!
+//! Signalling at a node (the RSVP agent, [`crate::agent::rsvp`]) asks a port's discipline for
+//! its [`Reservations`] table through [`reservations_mut`]. Every discipline is [`AsAny`] (a
+//! blanket impl), so the lookup is a downcast to the disciplines that keep reservations,
+//! listed once below; a discipline without reservations answers `None` and the request is
+//! ignored, as a router that is not RSVP-capable would ignore it. Reservations are keyed by
+//! header fields ([`FlowKey`] of the 5-tuple), never by the simulator's flow index.
+
+use super::tfd::Tfd;
+use super::{FlowKey, QueueDisc};
+use crate::ip::Addr;
+use crate::time::SimTime;
+use crate::units::Rate;
+use std::any::Any;
+
+/// Access to the concrete type behind a `dyn` discipline, for capabilities that only some
+/// disciplines have. Implemented for every `'static` type.
+pub trait AsAny {
+    fn as_any(&self) -> &dyn Any;
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// A reservation request for one flow on one port, from signalling (RSVP RESV / PathTear).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Reservation {
+    /// Install or refresh a guaranteed rate for the packets whose 5-tuple is `key`, held until
+    /// `expires` unless refreshed (soft state, RFC 2205 §3.7).
+    Install { key: FlowKey, rate_bps: u64, expires: SimTime },
+    /// Remove `key`'s reservation (teardown).
+    Remove { key: FlowKey },
+}
+
+/// A discipline's reservation table.
+pub trait Reservations {
+    /// Installs, refreshes or removes a reservation (subject to the discipline's admission
+    /// control).
+    fn reserve(&mut self, req: &Reservation, now: SimTime);
+    /// The rate held for `key`, if any.
+    fn reservation(&self, key: FlowKey) -> Option<Rate>;
+}
+
+/// The reservation table of `q`, if its discipline keeps one.
+pub fn reservations_mut(q: &mut dyn QueueDisc) -> Option<&mut dyn Reservations> {
+    // The disciplines that keep reservations. `q.as_any_mut()` dispatches through the vtable
+    // to the concrete discipline (called on a `Box` it would name the box instead).
+    q.as_any_mut().downcast_mut::<Tfd>().map(|t| t as &mut dyn Reservations)
+}
+
+/// Read-only [`reservations_mut`].
+pub fn reservations(q: &dyn QueueDisc) -> Option<&dyn Reservations> {
+    q.as_any().downcast_ref::<Tfd>().map(|t| t as &dyn Reservations)
+}
+
+impl FlowKey {
+    /// The [`FlowKeyKind::FiveTuple`](super::FlowKeyKind::FiveTuple) key of the packets with
+    /// these header fields: what a filter spec (RFC 2205 App. A.9) matches.
+    #[inline]
+    pub fn five_tuple(src: Addr, dst: Addr, proto: u8, sport: u16, dport: u16) -> FlowKey {
+        FlowKey(
+            (src.0 as u128) << 72
+                | (dst.0 as u128) << 40
+                | (proto as u128) << 32
+                | (sport as u128) << 16
+                | dport as u128,
+        )
+    }
+}
