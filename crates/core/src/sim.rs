@@ -16,6 +16,7 @@ use crate::link::{DropCause, Port, PortOutcome};
 use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4};
 use crate::queue::Reservation;
 use crate::time::SimTime;
+use crate::trace::probe::Probes;
 use crate::trace::{FlowStats, PacketLog};
 use crate::transport::{Endpoint, FlowCtx, Outgoing, Service, TransportEvent};
 use std::collections::VecDeque;
@@ -203,6 +204,8 @@ pub struct Simulation {
     pub rsvp_sent: u64,
     pub rsvp_dropped: u64,
     finished: bool,
+    /// Probe events of endpoints and applications (ports keep their own); see `trace::probe`.
+    pub(crate) probes: Probes,
 }
 
 impl Simulation {
@@ -262,6 +265,7 @@ impl Simulation {
             rsvp_sent: 0,
             rsvp_dropped: 0,
             finished: false,
+            probes: Probes::default(),
         }
     }
 
@@ -467,7 +471,8 @@ impl Simulation {
         let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
         let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
             .sending(END_DIR[e])
-            .with_subscriptions(end.subscriptions);
+            .with_subscriptions(end.subscriptions)
+            .with_probes(&mut self.probes);
         end.sock.on_packet(&pkt, &mut cx);
         recycle(&mut self.spare, pkt);
         self.flush(fid, e);
@@ -496,7 +501,8 @@ impl Simulation {
                 let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
                 let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
                     .sending(END_DIR[e as usize])
-                    .with_subscriptions(end.subscriptions);
+                    .with_subscriptions(end.subscriptions)
+                    .with_probes(&mut self.probes);
                 end.sock.on_timer(kind, &mut cx);
                 (fid, e)
             }
@@ -581,7 +587,8 @@ impl Simulation {
             let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
             let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
                 .sending(END_DIR[e])
-                .with_subscriptions(end.subscriptions);
+                .with_subscriptions(end.subscriptions)
+                .with_probes(&mut self.probes);
             for a in self.actions.drain(..) {
                 match a {
                     AppAction::Datagram(d) => end.sock.send_datagram(d, &mut cx),

@@ -338,6 +338,8 @@ impl Scenario {
                 ),
             ));
         }
-        Ok(Simulation::assemble(end, seed, names, next_hop, ports, flows, bin_ns))
+        let mut sim = Simulation::assemble(end, seed, names, next_hop, ports, flows, bin_ns);
+        sim.enable_probes(&self.output.probes);
+        Ok(sim)
     }
 }
