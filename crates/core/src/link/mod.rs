@@ -123,6 +123,13 @@ pub struct Port {
     backlog: Backlog,
 }
 
+/// Records a probe event out of line, so that the port's hot paths carry only the branch.
+#[cold]
+#[inline(never)]
+fn record_cold(pr: &mut Probes, now: SimTime, ev: ProbeEvent) {
+    pr.record(now, ev);
+}
+
 /// Dropped packets, handed back to the world for per-flow accounting.
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
 pub enum DropCause {
@@ -187,7 +194,7 @@ impl Port {
     #[inline]
     fn probe(&mut self, now: SimTime, p: &PacketData, ev: fn(u32, u32, u8, u32) -> ProbeEvent) {
         if let Some(pr) = self.probes.as_deref_mut() {
-            pr.record(now, ev(self.id, p.flow, p.dir as u8, p.size_bytes));
+            record_cold(pr, now, ev(self.id, p.flow, p.dir as u8, p.size_bytes));
         }
     }
 
@@ -236,7 +243,7 @@ impl Port {
                 self.backlog.packets += 1;
                 self.backlog.bytes += size;
                 if let (Some(pr), Some((flow, end))) = (self.probes.as_deref_mut(), who) {
-                    pr.record(now, ProbeEvent::Enqueue { port: self.id, flow, end, bytes: size as u32 });
+                    record_cold(pr, now, ProbeEvent::Enqueue { port: self.id, flow, end, bytes: size as u32 });
                 }
             }
             Verdict::Dropped(p) => {
@@ -268,9 +275,14 @@ impl Port {
 
     #[inline]
     fn collect_queue_drops(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) {
-        if self.scratch.is_empty() {
-            return;
+        if !self.scratch.is_empty() {
+            self.drain_queue_drops(now, drops);
         }
+    }
+
+    /// Drops from the queue are rare next to enqueues and dequeues: kept out of line.
+    #[inline(never)]
+    fn drain_queue_drops(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) {
         for p in self.scratch.drain(..) {
             self.stats.dropped_queued_pkts += 1;
             self.stats.dropped_queued_bytes += p.size_bytes as u64;
