@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
@@ -42,6 +43,54 @@ class Results:
         if name in TABLES:
             return self.tables[name]
         raise AttributeError(name)
+
+    def series(self, name: str, flow: str | None = None, *, link: str | None = None) -> pa.Table:
+        """The events of probe ``name`` (enabled by ``[output] probes``), in time order, as a
+        pyarrow Table whose first column ``t_s`` is the time in seconds; ``flow`` and ``link``
+        keep only that flow's (or link direction's) rows.
+
+        The columns after ``t_s`` are those of the ``probe_<name>`` table: ``t_ns`` (exact
+        time), ``flow``, ``end`` (0 at the flow's source, 1 at its destination) and the
+        probe's values, e.g. ``cwnd_bytes, ssthresh_bytes`` for ``cwnd``, one row per change,
+        and ``rto_ns, backoff`` for ``rto``, one row per timeout.
+
+        >>> from qoelab import Scenario
+        >>> sc = Scenario.from_dict({
+        ...     "sim": {"duration": "3s"},
+        ...     "links": [{"a": "S", "b": "D", "rate": "10Mbps", "delay": "20ms",
+        ...                "queue": {"kind": "fifo", "limit": "20p"}}],
+        ...     "flows": [{"name": "tcp1", "src": "S", "dst": "D", "app": {"kind": "bulk"},
+        ...                "transport": {"kind": "tcp", "cc": "newreno"}}],
+        ...     "output": {"probes": ["cwnd", "rto"]}})
+        >>> res = sc.run()
+        >>> cw = res.series("cwnd", flow="tcp1")
+        >>> cw.column_names
+        ['t_s', 't_ns', 'flow', 'end', 'cwnd_bytes', 'ssthresh_bytes']
+        >>> cw["cwnd_bytes"][0].as_py()  # the initial window: 10 segments of 1448 B
+        14480
+        >>> cw["cwnd_bytes"][-1].as_py() == res.flow("tcp1")["cwnd_bytes"]
+        True
+        >>> res.series("rto", flow="tcp1").num_rows == res.flow("tcp1")["rto_count"]
+        True
+        """
+        table = f"probe_{name}"
+        if table not in self.tables:
+            have = sorted(t[len("probe_"):] for t in self.tables if t.startswith("probe_"))
+            raise KeyError(
+                f"no probe {name!r} in these results (recorded: {', '.join(have) or 'none'}); "
+                "enable it with [output] probes = [...]"
+            )
+        t = self.tables[table]
+        for col, value in (("flow", flow), ("link", link)):
+            if value is None:
+                continue
+            if col not in t.column_names:
+                raise KeyError(f"probe {name!r} has no {col} column")
+            t = t.filter(pc.equal(t[col], value))
+        t_s = pc.divide(pc.cast(t["t_ns"], pa.float64()), 1e9)
+        t = t.add_column(0, "t_s", t_s)
+        # Port probes are grouped by link direction; a stable sort keeps each one's order.
+        return t.sort_by([("t_ns", "ascending")]) if name in ("queue", "drops") else t
 
     def flow(self, name: str) -> dict[str, Any]:
         """One row of the flows table as a dict."""

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import ROOT
 
-DOCTEST_MODULES = ["qoelab.scenario", "qoelab.tfd"]
+DOCTEST_MODULES = ["qoelab.scenario", "qoelab.tfd", "qoelab.results"]
 
 
 @pytest.mark.parametrize("name", DOCTEST_MODULES)

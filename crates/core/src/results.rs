@@ -354,6 +354,10 @@ impl Simulation {
         t.push("drop", Column::U64(c_drop));
         tables.push(t);
 
+        // Probe tables, one per enabled kind (none by default, so the digest of a run without
+        // probes is what it was before probes existed).
+        tables.extend(self.probe_tables());
+
         // Summary.
         let mut t = Table::new("summary");
         let kv: Vec<(&str, f64)> = vec![

@@ -18,6 +18,7 @@ use crate::node::{Addr, Fib, NO_PORT};
 use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4, NO_ROUTE};
 use crate::queue::FlowKey;
 use crate::time::SimTime;
+use crate::trace::probe::Probes;
 use crate::trace::{FlowStats, PacketLog};
 use crate::transport::{Endpoint, FlowCtx, Outgoing, Service, TransportEvent};
 use std::collections::{BTreeMap, VecDeque};
@@ -260,6 +261,8 @@ pub struct Simulation {
     /// Node agents (an RSVP agent on every node).
     agents: Agents,
     finished: bool,
+    /// Probe events of endpoints and applications (ports keep their own); see `trace::probe`.
+    pub(crate) probes: Probes,
 }
 
 impl Simulation {
@@ -353,6 +356,7 @@ impl Simulation {
             out_rsvp: Vec::new(),
             agents,
             finished: false,
+            probes: Probes::default(),
         }
     }
 
@@ -599,7 +603,8 @@ impl Simulation {
         let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
         let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
             .sending(END_DIR[e])
-            .with_subscriptions(end.subscriptions);
+            .with_subscriptions(end.subscriptions)
+            .with_probes(&mut self.probes);
         end.sock.on_packet(&pkt, &mut cx);
         recycle(&mut self.spare, pkt);
         self.flush(fid, e);
@@ -628,7 +633,8 @@ impl Simulation {
                 let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
                 let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
                     .sending(END_DIR[e as usize])
-                    .with_subscriptions(end.subscriptions);
+                    .with_subscriptions(end.subscriptions)
+                    .with_probes(&mut self.probes);
                 end.sock.on_timer(kind, &mut cx);
                 (fid, e)
             }
@@ -714,7 +720,8 @@ impl Simulation {
             let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
             let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
                 .sending(END_DIR[e])
-                .with_subscriptions(end.subscriptions);
+                .with_subscriptions(end.subscriptions)
+                .with_probes(&mut self.probes);
             for a in self.actions.drain(..) {
                 match a {
                     AppAction::Datagram(d) => end.sock.send_datagram(d, &mut cx),

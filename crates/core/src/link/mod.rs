@@ -16,6 +16,7 @@ use crate::packet::{NodeId, Packet, PacketData};
 use crate::queue::{Backlog, QueueCtx, QueueDisc, Verdict};
 use crate::time::{Dur, SimTime};
 use crate::trace::pcap::PcapWriter;
+use crate::trace::probe::{self, ProbeEvent, Probes};
 use crate::units::Rate;
 use loss::LossModel;
 use std::collections::VecDeque;
@@ -103,6 +104,10 @@ pub struct Port {
     held_back: bool,
     /// pcap capture of this direction: packets as their serialisation starts.
     pub(crate) capture: Option<PcapWriter<BufWriter<File>>>,
+    /// Enqueue/dequeue/drop probes of this direction, when the scenario asks for them, and
+    /// this port's id in the world (for the events).
+    pub(crate) probes: Option<Box<Probes>>,
+    id: crate::packet::PortId,
     line: VecDeque<(SimTime, Packet)>,
     loss: Option<Box<dyn LossModel>>,
     rng: SimRng,
@@ -116,6 +121,13 @@ pub struct Port {
     /// the queue + backlog), so the statistics need no virtual call per operation.
     /// `tests::port_backlog_matches_its_discipline` checks it against `QueueDisc::backlog`.
     backlog: Backlog,
+}
+
+/// Records a probe event out of line, so that the port's hot paths carry only the branch.
+#[cold]
+#[inline(never)]
+fn record_cold(pr: &mut Probes, now: SimTime, ev: ProbeEvent) {
+    pr.record(now, ev);
 }
 
 /// Dropped packets, handed back to the world for per-flow accounting.
@@ -152,6 +164,8 @@ impl Port {
             idle_wake: None,
             held_back: false,
             capture: None,
+            probes: None,
+            id: 0,
             line: VecDeque::new(),
             loss,
             rng,
@@ -165,6 +179,23 @@ impl Port {
 
     pub fn backlog(&self) -> Backlog {
         self.backlog
+    }
+
+    /// Records the port kinds among `kinds` ([`probe::ProbeKind::Queue`], `Drops`) for this
+    /// port, which is port `id` of the world; nothing if there are none.
+    pub fn enable_probes(&mut self, id: crate::packet::PortId, kinds: &[probe::ProbeKind]) {
+        use probe::ProbeKind::{Drops, Queue};
+        let mine: Vec<_> = kinds.iter().copied().filter(|k| matches!(k, Queue | Drops)).collect();
+        self.id = id;
+        self.probes = (!mine.is_empty()).then(|| Box::new(Probes::new(&mine)));
+    }
+
+    /// Records a port event for `p` if probes are on (one branch when they are off).
+    #[inline]
+    fn probe(&mut self, now: SimTime, p: &PacketData, ev: fn(u32, u32, u8, u32) -> ProbeEvent) {
+        if let Some(pr) = self.probes.as_deref_mut() {
+            record_cold(pr, now, ev(self.id, p.flow, p.dir as u8, p.size_bytes));
+        }
     }
 
     fn account_backlog(&mut self, now: SimTime) {
@@ -205,20 +236,32 @@ impl Port {
         self.stats.arrived_pkts += 1;
         self.stats.arrived_bytes += pkt.size_bytes as u64;
         let size = pkt.size_bytes as u64;
+        // Who the packet is, for an enqueue probe (it moves into the discipline).
+        let who = self.probes.is_some().then(|| (pkt.flow, pkt.dir as u8));
         let mut cx = QueueCtx::new(now, &mut self.scratch);
         match self.qdisc.enqueue(pkt, &mut cx) {
             Verdict::Enqueued => {
                 self.stats.enqueued_pkts += 1;
                 self.backlog.packets += 1;
                 self.backlog.bytes += size;
+                if let (Some(pr), Some((flow, end))) = (self.probes.as_deref_mut(), who) {
+                    record_cold(pr, now, ProbeEvent::Enqueue { port: self.id, flow, end, bytes: size as u32 });
+                }
             }
             Verdict::Dropped(p) => {
                 self.stats.dropped_arrival_pkts += 1;
                 self.stats.dropped_arrival_bytes += p.size_bytes as u64;
+                self.probe(now, &p, |port, flow, end, bytes| ProbeEvent::Drop {
+                    port,
+                    flow,
+                    end,
+                    bytes,
+                    cause: probe::DropCause::Arrival,
+                });
                 drops.push((p, DropCause::Queue));
             }
         }
-        self.collect_queue_drops(drops);
+        self.collect_queue_drops(now, drops);
         let mut out = PortOutcome::default();
         if self.wake_pending {
             // A wake-up at `busy_until` (possibly this very instant) will start the next packet.
@@ -233,15 +276,25 @@ impl Port {
     }
 
     #[inline]
-    fn collect_queue_drops(&mut self, drops: &mut Vec<(Packet, DropCause)>) {
-        if self.scratch.is_empty() {
-            return;
+    fn collect_queue_drops(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) {
+        if !self.scratch.is_empty() {
+            self.drain_queue_drops(now, drops);
         }
+    }
+
+    /// Drops from the queue are rare next to enqueues and dequeues: kept out of line.
+    #[inline(never)]
+    fn drain_queue_drops(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>) {
         for p in self.scratch.drain(..) {
             self.stats.dropped_queued_pkts += 1;
             self.stats.dropped_queued_bytes += p.size_bytes as u64;
             self.backlog.packets -= 1;
             self.backlog.bytes -= p.size_bytes as u64;
+            if let Some(pr) = self.probes.as_deref_mut() {
+                let (flow, end, bytes) = (p.flow, p.dir as u8, p.size_bytes);
+                let cause = probe::DropCause::Queued;
+                pr.record(now, ProbeEvent::Drop { port: self.id, flow, end, bytes, cause });
+            }
             drops.push((p, DropCause::Queue));
         }
     }
@@ -251,7 +304,7 @@ impl Port {
     fn start_next(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>, out: &mut PortOutcome) {
         let mut cx = QueueCtx::new(now, &mut self.scratch);
         let next = self.qdisc.dequeue(&mut cx);
-        self.collect_queue_drops(drops);
+        self.collect_queue_drops(now, drops);
         let Some(p) = next else {
             // Held back by a non-work-conserving discipline: wake when it says it is ready
             // (unless an earlier wake-up is already scheduled). Work-conserving disciplines
@@ -267,6 +320,7 @@ impl Port {
             return;
         };
         self.stats.dequeued_pkts += 1;
+        self.probe(now, &p, |port, flow, end, bytes| ProbeEvent::Dequeue { port, flow, end, bytes });
         self.backlog.packets -= 1;
         self.backlog.bytes -= p.size_bytes as u64;
         let tx = self.rate.tx_time(p.size_bytes as u64);
@@ -284,6 +338,13 @@ impl Port {
         if lost {
             self.stats.channel_drop_pkts += 1;
             self.stats.channel_drop_bytes += p.size_bytes as u64;
+            self.probe(now, &p, |port, flow, end, bytes| ProbeEvent::Drop {
+                port,
+                flow,
+                end,
+                bytes,
+                cause: probe::DropCause::Channel,
+            });
             drops.push((p, DropCause::Channel));
         } else {
             let at = self.busy_until + self.delay;

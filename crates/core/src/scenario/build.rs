@@ -400,7 +400,9 @@ impl Scenario {
         for v in &mut sockets {
             v.sort_unstable();
         }
-        Ok(Simulation::assemble(end, seed, names, fib, sockets, ports, flows, bin_ns))
+        let mut sim = Simulation::assemble(end, seed, names, fib, sockets, ports, flows, bin_ns);
+        sim.enable_probes(&self.output.probes);
+        Ok(sim)
     }
 }
 

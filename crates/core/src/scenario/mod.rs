@@ -197,6 +197,11 @@ pub struct OutputConfig {
     /// Record every packet of every flow (as if each had `packet_log = true`).
     #[serde(default)]
     pub packet_trace: bool,
+    /// Typed probes to record, each into a result table `probe_<name>` (default none):
+    /// `"queue"`, `"drops"`, `"cwnd"`, `"rto"`, `"retransmit"`, `"tcp_state"`, `"app"`; see
+    /// [`crate::trace::probe`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<crate::trace::probe::ProbeKind>,
 }
 
 fn default_bin() -> Dur {
@@ -213,6 +218,7 @@ impl Default for OutputConfig {
             queue_sample: default_sample(),
             pcap: Vec::new(),
             packet_trace: false,
+            probes: Vec::new(),
         }
     }
 }

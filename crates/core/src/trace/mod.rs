@@ -1,7 +1,9 @@
-//! Observation: per-flow statistics, histograms, the per-packet log, and columnar result tables.
+//! Observation: per-flow statistics, histograms, the per-packet log, typed probes ([`probe`]), and
+//! columnar result tables.
 
 pub mod hist;
 pub mod pcap;
+pub mod probe;
 
 use crate::time::SimTime;
 pub use hist::LogHistogram;

@@ -10,6 +10,7 @@ use crate::engine::{TimerCtx, TimerKind};
 use crate::ip::tfd::TfdOption;
 use crate::packet::{Dir, FlowId, MediaTag, PacketData, L4};
 use crate::time::SimTime;
+use crate::trace::probe::{ProbeEvent, ProbeKind, Probes};
 use serde::{Deserialize, Serialize};
 
 /// Transport configs, tagged by `kind` in scenario files.
@@ -192,6 +193,8 @@ pub struct FlowCtx<'a> {
     pub(crate) notices: &'a mut Vec<TransportEvent>,
     /// Notice kinds the application subscribed to ([`notice_mask`]); others are not queued.
     subscriptions: u32,
+    /// The world's probe collector, when the scenario enabled any probe.
+    probes: Option<&'a mut Probes>,
 }
 
 impl<'a> FlowCtx<'a> {
@@ -202,7 +205,33 @@ impl<'a> FlowCtx<'a> {
         timers: TimerCtx<'a>,
         notices: &'a mut Vec<TransportEvent>,
     ) -> Self {
-        FlowCtx { now, flow, dir: Dir::Fwd, out, timers, notices, subscriptions: u32::MAX }
+        FlowCtx { now, flow, dir: Dir::Fwd, out, timers, notices, subscriptions: u32::MAX, probes: None }
+    }
+
+    /// Records the probe events the endpoint emits into `probes` (kinds it enabled only).
+    pub fn with_probes(mut self, probes: &'a mut Probes) -> Self {
+        self.probes = probes.any().then_some(probes);
+        self
+    }
+
+    /// The end of the flow this endpoint is (0 at the source, 1 at the destination).
+    pub fn end(&self) -> u8 {
+        self.dir as u8
+    }
+
+    /// Whether probe `kind` is recording: one test, so that an endpoint can skip building an
+    /// event (or tracking what it would report) when nobody asked.
+    #[inline]
+    pub fn probing(&self, kind: ProbeKind) -> bool {
+        self.probes.as_ref().is_some_and(|p| p.on(kind))
+    }
+
+    /// Records a probe event now, if its kind is enabled.
+    #[inline]
+    pub fn probe(&mut self, ev: ProbeEvent) {
+        if let Some(p) = self.probes.as_deref_mut() {
+            p.record(self.now, ev);
+        }
     }
 
     /// Sets the direction this endpoint sends in (`Dir::Fwd`, the default, from the flow's

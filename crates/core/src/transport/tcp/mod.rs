@@ -29,6 +29,7 @@
 //! RACK/TLP, F-RTO, D-SACK, ECN, pacing, HyStart++.
 
 pub mod cc;
+mod probes;
 pub mod rtt;
 pub mod sack;
 
@@ -37,6 +38,7 @@ mod tests;
 
 use super::{Endpoint, EndpointSetup, FlowCtx, Outgoing, Service, TransportEvent};
 use crate::engine::TimerKind;
+use crate::trace::probe::{ProbeEvent, ProbeKind};
 
 /// The sender's retransmission timer (RFC 6298), its only timer kind.
 pub const RTO: TimerKind = TimerKind(0);
@@ -298,6 +300,8 @@ pub struct TcpSender {
     /// Whether the last send attempt stopped because of cwnd (not lack of data or window).
     cwnd_limited: bool,
     notified: (u64, u64),
+    /// The state last reported to the `tcp_state` probe ("" before the first report).
+    probed_state: &'static str,
     // Counters.
     segs_sent: u64,
     bytes_sent: u64,
@@ -344,6 +348,7 @@ impl TcpSender {
             peer_ts: 0,
             cwnd_limited: true,
             notified: (0, 0),
+            probed_state: "",
             segs_sent: 0,
             bytes_sent: 0,
             rxt_segs: 0,
@@ -486,6 +491,7 @@ impl TcpSender {
             self.board.raise(Marker::HighRxt, seq + len);
             self.rxt_segs += 1;
             self.rxt_bytes += len;
+            cx.probe(ProbeEvent::Retransmit { flow: cx.flow, end: cx.end(), seq, bytes: len });
             // Karn (RFC 6298 §3): a retransmitted segment gives no RTT sample.
             if matches!(self.probe, Some((end, _)) if seq < end) {
                 self.probe = None;
@@ -703,6 +709,7 @@ impl TcpSender {
                     rto_ns: self.rtt.rto().as_nanos(),
                     backoff: self.consecutive_rtos,
                 });
+                self.probe_rto(cx);
                 self.send_syn(cx);
                 return;
             }
@@ -737,6 +744,7 @@ impl TcpSender {
         self.probe = None; // Karn
         self.rtt.back_off(); // RFC 6298 §5.5
         cx.notify(TransportEvent::RtoFired { rto_ns: self.rtt.rto().as_nanos(), backoff: self.consecutive_rtos });
+        self.probe_rto(cx);
         self.try_send(cx, true); // §5.4: retransmit the earliest unacknowledged segment
         cx.set_timer(RTO, cx.now + self.rtt.rto()); // §5.6
     }
@@ -746,6 +754,10 @@ impl TcpSender {
         if now != self.notified {
             self.notified = now;
             cx.notify(TransportEvent::CwndChanged { cwnd_bytes: now.0, ssthresh_bytes: now.1 });
+            cx.probe(ProbeEvent::Cwnd { flow: cx.flow, end: cx.end(), cwnd_bytes: now.0, ssthresh_bytes: now.1 });
+        }
+        if cx.probing(ProbeKind::TcpState) {
+            self.probe_state(cx);
         }
     }
 }

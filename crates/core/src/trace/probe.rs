@@ -1,0 +1,416 @@
+//! Typed probes: time series of what components do, recorded into columns only when asked for.
+//!
+//! A component emits a [`ProbeEvent`] (an ns-3 trace source, typed) at the moment something
+//! happens: a port enqueues, dequeues or drops a packet; TCP changes its window, times out,
+//! retransmits or changes state; an application reports a named value. A [`Probes`] collector
+//! keeps the kinds the scenario enabled (`[output] probes = ["cwnd", "rto"]`) as
+//! struct-of-arrays columns; every other kind is refused by one mask test, and a run without
+//! probes only pays a branch at each emission point (`tests/golden.rs` checks that the results
+//! and event counts of such runs do not move).
+//!
+//! Who records where:
+//! - ports ([`crate::link::Port`]) keep a collector of their own for [`ProbeKind::Queue`] and
+//!   [`ProbeKind::Drops`] (no change to the port's call signature, and nothing at all when off);
+//! - transports and applications record into the world's collector through
+//!   [`FlowCtx::probe`](crate::transport::FlowCtx::probe).
+//!
+//! Each enabled kind becomes a result table `probe_<kind>` ([`tables`]), one row per event;
+//! flow and link ids become names there. `t_ns` is the exact simulated time in nanoseconds.
+//! Rows of transport and application kinds are in emission (time) order; rows of port kinds are
+//! grouped by link direction (in link order) and in time order within one.
+
+use crate::packet::{FlowId, PortId};
+use crate::time::SimTime;
+use crate::trace::{Column, Table};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A kind of probe, as named in `[output] probes`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProbeKind {
+    /// Enqueue and dequeue at every port (table `probe_queue`).
+    Queue,
+    /// Drops at every port: refused on arrival, dropped from the queue, lost on the channel
+    /// (table `probe_drops`).
+    Drops,
+    /// TCP congestion window and ssthresh after every change (table `probe_cwnd`).
+    Cwnd,
+    /// Every retransmission timeout, SYN timeouts included (table `probe_rto`).
+    Rto,
+    /// Every retransmitted data segment (table `probe_retransmit`).
+    Retransmit,
+    /// TCP connection and congestion state changes (table `probe_tcp_state`).
+    TcpState,
+    /// Named values applications report (table `probe_app`).
+    App,
+}
+
+/// Every kind with its scenario name: the one place the names are written (parsing, errors,
+/// table names and docs derive from it).
+const KINDS: [(ProbeKind, &str); 7] = [
+    (ProbeKind::Queue, "queue"),
+    (ProbeKind::Drops, "drops"),
+    (ProbeKind::Cwnd, "cwnd"),
+    (ProbeKind::Rto, "rto"),
+    (ProbeKind::Retransmit, "retransmit"),
+    (ProbeKind::TcpState, "tcp_state"),
+    (ProbeKind::App, "app"),
+];
+
+impl ProbeKind {
+    /// All kinds, in table order.
+    pub fn all() -> impl Iterator<Item = ProbeKind> {
+        KINDS.iter().map(|(k, _)| *k)
+    }
+    /// The scenario name (`"cwnd"`).
+    pub fn name(self) -> &'static str {
+        KINDS[self as usize].1
+    }
+    /// The valid names, comma-separated, for error messages.
+    pub fn names() -> String {
+        KINDS.iter().map(|(_, n)| *n).collect::<Vec<_>>().join(", ")
+    }
+    /// The result table of this kind (`"probe_cwnd"`).
+    pub fn table(self) -> String {
+        format!("probe_{}", self.name())
+    }
+    #[inline]
+    fn bit(self) -> u32 {
+        1 << self as u32
+    }
+}
+
+impl std::str::FromStr for ProbeKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        KINDS
+            .iter()
+            .find(|(_, n)| *n == s)
+            .map(|(k, _)| *k)
+            .ok_or_else(|| format!("unknown probe {s:?}; valid probes: {}", ProbeKind::names()))
+    }
+}
+
+impl Serialize for ProbeKind {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for ProbeKind {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Where a port dropped a packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// Refused by the queue discipline on arrival (tail drop, LQD refusing the arrival).
+    Arrival,
+    /// Dropped from the queue after being accepted (LQD push-out, an AQM's head drop).
+    Queued,
+    /// Lost by the link's loss model as its serialisation started.
+    Channel,
+}
+
+impl DropCause {
+    pub fn name(self) -> &'static str {
+        match self {
+            DropCause::Arrival => "arrival",
+            DropCause::Queued => "queued",
+            DropCause::Channel => "channel",
+        }
+    }
+}
+
+/// One observation. `end` is the flow's end (0 at its source, 1 at its destination) that
+/// emitted it or, for port events, that sent the packet. Sizes are IP datagram bytes.
+#[derive(Copy, Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ProbeEvent {
+    /// A port's discipline accepted a packet.
+    Enqueue { port: PortId, flow: FlowId, end: u8, bytes: u32 },
+    /// A port took a packet from its discipline and started serialising it.
+    Dequeue { port: PortId, flow: FlowId, end: u8, bytes: u32 },
+    /// A port dropped a packet.
+    Drop { port: PortId, flow: FlowId, end: u8, bytes: u32, cause: DropCause },
+    /// TCP's congestion window or ssthresh changed; bytes.
+    Cwnd { flow: FlowId, end: u8, cwnd_bytes: u64, ssthresh_bytes: u64 },
+    /// A retransmission timeout fired: the RTO after backoff (ns) and the consecutive count.
+    Rto { flow: FlowId, end: u8, rto_ns: u64, backoff: u32 },
+    /// A data segment `[seq, seq + bytes)` was retransmitted (payload bytes).
+    Retransmit { flow: FlowId, end: u8, seq: u64, bytes: u64 },
+    /// The transport entered `state` (e.g. TCP `"syn_sent"`, `"open"`, `"recovery"`, `"loss"`).
+    TcpState { flow: FlowId, end: u8, state: &'static str },
+    /// An application reported `value` under `name`.
+    App { flow: FlowId, end: u8, name: &'static str, value: f64 },
+}
+
+impl ProbeEvent {
+    pub fn kind(&self) -> ProbeKind {
+        match self {
+            ProbeEvent::Enqueue { .. } | ProbeEvent::Dequeue { .. } => ProbeKind::Queue,
+            ProbeEvent::Drop { .. } => ProbeKind::Drops,
+            ProbeEvent::Cwnd { .. } => ProbeKind::Cwnd,
+            ProbeEvent::Rto { .. } => ProbeKind::Rto,
+            ProbeEvent::Retransmit { .. } => ProbeKind::Retransmit,
+            ProbeEvent::TcpState { .. } => ProbeKind::TcpState,
+            ProbeEvent::App { .. } => ProbeKind::App,
+        }
+    }
+}
+
+/// Columns common to every kind: time, flow, end; and the port for port kinds.
+#[derive(Clone, Debug, Default)]
+struct Key {
+    t_ns: Vec<u64>,
+    flow: Vec<FlowId>,
+    end: Vec<u8>,
+}
+
+impl Key {
+    #[inline]
+    fn push(&mut self, t: SimTime, flow: FlowId, end: u8) {
+        self.t_ns.push(t.0);
+        self.flow.push(flow);
+        self.end.push(end);
+    }
+}
+
+/// A collector: typed columns for each enabled kind (amortised `Vec` growth, nothing else
+/// allocated per event).
+#[derive(Clone, Debug, Default)]
+pub struct Probes {
+    mask: u32,
+    queue: Key,
+    queue_port: Vec<PortId>,
+    /// 0 = enqueue, 1 = dequeue.
+    queue_event: Vec<u8>,
+    queue_bytes: Vec<u32>,
+    drops: Key,
+    drops_port: Vec<PortId>,
+    drops_bytes: Vec<u32>,
+    drops_cause: Vec<DropCause>,
+    cwnd: Key,
+    cwnd_bytes: Vec<u64>,
+    ssthresh_bytes: Vec<u64>,
+    rto: Key,
+    rto_ns: Vec<u64>,
+    rto_backoff: Vec<u32>,
+    rxt: Key,
+    rxt_seq: Vec<u64>,
+    rxt_bytes: Vec<u64>,
+    state: Key,
+    state_name: Vec<&'static str>,
+    app: Key,
+    app_name: Vec<&'static str>,
+    app_value: Vec<f64>,
+}
+
+impl Probes {
+    /// A collector recording `kinds`.
+    pub fn new(kinds: &[ProbeKind]) -> Self {
+        Probes { mask: kinds.iter().fold(0, |m, k| m | k.bit()), ..Default::default() }
+    }
+    /// Whether any kind is recorded.
+    #[inline]
+    pub fn any(&self) -> bool {
+        self.mask != 0
+    }
+    /// Whether `kind` is recorded (lets an emitter skip computing an event).
+    #[inline]
+    pub fn on(&self, kind: ProbeKind) -> bool {
+        self.mask & kind.bit() != 0
+    }
+    /// The kinds recorded, in table order.
+    pub fn kinds(&self) -> impl Iterator<Item = ProbeKind> + '_ {
+        ProbeKind::all().filter(|k| self.on(*k))
+    }
+
+    /// Records `ev` at `t` if its kind is enabled.
+    #[inline]
+    pub fn record(&mut self, t: SimTime, ev: ProbeEvent) {
+        if self.on(ev.kind()) {
+            self.push(t, ev);
+        }
+    }
+
+    fn push(&mut self, t: SimTime, ev: ProbeEvent) {
+        match ev {
+            ProbeEvent::Enqueue { port, flow, end, bytes } | ProbeEvent::Dequeue { port, flow, end, bytes } => {
+                self.queue.push(t, flow, end);
+                self.queue_port.push(port);
+                self.queue_event.push(matches!(ev, ProbeEvent::Dequeue { .. }) as u8);
+                self.queue_bytes.push(bytes);
+            }
+            ProbeEvent::Drop { port, flow, end, bytes, cause } => {
+                self.drops.push(t, flow, end);
+                self.drops_port.push(port);
+                self.drops_bytes.push(bytes);
+                self.drops_cause.push(cause);
+            }
+            ProbeEvent::Cwnd { flow, end, cwnd_bytes, ssthresh_bytes } => {
+                self.cwnd.push(t, flow, end);
+                self.cwnd_bytes.push(cwnd_bytes);
+                self.ssthresh_bytes.push(ssthresh_bytes);
+            }
+            ProbeEvent::Rto { flow, end, rto_ns, backoff } => {
+                self.rto.push(t, flow, end);
+                self.rto_ns.push(rto_ns);
+                self.rto_backoff.push(backoff);
+            }
+            ProbeEvent::Retransmit { flow, end, seq, bytes } => {
+                self.rxt.push(t, flow, end);
+                self.rxt_seq.push(seq);
+                self.rxt_bytes.push(bytes);
+            }
+            ProbeEvent::TcpState { flow, end, state } => {
+                self.state.push(t, flow, end);
+                self.state_name.push(state);
+            }
+            ProbeEvent::App { flow, end, name, value } => {
+                self.app.push(t, flow, end);
+                self.app_name.push(name);
+                self.app_value.push(value);
+            }
+        }
+    }
+
+    /// Events recorded of `kind`.
+    pub fn len(&self, kind: ProbeKind) -> usize {
+        self.key(kind).t_ns.len()
+    }
+
+    fn key(&self, kind: ProbeKind) -> &Key {
+        match kind {
+            ProbeKind::Queue => &self.queue,
+            ProbeKind::Drops => &self.drops,
+            ProbeKind::Cwnd => &self.cwnd,
+            ProbeKind::Rto => &self.rto,
+            ProbeKind::Retransmit => &self.rxt,
+            ProbeKind::TcpState => &self.state,
+            ProbeKind::App => &self.app,
+        }
+    }
+}
+
+/// Concatenates column `f` of every source, mapped by `g`.
+fn cat<T, U>(srcs: &[&Probes], f: impl Fn(&Probes) -> &[T], g: impl Fn(&T) -> U) -> Vec<U> {
+    srcs.iter().flat_map(|p| f(p).iter().map(&g)).collect()
+}
+
+/// The result tables of the kinds `kinds`, from the collectors `srcs` (concatenated in order),
+/// naming flows and ports by `flow_names[id]` and `port_names[id]`.
+pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port_names: &[String]) -> Vec<Table> {
+    let name = |names: &[String], i: u32| names.get(i as usize).cloned().unwrap_or_default();
+    kinds
+        .iter()
+        .map(|&kind| {
+            let mut t = Table::new(&kind.table());
+            t.push("t_ns", Column::U64(cat(srcs, |p| &p.key(kind).t_ns, |x| *x)));
+            t.push("flow", Column::Str(cat(srcs, |p| &p.key(kind).flow, |x| name(flow_names, *x))));
+            t.push("end", Column::U64(cat(srcs, |p| &p.key(kind).end, |x| *x as u64)));
+            match kind {
+                ProbeKind::Queue => {
+                    t.push("link", Column::Str(cat(srcs, |p| &p.queue_port, |x| name(port_names, *x))));
+                    let ev = |x: &u8| if *x == 0 { "enqueue" } else { "dequeue" }.to_string();
+                    t.push("event", Column::Str(cat(srcs, |p| &p.queue_event, ev)));
+                    t.push("bytes", Column::U64(cat(srcs, |p| &p.queue_bytes, |x| *x as u64)));
+                }
+                ProbeKind::Drops => {
+                    t.push("link", Column::Str(cat(srcs, |p| &p.drops_port, |x| name(port_names, *x))));
+                    t.push("bytes", Column::U64(cat(srcs, |p| &p.drops_bytes, |x| *x as u64)));
+                    t.push("cause", Column::Str(cat(srcs, |p| &p.drops_cause, |c| c.name().to_string())));
+                }
+                ProbeKind::Cwnd => {
+                    t.push("cwnd_bytes", Column::U64(cat(srcs, |p| &p.cwnd_bytes, |x| *x)));
+                    t.push("ssthresh_bytes", Column::U64(cat(srcs, |p| &p.ssthresh_bytes, |x| *x)));
+                }
+                ProbeKind::Rto => {
+                    t.push("rto_ns", Column::U64(cat(srcs, |p| &p.rto_ns, |x| *x)));
+                    t.push("backoff", Column::U64(cat(srcs, |p| &p.rto_backoff, |x| *x as u64)));
+                }
+                ProbeKind::Retransmit => {
+                    t.push("seq", Column::U64(cat(srcs, |p| &p.rxt_seq, |x| *x)));
+                    t.push("bytes", Column::U64(cat(srcs, |p| &p.rxt_bytes, |x| *x)));
+                }
+                ProbeKind::TcpState => {
+                    t.push("state", Column::Str(cat(srcs, |p| &p.state_name, |s| s.to_string())));
+                }
+                ProbeKind::App => {
+                    t.push("name", Column::Str(cat(srcs, |p| &p.app_name, |s| s.to_string())));
+                    t.push("value", Column::F64(cat(srcs, |p| &p.app_value, |x| *x)));
+                }
+            }
+            t
+        })
+        .collect()
+}
+
+impl crate::sim::Simulation {
+    /// Records the probe kinds `kinds` from now on (the scenario's `output.probes`): port kinds
+    /// in each port's collector, the others in the world's.
+    pub fn enable_probes(&mut self, kinds: &[ProbeKind]) {
+        self.probes = Probes::new(kinds);
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            p.enable_probes(i as PortId, kinds);
+        }
+    }
+
+    /// The result tables of the enabled probes: ports' collectors first, in port order, then
+    /// the world's.
+    pub(crate) fn probe_tables(&self) -> Vec<Table> {
+        let kinds: Vec<ProbeKind> = self.probes.kinds().collect();
+        if kinds.is_empty() {
+            return Vec::new();
+        }
+        let mut srcs: Vec<&Probes> = self.ports.iter().filter_map(|p| p.probes.as_deref()).collect();
+        srcs.push(&self.probes);
+        let flows: Vec<String> = self.flows.iter().map(|f| f.name.clone()).collect();
+        let ports: Vec<String> = self.ports.iter().map(|p| p.name.clone()).collect();
+        tables(&kinds, &srcs, &flows, &ports)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_index_the_table() {
+        for k in ProbeKind::all() {
+            assert_eq!(k.name().parse::<ProbeKind>(), Ok(k));
+            assert_eq!(KINDS[k as usize].0, k, "KINDS is in declaration order");
+        }
+        let e = "cwnds".parse::<ProbeKind>().unwrap_err();
+        assert!(e.contains("cwnd, rto"), "{e}");
+    }
+
+    #[test]
+    fn only_enabled_kinds_are_recorded() {
+        let mut p = Probes::new(&[ProbeKind::Rto]);
+        p.record(SimTime(5), ProbeEvent::Cwnd { flow: 0, end: 0, cwnd_bytes: 1, ssthresh_bytes: 2 });
+        p.record(SimTime(6), ProbeEvent::Rto { flow: 1, end: 0, rto_ns: 7, backoff: 1 });
+        assert_eq!((p.len(ProbeKind::Cwnd), p.len(ProbeKind::Rto)), (0, 1));
+        let t = tables(&[ProbeKind::Rto], &[&p], &["a".into(), "b".into()], &[]);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].name, "probe_rto");
+        assert_eq!(t[0].strs("flow"), vec!["b"]);
+        assert_eq!(t[0].f64s("rto_ns"), vec![7.0]);
+    }
+
+    #[test]
+    fn port_kinds_concatenate_sources() {
+        let mut a = Probes::new(&[ProbeKind::Queue, ProbeKind::Drops]);
+        let mut b = a.clone();
+        a.record(SimTime(1), ProbeEvent::Enqueue { port: 0, flow: 0, end: 0, bytes: 100 });
+        b.record(SimTime(0), ProbeEvent::Dequeue { port: 1, flow: 0, end: 1, bytes: 40 });
+        b.record(SimTime(2), ProbeEvent::Drop { port: 1, flow: 0, end: 1, bytes: 40, cause: DropCause::Queued });
+        let names = ["x".to_string(), "y".to_string()];
+        let t = tables(&[ProbeKind::Queue, ProbeKind::Drops], &[&a, &b], &names[..1], &names);
+        assert_eq!(t[0].strs("event"), vec!["enqueue", "dequeue"]);
+        assert_eq!(t[0].strs("link"), vec!["x", "y"]);
+        assert_eq!(t[1].strs("cause"), vec!["queued"]);
+    }
+}
