@@ -735,6 +735,9 @@ impl Simulation {
                         f.records[e].push_back(Record { end: f.written[e], bytes, tag });
                         end.sock.write(bytes, &mut cx)
                     }
+                    AppAction::Probe { name, value } => {
+                        cx.probe(crate::trace::probe::ProbeEvent::App { flow: fid, end: e as u8, name, value })
+                    }
                     AppAction::SetTimer { kind, at } => {
                         debug_assert!(at >= now, "{now}: flow {} app timer {kind:?} set in the past", f.name);
                         cx.timers.timers.set(cx.timers.events, end.app_timers, kind, at)

@@ -27,6 +27,8 @@ registry! {
         video::Video(VideoConfig) = "video",
         bulk::Bulk(BulkConfig) = "bulk",
         web::Web(WebConfig) = "web",
+        http_client::HttpClient(HttpClientConfig) = "http_client",
+        http_server::HttpServer(HttpServerConfig) = "http_server",
     }
 }
 
@@ -64,6 +66,11 @@ pub enum AppAction {
     SetTimer {
         kind: TimerKind,
         at: SimTime,
+    },
+    /// A value for the `app` probe (recorded only when the scenario enables it).
+    Probe {
+        name: &'static str,
+        value: f64,
     },
 }
 
@@ -112,6 +119,11 @@ impl<'a> AppCtx<'a> {
     pub fn send_message(&mut self, bytes: u64, tag: u64) {
         assert!(bytes > 0, "{}: an empty message (tag {tag}) would never be delivered", self.now);
         self.actions.push(AppAction::Message { bytes, tag });
+    }
+    /// Reports `value` under `name` to the `app` probe (`[output] probes = ["app"]`): one row
+    /// with the time, flow and end. Costs nothing when the probe is off but the action.
+    pub fn probe(&mut self, name: &'static str, value: f64) {
+        self.actions.push(AppAction::Probe { name, value });
     }
     /// Arms [`WAKE`] at `at` (ignored if at or after the stop time).
     pub fn wake_at(&mut self, at: SimTime) {

@@ -32,6 +32,7 @@ pub mod cc;
 mod probes;
 pub mod rtt;
 pub mod sack;
+pub mod socket;
 
 #[cfg(test)]
 mod tests;
@@ -42,8 +43,9 @@ use crate::trace::probe::{ProbeEvent, ProbeKind};
 
 /// The sender's retransmission timer (RFC 6298), its only timer kind.
 pub const RTO: TimerKind = TimerKind(0);
-/// The receiver's delayed-ACK timer (RFC 5681 §4.2), its only timer kind.
-pub const DELACK: TimerKind = TimerKind(0);
+/// The receiver's delayed-ACK timer (RFC 5681 §4.2). Kind 1, so that a full-duplex
+/// [`socket::TcpSocket`] holds both in one block.
+pub const DELACK: TimerKind = TimerKind(1);
 use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
@@ -178,7 +180,7 @@ impl TcpConfig {
     /// # Panics
     /// If [`validate`](Self::validate) fails (the scenario layer calls it first).
     pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        (Box::new(TcpSender::new(self, s)), Box::new(TcpReceiver::new(self, s)))
+        (Box::new(socket::TcpSocket::active(self, s)), Box::new(socket::TcpSocket::passive(self, s)))
     }
 }
 
@@ -275,6 +277,9 @@ pub struct TcpSender {
     mss_opt: u16,
     init_cwnd: u64,
     snd_buf: u64,
+    /// Opened by the peer (the passive end of a full-duplex socket): writes before the
+    /// handshake completes wait for it instead of sending a SYN.
+    passive: bool,
     state: State,
     tcb: Tcb,
     cc: Box<dyn CongestionControl>,
@@ -331,6 +336,7 @@ impl TcpSender {
             mss_opt: mss_option(mss, cfg.option_bytes()),
             init_cwnd: cfg.init_cwnd as u64 * mss,
             snd_buf: cfg.snd_buf,
+            passive: false,
             state: State::Closed,
             tcb: Tcb::new(mss, cfg.init_cwnd as u64 * mss),
             cc: cfg.cc.build(),
@@ -356,6 +362,42 @@ impl TcpSender {
             rto_count: 0,
             fast_rxt_count: 0,
         }
+    }
+
+    /// The sending half of the passive end of a full-duplex socket: ports swapped (it sends
+    /// from the flow's destination port), no SYN of its own (the receiving half answers the
+    /// peer's SYN); it starts sending once the handshake's final ACK arrives.
+    pub(crate) fn new_passive(cfg: &TcpConfig, s: &EndpointSetup) -> Self {
+        let swapped = EndpointSetup { src_port: s.dst_port, dst_port: s.src_port, ..s.clone() };
+        TcpSender { passive: true, ..TcpSender::new(cfg, &swapped) }
+    }
+
+    /// The handshake's final ACK (or the first segment after it) reached the passive end
+    /// (RFC 9293 §3.10.7.3, SYN-RECEIVED → ESTABLISHED): the sending half opens, with an RTT
+    /// sample from the echoed SYN-ACK timestamp when timestamps are on (RFC 7323 §4.1).
+    pub(crate) fn establish_passive(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
+        debug_assert!(self.passive && self.state == State::Closed);
+        self.state = State::Established;
+        self.peer_ts = h.ts_val;
+        self.rwnd = h.wnd as u64;
+        if self.timestamps && h.ts_ecr != 0 {
+            self.rtt.on_sample(Dur::from_micros(ts_now(cx.now).wrapping_sub(h.ts_ecr) as u64));
+            self.tcb.srtt = self.rtt.srtt();
+            self.tcb.min_rtt = self.rtt.min_rtt();
+        }
+        self.tcb.cwnd = self.init_cwnd; // RFC 6928 §2
+        self.try_send(cx, false);
+    }
+
+    /// Takes the peer's window and timestamp from a segment that acknowledges nothing of ours.
+    pub(crate) fn observe(&mut self, h: &TcpHdr) {
+        self.peer_ts = h.ts_val;
+        self.rwnd = h.wnd as u64;
+    }
+
+    /// Whether the sending half has ever sent data.
+    pub(crate) fn sent_any(&self) -> bool {
+        self.segs_sent > 0
     }
 
     // ---- Queries (nouns, per STYLE.md). ----
@@ -770,6 +812,7 @@ impl Endpoint for TcpSender {
     fn write(&mut self, bytes: u64, cx: &mut FlowCtx) {
         self.write_end = self.write_end.saturating_add(bytes);
         match self.state {
+            State::Closed if self.passive => {}
             State::Closed => self.send_syn(cx),
             State::SynSent => {}
             State::Established => self.try_send(cx, false),
@@ -879,6 +922,48 @@ impl TcpReceiver {
             dup_segments: 0,
             ooo_segments: 0,
         }
+    }
+
+    /// The receiving half of the active end of a full-duplex socket: ports swapped (it receives
+    /// on the flow's source port).
+    pub(crate) fn new_active(cfg: &TcpConfig, s: &EndpointSetup) -> Self {
+        let swapped = EndpointSetup { src_port: s.dst_port, dst_port: s.src_port, ..s.clone() };
+        TcpReceiver::new(cfg, &swapped)
+    }
+
+    /// The peer's SYN-ACK reached the active end: its sequence space starts (the receiving half
+    /// of the end that sent the SYN, which sends no SYN-ACK of its own).
+    pub(crate) fn accept_syn_ack(&mut self, h: &TcpHdr) {
+        if !self.syn_seen {
+            self.syn_seen = true;
+            self.rcv_nxt = h.seq + 1;
+            self.last_ack_sent = self.rcv_nxt;
+            self.ts_recent = h.ts_val;
+        }
+    }
+
+    /// Whether the sequence space has started (SYN seen).
+    pub(crate) fn synced(&self) -> bool {
+        self.syn_seen
+    }
+
+    /// Whether any data arrived.
+    pub(crate) fn got_data(&self) -> bool {
+        self.rcv_nxt > 1
+    }
+
+    /// Our advertised window, bytes.
+    pub(crate) fn rcv_wnd(&self) -> u32 {
+        self.window()
+    }
+
+    /// A data segment of the other half carried our acknowledgment of everything up to
+    /// `rcv_nxt` (RFC 9293 §3.10.7.4: the ACK rides on outgoing data), so a delayed ACK that
+    /// was pending is no longer needed (RFC 1122 §4.2.3.2).
+    pub(crate) fn ack_carried(&mut self, cx: &mut FlowCtx) {
+        self.last_ack_sent = self.rcv_nxt;
+        self.pending_bytes = 0;
+        cx.cancel_timer(DELACK);
     }
 
     /// Next expected sequence number.
@@ -1026,7 +1111,7 @@ impl Endpoint for TcpReceiver {
     }
 
     fn timer_kinds(&self) -> u8 {
-        1
+        2
     }
 
     fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {

@@ -127,7 +127,7 @@ impl Harness {
     fn new(cfg: &TcpConfig, fwd: Link, rev: Link) -> Self {
         let s = setup();
         let mut timers = Timers::new();
-        let blocks = [timers.register(Owner(0), 1), timers.register(Owner(1), 1)];
+        let blocks = [timers.register(Owner(0), 1), timers.register(Owner(1), 2)];
         Harness {
             now: SimTime::ZERO,
             snd: TcpSender::new(cfg, &s),
