@@ -5,15 +5,21 @@
 //!
 //! ## Reading order
 //! 1. [`time`], [`units`]: integer-nanosecond time, rates and unit-carrying scenario strings.
-//! 2. [`engine`]: the `(time, seq)` event heap, timer tables, keyed random streams.
-//! 3. [`packet`]: the header fields models act on; [`node`]: addresses and routing tables.
+//! 2. [`engine`]: the `(time, seq)` event heap, open component timers (blocks of slots, kinds
+//!    numbered by each component), keyed random streams.
+//! 3. [`packet`]: the header fields models act on; [`node`]: addresses and routing tables
+//!    (forwarding by destination address); [`ip`]: IP-layer wire formats (TFD option, RSVP).
 //! 4. [`link`]: ports (queue discipline + serialiser), delay lines and loss models;
 //!    [`queue`]: the `QueueDisc` trait and the disciplines; [`registry`]: how each family of
 //!    components (disciplines, controllers, apps, loss models) is listed, one line per kind.
-//! 5. [`transport`]: UDP/RTP and TCP endpoints behind the `Sender`/`Receiver` traits;
-//!    [`app`]: traffic sources.
-//! 6. [`sim`]: the world and its event loop; [`scenario`]: scenario files compiled into it;
-//!    [`results`], [`trace`]: what a run reports.
+//! 5. [`transport`]: endpoints (sockets) behind the `Endpoint` trait: UDP/RTP and full-duplex
+//!    TCP with pluggable congestion control; [`app`]: applications at either end of a flow.
+//! 6. [`agent`]: protocol logic on nodes (RSVP).
+//! 7. [`sim`]: the world (flows as connections with two ends, socket tables, the event loop);
+//!    [`scenario`]: scenario files compiled into it; [`results`], [`trace`]: what a run
+//!    reports, typed probes included.
+//!
+//! `docs/models/nodes.md` draws the path of a packet from application to application.
 //!
 //! ## Determinism
 //! The same scenario and seed give byte-identical results: time is integral, simultaneous
