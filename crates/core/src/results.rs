@@ -379,3 +379,31 @@ impl Simulation {
         RunResults { tables }
     }
 }
+
+/// Probes: the run's side of `trace::probe` (kept here so that the probe layer does not depend
+/// on the world).
+impl Simulation {
+    /// Records the probe kinds `kinds` from now on (the scenario's `output.probes`): port kinds
+    /// in each port's collector, the others in the world's.
+    pub fn enable_probes(&mut self, kinds: &[crate::trace::probe::ProbeKind]) {
+        self.probes = crate::trace::probe::Probes::new(kinds);
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            p.enable_probes(i as crate::packet::PortId, kinds);
+        }
+    }
+
+    /// The result tables of the enabled probes: ports' collectors first, in port order, then
+    /// the world's.
+    pub(crate) fn probe_tables(&self) -> Vec<crate::trace::Table> {
+        let kinds: Vec<crate::trace::probe::ProbeKind> = self.probes.kinds().collect();
+        if kinds.is_empty() {
+            return Vec::new();
+        }
+        let mut srcs: Vec<&crate::trace::probe::Probes> =
+            self.ports.iter().filter_map(|p| p.probes.as_deref()).collect();
+        srcs.push(&self.probes);
+        let flows: Vec<String> = self.flows.iter().map(|f| f.name.clone()).collect();
+        let ports: Vec<String> = self.ports.iter().map(|p| p.name.clone()).collect();
+        crate::trace::probe::tables(&kinds, &srcs, &flows, &ports)
+    }
+}

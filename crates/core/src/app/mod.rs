@@ -5,6 +5,7 @@
 //! transport notices it subscribed to. Every config is checked against its transport when the
 //! scenario is built, so a bulk source on UDP is a scenario error, not a runtime surprise.
 
+pub mod nal;
 pub mod rsvp;
 pub mod tfd;
 

@@ -32,7 +32,7 @@
 //! is always an integer, saturating at 2³² − 1 bytes). The announced window follows the
 //! trace's schedule, not the actual release times under `pacing` or `source_jitter`.
 
-use super::video::NalRow;
+use super::nal::NalRow;
 use crate::ip::tfd::{NextData, TfdFlags, TfdOption};
 use crate::time::Dur;
 use crate::units::serde_units;

@@ -99,15 +99,7 @@ struct Pending {
     marker: bool,
 }
 
-/// One NAL unit of a trace.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NalRow {
-    pub nal: i64,
-    pub frame: i64,
-    pub kind: u8,
-    pub size_bytes: u32,
-    pub ts_ns: u64,
-}
+pub use super::nal::NalRow;
 
 /// Reads a trace; errors name the file, line and column.
 pub fn read_trace(path: &Path) -> Result<Vec<NalRow>, String> {

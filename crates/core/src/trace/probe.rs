@@ -348,31 +348,6 @@ pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port
         .collect()
 }
 
-impl crate::sim::Simulation {
-    /// Records the probe kinds `kinds` from now on (the scenario's `output.probes`): port kinds
-    /// in each port's collector, the others in the world's.
-    pub fn enable_probes(&mut self, kinds: &[ProbeKind]) {
-        self.probes = Probes::new(kinds);
-        for (i, p) in self.ports.iter_mut().enumerate() {
-            p.enable_probes(i as PortId, kinds);
-        }
-    }
-
-    /// The result tables of the enabled probes: ports' collectors first, in port order, then
-    /// the world's.
-    pub(crate) fn probe_tables(&self) -> Vec<Table> {
-        let kinds: Vec<ProbeKind> = self.probes.kinds().collect();
-        if kinds.is_empty() {
-            return Vec::new();
-        }
-        let mut srcs: Vec<&Probes> = self.ports.iter().filter_map(|p| p.probes.as_deref()).collect();
-        srcs.push(&self.probes);
-        let flows: Vec<String> = self.flows.iter().map(|f| f.name.clone()).collect();
-        let ports: Vec<String> = self.ports.iter().map(|p| p.name.clone()).collect();
-        tables(&kinds, &srcs, &flows, &ports)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
