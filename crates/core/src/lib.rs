@@ -12,7 +12,8 @@
 //!    components (disciplines, controllers, apps, loss models) is listed, one line per kind.
 //! 5. [`transport`]: UDP/RTP and TCP endpoints behind the `Sender`/`Receiver` traits;
 //!    [`app`]: traffic sources.
-//! 6. [`sim`]: the world and its event loop; [`scenario`]: scenario files compiled into it;
+//! 6. [`sim`]: the world and its event loop; [`subflow`]: the paths of a connection with
+//!    several; [`scenario`]: scenario files compiled into it;
 //!    [`results`], [`trace`]: what a run reports.
 //!
 //! ## Determinism
@@ -32,6 +33,7 @@ pub mod registry;
 pub mod results;
 pub mod scenario;
 pub mod sim;
+pub mod subflow;
 pub mod time;
 pub mod trace;
 pub mod transport;
