@@ -286,3 +286,38 @@ fn attach_endpoint_refuses_bad_requests() {
     sim.run_until(qoelab_core::time::SimTime(1_000_000));
     assert_eq!(sim.attach_endpoint("mp", 0, ep()).unwrap_err(), AttachError::Started);
 }
+
+/// Losses are counted on the path they happen on: with a lossy R2→B channel, and A→R1 cut to
+/// 500 kbit/s with a 20-packet queue (subflow 0 offers 1 Mbit/s), both kinds of drops appear,
+/// each on its own subflow, and the per-path counters still add up to the connection's.
+#[test]
+fn drops_are_counted_per_path() {
+    let toml = two_paths(
+        r#"[ { src_addr = "10.1.0.1", dst_addr = "10.2.0.1" }, { src_addr = "10.1.1.1", dst_addr = "10.2.1.1" } ]"#,
+    )
+    .replacen("b_addr = \"10.2.1.1\"", "b_addr = \"10.2.1.1\"\nloss_ab = { kind = \"bernoulli\", p = 0.2 }", 1)
+    .replacen(
+        "a_addr = \"10.1.0.1\"",
+        "a_addr = \"10.1.0.1\"\nqueue = { kind = \"fifo\", limit = \"20p\" }\nrate = \"500kbps\"",
+        1,
+    )
+    .replacen(
+        "rate = \"10Mbps\"\n        delay = \"5ms\"\n        a_addr = \"10.1.0.1\"",
+        "delay = \"5ms\"\n        a_addr = \"10.1.0.1\"",
+        1,
+    );
+    let mut sim = build(&toml);
+    let seen: Seen = Default::default();
+    sim.attach_endpoint("mp", 0, Box::new(Striper { paths: 2, next: 0, seen: seen.clone() })).unwrap();
+    sim.run();
+    let r = sim.results();
+    let t = r.table("subflows");
+    let (q, ch) = (t.f64s("drop_queue_pkts"), t.f64s("drop_channel_pkts"));
+    assert!(q[0] > 0.0 && q[1] == 0.0, "queue drops {q:?}");
+    assert!(ch[0] == 0.0 && ch[1] > 0.0, "channel drops {ch:?}");
+    for c in
+        ["sent_pkts", "sent_bytes", "recv_pkts", "recv_bytes", "drop_queue_pkts", "drop_channel_pkts", "in_flight_pkts"]
+    {
+        assert_eq!(t.f64s(c).iter().sum::<f64>(), r.flow_value("mp", c), "{c}");
+    }
+}
