@@ -263,10 +263,10 @@ mod tests {
     fn ports_are_stamped_on_either_transport() {
         let mut l4 = L4::Udp(Default::default());
         stamp_ports(&mut l4, 7, 9);
-        assert_eq!((l4_ports(&l4)), (7, 9));
+        assert_eq!(l4_ports(&l4), (7, 9));
         let mut l4 = L4::Tcp(Default::default());
         stamp_ports(&mut l4, 10, 11);
-        assert_eq!((l4_ports(&l4)), (10, 11));
+        assert_eq!(l4_ports(&l4), (10, 11));
     }
 
     fn l4_ports(l4: &L4) -> (u16, u16) {
