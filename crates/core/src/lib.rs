@@ -13,11 +13,12 @@
 //!    [`queue`]: the `QueueDisc` trait and the disciplines; [`registry`]: how each family of
 //!    components (disciplines, controllers, apps, loss models) is listed, one line per kind.
 //! 5. [`transport`]: endpoints (sockets) behind the `Endpoint` trait: UDP/RTP and full-duplex
-//!    TCP with pluggable congestion control; [`app`]: applications at either end of a flow.
+//!    TCP with pluggable congestion control, and the coupled increase of multipath
+//!    connections; [`app`]: applications at either end of a flow.
 //! 6. [`agent`]: protocol logic on nodes (RSVP).
 //! 7. [`sim`]: the world (flows as connections with two ends, socket tables, the event loop);
-//!    [`scenario`]: scenario files compiled into it; [`results`], [`trace`]: what a run
-//!    reports, typed probes included.
+//!    [`subflow`]: the paths of a connection with several; [`scenario`]: scenario files
+//!    compiled into it; [`results`], [`trace`]: what a run reports, typed probes included.
 //!
 //! `docs/models/nodes.md` draws the path of a packet from application to application.
 //!
@@ -38,6 +39,7 @@ pub mod registry;
 pub mod results;
 pub mod scenario;
 pub mod sim;
+pub mod subflow;
 pub mod time;
 pub mod trace;
 pub mod transport;

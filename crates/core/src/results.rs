@@ -357,6 +357,8 @@ impl Simulation {
         // Probe tables, one per enabled kind (none by default, so the digest of a run without
         // probes is what it was before probes existed).
         tables.extend(self.probe_tables());
+        // Per-path counters, when some flow has several paths (absent otherwise, likewise).
+        tables.extend(self.subflow_table());
 
         // Summary.
         let mut t = Table::new("summary");

@@ -17,6 +17,7 @@ use crate::link::{DropCause, Port, PortOutcome};
 use crate::node::{Addr, Fib, NO_PORT};
 use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4, NO_ROUTE};
 use crate::queue::FlowKey;
+use crate::subflow::{stamp_ports, Subflow};
 use crate::time::SimTime;
 use crate::trace::probe::Probes;
 use crate::trace::{FlowStats, PacketLog};
@@ -32,6 +33,8 @@ pub enum AttachError {
     NoFlow(String),
     #[error("a flow has ends 0 and 1, not {0}")]
     NoEnd(usize),
+    #[error("the flow's transport is a {0:?} service, the endpoint another")]
+    Service(Service),
 }
 
 /// A socket's identity at its node: protocol, local address and port, remote address and port
@@ -40,6 +43,9 @@ pub enum AttachError {
 pub(crate) fn socket_key(proto: u8, local: Addr, lport: u16, remote: Addr, rport: u16) -> u128 {
     (proto as u128) << 96 | (local.0 as u128) << 64 | (lport as u128) << 48 | (remote.0 as u128) << 16 | rport as u128
 }
+
+/// A node's socket table entry: the [`socket_key`], and the flow, end and path it names.
+pub(crate) type SocketEntry = (u128, FlowId, u8, u8);
 
 /// The direction each end of a flow sends in.
 const END_DIR: [Dir; 2] = [Dir::Fwd, Dir::Rev];
@@ -127,6 +133,9 @@ pub struct Flow {
     pub log: Option<PacketLog>,
     pub service: Service,
     pub fairness: bool,
+    /// The connection's paths when it has several (`subflows` in the scenario; path 0 is the
+    /// ends' own addresses, ports and route), else empty: see [`crate::subflow`].
+    pub subflows: Vec<Subflow>,
 }
 
 impl Flow {
@@ -162,7 +171,12 @@ impl Flow {
             log,
             service,
             fairness,
+            subflows: Vec::new(),
         }
+    }
+    /// Number of paths (1 unless the flow declares subflows).
+    pub fn paths(&self) -> usize {
+        self.subflows.len().max(1)
     }
     /// The endpoint at the flow's source (which sends `Dir::Fwd`).
     pub fn sender(&self) -> &dyn Endpoint {
@@ -245,7 +259,7 @@ pub struct Simulation {
     pub(crate) routes: Vec<Vec<PortId>>,
     /// Each node's sockets, sorted by [`socket_key`]: which end of which flow a packet for the
     /// node belongs to.
-    sockets: Vec<Vec<(u128, FlowId, u8)>>,
+    sockets: Vec<Vec<SocketEntry>>,
     pub ports: Vec<Port>,
     pub flows: Vec<Flow>,
     pub(crate) bin_ns: u64,
@@ -272,7 +286,7 @@ impl Simulation {
         seed: u64,
         node_names: Vec<String>,
         fib: Fib,
-        sockets: Vec<Vec<(u128, FlowId, u8)>>,
+        sockets: Vec<Vec<SocketEntry>>,
         ports: Vec<Port>,
         flows: Vec<Flow>,
         bin_ns: u64,
@@ -285,6 +299,20 @@ impl Simulation {
                 if let Some(r) = r {
                     f.route_ids[d] = routes.len() as u32;
                     routes.push(r.clone());
+                }
+            }
+            // Path 0 is the flow's own route; every other path numbers its own.
+            let own = f.route_ids;
+            for (k, sf) in f.subflows.iter_mut().enumerate() {
+                for d in 0..2 {
+                    match &sf.route[d] {
+                        _ if k == 0 => sf.route_ids[d] = own[d],
+                        Some(r) => {
+                            sf.route_ids[d] = routes.len() as u32;
+                            routes.push(r.clone());
+                        }
+                        None => {}
+                    }
                 }
             }
         }
@@ -417,6 +445,33 @@ impl Simulation {
         Ok(())
     }
 
+    /// Puts `sock` at end `end` (0: the flow's source, 1: its destination) of flow `flow` as
+    /// its transport endpoint, replacing the one the scenario's transport built, before the
+    /// run starts: how a transport that is not in the registry (a prototype, a test's multipath
+    /// endpoint) joins a run. It registers its own timer kinds and must offer the flow's service
+    /// (the applications at its end use it). On a flow with subflows it chooses the path of
+    /// each packet (`Outgoing::path`) and the world stamps that path's addresses and ports.
+    pub fn attach_endpoint(&mut self, flow: &str, end: usize, sock: Box<dyn Endpoint>) -> Result<(), AttachError> {
+        if self.events.popped() > 0 {
+            return Err(AttachError::Started);
+        }
+        let fid = self.flows.iter().position(|f| f.name == flow).ok_or_else(|| AttachError::NoFlow(flow.into()))?;
+        if end > 1 {
+            return Err(AttachError::NoEnd(end));
+        }
+        if sock.service() != self.flows[fid].service {
+            return Err(AttachError::Service(self.flows[fid].service));
+        }
+        // The replaced endpoint armed nothing before the run: its block stays registered, idle.
+        let owner = Owner(self.components.len() as u32);
+        self.components.push(Component::Socket(fid as FlowId, end as u8));
+        let block = self.timers.register(owner, sock.timer_kinds());
+        let e = &mut self.flows[fid].ends[end];
+        e.sock = sock;
+        e.sock_timers = block;
+        Ok(())
+    }
+
     /// RSVP messages sent by hosts' agents (PATH and PathTear from senders, RESV from
     /// receivers).
     pub fn rsvp_sent(&self) -> u64 {
@@ -501,6 +556,13 @@ impl Simulation {
                 DropCause::Queue => st.drop_queue_pkts += 1,
                 DropCause::Channel => st.drop_channel_pkts += 1,
             }
+            if let Some(sf) = f.subflows.get_mut(pkt.path as usize) {
+                let ps = &mut sf.stats[pkt.dir as usize];
+                match cause {
+                    DropCause::Queue => ps.drop_queue_pkts += 1,
+                    DropCause::Channel => ps.drop_channel_pkts += 1,
+                }
+            }
             if pkt.dir == Dir::Fwd {
                 if let Some(log) = f.log.as_mut() {
                     log.drop[pkt.seq_in_flow as usize] = if cause == DropCause::Queue { 1 } else { 2 };
@@ -584,11 +646,23 @@ impl Simulation {
                 self.now, self.node_names[node as usize], pkt.dst, pkt.src, self.flows[pkt.flow as usize].name
             );
         };
-        let (fid, e) = (socks[i].1, socks[i].2 as usize);
+        let (fid, e, path) = (socks[i].1, socks[i].2 as usize, socks[i].3);
         debug_assert_eq!((fid, e), (pkt.flow, if pkt.dir == Dir::Fwd { 1 } else { 0 }), "demux disagrees");
         let now = self.now;
         let bin = self.bin_ns;
         let f = &mut self.flows[fid as usize];
+        if let Some(sf) = f.subflows.get_mut(path as usize) {
+            // The socket of the path the packet was sent on takes it: its addresses and ports
+            // were stamped from that path, and the network does not rewrite them.
+            assert_eq!(
+                path, pkt.path,
+                "{now}: flow {} path {} arrived at the socket of path {path} ({}:{dport} from {}:{sport})",
+                f.name, pkt.path, pkt.dst, pkt.src
+            );
+            let ps = &mut sf.stats[pkt.dir as usize];
+            ps.recv_pkts += 1;
+            ps.recv_bytes += pkt.size_bytes as u64;
+        }
         // Statistics by direction: what the source end sent (Fwd), what the destination's did.
         match pkt.dir {
             Dir::Fwd => {
@@ -762,8 +836,21 @@ impl Simulation {
             Dir::Fwd => (&f.ends[0], &f.ends[1]),
             Dir::Rev => (&f.ends[1], &f.ends[0]),
         };
-        let (node, src, dst) = (me.node, me.addr, peer.addr);
-        let route = f.route_ids[d];
+        let (node, mut src, mut dst) = (me.node, me.addr, peer.addr);
+        let mut route = f.route_ids[d];
+        if f.subflows.is_empty() {
+            assert!(o.path == 0, "{now}: flow {} sent on path {}, but it has one path", f.name, o.path);
+        } else {
+            // A connection with several paths: the one the endpoint chose gives addresses,
+            // ports and route (the `d`th end sends direction `d`).
+            let Some(sf) = f.subflows.get_mut(o.path as usize) else {
+                panic!("{now}: flow {} sent on path {}, but it has {} paths", f.name, o.path, f.subflows.len())
+            };
+            (src, dst, route) = (sf.addr[d], sf.addr[1 - d], sf.route_ids[d]);
+            stamp_ports(&mut o.l4, sf.port[d], sf.port[1 - d]);
+            sf.stats[d].sent_pkts += 1;
+            sf.stats[d].sent_bytes += o.size_bytes as u64;
+        }
         let st = if o.dir == Dir::Fwd { &mut f.fwd } else { &mut f.rev };
         st.sent_pkts += 1;
         st.sent_bytes += o.size_bytes as u64;

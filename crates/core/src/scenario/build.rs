@@ -5,7 +5,8 @@ use crate::engine::SimRng;
 use crate::link::Port;
 use crate::node::{Addr, Fib, IfaceAddr, MAX_NODES, NO_PORT, PRIMARY_BASE};
 use crate::packet::{FlowId, NodeId, PortId};
-use crate::sim::{socket_key, End, Flow, Simulation};
+use crate::sim::{socket_key, End, Flow, Simulation, SocketEntry};
+use crate::subflow::{Subflow, MAX_PATHS};
 use crate::time::SimTime;
 use crate::trace::pcap::PcapWriter;
 use crate::trace::PacketLog;
@@ -159,7 +160,7 @@ impl Scenario {
             return Err(ScenarioError::new("flows", "a scenario needs at least one flow"));
         }
         let mut flow_names = BTreeMap::new();
-        let mut sockets: Vec<Vec<(u128, FlowId, u8)>> = vec![Vec::new(); n];
+        let mut sockets: Vec<Vec<SocketEntry>> = vec![Vec::new(); n];
         let mut socket_owner: BTreeMap<(NodeId, u128), String> = BTreeMap::new();
         let mut flows = Vec::with_capacity(flows_x.len());
         let traces = crate::app::video::TraceCache::default();
@@ -205,18 +206,51 @@ impl Scenario {
                     format!("{:?} needs {need}, but transport is {:?}", tag_of(&c.app), tag_of(&c.transport)),
                 ));
             }
-            let (route_fwd, route_rev) = match &c.route {
-                None => (None, None),
-                Some(r) => {
-                    let rp = format!("{path}.route");
-                    if r.first() != Some(&c.src) || r.last() != Some(&c.dst) {
+            // The connection's paths: one from the flow's own `src_addr`, `dst_addr` and
+            // `route`, or one per entry of `subflows` (see `crate::subflow`).
+            let path_specs: Vec<(String, Option<&Vec<String>>, &Option<String>, &Option<String>)> = match &c.subflows {
+                None => vec![(path.clone(), c.route.as_ref(), &c.src_addr, &c.dst_addr)],
+                Some(sfs) => {
+                    let sp = format!("{path}.subflows");
+                    if sfs.is_empty() || sfs.len() > MAX_PATHS {
                         return Err(ScenarioError::new(
-                            rp,
-                            format!("must start at {:?} and end at {:?}", c.src, c.dst),
+                            sp,
+                            format!("{} subflows; a flow has 1 to {MAX_PATHS}", sfs.len()),
                         ));
                     }
-                    let ids: Vec<NodeId> =
-                        r.iter()
+                    for (key, given) in [
+                        ("src_addr", c.src_addr.is_some()),
+                        ("dst_addr", c.dst_addr.is_some()),
+                        ("route", c.route.is_some()),
+                    ] {
+                        if given {
+                            return Err(ScenarioError::new(
+                                format!("{path}.{key}"),
+                                "a flow with subflows gives it per subflow (subflows[0] is the first path)",
+                            ));
+                        }
+                    }
+                    sfs.iter()
+                        .enumerate()
+                        .map(|(k, s)| (format!("{sp}[{k}]"), s.route.as_ref(), &s.src_addr, &s.dst_addr))
+                        .collect()
+                }
+            };
+            // Each path: its routes, addresses, ports, and the MTU of its first hop.
+            let mut paths = Vec::with_capacity(path_specs.len());
+            for (k, (pp, route, src_given, dst_given)) in path_specs.iter().enumerate() {
+                let (route_fwd, route_rev) = match route {
+                    None => (None, None),
+                    Some(r) => {
+                        let rp = format!("{pp}.route");
+                        if r.first() != Some(&c.src) || r.last() != Some(&c.dst) {
+                            return Err(ScenarioError::new(
+                                rp,
+                                format!("must start at {:?} and end at {:?}", c.src, c.dst),
+                            ));
+                        }
+                        let ids: Vec<NodeId> = r
+                            .iter()
                             .enumerate()
                             .map(|(k, nm)| {
                                 index.get(nm).copied().ok_or_else(|| {
@@ -224,50 +258,65 @@ impl Scenario {
                                 })
                             })
                             .collect::<Result<_, _>>()?;
-                    let hop = |u: NodeId, v: NodeId, k: usize| {
-                        adj[u as usize].iter().find(|(_, to)| *to == v).map(|(p, _)| *p).ok_or_else(|| {
-                            ScenarioError::new(
-                                format!("{rp}[{k}]"),
-                                format!("no link from {:?} to {:?}", names[u as usize], names[v as usize]),
-                            )
-                        })
-                    };
-                    let fwd: Vec<PortId> =
-                        ids.windows(2).enumerate().map(|(k, w)| hop(w[0], w[1], k + 1)).collect::<Result<_, _>>()?;
-                    let rev: Vec<PortId> =
-                        ids.windows(2).rev().enumerate().map(|(k, w)| hop(w[1], w[0], k)).collect::<Result<_, _>>()?;
-                    (Some(fwd), Some(rev))
-                }
-            };
-            // The ends' addresses: the nodes' primary ones unless an interface address is named.
-            let end_addr = |key: &str, given: &Option<String>, node: NodeId| -> Result<Addr, ScenarioError> {
-                let Some(text) = given else { return Ok(Addr::primary(node)) };
-                let kp = format!("{path}.{key}");
-                let a = Addr::parse(text)
-                    .ok_or_else(|| ScenarioError::new(kp.clone(), format!("expected an IPv4 address, got {text:?}")))?;
-                if fib.owner(a) != Some(node) {
+                        let hop = |u: NodeId, v: NodeId, k: usize| {
+                            adj[u as usize].iter().find(|(_, to)| *to == v).map(|(p, _)| *p).ok_or_else(|| {
+                                ScenarioError::new(
+                                    format!("{rp}[{k}]"),
+                                    format!("no link from {:?} to {:?}", names[u as usize], names[v as usize]),
+                                )
+                            })
+                        };
+                        let fwd: Vec<PortId> = ids
+                            .windows(2)
+                            .enumerate()
+                            .map(|(k, w)| hop(w[0], w[1], k + 1))
+                            .collect::<Result<_, _>>()?;
+                        let rev: Vec<PortId> = ids
+                            .windows(2)
+                            .rev()
+                            .enumerate()
+                            .map(|(k, w)| hop(w[1], w[0], k))
+                            .collect::<Result<_, _>>()?;
+                        (Some(fwd), Some(rev))
+                    }
+                };
+                // The ends' addresses: the nodes' primary ones unless an interface address is named.
+                let end_addr = |key: &str, given: &Option<String>, node: NodeId| -> Result<Addr, ScenarioError> {
+                    let Some(text) = given else { return Ok(Addr::primary(node)) };
+                    let kp = format!("{pp}.{key}");
+                    let a = Addr::parse(text).ok_or_else(|| {
+                        ScenarioError::new(kp.clone(), format!("expected an IPv4 address, got {text:?}"))
+                    })?;
+                    if fib.owner(a) != Some(node) {
+                        return Err(ScenarioError::new(
+                            kp,
+                            format!(
+                                "{a} is not an address of {:?} (give it to a link end with a_addr / b_addr)",
+                                names[node as usize]
+                            ),
+                        ));
+                    }
+                    Ok(a)
+                };
+                let (src_addr, dst_addr) =
+                    (end_addr("src_addr", src_given, src)?, end_addr("dst_addr", dst_given, dst)?);
+                let first_port = route_fwd.as_ref().map_or(fib.egress_port(src, src_addr, dst_addr), |r| r[0]);
+                if route_fwd.is_none() && fib.egress_port(dst, dst_addr, src_addr) == NO_PORT {
                     return Err(ScenarioError::new(
-                        kp,
-                        format!(
-                            "{a} is not an address of {:?} (give it to a link end with a_addr / b_addr)",
-                            names[node as usize]
-                        ),
+                        format!("{pp}.src_addr"),
+                        format!("{src_addr} cannot be reached from {dst_addr}"),
                     ));
                 }
-                Ok(a)
-            };
-            let (src_addr, dst_addr) =
-                (end_addr("src_addr", &c.src_addr, src)?, end_addr("dst_addr", &c.dst_addr, dst)?);
-            let first_port = route_fwd.as_ref().map_or(fib.egress_port(src, src_addr, dst_addr), |r| r[0]);
-            if route_fwd.is_none() && fib.egress_port(dst, dst_addr, src_addr) == NO_PORT {
-                return Err(ScenarioError::new(
-                    format!("{path}.src_addr"),
-                    format!("{src_addr} cannot be reached from {dst_addr}"),
-                ));
+                let (sport, dport) = subflow_ports(fid as FlowId, k);
+                let mtu = ports[first_port as usize].mtu_bytes;
+                paths.push((Subflow::new([src_addr, dst_addr], [sport, dport], [route_fwd, route_rev]), mtu));
             }
+            let (src_addr, dst_addr) = (paths[0].0.addr[0], paths[0].0.addr[1]);
+            let (route_fwd, route_rev) = (paths[0].0.route[0].clone(), paths[0].0.route[1].clone());
             let setup = EndpointSetup {
                 flow_name: c.name.clone(),
-                mtu_bytes: ports[first_port as usize].mtu_bytes,
+                // The smallest first hop of any path: an endpoint's segments fit each of them.
+                mtu_bytes: paths.iter().map(|p| p.1).min().expect("a flow has at least one path"),
                 src_port: flow_ports(fid as crate::packet::FlowId).0,
                 dst_port: flow_ports(fid as crate::packet::FlowId).1,
                 seed,
@@ -313,20 +362,24 @@ impl Scenario {
             // Sockets: each end is found by (protocol, local address and port, remote address and
             // port) at its node.
             let proto = if service == Service::Stream { 6 } else { 17 };
-            for (node, key, e) in [
-                (src, socket_key(proto, src_addr, setup.src_port, dst_addr, setup.dst_port), 0u8),
-                (dst, socket_key(proto, dst_addr, setup.dst_port, src_addr, setup.src_port), 1u8),
-            ] {
-                if let Some(other) = socket_owner.insert((node, key), c.name.clone()) {
-                    return Err(ScenarioError::new(
-                        path.to_string(),
-                        format!(
-                            "same addresses and ports as flow {other:?} (flows {} apart share a port number)",
-                            50_000
-                        ),
-                    ));
+            // A flow with subflows has a socket per path at each end, all naming the same end.
+            for (k, (sf, _)) in paths.iter().enumerate() {
+                let ([sa, da], [sp, dp]) = (sf.addr, sf.port);
+                let owner = if c.subflows.is_some() { format!("{} path {k}", c.name) } else { c.name.clone() };
+                for (node, key, e) in
+                    [(src, socket_key(proto, sa, sp, da, dp), 0u8), (dst, socket_key(proto, da, dp, sa, sp), 1u8)]
+                {
+                    if let Some(other) = socket_owner.insert((node, key), owner.clone()) {
+                        return Err(ScenarioError::new(
+                            path_specs[k].0.clone(),
+                            format!(
+                                "same addresses and ports as flow {other:?} (flows {} apart share a port number)",
+                                50_000
+                            ),
+                        ));
+                    }
+                    sockets[node as usize].push((key, fid as FlowId, e, k as u8));
                 }
-                sockets[node as usize].push((key, fid as FlowId, e));
             }
             let ends = [
                 End::new(
@@ -348,7 +401,7 @@ impl Scenario {
                     SimRng::stream(seed, &format!("flow:{}:peer_app", c.name)),
                 ),
             ];
-            flows.push(Flow::new(
+            let mut flow = Flow::new(
                 c.name.clone(),
                 tag_of(&c.transport),
                 ends,
@@ -358,7 +411,11 @@ impl Scenario {
                 log,
                 service,
                 c.fairness.unwrap_or(service == Service::Stream),
-            ));
+            );
+            if c.subflows.is_some() {
+                flow.subflows = paths.into_iter().map(|p| p.0).collect();
+            }
+            flows.push(flow);
         }
 
         // Captures.
@@ -410,4 +467,12 @@ impl Scenario {
 /// RSVP name the flow's data by.
 pub fn flow_ports(fid: crate::packet::FlowId) -> (u16, u16) {
     (10_000 + (fid % 50_000) as u16, 5_000 + (fid % 50_000) as u16)
+}
+
+/// The (source, destination) transport ports of path `k` of flow `fid`: path 0's are
+/// [`flow_ports`]; each other path has a source port of its own and the same destination port,
+/// as MPTCP subflows joining one listener do (RFC 8684 §3.2).
+pub fn subflow_ports(fid: crate::packet::FlowId, k: usize) -> (u16, u16) {
+    let (_, dport) = flow_ports(fid);
+    (10_000 + ((fid as usize % 50_000 + k) % 50_000) as u16, dport)
 }

@@ -98,6 +98,11 @@ pub fn flows(fs: &[FlowConfig]) -> Result<Vec<Expanded<FlowConfig>>, ScenarioErr
                 c.src = subst(&f.src, i);
                 c.dst = subst(&f.dst, i);
                 c.route = f.route.as_ref().map(|r| r.iter().map(|n| subst(n, i)).collect());
+                if let Some(sfs) = c.subflows.as_mut() {
+                    for sf in sfs {
+                        sf.route = sf.route.as_ref().map(|r| r.iter().map(|n| subst(n, i)).collect());
+                    }
+                }
                 c.start = f.start + crate::time::Dur(f.start_step.0 * j as u64);
                 c.count = None;
             }

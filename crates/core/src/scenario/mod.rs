@@ -167,6 +167,11 @@ pub struct FlowConfig {
     /// direction uses the reversed list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<Vec<String>>,
+    /// The connection's paths, at most [`MAX_PATHS`](crate::subflow::MAX_PATHS), each with its
+    /// own `src_addr`, `dst_addr` and `route` (default: one path, given by the flow's own
+    /// fields, which a flow with subflows leaves out). See [`crate::subflow`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subflows: Option<Vec<crate::subflow::SubflowConfig>>,
     /// Record one row per packet of this flow (the receive log the video evaluator reads).
     #[serde(default)]
     pub packet_log: bool,

@@ -3,6 +3,7 @@
 //! Endpoints are sans-IO: they receive `now` and a [`FlowCtx`], through which they send
 //! packets, arm timers and notify their application. They never read a clock or a global RNG.
 
+pub mod mptcp;
 pub mod tcp;
 pub mod udp;
 
