@@ -7,9 +7,10 @@
 //! 1. [`time`], [`units`]: integer-nanosecond time, rates and unit-carrying scenario strings.
 //! 2. [`engine`]: the `(time, seq)` event heap, timer tables, keyed random streams.
 //! 3. [`packet`]: the header fields models act on; [`node`]: addresses and routing tables.
-//! 4. [`link`]: ports (queue discipline + serialiser), delay lines and loss models;
-//!    [`queue`]: the `QueueDisc` trait and the disciplines; [`registry`]: how each family of
-//!    components (disciplines, controllers, apps, loss models) is listed, one line per kind.
+//! 4. [`link`]: ports (queue discipline + serialiser), channels (point-to-point, TDD), delay
+//!    lines and loss models; [`queue`]: the `QueueDisc` trait and the disciplines;
+//!    [`registry`]: how each family of components (disciplines, controllers, apps, loss
+//!    models, channels) is listed, one line per kind.
 //! 5. [`transport`]: UDP/RTP and TCP endpoints behind the `Sender`/`Receiver` traits;
 //!    [`app`]: traffic sources.
 //! 6. [`sim`]: the world and its event loop; [`scenario`]: scenario files compiled into it;
