@@ -113,6 +113,17 @@ pub enum LinkDir {
     Ba,
 }
 
+/// What a channel direction is built from. More fields may come (a shared medium's state, for
+/// grants decided per frame), so it is `#[non_exhaustive]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChannelCtx {
+    /// The link's rate and delay.
+    pub phy: LinkPhy,
+    /// Which direction of the link.
+    pub dir: LinkDir,
+}
+
 /// A slot a direction claims on a named shared medium, for the check that the stations sharing
 /// it never transmit at once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,9 +141,9 @@ pub struct Share<'a> {
 
 /// Builds a channel direction from its config; every [`ChannelConfig`] kind implements it.
 pub trait BuildChannel {
-    /// Direction `dir` of a link with physical parameters `phy`, or `None` for the
+    /// Direction `cx.dir` of a link with physical parameters `cx.phy`, or `None` for the
     /// point-to-point channel (which the port runs inline).
-    fn build(&self, phy: LinkPhy, dir: LinkDir) -> Option<Box<dyn Channel>>;
+    fn build(&self, cx: &ChannelCtx) -> Option<Box<dyn Channel>>;
     /// Checks parameters; returns `(field, reason)` on error.
     fn validate(&self, phy: LinkPhy) -> Result<(), (&'static str, String)> {
         let _ = phy;
@@ -164,7 +175,7 @@ impl ChannelConfig {
 
     /// Direction `dir` of the channel, decorated with its loss model, which draws from `rng`.
     pub fn device(&self, phy: LinkPhy, dir: LinkDir, loss: Option<Box<dyn LossModel>>, rng: SimRng) -> Device {
-        match self.config().build(phy, dir) {
+        match self.config().build(&ChannelCtx { phy, dir }) {
             None => Device::PointToPoint(Lossy::new(PointToPoint::new(phy), loss, rng)),
             Some(c) => Device::Other(Lossy::new(c, loss, rng)),
         }

@@ -4,7 +4,7 @@
 //! A packet of *L* bytes takes ⌈8·L·10⁹ / C⌉ ns to serialise (rounded up, so a transmitter
 //! never finishes early), then `delay` to propagate.
 
-use super::{BuildChannel, Channel, LinkDir, LinkPhy};
+use super::{BuildChannel, Channel, ChannelCtx, LinkPhy};
 use crate::time::{Dur, SimTime};
 use crate::units::Rate;
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,7 @@ pub struct PointToPointConfig {}
 
 impl BuildChannel for PointToPointConfig {
     /// `None`: the port runs the point-to-point channel inline.
-    fn build(&self, _phy: LinkPhy, _dir: LinkDir) -> Option<Box<dyn Channel>> {
+    fn build(&self, _cx: &ChannelCtx) -> Option<Box<dyn Channel>> {
         None
     }
 }

@@ -14,7 +14,7 @@
 //! stations' bandwidth requests), MAC headers, fragmentation and preamble overheads, guard
 //! times, and contention; see `docs/models/links.md`.
 
-use super::{ms, BuildChannel, Channel, LinkDir, LinkPhy, Share};
+use super::{ms, BuildChannel, Channel, ChannelCtx, LinkDir, LinkPhy, Share};
 use crate::time::{Dur, SimTime};
 use crate::units::{serde_units, Rate};
 use serde::{Deserialize, Serialize};
@@ -62,12 +62,12 @@ impl Default for TddConfig {
 }
 
 impl BuildChannel for TddConfig {
-    fn build(&self, phy: LinkPhy, dir: LinkDir) -> Option<Box<dyn Channel>> {
-        let s = match dir {
+    fn build(&self, cx: &ChannelCtx) -> Option<Box<dyn Channel>> {
+        let s = match cx.dir {
             LinkDir::Ab => &self.slot_ab,
             LinkDir::Ba => &self.slot_ba,
         };
-        Some(Box::new(Tdd::new(phy, self.frame, s.start, s.end)))
+        Some(Box::new(Tdd::new(cx.phy, self.frame, s.start, s.end)))
     }
 
     fn validate(&self, _phy: LinkPhy) -> Result<(), (&'static str, String)> {
