@@ -77,6 +77,9 @@ def test_same_seed_identical_files_other_seed_differs(scen: Path, tmp_path: Path
         (lambda s: s.replace('rate = "10Mbps"', 'rate = "0.4bps"'), "links[0].rate: rate must be at least 1bps"),
         # Used to expand 10^8 flows and be killed for memory.
         (lambda s: s.replace('name = "p"', 'name = "p{i}"\ncount = 100000000'), "flows[0].count: the scenario would have 100000000"),
+        (lambda s: s.replace('delay = "5ms"', 'delay = "5ms"\nchannel = { kind = "tdd", frame = "0ms", slot_ab = { start = "0ms", end = "1ms" }, slot_ba = { start = "1ms", end = "2ms" } }'), "links[0].channel.frame: must be positive"),
+        (lambda s: s.replace('delay = "5ms"', 'delay = "5ms"\nchannel = { kind = "tdd", frame = "5ms", slot_ab = { start = "0ms", end = "6ms" }, slot_ba = { start = "1ms", end = "2ms" } }'), "links[0].channel.slot_ab.end: 6ms is past the end of the 5ms frame"),
+        (lambda s: s.replace('delay = "5ms"', 'delay = "5ms"\nchannel = { kind = "aloha" }'), "links[0].channel.kind: unknown variant `aloha`"),
         # Used to clamp silently to u64::MAX nanoseconds.
         (lambda s: s.replace('duration = "3s"', 'duration = "1e11s"'), "sim.duration: time must be below 146 years"),
     ],

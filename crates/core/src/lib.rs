@@ -9,9 +9,10 @@
 //!    numbered by each component), keyed random streams.
 //! 3. [`packet`]: the header fields models act on; [`node`]: addresses and routing tables
 //!    (forwarding by destination address); [`ip`]: IP-layer wire formats (TFD option, RSVP).
-//! 4. [`link`]: ports (queue discipline + serialiser), delay lines and loss models;
-//!    [`queue`]: the `QueueDisc` trait and the disciplines; [`registry`]: how each family of
-//!    components (disciplines, controllers, apps, loss models) is listed, one line per kind.
+//! 4. [`link`]: ports (queue discipline + serialiser), channels (point-to-point, TDD), delay
+//!    lines and loss models; [`queue`]: the `QueueDisc` trait and the disciplines;
+//!    [`registry`]: how each family of components (disciplines, controllers, apps, loss
+//!    models, channels) is listed, one line per kind.
 //! 5. [`transport`]: endpoints (sockets) behind the `Endpoint` trait: UDP/RTP and full-duplex
 //!    TCP with pluggable congestion control, and the coupled increase of multipath
 //!    connections; [`app`]: applications at either end of a flow.

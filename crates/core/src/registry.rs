@@ -1,7 +1,7 @@
 //! One-line registries: the tagged config enums that scenario files select with `kind = "..."`.
 //!
-//! Queue disciplines, congestion controllers, applications and loss models are each listed
-//! once, in one invocation of the crate-internal `registry!` macro, one line per kind:
+//! Queue disciplines, congestion controllers, applications, loss models and channels are each
+//! listed once, in one invocation of the crate-internal `registry!` macro, one line per kind:
 //!
 //! ```text
 //! registry! {

@@ -1,5 +1,6 @@
-//! One direction of a point-to-point link: a [`Port`] (queue discipline + serialiser) feeding a
-//! delay line (propagation), with an optional loss model in between.
+//! One direction of a link: a [`Port`] (queue discipline + serialiser) driving a [`Channel`]
+//! (point-to-point by default, or a shared medium; see [`channel`]), which a loss model may
+//! decorate, and feeding a delay line (propagation).
 //!
 //! Event economy (htsim `queue.cpp`/`pipe.cpp`): a packet enters the delay line the moment its
 //! serialisation starts, stamped with its arrival time (start + serialisation + propagation),
@@ -8,17 +9,21 @@
 //! it; a non-empty delay line has exactly one pending `LinkArrival`, for its earliest packet.
 //! Because serialisations do not overlap and the propagation delay is constant, packets leave
 //! the line in the order they entered, so the line is a FIFO of `(arrival time, packet)`.
+//! A channel that is not ready (outside the direction's grant) makes the port wait: it
+//! schedules one wake-up at the time the channel names, as for a discipline holding packets
+//! back.
 
+pub mod channel;
 pub mod loss;
 
-use crate::engine::SimRng;
 use crate::packet::{NodeId, Packet, PacketData};
 use crate::queue::{Backlog, QueueCtx, QueueDisc, Verdict};
 use crate::time::{Dur, SimTime};
 use crate::trace::pcap::PcapWriter;
 use crate::trace::probe::{self, ProbeEvent, Probes};
 use crate::units::Rate;
-use loss::LossModel;
+pub use channel::Channel;
+use channel::Device;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::BufWriter;
@@ -39,7 +44,8 @@ pub struct PortStats {
     pub channel_drop_pkts: u64,
     pub channel_drop_bytes: u64,
     pub delivered_pkts: u64,
-    /// Total time the transmitter was busy, in ns.
+    /// Total time the transmitter was busy, in ns (from the start of each serialisation to its
+    /// end, so on a channel that grants slots it includes the gaps a packet spans).
     pub busy_ns: u64,
     pub max_backlog_pkts: u64,
     pub max_backlog_bytes: u64,
@@ -87,7 +93,9 @@ pub struct Port {
     pub name: String,
     pub from: NodeId,
     pub to: NodeId,
+    /// The channel's rate while it transmits (for reports; timing comes from the channel).
     pub rate: Rate,
+    /// The channel's propagation delay (for reports).
     pub delay: Dur,
     pub mtu_bytes: u32,
     qdisc: Box<dyn QueueDisc>,
@@ -96,11 +104,11 @@ pub struct Port {
     /// A `PortTxDone` wake-up is scheduled at `busy_until`.
     wake_pending: bool,
     /// The transmitter is idle although the discipline holds packets (a non-work-conserving
-    /// discipline is holding them back): a `PortTxDone` wake-up is scheduled at this time.
-    /// Wake-ups for other times are stale and ignored.
+    /// discipline is holding them back, or the channel is not ready): a `PortTxDone` wake-up is
+    /// scheduled at this time. Wake-ups for other times are stale and ignored.
     idle_wake: Option<SimTime>,
     /// `idle_wake` was ever used: only then may a wake-up find nothing to do (for a
-    /// work-conserving discipline that stays a bug, and is asserted).
+    /// work-conserving discipline on an always-ready channel that stays a bug, and is asserted).
     held_back: bool,
     /// pcap capture of this direction: packets as their serialisation starts.
     pub(crate) capture: Option<PcapWriter<BufWriter<File>>>,
@@ -109,8 +117,8 @@ pub struct Port {
     pub(crate) probes: Option<Box<Probes>>,
     id: crate::packet::PortId,
     line: VecDeque<(SimTime, Packet)>,
-    loss: Option<Box<dyn LossModel>>,
-    rng: SimRng,
+    /// What carries the bits, with this direction's loss model.
+    channel: Device,
     last_change: SimTime,
     pub stats: PortStats,
     pub occupancy: Option<OccupancySeries>,
@@ -138,25 +146,23 @@ pub enum DropCause {
 }
 
 impl Port {
-    #[allow(clippy::too_many_arguments)]
+    /// A direction `from` → `to` sending through `channel` (see
+    /// [`channel::ChannelConfig::device`]), its occupancy sampled every `occupancy` if given.
     pub fn new(
         name: String,
         from: NodeId,
         to: NodeId,
-        rate: Rate,
-        delay: Dur,
         mtu_bytes: u32,
         qdisc: Box<dyn QueueDisc>,
-        loss: Option<Box<dyn LossModel>>,
-        rng: SimRng,
+        channel: Device,
         occupancy: Option<Dur>,
     ) -> Port {
         Port {
             name,
             from,
             to,
-            rate,
-            delay,
+            rate: channel.rate(),
+            delay: channel.delay(),
             mtu_bytes,
             qdisc,
             busy_until: SimTime::ZERO,
@@ -167,8 +173,7 @@ impl Port {
             probes: None,
             id: 0,
             line: VecDeque::new(),
-            loss,
-            rng,
+            channel,
             last_change: SimTime::ZERO,
             stats: PortStats::default(),
             occupancy: occupancy.map(OccupancySeries::new),
@@ -299,9 +304,28 @@ impl Port {
         }
     }
 
+    /// Schedules a wake-up at `t` for a transmitter that is idle with packets held, unless an
+    /// earlier one is already scheduled.
+    fn wake_at(&mut self, now: SimTime, t: SimTime, out: &mut PortOutcome) {
+        if self.idle_wake.is_none_or(|w| t < w || w < now) {
+            self.held_back = true;
+            self.idle_wake = Some(t);
+            out.tx_done_at = Some(t);
+        }
+    }
+
     /// Takes the next packet from the discipline and starts serialising it: the packet goes
     /// through the loss model and into the delay line now, stamped with its arrival time.
     fn start_next(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>, out: &mut PortOutcome) {
+        // The point-to-point channel is always ready: for it this is one predictable branch on
+        // the channel's kind, and no call.
+        let ready = self.channel.ready_at(now);
+        if ready > now {
+            if self.backlog.packets > 0 {
+                self.wake_at(now, ready, out);
+            }
+            return;
+        }
         let mut cx = QueueCtx::new(now, &mut self.scratch);
         let next = self.qdisc.dequeue(&mut cx);
         self.collect_queue_drops(now, drops);
@@ -310,12 +334,7 @@ impl Port {
             // (unless an earlier wake-up is already scheduled). Work-conserving disciplines
             // answer `None` here without a backlog query.
             if let Some(t) = self.qdisc.ready_at(now) {
-                let t = t.max(now);
-                if self.idle_wake.is_none_or(|w| t < w || w < now) {
-                    self.held_back = true;
-                    self.idle_wake = Some(t);
-                    out.tx_done_at = Some(t);
-                }
+                self.wake_at(now, t.max(now), out);
             }
             return;
         };
@@ -323,19 +342,14 @@ impl Port {
         self.probe(now, &p, |port, flow, end, bytes| ProbeEvent::Dequeue { port, flow, end, bytes });
         self.backlog.packets -= 1;
         self.backlog.bytes -= p.size_bytes as u64;
-        let tx = self.rate.tx_time(p.size_bytes as u64);
-        self.busy_until = now + tx;
-        self.stats.busy_ns += tx.0;
+        self.busy_until = self.channel.tx_end(now, p.size_bytes as u64);
+        self.stats.busy_ns += self.busy_until.0 - now.0;
         self.stats.tx_pkts += 1;
         self.stats.tx_bytes += p.size_bytes as u64;
         if let Some(w) = self.capture.as_mut() {
             w.write(now, &p).unwrap_or_else(|e| panic!("{now}: pcap write for {} failed: {e}", self.name));
         }
-        let lost = match self.loss.as_mut() {
-            Some(l) => l.drops(&p, now, &mut self.rng),
-            None => false,
-        };
-        if lost {
+        if self.channel.lost(&p, now) {
             self.stats.channel_drop_pkts += 1;
             self.stats.channel_drop_bytes += p.size_bytes as u64;
             self.probe(now, &p, |port, flow, end, bytes| ProbeEvent::Drop {
@@ -347,7 +361,7 @@ impl Port {
             });
             drops.push((p, DropCause::Channel));
         } else {
-            let at = self.busy_until + self.delay;
+            let at = self.busy_until + self.channel.delay();
             if self.line.is_empty() {
                 out.arrival_at = Some(at);
             }
@@ -450,9 +464,15 @@ mod tests {
         let cfg: QueueConfig = toml::from_str(queue).expect("test queue config parses");
         // 1 Mbit/s against arrivals every ~1.5 ms of 40-1500 B: overloaded, so that buffers
         // fill and every kind of drop (arrival, push-out, CoDel at dequeue) happens.
-        let rate = Rate(1_000_000);
-        let q = cfg.build(&BuildCtx { mtu_bytes: 1500, rate });
-        Port::new("p".into(), 0, 1, rate, Dur::from_micros(100), 1500, q, None, SimRng::stream(1, "p"), None)
+        let phy = channel::LinkPhy { rate: Rate(1_000_000), delay: Dur::from_micros(100) };
+        let q = cfg.build(&BuildCtx { mtu_bytes: 1500, rate: phy.rate });
+        let ch = channel::ChannelConfig::default().device(
+            phy,
+            channel::LinkDir::Ab,
+            None,
+            crate::engine::SimRng::stream(1, "p"),
+        );
+        Port::new("p".into(), 0, 1, 1500, q, ch, None)
     }
 
     /// Delivers the port's wake-ups due by `until`, in time order, as the simulation would,

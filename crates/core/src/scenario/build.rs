@@ -2,6 +2,7 @@
 
 use super::{expand, Scenario, ScenarioError};
 use crate::engine::SimRng;
+use crate::link::channel::{check_shares, LinkDir, LinkPhy};
 use crate::link::Port;
 use crate::node::{Addr, Fib, IfaceAddr, MAX_NODES, NO_PORT, PRIMARY_BASE};
 use crate::packet::{FlowId, NodeId, PortId};
@@ -98,25 +99,23 @@ impl Scenario {
                 ));
             }
             let (a, b) = (index[&c.a], index[&c.b]);
+            let phy = LinkPhy { rate: c.rate, delay: c.delay };
+            c.channel.validate(phy).map_err(|(f, r)| ScenarioError::new(format!("{}.channel.{f}", l.path), r))?;
             for (dir, (from, to), q, loss, suffix) in [
-                (0, (a, b), c.queue_ab.as_ref().unwrap_or(&c.queue), &c.loss_ab, "loss_ab"),
-                (1, (b, a), c.queue_ba.as_ref().unwrap_or(&c.queue), &c.loss_ba, "loss_ba"),
+                (LinkDir::Ab, (a, b), c.queue_ab.as_ref().unwrap_or(&c.queue), &c.loss_ab, "loss_ab"),
+                (LinkDir::Ba, (b, a), c.queue_ba.as_ref().unwrap_or(&c.queue), &c.loss_ba, "loss_ba"),
             ] {
                 loss.validate().map_err(|(f, r)| ScenarioError::new(format!("{}.{suffix}.{f}", l.path), r))?;
                 let name = format!("{}->{}", names[from as usize], names[to as usize]);
                 let rng = SimRng::stream(seed, &format!("port:{name}:{}", ports.len()));
                 let id = ports.len() as PortId;
-                let _ = dir;
                 ports.push(Port::new(
                     name,
                     from,
                     to,
-                    c.rate,
-                    c.delay,
                     c.mtu,
                     q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate }),
-                    loss.build(),
-                    rng,
+                    c.channel.device(phy, dir, loss.build(), rng),
                     Some(self.output.queue_sample),
                 ));
                 adj[from as usize].push((id, to));
@@ -144,6 +143,10 @@ impl Scenario {
                 ifaces.push(IfaceAddr { addr, node: owner, out_port, in_port });
             }
         }
+
+        // Stations sharing a medium take turns.
+        check_shares(links.iter().map(|l| (l.path.as_str(), &l.item.channel)))
+            .map_err(|(path, reason)| ScenarioError::new(path, reason))?;
 
         // Shortest-path (hop count) routing tables, ties broken by port order; connectivity.
         let fib = Fib::build(&adj, ifaces);

@@ -9,6 +9,7 @@
 //! `start_step` per instance.
 
 use crate::app::AppConfig;
+use crate::link::channel::ChannelConfig;
 use crate::link::loss::LossConfig;
 use crate::queue::QueueConfig;
 use crate::time::Dur;
@@ -113,6 +114,10 @@ pub struct LinkConfig {
     /// An interface address of node B on this link (see `a_addr`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub b_addr: Option<String>,
+    /// The channel of both directions (default `point_to_point`: a dedicated wire of `rate`
+    /// and `delay`); a shared medium such as `tdd` grants each direction its slots.
+    #[serde(default, skip_serializing_if = "ChannelConfig::is_default")]
+    pub channel: ChannelConfig,
     /// Loss model of the A→B direction (default none).
     #[serde(default = "no_loss")]
     pub loss_ab: LossConfig,
