@@ -18,6 +18,7 @@ demo: install
 
 test-rust:
 	cargo fmt --all --check
+	$(PY) scripts/module_cycles.py
 	RUSTDOCFLAGS="-D warnings" cargo doc -p qoelab-core --no-deps --quiet
 	cargo test --workspace --release
 

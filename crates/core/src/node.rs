@@ -23,7 +23,10 @@
 //! Not modelled: prefixes and longest-prefix match (every route is a host route), dynamic
 //! routing, ECMP, ARP, TTL expiry (the TTL is carried, never decremented).
 
-use crate::packet::{NodeId, PortId};
+/// A node's index in the world (hosts and routers alike).
+pub type NodeId = u32;
+/// A port's (link direction's) index in the world.
+pub type PortId = u32;
 use std::fmt;
 
 /// An IPv4 address, as a number (`10.0.0.1` is `0x0a00_0001`).

@@ -5,18 +5,15 @@
 //! length (IP header + options + transport header + payload): the number a link serialises.
 //! Payload bytes themselves are not carried.
 
-pub use crate::node::Addr;
+pub use crate::ip::{FlowKey, IPV4_HEADER, IPV6_HEADER};
+pub use crate::node::{Addr, NodeId, PortId};
 use crate::time::SimTime;
 
-pub type NodeId = u32;
 pub type FlowId = u32;
-pub type PortId = u32;
 
 /// [`PacketData::route`] of a packet forwarded by destination address.
 pub const NO_ROUTE: u32 = u32::MAX;
 
-pub const IPV4_HEADER: u32 = 20;
-pub const IPV6_HEADER: u32 = 40;
 pub const UDP_HEADER: u32 = 8;
 pub const TCP_HEADER: u32 = 20;
 pub const RTP_HEADER: u32 = 12;
@@ -167,6 +164,18 @@ pub struct PacketData {
     pub path: u8,
     pub ip: IpHdr,
     pub l4: L4,
+}
+
+impl L4 {
+    /// The IANA protocol number of this payload.
+    #[inline]
+    pub fn protocol(&self) -> u8 {
+        match self {
+            L4::Tcp(_) => crate::ip::proto::TCP,
+            L4::Udp(_) => crate::ip::proto::UDP,
+            L4::Rsvp(_) => crate::ip::proto::RSVP,
+        }
+    }
 }
 
 impl PacketData {

@@ -544,7 +544,7 @@ impl Simulation {
             if pkt.flow == NO_FLOW {
                 // An agent's packet (signalling) is no flow's data; soft state recovers from
                 // the loss.
-                *self.agents.dropped.entry(crate::ip::protocol(&pkt.l4)).or_insert(0) += 1;
+                *self.agents.dropped.entry(pkt.l4.protocol()).or_insert(0) += 1;
                 continue;
             }
             let f = &mut self.flows[pkt.flow as usize];
@@ -586,7 +586,7 @@ impl Simulation {
 
     /// A packet reached `node`. An agent registered there for its protocol sees it first.
     fn receive(&mut self, node: NodeId, mut pkt: Packet) {
-        let proto = crate::ip::protocol(&pkt.l4);
+        let proto = pkt.l4.protocol();
         if self.agents.wants(proto) {
             if let Some(a) = self.agents.at(node, proto) {
                 match self.run_agent(a, |agent, cx| agent.on_packet(pkt, cx)) {
@@ -903,7 +903,7 @@ impl Simulation {
     /// # Panics
     /// If no agent on `node` registered for the protocol.
     pub(crate) fn originate(&mut self, node: NodeId, size_bytes: u32, dst: crate::ip::Addr, l4: L4) {
-        let proto = crate::ip::protocol(&l4);
+        let proto = l4.protocol();
         let a = self.agents.at(node, proto).unwrap_or_else(|| {
             panic!("{}: no agent for protocol {proto} on {}", self.now, self.node_names[node as usize])
         });
@@ -969,11 +969,25 @@ fn flow_session(f: &Flow, fid: FlowId) -> (Session, RsvpSender) {
         crate::transport::Service::Stream => proto::TCP,
         crate::transport::Service::Datagram => proto::UDP,
     };
-    let (sport, dport) = crate::scenario::build::flow_ports(fid);
+    let (sport, dport) = flow_ports(fid);
     (Session { dst: f.ends[1].addr, proto: p, dport }, RsvpSender { src: f.ends[0].addr, sport })
 }
 
 /// The RSVP_HOP a sender's host puts in its messages: its address on the session.
 fn session_hop(f: &Flow) -> Addr {
     f.ends[0].addr
+}
+
+/// The (source, destination) transport ports of flow `fid`: the header fields routers and
+/// RSVP name the flow's data by.
+pub fn flow_ports(fid: FlowId) -> (u16, u16) {
+    (10_000 + (fid % 50_000) as u16, 5_000 + (fid % 50_000) as u16)
+}
+
+/// The (source, destination) transport ports of path `k` of flow `fid`: path 0's are
+/// [`flow_ports`]; each other path has a source port of its own and the same destination port,
+/// as MPTCP subflows joining one listener do (RFC 8684 §3.2).
+pub fn subflow_ports(fid: FlowId, k: usize) -> (u16, u16) {
+    let (_, dport) = flow_ports(fid);
+    (10_000 + ((fid as usize % 50_000 + k) % 50_000) as u16, dport)
 }

@@ -32,8 +32,6 @@
 
 use crate::node::Addr;
 use crate::packet::{PortId, L4, NO_ROUTE};
-use crate::sim::{Flow, Simulation};
-use crate::trace::{Column, Table};
 use serde::{Deserialize, Serialize};
 
 /// Most paths one flow may have (a packet's `path` is a `u8`; MPTCP implementations allow a
@@ -116,127 +114,6 @@ pub(crate) fn stamp_ports(l4: &mut L4, sport: u16, dport: u16) {
         L4::Tcp(t) => (t.src_port, t.dst_port) = (sport, dport),
         L4::Udp(u) => (u.src_port, u.dst_port) = (sport, dport),
         L4::Rsvp(_) => {}
-    }
-}
-
-impl Flow {
-    /// The counters of path `k` in direction `d` (0: forward). A single-path flow's only path
-    /// is the connection itself.
-    ///
-    /// # Panics
-    /// If the flow has no path `k`.
-    pub fn path_stats(&self, k: usize, d: usize) -> PathStats {
-        if let Some(sf) = self.subflows.get(k) {
-            return sf.stats[d];
-        }
-        assert!(k == 0, "flow {} has one path, not {}", self.name, k + 1);
-        let st = if d == 0 { &self.fwd } else { &self.rev };
-        PathStats {
-            sent_pkts: st.sent_pkts,
-            sent_bytes: st.sent_bytes,
-            recv_pkts: st.recv_pkts,
-            recv_bytes: st.recv_bytes,
-            drop_queue_pkts: st.drop_queue_pkts,
-            drop_channel_pkts: st.drop_channel_pkts,
-        }
-    }
-}
-
-impl Simulation {
-    /// The `subflows` result table, one row per flow and path (forward counters, then the
-    /// reverse direction's with `rev_`), or `None` when no flow declares subflows (the results
-    /// of single-path runs are then what they were before subflows existed).
-    ///
-    /// # Panics
-    /// If a path fails conservation (`sent = received + dropped + in flight`): a simulator bug.
-    pub(crate) fn subflow_table(&self) -> Option<Table> {
-        if self.flows.iter().all(|f| f.subflows.is_empty()) {
-            return None;
-        }
-        // Packets of each flow, path and direction still inside the network.
-        let mut inflight: Vec<[[u64; 2]; MAX_PATHS]> = vec![[[0; 2]; MAX_PATHS]; self.flows.len()];
-        for p in &self.ports {
-            p.for_each_packet(&mut |pkt| {
-                if pkt.flow != crate::agent::NO_FLOW {
-                    inflight[pkt.flow as usize][pkt.path as usize][pkt.dir as usize] += 1
-                }
-            });
-        }
-        let mut t = Table::new("subflows");
-        let (mut flow, mut path, mut src, mut dst, mut sport, mut dport, mut route) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut cols: [Vec<u64>; 16] = Default::default();
-        for (i, f) in self.flows.iter().enumerate() {
-            for k in 0..f.paths() {
-                let (addr, port, r) = match f.subflows.get(k) {
-                    Some(sf) => (sf.addr, sf.port, sf.route(0)),
-                    None => {
-                        ([f.ends[0].addr, f.ends[1].addr], [f.ends[0].port, f.ends[1].port], f.route_fwd.as_deref())
-                    }
-                };
-                flow.push(f.name.clone());
-                path.push(k as u64);
-                src.push(addr[0].to_string());
-                dst.push(addr[1].to_string());
-                sport.push(port[0] as u64);
-                dport.push(port[1] as u64);
-                route.push(r.map_or(String::new(), |ports| {
-                    let mut s = self.node_names[self.ports[ports[0] as usize].from as usize].clone();
-                    for &p in ports {
-                        s.push('-');
-                        s.push_str(&self.node_names[self.ports[p as usize].to as usize]);
-                    }
-                    s
-                }));
-                for d in 0..2 {
-                    let st = f.path_stats(k, d);
-                    let fl = inflight[i][k][d];
-                    assert_eq!(
-                        st.sent_pkts,
-                        st.recv_pkts + st.drop_queue_pkts + st.drop_channel_pkts + fl,
-                        "{}: flow {} path {k} dir {d}: sent != received + drops + in flight ({st:?}, {fl} in flight)",
-                        self.now,
-                        f.name
-                    );
-                    let vals = [
-                        st.sent_pkts,
-                        st.sent_bytes,
-                        st.recv_pkts,
-                        st.recv_bytes,
-                        st.drop_queue_pkts,
-                        st.drop_channel_pkts,
-                        fl,
-                    ];
-                    for (c, v) in vals.into_iter().enumerate() {
-                        cols[d * 8 + c].push(v);
-                    }
-                }
-            }
-        }
-        t.push("flow", Column::Str(flow));
-        t.push("path", Column::U64(path));
-        t.push("src_addr", Column::Str(src));
-        t.push("dst_addr", Column::Str(dst));
-        t.push("src_port", Column::U64(sport));
-        t.push("dst_port", Column::U64(dport));
-        t.push("route", Column::Str(route));
-        let names = [
-            "sent_pkts",
-            "sent_bytes",
-            "recv_pkts",
-            "recv_bytes",
-            "drop_queue_pkts",
-            "drop_channel_pkts",
-            "in_flight_pkts",
-        ];
-        for d in 0..2 {
-            for (c, name) in names.iter().enumerate() {
-                let col = std::mem::take(&mut cols[d * 8 + c]);
-                let name = if d == 0 { name.to_string() } else { format!("rev_{name}") };
-                t.push(&name, Column::U64(col));
-            }
-        }
-        Some(t)
     }
 }
 

@@ -28,7 +28,7 @@
 use super::{AgentCtx, NodeAgent};
 use crate::engine::TimerKind;
 use crate::ip::rsvp::{RsvpKind, RsvpMsg};
-use crate::ip::{self, proto, Addr};
+use crate::ip::{proto, Addr};
 use crate::packet::{NodeId, Packet, PortId, L4};
 use crate::queue::{FlowKey, Reservation};
 use crate::time::SimTime;
@@ -78,7 +78,7 @@ impl RsvpAgent {
     }
 
     fn handle(&mut self, mut pkt: Packet, local: bool, cx: &mut AgentCtx) {
-        let L4::Rsvp(m) = &mut pkt.l4 else { unreachable!("RSVP agent offered protocol {}", ip::protocol(&pkt.l4)) };
+        let L4::Rsvp(m) = &mut pkt.l4 else { unreachable!("RSVP agent offered protocol {}", pkt.l4.protocol()) };
         let me = cx.addr();
         let key = m.key();
         let now = cx.now;

@@ -11,7 +11,7 @@
 pub mod rsvp;
 pub mod tfd;
 
-use crate::packet::{NodeId, L4};
+use crate::node::NodeId;
 
 pub use crate::node::Addr;
 
@@ -29,12 +29,29 @@ pub mod proto {
     pub const RSVP: u8 = 46;
 }
 
-/// The IP protocol number of a packet's payload.
-#[inline]
-pub fn protocol(l4: &L4) -> u8 {
-    match l4 {
-        L4::Tcp(_) => proto::TCP,
-        L4::Udp(_) => proto::UDP,
-        L4::Rsvp(_) => proto::RSVP,
+/// IPv4 header without options, bytes (RFC 791 §3.1).
+pub const IPV4_HEADER: u32 = 20;
+/// IPv6 fixed header, bytes (RFC 8200 §3).
+pub const IPV6_HEADER: u32 = 40;
+
+/// A flow identifier computed from header fields (see `queue::FlowKeyKind::key`): exact (no
+/// hashing, so no collisions) and ordered, so per-flow state can live in ordered maps and ties
+/// break deterministically. Here, with the IP layer, so that signalling (RSVP filter specs) and
+/// the queue disciplines share it without depending on each other.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FlowKey(pub u128);
+
+impl FlowKey {
+    /// The 5-tuple key of the packets with these header fields: what a filter spec (RFC 2205
+    /// App. A.9) matches, and `FlowKeyKind::FiveTuple` computes.
+    #[inline]
+    pub fn five_tuple(src: Addr, dst: Addr, proto: u8, sport: u16, dport: u16) -> FlowKey {
+        FlowKey(
+            (src.0 as u128) << 72
+                | (dst.0 as u128) << 40
+                | (proto as u128) << 32
+                | (sport as u128) << 16
+                | dport as u128,
+        )
     }
 }

@@ -23,8 +23,7 @@
 //! per session), ADSPEC/OPWA, integrity and policy objects.
 
 use crate::ip::Addr;
-use crate::packet::IPV4_HEADER;
-use crate::queue::FlowKey;
+use crate::ip::{FlowKey, IPV4_HEADER};
 
 /// RFC 2205 §3.7: the number of refreshes a node may miss before its state expires.
 pub const K: f64 = 3.0;

@@ -50,10 +50,7 @@ pub enum FlowKeyKind {
     DstAddr,
 }
 
-/// A flow identifier as computed by [`FlowKeyKind::key`]. Ordered, so per-flow state can live
-/// in ordered maps and ties break deterministically.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FlowKey(pub u128);
+pub use crate::ip::FlowKey;
 
 impl FlowKeyKind {
     /// The key of `pkt`. Protocol numbers are IANA's (6 = TCP, 17 = UDP).

@@ -10,7 +10,6 @@
 
 use super::tfd::Tfd;
 use super::{FlowKey, QueueDisc};
-use crate::ip::Addr;
 use crate::time::SimTime;
 use crate::units::Rate;
 use std::any::Any;
@@ -61,19 +60,4 @@ pub fn reservations_mut(q: &mut dyn QueueDisc) -> Option<&mut dyn Reservations> 
 /// Read-only [`reservations_mut`].
 pub fn reservations(q: &dyn QueueDisc) -> Option<&dyn Reservations> {
     q.as_any().downcast_ref::<Tfd>().map(|t| t as &dyn Reservations)
-}
-
-impl FlowKey {
-    /// The [`FlowKeyKind::FiveTuple`](super::FlowKeyKind::FiveTuple) key of the packets with
-    /// these header fields: what a filter spec (RFC 2205 App. A.9) matches.
-    #[inline]
-    pub fn five_tuple(src: Addr, dst: Addr, proto: u8, sport: u16, dport: u16) -> FlowKey {
-        FlowKey(
-            (src.0 as u128) << 72
-                | (dst.0 as u128) << 40
-                | (proto as u128) << 32
-                | (sport as u128) << 16
-                | dport as u128,
-        )
-    }
 }

@@ -6,7 +6,7 @@ use crate::link::channel::{check_shares, LinkDir, LinkPhy};
 use crate::link::Port;
 use crate::node::{Addr, Fib, IfaceAddr, MAX_NODES, NO_PORT, PRIMARY_BASE};
 use crate::packet::{FlowId, NodeId, PortId};
-use crate::sim::{socket_key, End, Flow, Simulation, SocketEntry};
+use crate::sim::{flow_ports, socket_key, subflow_ports, End, Flow, Simulation, SocketEntry};
 use crate::subflow::{Subflow, MAX_PATHS};
 use crate::time::SimTime;
 use crate::trace::pcap::PcapWriter;
@@ -464,18 +464,4 @@ impl Scenario {
         sim.enable_probes(&self.output.probes);
         Ok(sim)
     }
-}
-
-/// The (source, destination) transport ports of flow `fid`: the header fields routers and
-/// RSVP name the flow's data by.
-pub fn flow_ports(fid: crate::packet::FlowId) -> (u16, u16) {
-    (10_000 + (fid % 50_000) as u16, 5_000 + (fid % 50_000) as u16)
-}
-
-/// The (source, destination) transport ports of path `k` of flow `fid`: path 0's are
-/// [`flow_ports`]; each other path has a source port of its own and the same destination port,
-/// as MPTCP subflows joining one listener do (RFC 8684 §3.2).
-pub fn subflow_ports(fid: crate::packet::FlowId, k: usize) -> (u16, u16) {
-    let (_, dport) = flow_ports(fid);
-    (10_000 + ((fid as usize % 50_000 + k) % 50_000) as u16, dport)
 }
