@@ -47,6 +47,25 @@ pub(crate) fn socket_key(proto: u8, local: Addr, lport: u16, remote: Addr, rport
 /// A node's socket table entry: the [`socket_key`], and the flow, end and path it names.
 pub(crate) type SocketEntry = (u128, FlowId, u8, u8);
 
+/// The context the endpoint of end `$e` (`$end`, borrowed from `$sim.flows`) of flow `$fid`
+/// acts through: its timers, the world's output and notice buffers, its application's
+/// subscriptions, the probes. A macro, not a method, so that the borrow of the end and the
+/// borrows of the world's other fields stay disjoint.
+macro_rules! end_cx {
+    ($sim:ident, $now:expr, $fid:expr, $e:expr, $end:expr) => {
+        FlowCtx::new(
+            $now,
+            $fid,
+            &mut $sim.out,
+            TimerCtx::new(&mut $sim.timers, &mut $sim.events, $end.sock_timers),
+            &mut $sim.notices,
+        )
+        .sending(END_DIR[$e])
+        .with_subscriptions($end.subscriptions)
+        .with_probes(&mut $sim.probes)
+    };
+}
+
 /// The direction each end of a flow sends in.
 const END_DIR: [Dir; 2] = [Dir::Fwd, Dir::Rev];
 
@@ -674,11 +693,7 @@ impl Simulation {
             Dir::Rev => f.rev.on_receive(pkt.seq_in_flow, pkt.size_bytes, pkt.sent_at, now, bin),
         }
         let end = &mut f.ends[e];
-        let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
-        let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
-            .sending(END_DIR[e])
-            .with_subscriptions(end.subscriptions)
-            .with_probes(&mut self.probes);
+        let mut cx = end_cx!(self, now, fid, e, end);
         end.sock.on_packet(&pkt, &mut cx);
         recycle(&mut self.spare, pkt);
         self.flush(fid, e);
@@ -704,11 +719,7 @@ impl Simulation {
             }
             Component::Socket(fid, e) => {
                 let end = &mut self.flows[fid as usize].ends[e as usize];
-                let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
-                let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
-                    .sending(END_DIR[e as usize])
-                    .with_subscriptions(end.subscriptions)
-                    .with_probes(&mut self.probes);
+                let mut cx = end_cx!(self, now, fid, e as usize, end);
                 end.sock.on_timer(kind, &mut cx);
                 (fid, e)
             }
@@ -791,11 +802,7 @@ impl Simulation {
             }
             let f = &mut self.flows[fid as usize];
             let end = &mut f.ends[e];
-            let timers = TimerCtx::new(&mut self.timers, &mut self.events, end.sock_timers);
-            let mut cx = FlowCtx::new(now, fid, &mut self.out, timers, &mut self.notices)
-                .sending(END_DIR[e])
-                .with_subscriptions(end.subscriptions)
-                .with_probes(&mut self.probes);
+            let mut cx = end_cx!(self, now, fid, e, end);
             for a in self.actions.drain(..) {
                 match a {
                     AppAction::Datagram(d) => end.sock.send_datagram(d, &mut cx),

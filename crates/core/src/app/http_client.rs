@@ -101,15 +101,7 @@ impl HttpClient {
         if self.cfg.objects.is_some_and(|n| self.next >= n) || cx.now >= cx.stop {
             return;
         }
-        let m = self.cfg.size as f64;
-        let size = match self.cfg.dist {
-            SizeDist::Constant => self.cfg.size,
-            SizeDist::Exponential => cx.rng.exponential(m).round().max(1.0) as u64,
-            SizeDist::Pareto => {
-                let a = self.cfg.alpha;
-                cx.rng.pareto(a, m * (a - 1.0) / a).round().max(1.0) as u64
-            }
-        };
+        let size = self.cfg.dist.draw(self.cfg.size, self.cfg.alpha, cx.rng);
         self.next += 1;
         self.asked_at = cx.now;
         // The request names the object's size: the server answers with that many bytes.

@@ -20,6 +20,20 @@ pub enum SizeDist {
     Pareto,
 }
 
+impl SizeDist {
+    /// A size in bytes (at least 1) with mean `mean_bytes`; `alpha` is the Pareto shape (> 1).
+    pub fn draw(&self, mean_bytes: u64, alpha: f64, rng: &mut crate::engine::SimRng) -> u64 {
+        let m = mean_bytes as f64;
+        match self {
+            SizeDist::Constant => m,
+            SizeDist::Exponential => rng.exponential(m),
+            SizeDist::Pareto => rng.pareto(alpha, m * (alpha - 1.0) / alpha),
+        }
+        .round()
+        .max(1.0) as u64
+    }
+}
+
 /// `kind = "web"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -77,17 +91,7 @@ pub struct Web {
 
 impl Web {
     fn next_file(&mut self, cx: &mut AppCtx) {
-        let m = self.cfg.size as f64;
-        let size = match self.cfg.dist {
-            SizeDist::Constant => m,
-            SizeDist::Exponential => cx.rng.exponential(m),
-            SizeDist::Pareto => {
-                let a = self.cfg.alpha;
-                cx.rng.pareto(a, m * (a - 1.0) / a)
-            }
-        }
-        .round()
-        .max(1.0) as u64;
+        let size = self.cfg.dist.draw(self.cfg.size, self.cfg.alpha, cx.rng);
         self.target += size;
         self.started = cx.now;
         cx.write(size);
