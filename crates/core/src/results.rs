@@ -102,7 +102,7 @@ impl Simulation {
             fl.iter().map(|f| f.receiver().delivered_bytes().map_or(f64::NAN, |b| b as f64)).collect();
         t.push("flow", Column::Str(fl.iter().map(|f| f.name.clone()).collect()));
         t.push("transport", Column::Str(fl.iter().map(|f| f.transport_kind.clone()).collect()));
-        t.push("app", Column::Str(fl.iter().map(|f| f.app_kind.clone()).collect()));
+        t.push("app", Column::Str(fl.iter().map(|f| f.ends[0].app_kind.clone()).collect()));
         t.push("src", Column::Str(fl.iter().map(|f| self.node_names[f.src as usize].clone()).collect()));
         t.push("dst", Column::Str(fl.iter().map(|f| self.node_names[f.dst as usize].clone()).collect()));
         t.push("start_s", Column::F64(fl.iter().map(|f| f.start.as_secs_f64()).collect()));

@@ -133,7 +133,6 @@ struct Record {
 pub struct Flow {
     pub name: String,
     pub transport_kind: String,
-    pub app_kind: String,
     pub src: NodeId,
     pub dst: NodeId,
     pub(crate) route_fwd: Option<Vec<PortId>>,
@@ -173,7 +172,6 @@ impl Flow {
         Flow {
             name,
             transport_kind,
-            app_kind: ends[0].app_kind.clone(),
             src: ends[0].node,
             dst: ends[1].node,
             route_fwd: routes.0,
@@ -458,9 +456,6 @@ impl Simulation {
         e.app_timers = block;
         e.started = false;
         self.timers.set(&mut self.events, block, WAKE, f.start);
-        if end == 0 {
-            f.app_kind = e.app_kind.clone();
-        }
         Ok(())
     }
 

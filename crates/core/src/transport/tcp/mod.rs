@@ -952,11 +952,6 @@ impl TcpReceiver {
         self.rcv_nxt > 1
     }
 
-    /// Our advertised window, bytes.
-    pub(crate) fn rcv_wnd(&self) -> u32 {
-        self.window()
-    }
-
     /// A data segment of the other half carried our acknowledgment of everything up to
     /// `rcv_nxt` (RFC 9293 §3.10.7.4: the ACK rides on outgoing data), so a delayed ACK that
     /// was pending is no longer needed (RFC 1122 §4.2.3.2).

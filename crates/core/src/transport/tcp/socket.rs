@@ -72,9 +72,9 @@ impl TcpSocket {
                 continue;
             }
             if h.payload > 0 {
-                // RFC 9293 §3.8.6.3: every data segment acknowledges what we have received.
+                // RFC 9293 §3.8.6.3: every data segment acknowledges what we have received
+                // (its window is already ours: the sending half advertises the same buffer).
                 h.ack = rcv_nxt;
-                h.wnd = self.rcv.rcv_wnd();
                 carried = true;
             } else {
                 // A pure ACK from the receiving half: its sequence number is our next byte.
