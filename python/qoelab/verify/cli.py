@@ -1,8 +1,8 @@
-"""``qoelab verify [--quick] [--only NAME …] [--json FILE] [-j N]``: runs the validation suite
+"""``qoelab verify [--quick] [--only NAME …] [--json FILE] [--markdown FILE] [-j N]``: runs the validation suite
 and prints one table per validation (parameters, measured, reference, tolerance, verdict).
 
 Exit status: 0 when no row is ``FAIL`` (``pass`` and ``known limit`` only), 1 when any row is
-``FAIL``, 2 for bad arguments (an unknown validation name, an unwritable ``--json`` path).
+``FAIL``, 2 for bad arguments (an unknown validation name, an output file in a missing or unwritable folder).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ def register(sub: Any) -> None:
     v.add_argument("--quick", action="store_true", help="the reduced grid CI runs (about a minute)")
     v.add_argument("--only", nargs="+", metavar="NAME", help="run only these validations (names as in the table titles)")
     v.add_argument("--json", metavar="FILE", help="also write every row as JSON")
+    v.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown (the form of docs/validation.md)")
     v.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
     v.set_defaults(func=cmd_verify)
 
@@ -44,28 +45,42 @@ def select(names: Sequence[str] | None) -> list[Any]:
     return [v for v in SUITE if v.name in names]
 
 
-def _check_json_path(path: str) -> Path:
+def _check_json_path(path: str, flag: str = "--json") -> Path:
+    """An output file the user named: its folder must exist and be writable (checked before
+    the runs, so a mistake costs nothing)."""
     p = Path(path)
     if p.is_dir():
-        raise QoelabError(f"--json {path}: is a directory")
+        raise QoelabError(f"{flag} {path}: is a directory")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.is_dir():
-        raise QoelabError(f"--json {path}: folder {parent} does not exist")
+        raise QoelabError(f"{flag} {path}: folder {parent} does not exist")
     if not os.access(parent, os.W_OK):
-        raise QoelabError(f"--json {path}: folder {parent} is not writable")
+        raise QoelabError(f"{flag} {path}: folder {parent} is not writable")
     return p
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def cmd_verify(a: argparse.Namespace) -> int:
     from qoelab.cli import err, out
     from qoelab.progress import progress
     from qoelab.sweep import resolve_jobs
-    from qoelab.verify.core import FAIL, fmt_reference, fmt_value, run_suite
+    from qoelab.verify.core import FAIL, fmt_reference, fmt_value, markdown, run_suite
 
     if a.jobs < 0:
         raise QoelabError(f"-j {a.jobs}: expected 0 (one per CPU) or a positive number of jobs")
     suite = select(a.only)
     json_path = _check_json_path(a.json) if a.json else None
+    md_path = _check_json_path(a.markdown, "--markdown") if a.markdown else None
     jobs = resolve_jobs(a.jobs)
     t0 = time.perf_counter()
     with progress(err, "verify" + (" --quick" if a.quick else ""), unit="points", transient=True) as update:
@@ -97,8 +112,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
                       f"tolerance {r.tolerance}", markup=False, highlight=False)
     if json_path:
         doc = {"quick": a.quick, "wall_s": wall, "jobs": jobs, "rows": [r.to_json() for r in rows]}
-        fd, tmp = tempfile.mkstemp(prefix=f".{json_path.name}.", dir=json_path.parent if str(json_path.parent) else ".")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(json.dumps(doc, indent=2, default=str) + "\n")
-        os.replace(tmp, json_path)
+        _write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")
+    if md_path:
+        _write_atomic(md_path, markdown(suite, rows))
     return EXIT_FAIL if counts["FAIL"] else 0

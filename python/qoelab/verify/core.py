@@ -210,3 +210,21 @@ def fmt_reference(ref: Reference, digits: int = 3) -> str:
     if isinstance(ref, tuple):
         return f"[{fmt_value(ref[0], digits)}, {fmt_value(ref[1], digits)}]"
     return fmt_value(ref, digits)
+
+
+def markdown(suite: Sequence[Validation], rows: Sequence[Row]) -> str:
+    """The rows as Markdown tables, one per validation (the form ``docs/validation.md`` holds)."""
+    lines: list[str] = []
+    for v in suite:
+        mine = [r for r in rows if r.validation == v.name]
+        if not mine:
+            continue
+        unit = f" ({v.unit})" if v.unit else ""
+        lines += [f"**{v.name}**: {v.title}", "",
+                  f"| parameters | measured{unit} | reference | tolerance | verdict |", "|---|---|---|---|---|"]
+        for r in mine:
+            verdict = f"**{r.verdict}**" if r.verdict == FAIL else r.verdict
+            lines.append(f"| {r.label} | {fmt_value(r.measured, v.digits)} | {fmt_reference(r.reference, v.digits)} "
+                         f"| {r.tolerance} | {verdict} |")
+        lines.append("")
+    return "\n".join(lines)

@@ -369,7 +369,8 @@ def measure_rtt_exponent(params: Params) -> dict[str, Any]:
     # Lakshman & Madhow's RTT includes the queueing delay both flows see at the bottleneck.
     rs, rl = short / 1e3 + queue_s, long / 1e3 + queue_s
     return {"value": cf.rtt_exponent(x[0], x[1], rs, rl), "goodput_mbps": [g / 1e6 for g in x],
-            "mean_queue_ms": queue_s * 1e3}
+            "fast_retransmits": [r.flow(f"tcp{i}")["fast_retransmits"] for i in range(2)],
+            "rto_count": [r.flow(f"tcp{i}")["rto_count"] for i in range(2)], "mean_queue_ms": queue_s * 1e3}
 
 
 RTT_UNFAIRNESS = Validation(
