@@ -138,3 +138,27 @@ def test_quick_suite_as_ci_runs_it(tmp_path):
     assert code == (1 if failing else 0)
     for i in failing:
         assert f"FAIL {i}" in out
+
+
+def test_deviation_column():
+    from qoelab.verify.core import deviation
+
+    assert deviation(112.0, 100.0, True) == "+12.0 %"
+    assert deviation(0.95, 1.0, False) == "-0.05"
+    assert deviation(1.5, (1.0, 2.0), False) == "in"
+    assert deviation(2.2, (1.0, 2.0), False) == "+0.2"
+    assert deviation(0.5, (1.0, 2.0), True) == "-50.0 %"
+
+
+def test_docs_table_covers_the_full_grid(root):
+    """docs/validation.md holds the full table: one row per point of every validation's grid, with
+    the tolerance the suite uses (so a changed grid or tolerance means a re-run table)."""
+    from qoelab.verify.core import Row  # noqa: F401  (labels come from the validations themselves)
+
+    text = (root / "docs" / "validation.md").read_text()
+    for v in SUITE:
+        assert f"**{v.name}**: {v.title}" in text, v.name
+        section = text.split(f"**{v.name}**: {v.title}", 1)[1].split("\n\n**", 1)[0]
+        for p in v.grid:
+            assert f"| {v.describe(p)} |" in section, (v.name, p)
+        assert f"| {v.tolerance.describe()} |" in section, v.name

@@ -74,7 +74,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
     from qoelab.cli import err, out
     from qoelab.progress import progress
     from qoelab.sweep import resolve_jobs
-    from qoelab.verify.core import FAIL, fmt_reference, fmt_value, markdown, run_suite
+    from qoelab.verify.core import FAIL, deviation, fmt_reference, fmt_value, markdown, run_suite
 
     if a.jobs < 0:
         raise QoelabError(f"-j {a.jobs}: expected 0 (one per CPU) or a positive number of jobs")
@@ -94,11 +94,12 @@ def cmd_verify(a: argparse.Namespace) -> int:
         t = Table(title=f"{v.name}: {v.title}", title_justify="left", caption=f"reference: {v.citation}",
                   caption_justify="left")
         for h, j in (("parameters", "left"), (f"measured{' ' + v.unit if v.unit else ''}", "right"),
-                     ("reference", "right"), ("tolerance", "right"), ("verdict", "left")):
+                     ("reference", "right"), ("deviation", "right"), ("tolerance", "right"), ("verdict", "left")):
             t.add_column(h, justify=j)  # type: ignore[arg-type]
         for r in by_name.get(v.name, []):
             verdict = f"[{style[r.verdict]}]{r.verdict}[/]"
-            t.add_row(r.label, fmt_value(r.measured, v.digits), fmt_reference(r.reference, v.digits), r.tolerance, verdict)
+            t.add_row(r.label, fmt_value(r.measured, v.digits), fmt_reference(r.reference, v.digits),
+                      deviation(r.measured, r.reference, v.tolerance.relative), r.tolerance, verdict)
         out.print(t)
         for r in by_name.get(v.name, []):
             if r.reason:

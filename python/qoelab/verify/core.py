@@ -212,6 +212,23 @@ def fmt_reference(ref: Reference, digits: int = 3) -> str:
     return fmt_value(ref, digits)
 
 
+def deviation(measured: float, reference: Reference, relative: bool) -> str:
+    """How far the measured value lies from the reference: ``+12.3 %`` (relative tolerances) or
+    ``−0.04`` (absolute); for an interval, the distance to its nearer end, ``in`` inside it."""
+    if isinstance(reference, tuple):
+        lo, hi = reference
+        if lo <= measured <= hi:
+            return "in"
+        ref = lo if measured < lo else hi
+    else:
+        ref = reference
+    if not math.isfinite(measured):
+        return "-"
+    if relative:
+        return f"{(measured / ref - 1) * 100:+.1f} %" if ref else "-"
+    return f"{measured - ref:+.3g}"
+
+
 def markdown(suite: Sequence[Validation], rows: Sequence[Row]) -> str:
     """The rows as Markdown tables, one per validation (the form ``docs/validation.md`` holds)."""
     lines: list[str] = []
@@ -221,10 +238,13 @@ def markdown(suite: Sequence[Validation], rows: Sequence[Row]) -> str:
             continue
         unit = f" ({v.unit})" if v.unit else ""
         lines += [f"**{v.name}**: {v.title}", "",
-                  f"| parameters | measured{unit} | reference | tolerance | verdict |", "|---|---|---|---|---|"]
+                  f"| parameters | measured{unit} | reference | deviation | tolerance | verdict |", "|---|---|---|---|---|---|"]
         for r in mine:
             verdict = f"**{r.verdict}**" if r.verdict == FAIL else r.verdict
+            dev = deviation(r.measured, r.reference, v.tolerance.relative)
             lines.append(f"| {r.label} | {fmt_value(r.measured, v.digits)} | {fmt_reference(r.reference, v.digits)} "
-                         f"| {r.tolerance} | {verdict} |")
+                         f"| {dev} | {r.tolerance} | {verdict} |")
         lines.append("")
+        for reason in dict.fromkeys(r.reason for r in mine if r.reason):
+            lines += [f"*known limit*: {reason}.", ""]
     return "\n".join(lines)
