@@ -81,8 +81,14 @@ PADHYE_T0 = 1.0
 WMAX = (4 << 20) / 1448
 
 
+#: The closed-form TCP rows (Padhye, the SACK bound, CUBIC's response function) validate the
+#: RFC algorithms, so they pin the RFC-pure profile once the core has profiles (today's TCP is
+#: that profile); None until then.
+_RFC = tcp_profile("rfc")
+
+
 def measure_padhye(params: Params, sack: bool = False) -> dict[str, Any]:
-    tr = {"kind": "tcp", "cc": "newreno", "sack": sack, "min_rto": "1s"}
+    tr = _with_profile({"kind": "tcp", "cc": "newreno", "sack": sack, "min_rto": "1s"}, params.get("tcp_profile"))
     r = _lossy_path(params["rtt_ms"], PADHYE_SECS, {"kind": "bernoulli", "p": params["p"]}, tr)
     f = r.flow("tcp")
     return {"value": f["segments_sent"] / PADHYE_SECS, "srtt_s": f["srtt_s"], "rto_count": f["rto_count"]}
@@ -101,11 +107,17 @@ def _between_full_and_td(value: float, params: Params, m: dict[str, Any]) -> boo
     return lo <= value <= 1.10 * cf.padhye_td_only(params["p"], m["srtt_s"])
 
 
+def _profile_suffix(p: Params) -> str:
+    return f", profile={p['tcp_profile']}" if p.get("tcp_profile") else ""
+
+
 def _describe_p_rtt(p: Params) -> str:
-    return f"p={_pct(p['p'])}, RTT={p['rtt_ms']:g} ms"
+    return f"p={_pct(p['p'])}, RTT={p['rtt_ms']:g} ms{_profile_suffix(p)}"
 
 
-PADHYE_GRID = [{"p": p, "rtt_ms": rtt} for rtt in (20, 50, 100, 150, 200, 300) for p in (0.005, 0.01, 0.02, 0.05)]
+PADHYE_GRID = [{"p": p, "rtt_ms": rtt, "tcp_profile": _RFC} for rtt in (20, 50, 100, 150, 200, 300)
+               for p in (0.005, 0.01, 0.02, 0.05)]
+PADHYE_QUICK = [g for g in PADHYE_GRID if (g["p"], g["rtt_ms"]) in ((0.005, 100), (0.02, 100), (0.01, 200), (0.05, 300), (0.02, 20))]
 
 PADHYE = Validation(
     name="padhye",
@@ -113,8 +125,7 @@ PADHYE = Validation(
     citation="J. Padhye, V. Firoiu, D. Towsley, J. Kurose, Modeling TCP Throughput: A Simple Model and its "
              "Empirical Validation, SIGCOMM 1998, eq. (30), b = 1, T0 = 1 s (min_rto), RTT = measured SRTT",
     grid=PADHYE_GRID,
-    quick=[{"p": 0.005, "rtt_ms": 100}, {"p": 0.02, "rtt_ms": 100}, {"p": 0.01, "rtt_ms": 200},
-           {"p": 0.05, "rtt_ms": 300}, {"p": 0.02, "rtt_ms": 20}],
+    quick=PADHYE_QUICK,
     measure=measure_padhye,
     reference=ref_padhye,
     tolerance=Tolerance(0.25, 0.25, why=(
@@ -164,8 +175,7 @@ PADHYE_SACK = Validation(
              "Macroscopic Behavior of the TCP Congestion Avoidance Algorithm, CCR 27(3) 1997, C = sqrt(3/2): "
              "B = 1/(RTT·sqrt(2p/3)), RTT = measured SRTT",
     grid=PADHYE_GRID,
-    quick=[{"p": 0.005, "rtt_ms": 100}, {"p": 0.02, "rtt_ms": 100}, {"p": 0.01, "rtt_ms": 200},
-           {"p": 0.05, "rtt_ms": 300}, {"p": 0.02, "rtt_ms": 20}],
+    quick=PADHYE_QUICK,
     measure=measure_padhye_sack,
     reference=ref_td_only,
     tolerance=Tolerance(0.15, 0.15, why=(
@@ -397,7 +407,8 @@ CUBIC_SECS = 600.0
 
 
 def measure_cubic_window(params: Params) -> dict[str, Any]:
-    r = _lossy_path(params["rtt_ms"], CUBIC_SECS, {"kind": "bernoulli", "p": params["p"]}, {"kind": "tcp", "cc": "cubic"})
+    tr = _with_profile({"kind": "tcp", "cc": "cubic"}, params.get("tcp_profile"))
+    r = _lossy_path(params["rtt_ms"], CUBIC_SECS, {"kind": "bernoulli", "p": params["p"]}, tr)
     f = r.flow("tcp")
     _, region = cf.cubic_response(params["p"], f["srtt_s"])
     return {"value": f["segments_sent"] / CUBIC_SECS * f["srtt_s"], "srtt_s": f["srtt_s"], "region": region}
@@ -408,9 +419,9 @@ CUBIC_RESPONSE = Validation(
     title="CUBIC (SACK) average window vs RFC 9438's response function, Bernoulli loss",
     citation="RFC 9438 §5.1: AVG_W_cubic = (C(3+β)/(4(1−β)))^¼ · RTT^¾/p^¾ (CUBIC region) and "
              "AVG_W_est = sqrt(3/(2p)) (Reno-friendly region), whichever is larger; C = 0.4, β = 0.7",
-    grid=[{"rtt_ms": r, "p": p} for r, p in ((40, 0.01), (40, 0.02), (40, 0.05), (100, 0.0001), (200, 0.001),
-                                              (300, 0.0005), (300, 0.0002))],
-    quick=[{"rtt_ms": 40, "p": 0.02}, {"rtt_ms": 300, "p": 0.0005}],
+    grid=[{"rtt_ms": r, "p": p, "tcp_profile": _RFC} for r, p in ((40, 0.01), (40, 0.02), (40, 0.05), (100, 0.0001),
+                                                                (200, 0.001), (300, 0.0005), (300, 0.0002))],
+    quick=[{"rtt_ms": 40, "p": 0.02, "tcp_profile": _RFC}, {"rtt_ms": 300, "p": 0.0005, "tcp_profile": _RFC}],
     measure=measure_cubic_window,
     reference=lambda params, m: cf.cubic_response(params["p"], m["srtt_s"])[0],
     tolerance=Tolerance(0.10, 0.30, why=(
@@ -419,7 +430,8 @@ CUBIC_RESPONSE = Validation(
         "its convex region, both of which only raise the average (for Reno, random loss alone gives +7 %: "
         "Mathis et al.); the AIMD(1, 0.7) average, the Reno-friendly ceiling, is +37 %")),
     unit="segments",
-    describe=lambda p: f"RTT={p['rtt_ms']:g} ms, p={_pct(p['p'])} ({cf.cubic_response(p['p'], p['rtt_ms'] / 1e3)[1]})",
+    describe=lambda p: (f"RTT={p['rtt_ms']:g} ms, p={_pct(p['p'])} ({cf.cubic_response(p['p'], p['rtt_ms'] / 1e3)[1]})"
+                        f"{_profile_suffix(p)}"),
 )
 
 # --- Spurious retransmissions ---------------------------------------------------------------
