@@ -279,8 +279,8 @@ class TfdCell(Scenario):
     def validate(self) -> None:
         self.concrete().validate()
 
-    def run(self, out_dir: Path | None = None):
-        return self.concrete().run(out_dir)
+    def run(self, out_dir: Path | None = None, progress=None):
+        return self.concrete().run(out_dir, progress=progress)
 
 
 # --- metrics ---------------------------------------------------------------------------------
