@@ -151,7 +151,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
     sc = _load(a.scenario, a.set)
     axes = parse_grid(a.grid or [])
-    out_dir = _output_arg(a.output) or default_output(sc, "-sweep")
+    from qoelab.outdir import check_folder
+
+    out_dir = check_folder(_output_arg(a.output) or default_output(sc, "-sweep"))
     with progress(err, f"sweep {sc.source}") as update:
         counts = run_sweep(sc, axes, a.reps, out_dir, a.jobs, update)
     repaired = f", {counts['repaired']} of them damaged and redone" if counts.get("repaired") else ""
@@ -281,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one scenario")
     scen(r)
-    r.add_argument("-o", "--output", metavar="DIR", help="results directory (default results/<scenario>)")
+    r.add_argument("-o", "--output", metavar="DIR", help="results directory, replaced whole (default results/<scenario file stem>)")
     r.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
     r.set_defaults(func=cmd_run)
 

@@ -68,10 +68,31 @@ def check(target: Path, what: str = "-o/--output") -> Path:
                 f"{what} {target}: exists, is not empty and holds no earlier qoelab results ({MARKER}); "
                 "it would be replaced as a whole, so choose a new or empty folder"
             )
+    _check_writable(target.parent, target, what)
+    return target
+
+
+def check_folder(target: Path, what: str = "-o/--output") -> Path:
+    """Checks a folder that is kept and added to (a sweep or a reproduction, which resume):
+    it is a directory or can be created, and can be written in. Creates nothing."""
+    target = Path(target)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise QoelabError(f"{what} {target}: cannot use as output folder: {_why(e)}") from None
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise QoelabError(f"{what} {target}: exists and is not a directory")
+    _check_writable(target if st is not None else target.parent, target, what)
+    return target
+
+
+def _check_writable(start: Path, target: Path, what: str) -> None:
     # The nearest existing ancestor must be a directory we can write in (the missing folders
     # are created when the results are written). Writability as the kernel sees it (root
     # ignores modes, read-only mounts do not): make and remove a probe folder there.
-    parent = Path(os.path.abspath(target)).parent
+    parent = Path(os.path.abspath(start))
     try:
         while not os.path.lexists(parent):
             parent = parent.parent
@@ -81,7 +102,6 @@ def check(target: Path, what: str = "-o/--output") -> Path:
         os.rmdir(probe)
     except OSError as e:
         raise QoelabError(f"{what} {target}: cannot write in {parent}: {_why(e)}") from None
-    return target
 
 
 def _partial_prefix(target: Path) -> str:
@@ -94,6 +114,7 @@ def staged(target: Path) -> Iterator[Path]:
     atomically, on an exception (or Ctrl-C) it is removed and ``target`` is left as it was.
     Call :func:`check` first for a clear error on an unusable target."""
     target = Path(target)
+    created = [p for p in Path(os.path.abspath(target)).parents if not os.path.lexists(p)]
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=_partial_prefix(target), dir=target.parent))
@@ -104,6 +125,11 @@ def staged(target: Path) -> Iterator[Path]:
         replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        for p in created:  # innermost first: the folders made for this run, if still empty
+            try:
+                os.rmdir(p)
+            except OSError:
+                break
         raise
 
 

@@ -26,12 +26,17 @@ def prepare(case: dict, d: Path) -> dict[str, str]:
     for name, content in (case.get("files") or {}).items():
         p = d / name
         p.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, dict) and "repeat" in content:  # big files without big case data
+        if isinstance(content, dict) and "hex" in content:
+            p.write_bytes(bytes.fromhex(content["hex"]))
+        elif isinstance(content, dict) and "repeat" in content:  # big files without big case data
             with open(p, "w") as fh:
                 for _ in range(content["times"]):
                     fh.write(content["repeat"])
         else:
-            p.write_text(content.format(**subs) if isinstance(content, str) else json.dumps(content))
+            text = content if isinstance(content, str) else json.dumps(content)
+            for k, v in subs.items():
+                text = text.replace("{" + k + "}", v)
+            p.write_text(text)
     for name in case.get("dirs") or []:
         (d / name).mkdir(parents=True, exist_ok=True)
     for name in case.get("fifos") or []:
@@ -46,7 +51,11 @@ def run_case(case: dict, base: Path) -> dict:
 
     d = Path(tempfile.mkdtemp(prefix="case-", dir=base))
     subs = prepare(case, d)
-    argv = [a.format(**subs) for a in case["args"]]
+    argv = []
+    for a in case["args"]:
+        for k, v in subs.items():
+            a = a.replace("{" + k + "}", v)
+        argv.append(a)
     outs = [tempfile.TemporaryFile(dir=base) for _ in range(2)]
     saved = [os.dup(1), os.dup(2)]
     sys.stdout.flush()

@@ -49,10 +49,16 @@ fn a_node_name_with_a_slash_is_refused_before_any_file_is_written() {
     let d = tmp("slash");
     for bad in ["../../x", "a/b", "..\\x", "x\ny", "/etc/passwd"] {
         let e = build(&scenario(bad, "", &[format!("{bad}->B")]), &d.join("out")).unwrap_err();
-        assert!(e.starts_with("links[0].a") && e.contains("may not hold slashes or control characters"), "{bad:?}: {e}");
+        assert!(
+            e.starts_with("links[0].a") && e.contains("may not hold slashes or control characters"),
+            "{bad:?}: {e}"
+        );
     }
-    let e = build(&scenario("A", "[[links]]\na = \"B\"\nb = \"../C\"\nrate = \"1Mbps\"\ndelay = \"1ms\"", &[]), &d.join("out"))
-        .unwrap_err();
+    let e = build(
+        &scenario("A", "[[links]]\na = \"B\"\nb = \"../C\"\nrate = \"1Mbps\"\ndelay = \"1ms\"", &[]),
+        &d.join("out"),
+    )
+    .unwrap_err();
     assert!(e.starts_with("links[1].b"), "{e}");
     assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1, "only the output folder exists");
     assert_eq!(std::fs::read_dir(d.join("out")).unwrap().count(), 0, "nothing written");

@@ -417,33 +417,6 @@ impl Scenario {
             flows.push(flow);
         }
 
-        // Captures.
-        for (k, name) in self.output.pcap.iter().enumerate() {
-            let kp = format!("output.pcap[{k}]");
-            let Some(i) = ports.iter().position(|p| &p.name == name) else {
-                let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
-                return Err(ScenarioError::new(
-                    kp,
-                    format!("unknown link direction {name:?} (known: {})", known.join(", ")),
-                ));
-            };
-            let dir = opts
-                .pcap_dir
-                .ok_or_else(|| ScenarioError::new(kp.clone(), "no output directory given for captures"))?;
-            let file_name = capture_file_name(name);
-            if let Some(j) = self.output.pcap[..k].iter().position(|o| capture_file_name(o) == file_name) {
-                return Err(ScenarioError::new(
-                    kp,
-                    format!("{name:?} and output.pcap[{j}] {:?} would both be written to {file_name}", self.output.pcap[j]),
-                ));
-            }
-            let file = dir.join(&file_name);
-            let f = std::fs::File::create(&file)
-                .map_err(|e| ScenarioError::new(kp.clone(), format!("cannot create {}: {e}", file.display())))?;
-            ports[i].capture =
-                Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
-        }
-
         // Throughput series are dense (one counter per bin per flow and direction): bound them
         // before the run rather than exhaust memory part-way through it.
         let bins_per_flow = end.0.div_ceil(bin_ns);
@@ -462,6 +435,40 @@ impl Scenario {
         }
         for v in &mut sockets {
             v.sort_unstable();
+        }
+        // Captures: names checked first, files created last, after every other check, so
+        // that a scenario with a mistake never creates (or truncates) a file.
+        let mut captures = Vec::with_capacity(self.output.pcap.len());
+        for (k, name) in self.output.pcap.iter().enumerate() {
+            let kp = format!("output.pcap[{k}]");
+            let Some(i) = ports.iter().position(|p| &p.name == name) else {
+                let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
+                return Err(ScenarioError::new(
+                    kp,
+                    format!("unknown link direction {name:?} (known: {})", known.join(", ")),
+                ));
+            };
+            let file_name = capture_file_name(name);
+            if let Some(j) = self.output.pcap[..k].iter().position(|o| capture_file_name(o) == file_name) {
+                return Err(ScenarioError::new(
+                    kp,
+                    format!(
+                        "{name:?} and output.pcap[{j}] {:?} would both be written to {file_name}",
+                        self.output.pcap[j]
+                    ),
+                ));
+            }
+            captures.push((kp, i, file_name));
+        }
+        for (kp, i, file_name) in captures {
+            let dir = opts
+                .pcap_dir
+                .ok_or_else(|| ScenarioError::new(kp.clone(), "no output directory given for captures"))?;
+            let file = dir.join(&file_name);
+            let f = std::fs::File::create(&file)
+                .map_err(|e| ScenarioError::new(kp.clone(), format!("cannot create {}: {e}", file.display())))?;
+            ports[i].capture =
+                Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
         }
         let mut sim = Simulation::assemble(end, seed, names, fib, sockets, ports, flows, bin_ns);
         sim.enable_probes(&self.output.probes);
