@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -314,6 +315,10 @@ def is_done(run_dir: Path) -> bool:
     return (run_dir / "done").exists()
 
 
+#: Most runs one sweep may hold (the TFD grid with the paper's 20 repetitions has 8,800); a
+#: typo in ``--reps`` should not fill memory with cells before failing.
+MAX_RUNS = 1_000_000
+
 #: ``-j`` may ask for at most this many runs per CPU (more only adds memory and switching).
 JOBS_PER_CPU = 4
 
@@ -425,6 +430,10 @@ def run_sweep(
     if reps < 1:
         raise QoelabError(f"--reps {reps}: must be at least 1")
     jobs = resolve_jobs(jobs)
+    total = reps * math.prod(len(v) for _, v in axes)
+    if total > MAX_RUNS:
+        raise QoelabError(f"--grid/--reps: {total} runs ({' x '.join(str(len(v)) for _, v in axes) or '1'} cells x {reps} reps), "
+                          f"more than the {MAX_RUNS} a sweep may hold")
     all_cells = cells(axes, reps)
     check_run_ids(all_cells)
     if out_dir.exists() and not out_dir.is_dir():
