@@ -63,7 +63,15 @@ def bench_one(path: Path, reps: int = 1) -> dict[str, Any]:
 
 
 def bench_paths(names: list[str] | None) -> list[Path]:
+    """The bundled bench scenarios by name (``dumbbell-10m``); an unknown name is an error
+    listing the known ones (names never reach outside ``scenarios/bench/``)."""
+    from qoelab.errors import QoelabError
+
     d = root() / "scenarios" / "bench"
+    known = sorted(p.stem for p in d.glob("*.toml"))
+    for n in names or []:
+        if n not in known:
+            raise QoelabError(f"bench {n!r}: no such bench scenario (known: {', '.join(known)})")
     return [d / f"{n}.toml" for n in (names or BENCH_SCENARIOS)]
 
 

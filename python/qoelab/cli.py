@@ -85,6 +85,7 @@ def print_summary(res: Any, title: str = "") -> None:
 
 
 def _load(path: str, sets: Sequence[str]) -> Any:
+    from qoelab.errors import ScenarioError
     from qoelab.paths import scenario_path
     from qoelab.scenario import Scenario, parse_value
 
@@ -93,21 +94,45 @@ def _load(path: str, sets: Sequence[str]) -> Any:
         if "=" not in s:
             raise QoelabError(f"--set {s!r}: expected key.path=value")
         k, v = s.split("=", 1)
-        sc.set(k.strip(), parse_value(v.strip()))
+        try:
+            sc.set(k.strip(), parse_value(v.strip()))
+        except ValueError as e:  # ScenarioError included: it names the key path
+            msg = e.message if isinstance(e, ScenarioError) else f"{k.strip()} = {e}"
+            raise ScenarioError(sc.source, f"--set {msg}") from None
     return sc
 
 
+def default_output(sc: Any, suffix: str = "") -> Path:
+    """``results/<name>``: the scenario file's own name (its stem; ``scenario.toml`` takes its
+    folder's name), so two scenarios of one folder do not share a results folder."""
+    from qoelab.outdir import safe_name
+
+    src = Path(sc.source)
+    name = src.parent.name if src.name == "scenario.toml" else src.stem
+    return Path("results") / (safe_name(name or "scenario") + suffix)
+
+
+def _output_arg(value: str | None) -> Path | None:
+    if value is None:
+        return None
+    if not value.strip():
+        raise QoelabError("-o/--output: empty folder name")
+    return Path(value)
+
+
 def cmd_run(a: argparse.Namespace) -> int:
-    sc = _load(a.scenario, a.set)
-    out_dir = Path(a.output) if a.output else Path("results") / Path(sc.source).parent.name
-    out_dir.mkdir(parents=True, exist_ok=True) if sc.data.get("output", {}).get("pcap") else None
+    from qoelab import outdir
     from qoelab.progress import progress
 
+    sc = _load(a.scenario, a.set)
+    out_dir = outdir.check(_output_arg(a.output) or default_output(sc))
     t0 = time.perf_counter()
-    with progress(err, f"running {sc.source}", unit="s simulated", fmt=lambda x: f"{x:.1f}", transient=True) as update:
-        res = sc.run(out_dir, progress=update)
-    wall = time.perf_counter() - t0
-    res.write(out_dir, plot=not a.no_plot)
+    with outdir.staged(out_dir) as tmp:
+        # Captures and tables go to the temporary folder, which replaces out_dir when complete.
+        with progress(err, f"running {sc.source}", unit="s simulated", fmt=lambda x: f"{x:.1f}", transient=True) as update:
+            res = sc.run(tmp, progress=update)
+        wall = time.perf_counter() - t0
+        res.write_into(tmp, plot=not a.no_plot)
     print_summary(res, title=sc.data.get("name") or sc.source)
     out.print(f"wall {wall:.2f} s; results in {out_dir}/")
     return 0
@@ -126,19 +151,26 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
     sc = _load(a.scenario, a.set)
     axes = parse_grid(a.grid or [])
-    out_dir = Path(a.output) if a.output else Path("results") / (Path(sc.source).parent.name + "-sweep")
+    from qoelab.outdir import check_folder
+
+    out_dir = check_folder(_output_arg(a.output) or default_output(sc, "-sweep"))
     with progress(err, f"sweep {sc.source}") as update:
         counts = run_sweep(sc, axes, a.reps, out_dir, a.jobs, update)
-    out.print(f"{counts['total']} runs ({counts['skipped']} already done, {counts['ran']} run now); tables in {out_dir}/")
+    repaired = f", {counts['repaired']} of them damaged and redone" if counts.get("repaired") else ""
+    out.print(f"{counts['total']} runs ({counts['skipped']} already done, {counts['ran']} run now{repaired}); tables in {out_dir}/")
     return 0
 
 
 def cmd_bench(a: argparse.Namespace) -> int:
     from qoelab.bench import bench_one, bench_paths, ns3_reference
 
+    if a.reps < 1:
+        raise QoelabError(f"--reps {a.reps}: must be at least 1")
+    json_out = _check_out_file(a.json, "--json") if a.json else None
+    paths = bench_paths(a.scenario)
     ref = ns3_reference()
     rows = []
-    for p in bench_paths(a.scenario):
+    for p in paths:
         with err.status(f"bench {p.stem} …"):
             rows.append(bench_one(p, a.reps))
     t = Table(title="qoelab bench")
@@ -153,9 +185,46 @@ def cmd_bench(a: argparse.Namespace) -> int:
             _fmt(r["udp_loss"] * 100), _fmt(n.get("wall_s")), _fmt(n["wall_s"] / r["wall_s"]) + "×" if n else "-",
         )
     out.print(t)
-    if a.json:
-        Path(a.json).write_text(json.dumps({"qoelab": rows, "ns3": ref}, indent=2) + "\n")
+    if json_out:
+        _write_file(json_out, json.dumps({"qoelab": rows, "ns3": ref}, indent=2) + "\n", "--json")
     return 0
+
+
+def _check_out_file(name: str, what: str) -> Path:
+    """An output file named on the command line, checked before any work: not a folder or a
+    device, in an existing writable folder."""
+    import os
+    import stat
+
+    p = Path(name)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise QoelabError(f"{what} {p}: {e.strerror or e}") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise QoelabError(f"{what} {p}: exists and is not a regular file")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise QoelabError(f"{what} {p}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise QoelabError(f"{what} {p}: folder {parent} is not writable")
+    return p
+
+
+def _write_file(p: Path, text: str, what: str) -> None:
+    """Writes through a temporary file renamed into place (never a half-written file)."""
+    import os
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.partial-", dir=p.parent)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except OSError as e:
+        raise QoelabError(f"{what} {p}: cannot write: {e.strerror or e}") from None
 
 
 def cmd_demo(a: argparse.Namespace) -> int:
@@ -214,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one scenario")
     scen(r)
-    r.add_argument("-o", "--output", metavar="DIR", help="results directory (default results/<scenario>)")
+    r.add_argument("-o", "--output", metavar="DIR", help="results directory, replaced whole (default results/<scenario file stem>)")
     r.add_argument("--no-plot", action="store_true", help="skip the PNG plot")
     r.set_defaults(func=cmd_run)
 

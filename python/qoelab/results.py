@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,23 +111,14 @@ class Results:
     def write(self, out_dir: Path, *, plot: bool = True) -> Path:
         """Writes Parquet tables, ``summary.json``, the normalised scenario and plots.
 
-        Files go to a temporary sibling directory first, which is renamed to ``out_dir`` only
-        when complete, so an interrupted write never looks finished."""
-        out_dir = Path(out_dir)
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
-        try:
+        The files go to a temporary sibling folder that then replaces ``out_dir`` as a whole
+        (see :mod:`qoelab.outdir`): an interrupted write never looks finished, and no file of an
+        earlier run is left beside the new ones."""
+        from qoelab import outdir
+
+        out_dir = outdir.check(Path(out_dir), "output folder")
+        with outdir.staged(out_dir) as tmp:
             self.write_into(tmp, plot=plot)
-            if out_dir.exists():
-                # Keep what another step placed there (e.g. pcap files), replace our own files.
-                for f in tmp.iterdir():
-                    os.replace(f, out_dir / f.name)
-                tmp.rmdir()
-            else:
-                os.replace(tmp, out_dir)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         return out_dir
 
     def write_into(self, d: Path, *, plot: bool = True) -> None:

@@ -70,6 +70,8 @@ def parse_value(text: str) -> Any:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except RecursionError:
+        raise ValueError(f"{_short(text)}: nested deeper than {MAX_DEPTH} levels") from None
 
 
 class Scenario:
@@ -86,17 +88,10 @@ class Scenario:
 
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
+        """Reads a scenario file: a regular file of at most :data:`MAX_FILE_BYTES`, UTF-8
+        TOML nested at most :data:`MAX_DEPTH` deep, integers within 64 bits."""
         p = Path(path)
-        try:
-            text = p.read_text()
-        except OSError as e:
-            raise ScenarioError(str(p), f"cannot read scenario: {e.strerror or e}") from None
-        except UnicodeDecodeError:
-            raise ScenarioError(str(p), "cannot read scenario: not UTF-8 text") from None
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ScenarioError(str(p), f"malformed TOML: {e}") from None
+        data = parse_toml(read_text_file(p, "scenario"), str(p))
         return cls(data, str(p), p.resolve().parent)
 
     def copy(self) -> "Scenario":
@@ -113,11 +108,15 @@ class Scenario:
 
     def set(self, path: str, value: Any) -> None:
         """Sets a value by key path. The parent must exist; the leaf may be new (the core
-        rejects unknown keys when the scenario is built)."""
+        rejects unknown keys when the scenario is built). The value is checked as a loaded
+        file is (nesting depth, 64-bit integers); an error names the key path and value."""
         try:
             keys = parse_key_path(path)
         except ValueError as e:
             raise ScenarioError(self.source, str(e)) from None
+        problem = check_data(value, keys)
+        if problem:
+            raise ScenarioError(self.source, f"{path} = {_short(value)}: {problem[1]}")
         node: Any = self.data
         for i, k in enumerate(keys[:-1]):
             try:
@@ -153,6 +152,98 @@ class Scenario:
         except _native.ScenarioError as e:
             raise ScenarioError(self.source, str(e)) from None
         return Results(tables, self)
+
+
+#: Largest scenario file read (bytes). Bundled scenarios are a few kB; a topology of 10^5
+#: explicit links is 6.6 MB and takes about 10 s to parse and re-serialise (``count`` expands
+#: repeated entries without text, so larger networks need no larger files).
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+#: Deepest nesting of tables and arrays in a scenario (the bundled ones reach 5).
+MAX_DEPTH = 32
+
+_I64 = (-(2**63), 2**63 - 1)
+
+
+def read_text_file(p: Path, what: str, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of a regular file of at most ``limit`` bytes. Devices, FIFOs and folders are
+    refused before they are opened (``/dev/zero`` would never end); errors name the file."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(p)
+    except OSError as e:
+        raise ScenarioError(str(p), f"cannot read {what}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise ScenarioError(str(p), f"cannot read {what}: {kind}, not a regular file")
+    if st.st_size > limit:
+        raise ScenarioError(str(p), f"{what} file is {st.st_size} bytes, more than the {limit} allowed")
+    try:
+        with open(p, "rb") as fh:
+            raw = fh.read(limit + 1)
+    except OSError as e:
+        raise ScenarioError(str(p), f"cannot read {what}: {e.strerror or e}") from None
+    if len(raw) > limit:  # grew since stat, or a file system that reports no size
+        raise ScenarioError(str(p), f"{what} file is more than the {limit} bytes allowed")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(str(p), f"cannot read {what}: not UTF-8 text (byte {e.start})") from None
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """Parses scenario TOML and checks it with :func:`check_data`. The error names the
+    position (tomllib's line and column), never the file's text."""
+    import sys
+
+    # tomllib recurses once per nesting level, a few frames each: leave room for MAX_DEPTH
+    # and report anything deeper as too deep rather than as a RecursionError.
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(source, f"malformed TOML: {e}") from None
+    except RecursionError:
+        raise ScenarioError(source, f"nested deeper than {MAX_DEPTH} levels (the limit is "
+                            f"{MAX_DEPTH}; Python's recursion limit is {sys.getrecursionlimit()})") from None
+    problem = check_data(data, [])
+    if problem:
+        raise ScenarioError(source, f"{problem[0]}: {problem[1]}")
+    return data
+
+
+def check_data(value: Any, at: list[str | int]) -> tuple[str, str] | None:
+    """What is wrong with scenario data ``value`` found at key path ``at`` (the key path and
+    the reason), or None: nesting
+    deeper than :data:`MAX_DEPTH`, or an integer outside 64 bits (TOML's range; the core could
+    only name a line of the re-serialised text). Iterative, so depth costs no stack."""
+    stack: list[tuple[Any, list[str | int]]] = [(value, list(at))]
+    while stack:
+        v, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            return f"{_fmt(path[:MAX_DEPTH])}…", f"nested deeper than {MAX_DEPTH} levels"
+        if isinstance(v, bool):
+            continue
+        if isinstance(v, int):
+            if not _I64[0] <= v <= _I64[1]:
+                return _fmt(path), f"integer {_short(v)} is outside the 64-bit range TOML allows"
+        elif isinstance(v, dict):
+            stack.extend((x, path + [k]) for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((x, path + [i]) for i, x in enumerate(v))
+    return None
+
+
+def _short(v: Any, n: int = 40) -> str:
+    """A value as an error message shows it: at most ``n`` characters."""
+    try:
+        s = repr(v)
+    except (RecursionError, ValueError):
+        s = f"<{type(v).__name__}>"
+    return s if len(s) <= n else s[: n - 1] + "…"
 
 
 def _fmt(keys: list[str | int]) -> str:

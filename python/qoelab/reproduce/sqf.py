@@ -650,6 +650,9 @@ def register(subparsers) -> argparse.ArgumentParser:
 
     def cmd(a) -> int:
         out = Path(a.output) if a.output else Path("results") / ("reproduce-sqf-quick" if a.quick else "reproduce-sqf")
+        from qoelab.outdir import check_folder
+
+        check_folder(out)
         run(out, quick=a.quick, jobs=resolve_jobs(a.jobs))
         return 0
 

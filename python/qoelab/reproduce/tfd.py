@@ -279,8 +279,8 @@ class TfdCell(Scenario):
     def validate(self) -> None:
         self.concrete().validate()
 
-    def run(self, out_dir: Path | None = None):
-        return self.concrete().run(out_dir)
+    def run(self, out_dir: Path | None = None, progress=None):
+        return self.concrete().run(out_dir, progress=progress)
 
 
 # --- metrics ---------------------------------------------------------------------------------
@@ -894,6 +894,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         if a.reps is not None and a.reps < 1:
             raise QoelabError(f"--reps {a.reps}: must be at least 1")
         out = Path(a.output) if a.output else Path("results") / ("reproduce-tfd-quick" if a.quick else "reproduce-tfd")
+        from qoelab.outdir import check_folder
+
+        check_folder(out)
         with progress(Console(stderr=True), "tfd grid", disable=a.report_only) as update:
             r = run(out, quick=a.quick, reps=a.reps, jobs=resolve_jobs(a.jobs), report_only=a.report_only, progress=update)
         m = r["meta"]

@@ -54,9 +54,7 @@ impl Scenario {
         let mut names: Vec<String> = Vec::new();
         let mut index: BTreeMap<String, NodeId> = BTreeMap::new();
         for (k, n) in self.nodes.iter().enumerate() {
-            if n.name.is_empty() {
-                return Err(ScenarioError::new(format!("nodes[{k}].name"), "must not be empty"));
-            }
+            check_node_name(&n.name).map_err(|r| ScenarioError::new(format!("nodes[{k}].name"), r))?;
             if index.insert(n.name.clone(), names.len() as NodeId).is_some() {
                 return Err(ScenarioError::new(format!("nodes[{k}].name"), format!("duplicate node {:?}", n.name)));
             }
@@ -67,10 +65,8 @@ impl Scenario {
             return Err(ScenarioError::new("links", "a scenario needs at least one link"));
         }
         for l in &links {
-            for end in [&l.item.a, &l.item.b] {
-                if end.is_empty() {
-                    return Err(ScenarioError::new(format!("{}.a", l.path), "node name must not be empty"));
-                }
+            for (end, key) in [(&l.item.a, "a"), (&l.item.b, "b")] {
+                check_node_name(end).map_err(|r| ScenarioError::new(format!("{}.{key}", l.path), r))?;
                 if !index.contains_key(end) {
                     index.insert(end.clone(), names.len() as NodeId);
                     names.push(end.clone());
@@ -421,26 +417,6 @@ impl Scenario {
             flows.push(flow);
         }
 
-        // Captures.
-        for (k, name) in self.output.pcap.iter().enumerate() {
-            let kp = format!("output.pcap[{k}]");
-            let Some(i) = ports.iter().position(|p| &p.name == name) else {
-                let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
-                return Err(ScenarioError::new(
-                    kp,
-                    format!("unknown link direction {name:?} (known: {})", known.join(", ")),
-                ));
-            };
-            let dir = opts
-                .pcap_dir
-                .ok_or_else(|| ScenarioError::new(kp.clone(), "no output directory given for captures"))?;
-            let file = dir.join(format!("{}.pcap", name.replace("->", "_to_")));
-            let f = std::fs::File::create(&file)
-                .map_err(|e| ScenarioError::new(kp.clone(), format!("cannot create {}: {e}", file.display())))?;
-            ports[i].capture =
-                Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
-        }
-
         // Throughput series are dense (one counter per bin per flow and direction): bound them
         // before the run rather than exhaust memory part-way through it.
         let bins_per_flow = end.0.div_ceil(bin_ns);
@@ -460,8 +436,70 @@ impl Scenario {
         for v in &mut sockets {
             v.sort_unstable();
         }
+        // Captures: names checked first, files created last, after every other check, so
+        // that a scenario with a mistake never creates (or truncates) a file.
+        let mut captures = Vec::with_capacity(self.output.pcap.len());
+        for (k, name) in self.output.pcap.iter().enumerate() {
+            let kp = format!("output.pcap[{k}]");
+            let Some(i) = ports.iter().position(|p| &p.name == name) else {
+                let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
+                return Err(ScenarioError::new(
+                    kp,
+                    format!("unknown link direction {name:?} (known: {})", known.join(", ")),
+                ));
+            };
+            let file_name = capture_file_name(name);
+            if let Some(j) = self.output.pcap[..k].iter().position(|o| capture_file_name(o) == file_name) {
+                return Err(ScenarioError::new(
+                    kp,
+                    format!(
+                        "{name:?} and output.pcap[{j}] {:?} would both be written to {file_name}",
+                        self.output.pcap[j]
+                    ),
+                ));
+            }
+            captures.push((kp, i, file_name));
+        }
+        for (kp, i, file_name) in captures {
+            let dir = opts
+                .pcap_dir
+                .ok_or_else(|| ScenarioError::new(kp.clone(), "no output directory given for captures"))?;
+            let file = dir.join(&file_name);
+            let f = std::fs::File::create(&file)
+                .map_err(|e| ScenarioError::new(kp.clone(), format!("cannot create {}: {e}", file.display())))?;
+            ports[i].capture =
+                Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
+        }
         let mut sim = Simulation::assemble(end, seed, names, fib, sockets, ports, flows, bin_ns);
         sim.enable_probes(&self.output.probes);
         Ok(sim)
     }
+}
+
+/// Why a node name is refused, if it is: empty, or holding a slash, a backslash or a control
+/// character. Names reach file names (pcap captures) and one-line error messages.
+fn check_node_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("node name must not be empty".into());
+    }
+    if let Some(c) = name.chars().find(|c| matches!(c, '/' | '\\') || c.is_control()) {
+        return Err(format!("node name {name:?} holds {c:?}; names may not hold slashes or control characters"));
+    }
+    Ok(())
+}
+
+/// The file a capture of link direction `name` goes to: `R1->R2` gives `R1_to_R2.pcap`, and
+/// any character but ASCII letters, digits, `.`, `_` and `-` (and a leading `.`) becomes `_`,
+/// so the file stays in the output folder whatever the node names hold.
+pub fn capture_file_name(name: &str) -> String {
+    let mut s: String = name
+        .replace("->", "_to_")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
+        .collect();
+    if s.starts_with('.') {
+        s.replace_range(..1, "_");
+    }
+    s.push_str(".pcap");
+    s
 }
