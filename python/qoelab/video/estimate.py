@@ -20,7 +20,9 @@ For each frame it answers two questions.
    The estimated PSNR against the source is then `10 log10(255² / (D_ref + E))`, with `D_ref` the
    encode's own distortion (errors assumed uncorrelated with coding noise).
 
-`LAMBDA` and `KAPPA` were fitted against real decodes (see docs/models/video.md, Validation).
+`LAMBDA` and `KAPPA` are defaults fitted against real decodes of the bundled CIF clip (see
+docs/models/video.md, Validation); they are content dependent, so `calibrate.py` fits them per
+trace and `video estimate` uses a trace's calibration when there is one.
 """
 
 from __future__ import annotations
@@ -125,15 +127,18 @@ class Estimate:
             "mean_psnr_y_vs_decode_db": float(np.mean(psnr(self.err_mse_y))),
         }
         if self.psnr_y is not None:
-            out["mean_psnr_y_db"] = float(np.mean(self.psnr_y))
-            out["mean_psnr_yuv_db"] = float(np.mean(self.psnr_yuv))
+            out["mean_psnr_y_vs_source_db"] = float(np.mean(self.psnr_y))
+        if self.psnr_yuv is not None:
+            out["mean_psnr_yuv_vs_source_db"] = float(np.mean(self.psnr_yuv))
         return out
 
 
 def estimate(trace: NalTrace, received: np.ndarray, frames: dict[str, np.ndarray] | None = None, *,
-             lam: float = LAMBDA, kappa: float = KAPPA) -> Estimate:
+             lam: float = LAMBDA, kappa: float = KAPPA, planes: tuple[str, ...] = ("y", "yuv")) -> Estimate:
     """Estimate per-frame decodability and distortion. Without `frames` only decodability and
-    whether a picture is shown are meaningful (the error columns are NaN)."""
+    whether a picture is shown are meaningful (the error columns are NaN). `lam`, `kappa`: the
+    constants (a trace's calibration, `calibrate.py`, or the defaults); `planes`: which error
+    columns to compute (`("y",)` leaves the YUV ones NaN/None)."""
     fd = frame_delivery(trace, received)
     ok = decodable(trace, fd)
     ftype, disp, l0, l1 = _references(trace)
@@ -148,8 +153,8 @@ def estimate(trace: NalTrace, received: np.ndarray, frames: dict[str, np.ndarray
     if frames["display"].size != n:
         raise ValueError(f"frames file has {frames['display'].size} frames, trace has {n}")
     a = fd.lost_fraction
-    out = {}
-    for plane in ("y", "yuv"):
+    out = {"yuv": np.full(n, np.nan)}
+    for plane in planes:
         c_anchor = frames[f"anchor_mse_{plane}"][disp]  # per decode-order frame
         c_prev = frames[f"prev_mse_{plane}"]  # per display slot
         e_ref = np.zeros(n)  # error of each anchor as a reference
@@ -172,7 +177,7 @@ def estimate(trace: NalTrace, received: np.ndarray, frames: dict[str, np.ndarray
     ref_y, ref_yuv = frames["ref_mse_y"], frames["ref_mse_yuv"]
     have_src = bool(np.isfinite(ref_y).all())
     p_y = psnr(ref_y + out["y"]) if have_src else None
-    p_yuv = psnr(ref_yuv + out["yuv"]) if have_src else None
+    p_yuv = psnr(ref_yuv + out["yuv"]) if have_src and "yuv" in planes else None
     return Estimate(by_disp_ok, shown, out["y"], out["yuv"], p_y, p_yuv)
 
 
