@@ -24,7 +24,7 @@ import av
 import numpy as np
 
 from .errors import VideoInputError
-from .tools import ffmpeg_exe, guard_inputs
+from .tools import error_line, ffmpeg_exe, guard_inputs
 
 __all__ = ["DecodeReport", "decode_display_order", "read_source_frames", "probe_video"]
 
@@ -162,5 +162,4 @@ def read_source_frames(
         if proc.stderr:
             proc.stderr.close()
     if rc != 0:
-        last = err.splitlines()[-1] if err else f"exit status {rc}"
-        raise VideoInputError(path, f"cannot read source video: {last}")
+        raise VideoInputError(path, f"cannot read source video: {error_line(err, rc)}")

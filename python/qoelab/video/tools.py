@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 
@@ -90,6 +91,14 @@ def run_ffmpeg(args: Sequence[str], *, what: str, path: str, stdin: bytes | None
         cmd.remove("-nostdin")
     proc = subprocess.run(cmd, input=stdin, capture_output=True, check=False)
     if proc.returncode != 0:
-        lines = proc.stderr.decode(errors="replace").strip().splitlines()
-        last = lines[-1] if lines else f"exit status {proc.returncode}"
-        raise VideoInputError(path, f"{what} failed: {last}")
+        raise VideoInputError(path, f"{what} failed: {error_line(proc.stderr.decode(errors='replace'), proc.returncode)}")
+
+
+def error_line(stderr: str, rc: int) -> str:
+    """The line of ffmpeg's error output that says why: a refused protocol if any, else the last
+    line; without the `[component @ 0x...]` prefix (an address, different on every run)."""
+    lines = stderr.strip().splitlines()
+    if not lines:
+        return f"exit status {rc}"
+    pick = next((ln for ln in lines if "not on whitelist" in ln), lines[-1])
+    return re.sub(r"^\[[^\]]* @ 0x[0-9a-f]+\] ", "", pick)
