@@ -5,7 +5,7 @@ depend on the content (on a mandelbrot zoom the best κ is about 0.5, not 0.9). 
 fits them for one trace: it drops random slices at a few loss levels (`losses`, each with the
 seeds `seeds`), decodes each damaged stream for real (`evaluate`, PSNR-Y against the source from
 the recipe), and grid-searches λ ∈ `LAMBDA_GRID`, κ ∈ `KAPPA_GRID` for the least RMS error of
-the estimated mean PSNR-Y against the decoded one. The result is stored beside the trace as
+the estimated mean PSNR-Y against the decoded one, together with γ ∈ `GAMMA_GRID`, the exponent of the concealment cost. The result is stored beside the trace as
 `<stem>.calibration.toml` with the trace's SHA-256, every run's numbers and the fit's RMS
 error; `video estimate` uses it automatically and says so (`--uncalibrated` ignores it).
 
@@ -28,7 +28,7 @@ import numpy as np
 
 from .encode import read_frames_csv
 from .errors import VideoInputError
-from .estimate import KAPPA, LAMBDA, estimate
+from .estimate import GAMMA, KAPPA, LAMBDA, estimate
 from .trace import NalTrace, read_trace
 
 __all__ = ["Calibration", "calibrate", "read_calibration", "write_calibration", "random_slice_loss",
@@ -36,10 +36,12 @@ __all__ = ["Calibration", "calibrate", "read_calibration", "write_calibration", 
 
 LAMBDA_GRID = np.round(np.arange(0.50, 1.0501, 0.05), 2)
 KAPPA_GRID = np.round(np.arange(0.10, 1.5001, 0.05), 2)
+GAMMA_GRID = (0.25, 0.5, 0.75, 1.0)
 DEFAULT_LOSSES = (0.01, 0.05, 0.10)
 DEFAULT_SEEDS = (1000, 1001)
 _LAMBDA_RANGE = (0.0, 1.5)
 _KAPPA_RANGE = (0.0, 3.0)
+_GAMMA_RANGE = (0.0, 2.0)
 
 
 def random_slice_loss(trace: NalTrace, loss: float, seed: int) -> np.ndarray:
@@ -52,6 +54,7 @@ def random_slice_loss(trace: NalTrace, loss: float, seed: int) -> np.ndarray:
 class Calibration:
     lam: float
     kappa: float
+    gamma: float
     rms_db: float  # RMS error of the calibrated estimate over the runs
     rms_uncalibrated_db: float
     trace_sha256: str
@@ -60,9 +63,10 @@ class Calibration:
 
     def as_dict(self) -> dict:
         return {
-            "estimator": {"lambda": self.lam, "kappa": self.kappa},
+            "estimator": {"lambda": self.lam, "kappa": self.kappa, "gamma": self.gamma},
             "fit": {"rms_error_db": round(self.rms_db, 4), "rms_error_uncalibrated_db": round(self.rms_uncalibrated_db, 4),
-                    "runs": self.runs, "default_lambda": LAMBDA, "default_kappa": KAPPA,
+                    "runs": self.runs, "default_lambda": LAMBDA, "default_kappa": KAPPA, "default_gamma": GAMMA,
+                    "gamma_grid": list(GAMMA_GRID),
                     "lambda_grid": [float(LAMBDA_GRID[0]), float(LAMBDA_GRID[-1]), 0.05],
                     "kappa_grid": [float(KAPPA_GRID[0]), float(KAPPA_GRID[-1]), 0.05]},
             "trace": {"sha256": self.trace_sha256},
@@ -100,23 +104,24 @@ def calibrate(trace_path, bitstream_path, recipe_path, frames_path, *, losses=DE
                                 threads=threads)
                 runs.append((float(loss), int(seed), ~lost, real.summary["mean_psnr_y_vs_source_db"]))
     real = np.array([r[3] for r in runs])
-    err = np.empty((LAMBDA_GRID.size, KAPPA_GRID.size))
-    for i, lam in enumerate(LAMBDA_GRID):
-        for j, kappa in enumerate(KAPPA_GRID):
-            est = np.array([np.mean(estimate(trace, rec, frames, lam=lam, kappa=kappa, planes=("y",)).psnr_y)
-                            for _, _, rec, _ in runs])
-            err[i, j] = math.sqrt(float(np.mean((est - real) ** 2)))
-    i, j = np.unravel_index(int(np.argmin(err)), err.shape)  # first minimum in grid order: deterministic
-    lam, kappa = float(LAMBDA_GRID[i]), float(KAPPA_GRID[j])
+    err = np.empty((len(GAMMA_GRID), LAMBDA_GRID.size, KAPPA_GRID.size))
+    for g, gamma in enumerate(GAMMA_GRID):
+        for i, lam in enumerate(LAMBDA_GRID):
+            for j, kappa in enumerate(KAPPA_GRID):
+                est = np.array([np.mean(estimate(trace, rec, frames, lam=lam, kappa=kappa, gamma=gamma,
+                                                 planes=("y",)).psnr_y) for _, _, rec, _ in runs])
+                err[g, i, j] = math.sqrt(float(np.mean((est - real) ** 2)))
+    g, i, j = np.unravel_index(int(np.argmin(err)), err.shape)  # first minimum in grid order: deterministic
+    lam, kappa, gamma = float(LAMBDA_GRID[i]), float(KAPPA_GRID[j]), float(GAMMA_GRID[g])
     table = []
     sq_default = []
     for (loss, seed, rec, r) in runs:
         e0 = float(np.mean(estimate(trace, rec, frames, planes=("y",)).psnr_y))
-        e1 = float(np.mean(estimate(trace, rec, frames, lam=lam, kappa=kappa, planes=("y",)).psnr_y))
+        e1 = float(np.mean(estimate(trace, rec, frames, lam=lam, kappa=kappa, gamma=gamma, planes=("y",)).psnr_y))
         sq_default.append((e0 - r) ** 2)
         table.append({"loss": loss, "seed": seed, "real_psnr_y_db": round(r, 4), "estimate_default_db": round(e0, 4),
                       "estimate_calibrated_db": round(e1, 4)})
-    return Calibration(lam, kappa, float(err[i, j]), math.sqrt(float(np.mean(sq_default))), _sha256(Path(trace_path)),
+    return Calibration(lam, kappa, gamma, float(err[g, i, j]), math.sqrt(float(np.mean(sq_default))), _sha256(Path(trace_path)),
                        len(runs), table)
 
 
@@ -146,6 +151,7 @@ def read_calibration(path: str | os.PathLike[str], trace_path: str | os.PathLike
 
     lam = get("estimator", "lambda", *_LAMBDA_RANGE)
     kappa = get("estimator", "kappa", *_KAPPA_RANGE)
+    gamma = get("estimator", "gamma", *_GAMMA_RANGE)
     rms = get("fit", "rms_error_db", 0.0, 1e3)
     rms0 = get("fit", "rms_error_uncalibrated_db", 0.0, 1e3)
     runs = int(get("fit", "runs", 1, 1e6))
@@ -155,4 +161,4 @@ def read_calibration(path: str | os.PathLike[str], trace_path: str | os.PathLike
     if trace_path is not None and _sha256(Path(trace_path)) != digest:
         raise VideoInputError(p, f"trace.sha256: the calibration is for another trace than {Path(trace_path).name}")
     table = doc.get("runs", [])
-    return Calibration(lam, kappa, rms, rms0, digest, runs, table if isinstance(table, list) else [])
+    return Calibration(lam, kappa, gamma, rms, rms0, digest, runs, table if isinstance(table, list) else [])

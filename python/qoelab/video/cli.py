@@ -148,7 +148,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
     from .calibrate import read_calibration
     from .encode import read_frames_csv
-    from .estimate import KAPPA, LAMBDA, estimate
+    from .estimate import GAMMA, KAPPA, LAMBDA, estimate
     from .evaluate import json_native
     from .recvlog import deliver, read_receive_log
     from .trace import read_trace
@@ -159,13 +159,14 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     frames_path = args.frames if args.frames is not None else _beside(args.trace, ".frames.csv")
     frames = read_frames_csv(frames_path) if frames_path else None
     calib_path = None if args.uncalibrated else _beside(args.trace, ".calibration.toml")
-    lam, kappa, calibration = LAMBDA, KAPPA, "uncalibrated: default constants (fitted on the bundled CIF clip)"
+    lam, kappa, gamma = LAMBDA, KAPPA, GAMMA
+    calibration = "uncalibrated: default constants (fitted on the bundled CIF clip; content dependent)"
     if calib_path is not None:
         c = read_calibration(calib_path, args.trace)
-        lam, kappa = c.lam, c.kappa
+        lam, kappa, gamma = c.lam, c.kappa, c.gamma
         calibration = f"calibrated for this trace ({calib_path.name}: {c.runs} decodes, RMS error {c.rms_db:.2f} dB)"
-    e = estimate(trace, d.received, frames, lam=lam, kappa=kappa)
-    summary = e.summary() | {"calibration": calibration, "lambda": lam, "kappa": kappa}
+    e = estimate(trace, d.received, frames, lam=lam, kappa=kappa, gamma=gamma)
+    summary = e.summary() | {"calibration": calibration, "lambda": lam, "kappa": kappa, "gamma": gamma}
     if args.out:
         import pyarrow.parquet as pq
 
@@ -197,7 +198,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                   source_dirs=args.source_dir or (), threads=args.threads)
     out = args.trace.with_name(stem + ".calibration.toml")
     write_calibration(out, c)
-    print(f"{out}: lambda {c.lam:g}, kappa {c.kappa:g} from {c.runs} decodes; RMS error {c.rms_db:.2f} dB "
+    print(f"{out}: lambda {c.lam:g}, kappa {c.kappa:g}, gamma {c.gamma:g} from {c.runs} decodes; RMS error {c.rms_db:.2f} dB "
           f"(default constants: {c.rms_uncalibrated_db:.2f} dB)")
     return 0
 

@@ -287,7 +287,7 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
         "name": name,
         "notes": notes,
         "source": spec.as_dict(),
-        "config": {k: v for k, v in asdict(cfg).items() if v is not None and k != "source"},
+        "config": {k: v for k, v in asdict(cfg).items() if v is not None and k != "source"} | _recorded_input(spec),
         "encoder": {"ffmpeg": ffmpeg_version(), "codec_library": version},
         "command": ["ffmpeg", *_recorded(cmd[:-1], passlog, out), f"{name}.{ext}"],
         **({"command_pass1": ["ffmpeg", *_recorded(cmd1, passlog, out)]} if cmd1 else {}),
@@ -302,6 +302,18 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
     write_recipe(recipe_path, recipe)
     return EncodeResult(bs_path if keep_bitstream else None, trace_path, frames_path, recipe_path, stats,
                         encode_s, analyze_s, recipe["command"], recipe.get("command_pass1", []))
+
+
+def _recorded_input(spec: SourceSpec) -> dict:
+    """`config.input` as recorded: no absolute path of the encoding machine (a file source is
+    relative to the recipe, a bundled clip relative to the repository)."""
+    if spec.kind == "file":
+        return {"input": spec.path}
+    if spec.kind == "clip":
+        from .source import CLIPS
+
+        return {"input": f"data/clips/{CLIPS[spec.clip][0]}"}
+    return {}
 
 
 def _recorded(cmd: list[str], passlog: tempfile.TemporaryDirectory | None, out: Path) -> list[str]:

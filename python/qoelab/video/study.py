@@ -76,18 +76,19 @@ def study_source(name: str, out: Path, frames: int = 90) -> list[dict]:
                 write_receive_log(synthetic_log(trace, lost), log)
                 real = evaluate(r.trace, r.bitstream, log, recipe_path=r.recipe).summary
                 e0 = float(np.mean(estimate(trace, ~lost, fr, planes=("y",)).psnr_y))
-                e1 = float(np.mean(estimate(trace, ~lost, fr, lam=c.lam, kappa=c.kappa, planes=("y",)).psnr_y))
-                rows.append({"source": name, "loss": loss, "seed": seed, "lambda": c.lam, "kappa": c.kappa,
+                e1 = float(np.mean(estimate(trace, ~lost, fr, lam=c.lam, kappa=c.kappa, gamma=c.gamma,
+                                            planes=("y",)).psnr_y))
+                rows.append({"source": name, "loss": loss, "seed": seed, "lambda": c.lam, "kappa": c.kappa, "gamma": c.gamma,
                              "undamaged_db": real["ref_mean_psnr_y_vs_source_db"],
                              "real_db": real["mean_psnr_y_vs_source_db"], "default_db": e0, "calibrated_db": e1})
     return rows
 
 
 def markdown(rows: list[dict]) -> str:
-    lines = ["| source | λ, κ (calibrated) | slice loss | seed | undamaged | real decode | default estimate (error) "
+    lines = ["| source | λ, κ, γ (calibrated) | slice loss | seed | undamaged | real decode | default estimate (error) "
              "| calibrated estimate (error) |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['source']} | {r['lambda']:.2f}, {r['kappa']:.2f} | {100 * r['loss']:.0f} % | {r['seed']} "
+        lines.append(f"| {r['source']} | {r['lambda']:.2f}, {r['kappa']:.2f}, {r['gamma']:.2f} | {100 * r['loss']:.0f} % | {r['seed']} "
                      f"| {r['undamaged_db']:.2f} dB | {r['real_db']:.2f} dB "
                      f"| {r['default_db']:.2f} dB ({r['default_db'] - r['real_db']:+.2f}) "
                      f"| {r['calibrated_db']:.2f} dB ({r['calibrated_db'] - r['real_db']:+.2f}) |")
