@@ -84,3 +84,17 @@ def test_bad_calibration_is_a_clean_error(calibrated, tmp_path, capsys, edit, fr
     assert rc == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"qoelab: {path}: ") and fragment in lines[0], err
+
+
+def test_estimated_error_is_affine_in_kappa(short_clip):
+    """The calibration's fast κ axis relies on it: E(κ) = E(0) + κ·(E(1) − E(0)) for every frame."""
+    from qoelab.video.encode import read_frames_csv
+    from qoelab.video.estimate import estimate
+
+    trace = read_trace(short_clip.trace)
+    frames = read_frames_csv(short_clip.frames)
+    rec = ~((np.random.default_rng(4).random(trace.n_nal) < 0.1) & trace.vcl)
+    for lam, gamma in ((0.6, 0.5), (1.0, 1.0)):
+        e0, e1, ek = (estimate(trace, rec, frames, lam=lam, kappa=k, gamma=gamma).err_mse_y for k in (0.0, 1.0, 0.37))
+        assert (e1 > e0).any()
+        np.testing.assert_allclose(ek, e0 + 0.37 * (e1 - e0), rtol=1e-12, atol=1e-9)

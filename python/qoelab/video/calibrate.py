@@ -29,6 +29,7 @@ import numpy as np
 from .encode import read_frames_csv
 from .errors import VideoInputError
 from .estimate import GAMMA, KAPPA, LAMBDA, estimate
+from .metrics import psnr
 from .trace import NalTrace, read_trace
 
 __all__ = ["Calibration", "calibrate", "read_calibration", "write_calibration", "random_slice_loss",
@@ -105,12 +106,18 @@ def calibrate(trace_path, bitstream_path, recipe_path, frames_path, *, losses=DE
                 runs.append((float(loss), int(seed), ~lost, real.summary["mean_psnr_y_vs_source_db"]))
     real = np.array([r[3] for r in runs])
     err = np.empty((len(GAMMA_GRID), LAMBDA_GRID.size, KAPPA_GRID.size))
+    ref_mse = frames["ref_mse_y"]
     for g, gamma in enumerate(GAMMA_GRID):
         for i, lam in enumerate(LAMBDA_GRID):
-            for j, kappa in enumerate(KAPPA_GRID):
-                est = np.array([np.mean(estimate(trace, rec, frames, lam=lam, kappa=kappa, gamma=gamma,
-                                                 planes=("y",)).psnr_y) for _, _, rec, _ in runs])
-                err[g, i, j] = math.sqrt(float(np.mean((est - real) ** 2)))
+            # The estimated error is affine in κ (every step adds κ-scaled or κ-free terms), so two
+            # estimates per (γ, λ) give the whole κ axis exactly.
+            est = np.empty((len(runs), KAPPA_GRID.size))
+            for r, (_, _, rec, _) in enumerate(runs):
+                e0 = estimate(trace, rec, frames, lam=lam, kappa=0.0, gamma=gamma, planes=("y",)).err_mse_y
+                e1 = estimate(trace, rec, frames, lam=lam, kappa=1.0, gamma=gamma, planes=("y",)).err_mse_y
+                mse = ref_mse[None, :] + e0[None, :] + KAPPA_GRID[:, None] * (e1 - e0)[None, :]
+                est[r] = psnr(mse).mean(axis=1)
+            err[g, i] = np.sqrt(np.mean((est - real[:, None]) ** 2, axis=0))
     g, i, j = np.unravel_index(int(np.argmin(err)), err.shape)  # first minimum in grid order: deterministic
     lam, kappa, gamma = float(LAMBDA_GRID[i]), float(KAPPA_GRID[j]), float(GAMMA_GRID[g])
     table = []

@@ -1,6 +1,6 @@
 """The estimator's error on three dissimilar sources, uncalibrated and calibrated.
 
-    python -m qoelab.video.study [--frames 90] [--out DIR]
+    python -m qoelab.video.study [--frames 300] [--out DIR]
 
 prints the Markdown table of `docs/models/video.md` (Validation). Each source is encoded in the
 multi-TFRC setting (CIF, 30 fps, H.264 QP 26, GOP 15 IBBP, 900-byte slices):
@@ -61,7 +61,7 @@ def study_encode(name: str, out: Path, frames: int) -> EncodeResult:
     return encode(_cfg(_sources()[name], frames), out, f"study_{name}")
 
 
-def study_source(name: str, out: Path, frames: int = 90) -> list[dict]:
+def study_source(name: str, out: Path, frames: int = 300) -> list[dict]:
     """Encode, calibrate and check one source; one row per (loss, seed) of the check."""
     r = study_encode(name, out, frames)
     c = calibrate(r.trace, r.bitstream, r.recipe, r.frames)
@@ -97,7 +97,7 @@ def markdown(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m qoelab.video.study", description=__doc__.splitlines()[0])
-    ap.add_argument("--frames", type=int, default=90)
+    ap.add_argument("--frames", type=int, default=300)
     ap.add_argument("--out", type=Path)
     ap.add_argument("sources", nargs="*", help=f"any of {', '.join(SOURCES)} (default all)")
     args = ap.parse_args(argv)
