@@ -102,3 +102,56 @@ def test_bundled_traces_evaluate_from_a_moved_copy(cif_clip, tmp_path, capsys):
     s = json.loads((moved / "s.json").read_text())
     recipe = tomllib.loads(cif_clip.recipe.read_text())
     assert s["ref_mean_psnr_y_vs_source_db"] == pytest.approx(recipe["reference_quality"]["mean_psnr_y_db"], abs=1e-3)
+
+
+def _legacy_cif_recipe() -> dict:
+    """The bundled CIF recipe as it was before sources had a vocabulary (raw ffmpeg arguments)."""
+    import subprocess
+
+    text = subprocess.run(["git", "show", "c26808b:data/traces/cif_bbb_qp26.recipe.toml"], capture_output=True,
+                          text=True, check=True, cwd=CLIP.parents[2]).stdout
+    return tomllib.loads(text)
+
+
+def test_migrate_recipe_of_the_previous_format(tmp_path, capsys):
+    import tomli_w
+
+    from qoelab.video.evaluate import load_recipe_source
+
+    legacy = _legacy_cif_recipe()
+    old_args = legacy["source"]["ffmpeg_input_args"]
+    assert old_args[1] == "../clips/bigbuckbunny.mp4"
+    (tmp_path / "clips").mkdir()
+    (tmp_path / "traces").mkdir()
+    shutil.copy(CLIP, tmp_path / "clips" / "bigbuckbunny.mp4")
+    recipe = tmp_path / "traces" / "cif.recipe.toml"
+    recipe.write_text(tomli_w.dumps(legacy))
+    rc = main(["video", "migrate-recipe", str(recipe)])
+    assert rc == 0, capsys.readouterr().err
+    spec = load_recipe_source(recipe)
+    assert (spec.kind, spec.path, spec.sha256) == ("file", "../clips/bigbuckbunny.mp4", sha256_of(CLIP))
+    new_args = spec.input_args(base=recipe.parent)
+    # The same ffmpeg input as before, the file now opened through file: by absolute path.
+    assert new_args[0] == "-i" and new_args[1] == f"file:{(tmp_path / 'clips' / 'bigbuckbunny.mp4').resolve()}"
+    assert new_args[2:] == old_args[2:]
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["-i", "x.mp4", "-vf", "fps=30,scale=352:288:flags=bicubic,format=yuv420p", "-r", "30", "out.png"], "not a shape"),
+    (["-f", "lavfi", "-i", "movie=/etc/passwd", "-vf", "fps=30,scale=352:288:flags=bicubic,format=yuv420p", "-r", "30"],
+     "lavfi source must be one test source"),
+    (["-i", "x.mp4", "-vf", "signature=filename=/tmp/s,fps=30,scale=352:288:flags=bicubic,format=yuv420p", "-r", "30"],
+     "filter 'signature' is not allowed"),
+    (["-i", "x.mp4", "-vf", "fps=30,scale=352:288,format=yuv420p,psnr", "-r", "30"], "does not end as qoelab wrote"),
+])
+def test_migrate_recipe_refuses_anything_else(tmp_path, capsys, args, fragment):
+    import tomli_w
+
+    (tmp_path / "x.mp4").write_bytes(CLIP.read_bytes())
+    recipe = tmp_path / "r.recipe.toml"
+    before = tomli_w.dumps({"name": "r", "source": {"ffmpeg_input_args": args}})
+    recipe.write_text(before)
+    rc = main(["video", "migrate-recipe", str(recipe)])
+    err = capsys.readouterr().err
+    assert rc == 2 and fragment in err and len(err.strip().splitlines()) == 1, err
+    assert recipe.read_text() == before and not (tmp_path / "out.png").exists()

@@ -76,3 +76,19 @@ def test_json_native_converts_numpy_and_non_finite():
     assert out == {"a": 3, "b": [0.5, True], "c": [0, 1], "d": None, "e": [7], "4": None}
     _native_only(out)
     json.dumps(out, allow_nan=False)
+
+
+def test_run_and_demo_video_quality_json_round_trip(tmp_path):
+    """The JSON the main CLI writes around a video run: `run`'s summary.json and the demo's
+    video_quality.json (the estimator's summary), strict standard JSON of native types."""
+    from qoelab.cli import main as qoelab_main
+    from qoelab.cli import video_quality
+
+    out = tmp_path / "demo"
+    assert qoelab_main(["run", "demo", "--set", "sim.duration=2s", "-o", str(out), "--no-plot"]) == 0
+    s = _strict_load(out / "summary.json")
+    _native_only(s)
+    video_quality(out, "video")
+    q = _strict_load(out / "video_quality.json")
+    _native_only(q)
+    assert q["frames"] == 1063 and isinstance(q["frames"], int)

@@ -1,4 +1,4 @@
-"""`qoelab video ...`: encode, evaluate, estimate, calibrate, dash.
+"""`qoelab video ...`: encode, evaluate, estimate, calibrate, migrate-recipe, dash.
 
 `register(subparsers)` adds the `video` group to the main CLI's argparse subparsers; each handler
 takes the parsed namespace and returns an exit code. Bad input (`VideoInputError`) prints one line
@@ -203,6 +203,25 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_migrate_recipe(args: argparse.Namespace) -> int:
+    import tomllib
+
+    import tomli_w
+
+    from .source import migrate_legacy_source
+
+    path = args.recipe
+    try:
+        recipe = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise VideoInputError(path, f"cannot read recipe: {getattr(exc, 'strerror', None) or exc}") from None
+    spec = migrate_legacy_source(recipe, path)
+    recipe["source"] = spec.as_dict()
+    path.write_text(tomli_w.dumps(recipe), encoding="utf-8")
+    print(f"{path}: source is now kind {spec.kind!r}" + (f" ({spec.path}, sha256 {spec.sha256[:12]}…)" if spec.kind == "file" else ""))
+    return 0
+
+
 def cmd_dash(args: argparse.Namespace) -> int:
     from .dash import build_ladder
 
@@ -214,7 +233,7 @@ def cmd_dash(args: argparse.Namespace) -> int:
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the `video` command group to an argparse subparsers object."""
     video = subparsers.add_parser("video", help="encode video, evaluate delivered quality, DASH ladders")
-    sub = video.add_subparsers(dest="video_command", required=True, metavar="{encode,evaluate,estimate,calibrate,dash}")
+    sub = video.add_subparsers(dest="video_command", required=True, metavar="{encode,evaluate,estimate,calibrate,migrate-recipe,dash}")
 
     p = sub.add_parser("encode", help="encode a video and write its NAL trace")
     p.add_argument("input", help="video file, or lavfi:<source>, e.g. lavfi:testsrc2=size=352x288:rate=30")
@@ -288,6 +307,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--source-dir", action="append", type=Path, help="folder to look for the source file in")
     p.add_argument("--threads", type=_positive_int, default=1)
     p.set_defaults(func=_guarded(cmd_calibrate), handler=_guarded(cmd_calibrate))
+
+    p = sub.add_parser("migrate-recipe", help="convert a recipe with raw ffmpeg_input_args to a checked [source]")
+    p.add_argument("recipe", type=Path)
+    p.set_defaults(func=_guarded(cmd_migrate_recipe), handler=_guarded(cmd_migrate_recipe))
 
     p = sub.add_parser("dash", help="encode an HEVC DASH ladder and write its MPDs and segment-size trace")
     p.add_argument("--out", type=Path, default=Path("."))

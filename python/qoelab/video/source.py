@@ -39,7 +39,7 @@ from pathlib import Path
 from .errors import VideoInputError
 
 __all__ = ["SourceSpec", "CLIPS", "GENERATORS", "SAFE_FILTERS", "check_filters", "parse_lavfi", "load_source",
-           "sha256_of", "clip_path", "source_from_input"]
+           "sha256_of", "clip_path", "source_from_input", "migrate_legacy_source"]
 
 REPO = Path(__file__).resolve().parents[3]
 CLIP_DIR = REPO / "data" / "clips"
@@ -268,7 +268,8 @@ def load_source(recipe: dict, recipe_path: str | os.PathLike[str]) -> SourceSpec
         raise VideoInputError(recipe_path, "source: missing table")
     if "ffmpeg_input_args" in src:
         raise VideoInputError(recipe_path, "source.ffmpeg_input_args: raw ffmpeg arguments are not accepted (a "
-                                           "recipe names its source by kind; re-encode or migrate the recipe)")
+                                           "recipe names its source by kind; `qoelab video migrate-recipe` converts "
+                                           "a recipe qoelab wrote)")
     unknown = sorted(set(src) - _SPEC_KEYS)
     if unknown:
         raise VideoInputError(recipe_path, f"source.{unknown[0]}: unknown key")
@@ -280,3 +281,52 @@ def load_source(recipe: dict, recipe_path: str | os.PathLike[str]) -> SourceSpec
         return spec.check("source")
     except VideoInputError as err:
         raise VideoInputError(recipe_path, f"{err.path}: {err.reason}") from None
+
+
+_TAIL = re.compile(r"(?:(?P<pre>.*),)?(?:setpts=N/\((?P<rt>[0-9.]+)\*TB\)|fps=(?P<fps>[0-9.]+)),"
+                   r"scale=(?P<w>\d+):(?P<h>\d+):flags=bicubic,format=yuv420p")
+
+
+def migrate_legacy_source(recipe: dict, recipe_path: str | os.PathLike[str]) -> SourceSpec:
+    """The `[source]` of a recipe written before the vocabulary, from its raw
+    `ffmpeg_input_args`, if and only if they have one of the two shapes `encode` used to write
+    (`[-ss S] -i FILE -vf CHAIN -r FPS` or `-f lavfi -i GENERATOR -vf CHAIN -r FPS`) and every
+    part passes the same checks as a new recipe. The file is hashed now (the legacy format had no
+    hash), so migrate only bundles you trust. Anything else is refused."""
+    p = Path(recipe_path)
+    src = recipe.get("source") if isinstance(recipe.get("source"), dict) else {}
+    args = src.get("ffmpeg_input_args")
+    where = "source.ffmpeg_input_args"
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise VideoInputError(p, f"{where}: missing or not a list of strings: nothing to migrate")
+    a = list(args)
+    start_s, lavfi = 0.0, False
+    if a[:2] == ["-f", "lavfi"]:
+        lavfi, a = True, a[2:]
+    elif a[:1] == ["-ss"] and len(a) > 1:
+        try:
+            start_s = float(a[1])
+        except ValueError:
+            raise VideoInputError(p, f"{where}: -ss needs a number") from None
+        a = a[2:]
+    if len(a) != 6 or a[0] != "-i" or a[2] != "-vf" or a[4] != "-r":
+        raise VideoInputError(p, f"{where}: not a shape qoelab wrote ([-ss S] -i INPUT -vf CHAIN -r FPS); refused")
+    m = _TAIL.fullmatch(a[3])
+    if not m:
+        raise VideoInputError(p, f"{where}: the -vf chain does not end as qoelab wrote it; refused")
+    fps = float(m.group("rt") or m.group("fps"))
+    if f"{fps:g}" != a[5]:
+        raise VideoInputError(p, f"{where}: -r {a[5][:20]!r} differs from the chain's rate {fps:g}; refused")
+    common = dict(width=int(m.group("w")), height=int(m.group("h")), fps=fps, retime=m.group("rt") is not None,
+                  start_s=start_s, filters=m.group("pre") or "")
+    if lavfi:
+        gen, params = parse_lavfi(a[1], f"{p}: {where}")
+        return SourceSpec("lavfi", generator=gen, params=params, **common).check(f"{p}: source")
+    f = Path(a[1]) if Path(a[1]).is_absolute() else p.parent / a[1]
+    if not f.is_file():
+        raise VideoInputError(p, f"{where}: the source file {a[1][:80]!r} is not there to hash")
+    for name, (file, _) in CLIPS.items():
+        if f.resolve() == (CLIP_DIR / file).resolve():
+            return SourceSpec("clip", clip=name, **common).check(f"{p}: source")
+    rel = os.path.relpath(f.resolve(), p.parent.resolve())
+    return SourceSpec("file", path=rel, sha256=sha256_of(f), **common).check(f"{p}: source")
