@@ -32,7 +32,8 @@ from .estimate import GAMMA, KAPPA, LAMBDA, estimate
 from .metrics import psnr
 from .trace import NalTrace, read_trace
 
-__all__ = ["Calibration", "calibrate", "read_calibration", "write_calibration", "random_slice_loss",
+__all__ = ["Calibration", "calibrate", "read_calibration", "write_calibration", "random_slice_loss", "constants_for",
+           "calibration_path",
            "LAMBDA_GRID", "KAPPA_GRID", "DEFAULT_LOSSES", "DEFAULT_SEEDS"]
 
 LAMBDA_GRID = np.round(np.arange(0.50, 1.0501, 0.05), 2)
@@ -169,3 +170,25 @@ def read_calibration(path: str | os.PathLike[str], trace_path: str | os.PathLike
         raise VideoInputError(p, f"trace.sha256: the calibration is for another trace than {Path(trace_path).name}")
     table = doc.get("runs", [])
     return Calibration(lam, kappa, gamma, rms, rms0, digest, runs, table if isinstance(table, list) else [])
+
+
+def calibration_path(trace_path: str | os.PathLike[str]) -> Path | None:
+    """`<stem>.calibration.toml` beside a `<stem>.trace.csv[.gz]`, if it exists."""
+    p = Path(trace_path)
+    for ext in (".trace.csv.gz", ".trace.csv"):
+        if p.name.endswith(ext):
+            cand = p.with_name(p.name[: -len(ext)] + ".calibration.toml")
+            return cand if cand.is_file() else None
+    return None
+
+
+def constants_for(trace_path: str | os.PathLike[str], *, use_calibration: bool = True) -> tuple[dict, str]:
+    """The estimator constants for a trace (`{"lam", "kappa", "gamma"}`) and a note saying where
+    they come from: its calibration if there is one (checked), else the defaults."""
+    path = calibration_path(trace_path) if use_calibration else None
+    if path is None:
+        return ({"lam": LAMBDA, "kappa": KAPPA, "gamma": GAMMA},
+                "uncalibrated: default constants (fitted on the bundled CIF clip; content dependent)")
+    c = read_calibration(path, trace_path)
+    return ({"lam": c.lam, "kappa": c.kappa, "gamma": c.gamma},
+            f"calibrated for this trace ({path.name}: {c.runs} decodes, RMS error {c.rms_db:.2f} dB)")

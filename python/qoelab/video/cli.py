@@ -146,9 +146,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_estimate(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
-    from .calibrate import read_calibration
+    from .calibrate import constants_for
     from .encode import read_frames_csv
-    from .estimate import GAMMA, KAPPA, LAMBDA, estimate
+    from .estimate import estimate
     from .evaluate import json_native
     from .recvlog import deliver, read_receive_log
     from .trace import read_trace
@@ -158,22 +158,17 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     d = deliver(trace, log, args.playout_delay)
     frames_path = args.frames if args.frames is not None else _beside(args.trace, ".frames.csv")
     frames = read_frames_csv(frames_path) if frames_path else None
-    calib_path = None if args.uncalibrated else _beside(args.trace, ".calibration.toml")
-    lam, kappa, gamma = LAMBDA, KAPPA, GAMMA
-    calibration = "uncalibrated: default constants (fitted on the bundled CIF clip; content dependent)"
-    if calib_path is not None:
-        c = read_calibration(calib_path, args.trace)
-        lam, kappa, gamma = c.lam, c.kappa, c.gamma
-        calibration = f"calibrated for this trace ({calib_path.name}: {c.runs} decodes, RMS error {c.rms_db:.2f} dB)"
-    e = estimate(trace, d.received, frames, lam=lam, kappa=kappa, gamma=gamma)
-    summary = e.summary() | {"calibration": calibration, "lambda": lam, "kappa": kappa, "gamma": gamma}
+    consts, calibration = constants_for(args.trace, use_calibration=not args.uncalibrated)
+    e = estimate(trace, d.received, frames, **consts)
+    summary = e.summary() | {"calibration": calibration, "lambda": consts["lam"], "kappa": consts["kappa"],
+                             "gamma": consts["gamma"]}
     if args.out:
         import pyarrow.parquet as pq
 
         cols = {"display": range(e.decodable.size), "decodable": e.decodable, "shown": e.shown,
-                "err_mse_y": e.err_mse_y, "err_mse_yuv": e.err_mse_yuv}
+                "err_mse_y_vs_decode": e.err_mse_y, "err_mse_yuv_vs_decode": e.err_mse_yuv}
         if e.psnr_y is not None:
-            cols |= {"psnr_y": e.psnr_y, "psnr_yuv": e.psnr_yuv}
+            cols |= {"psnr_y_vs_source": e.psnr_y, "psnr_yuv_vs_source": e.psnr_yuv}
         pq.write_table(pa.table({k: list(v) for k, v in cols.items()}), args.out)
     if args.json:
         Path(args.json).write_text(json.dumps(json_native(summary), indent=2, allow_nan=False) + "\n")
