@@ -166,3 +166,21 @@ def test_hevc_encode_trace_and_evaluate(tmp_path):
             assert f["identical_to_decode"][d], d
     assert not all(f["decodable"]) and any(f["decodable"])
     assert res.summary["mean_psnr_y_vs_source_db"] < res.summary["ref_mean_psnr_y_vs_source_db"]
+
+
+def test_vmaf_on_pictures_too_small_for_ms_ssim(tmp_path):
+    """libvmaf's MS-SSIM cannot run below 176 pixels a side; VMAF still can, and says so."""
+    from qoelab.video.encode import EncodeConfig, encode
+
+    cfg = EncodeConfig(input="lavfi:testsrc2=size=160x120:rate=30", width=160, height=120, frames=12, gop=6,
+                       bframes=1, qp=30, preset="ultrafast", threads=1)
+    r = encode(cfg, tmp_path, "small")
+    trace = read_trace(r.trace)
+    lost = np.zeros(trace.n_nal, bool)
+    lost[_slices(trace, 3)] = True
+    log = tmp_path / "recv.parquet"
+    write_receive_log(synthetic_log(trace, lost), log)
+    res = evaluate(r.trace, r.bitstream, log, recipe_path=r.recipe, vmaf=True)
+    s = res.summary
+    assert "no MS-SSIM" in s["vmaf"] and s["mean_ms_ssim_y_vs_source"] is None
+    assert 0 < s["mean_vmaf_vs_source"] <= 100

@@ -54,6 +54,7 @@ __all__ = ["EvalResult", "evaluate", "format_summary", "evaluate_delivery", "loa
 
 _PARAM_SETS = {"h264": {7: "SPS", 8: "PPS"}, "hevc": {32: "VPS", 33: "SPS", 34: "PPS"}}
 VMAF_MODEL = "vmaf_v0.6.1"  # libvmaf's built-in default model, named explicitly
+MS_SSIM_MIN_SIDE = 176  # pixels: 176 / 2⁴ = 11, the window at MS-SSIM's coarsest scale
 SSIM_NAMES = {"block": "SSIM-Y, 8x8 blocks stepping by 4 (ffmpeg ssim filter, x264, EvalVid)",
               "gaussian": "SSIM-Y, 11x11 Gaussian window, sigma 1.5 (Wang et al. 2004)"}
 
@@ -241,7 +242,9 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
             for label, key in refs.items():
                 vmaf_scores[label], libvmaf_version = _vmaf(tmp / "dmg.yuv", tmp / f"{key}.yuv", tmp / f"{key}.json",
                                                             width, height, fps, n, threads)
-            vmaf_note = f"libvmaf {libvmaf_version}, model {VMAF_MODEL}; MS-SSIM from libvmaf float_ms_ssim"
+            vmaf_note = f"libvmaf {libvmaf_version}, model {VMAF_MODEL}; " + (
+                "MS-SSIM from libvmaf float_ms_ssim" if min(width, height) >= MS_SSIM_MIN_SIDE
+                else f"no MS-SSIM (needs at least {MS_SSIM_MIN_SIDE} pixels a side)")
     finally:
         for f in yuv_files.values():
             f.close()
@@ -371,8 +374,10 @@ def _vmaf(dist: Path, ref: Path, log: Path, width: int, height: int, fps: float,
     """Per-frame VMAF (model `VMAF_MODEL`) and MS-SSIM of `dist` against `ref` (raw yuv420p),
     and libvmaf's version."""
     raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", f"{width}x{height}", "-r", f"{fps:g}"]
-    graph = (f"[0:v][1:v]libvmaf=model=version={VMAF_MODEL}:feature=name=float_ms_ssim:log_fmt=json:"
-             f"log_path={log}:n_threads={max(1, threads)}")
+    # MS-SSIM halves the picture four times and needs an 11×11 window at the last scale.
+    ms = min(width, height) >= MS_SSIM_MIN_SIDE
+    graph = (f"[0:v][1:v]libvmaf=model=version={VMAF_MODEL}:" + ("feature=name=float_ms_ssim:" if ms else "")
+             + f"log_fmt=json:log_path={log}:n_threads={max(1, threads)}")
     cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error",
            *guard_inputs([*raw, "-i", str(dist), *raw, "-i", str(ref)]), "-lavfi", graph, "-f", "null", "-"]
     proc = subprocess.run(cmd, capture_output=True, check=False)
@@ -384,7 +389,7 @@ def _vmaf(dist: Path, ref: Path, log: Path, width: int, height: int, fps: float,
     if len(frames) != n:
         raise VideoInputError("libvmaf", f"VMAF scored {len(frames)} of {n} frames")
     out = {"vmaf": [float(f["metrics"]["vmaf"]) for f in frames],
-           "ms_ssim": [float(f["metrics"]["float_ms_ssim"]) for f in frames]}
+           "ms_ssim": [float(f["metrics"]["float_ms_ssim"]) if ms else None for f in frames]}
     return out, str(doc.get("version", "unknown"))
 
 
