@@ -201,3 +201,21 @@ def test_ffmpeg_opens_files_only(tmp_path):
     run_ffmpeg(["-i", str(pgm), "-f", "null", "-"], what="reading", path="file")  # files still open
     with pytest.raises(VideoInputError, match="not on whitelist"):
         run_ffmpeg(["-i", f"subfile,,start,0,end,10,,:{pgm}", "-f", "null", "-"], what="reading", path="sub")
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (None, "recipe larger than 1048576 bytes"),  # /dev/zero: size 0, never ends
+    (b"\xff\xfe\x00bad", "not UTF-8 text"),
+    (b"root:x:0:0:root:/root:/bin/bash\n", "not a TOML recipe"),
+])
+def test_recipe_that_is_not_a_recipe(bundle, tmp_path, capsys, content, fragment):
+    b, trace, bs, recipe, log = bundle
+    if content is None:
+        path = "/dev/zero"
+    else:
+        path = tmp_path / "weird.toml"
+        path.write_bytes(content)
+    rc, err = run_cli(capsys, "evaluate", trace, bs, log, "--recipe", path)
+    assert rc == 2
+    one_line(err, fragment)
+    assert "root:" not in err and "/bin/bash" not in err

@@ -20,7 +20,6 @@ import hashlib
 import math
 import os
 import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import numpy as np
 
 from .encode import read_frames_csv
 from .errors import VideoInputError
+from .source import load_small_toml
 from .estimate import GAMMA, KAPPA, LAMBDA, estimate
 from .metrics import psnr
 from .trace import NalTrace, read_trace
@@ -142,14 +142,7 @@ def write_calibration(path: str | os.PathLike[str], c: Calibration) -> None:
 def read_calibration(path: str | os.PathLike[str], trace_path: str | os.PathLike[str] | None = None) -> Calibration:
     """A calibration file, checked (ranges, and that it belongs to `trace_path` if given)."""
     p = Path(path)
-    try:
-        if p.stat().st_size > 1 << 20:
-            raise VideoInputError(p, "calibration file larger than 1 MiB")
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VideoInputError(p, f"cannot read calibration: {getattr(exc, 'strerror', None) or type(exc).__name__}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise VideoInputError(p, f"not a TOML calibration: {exc}") from None
+    doc = load_small_toml(p, "calibration")
 
     def get(section: str, key: str, lo: float, hi: float) -> float:
         v = doc.get(section, {}).get(key) if isinstance(doc.get(section), dict) else None

@@ -199,17 +199,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate_recipe(args: argparse.Namespace) -> int:
-    import tomllib
-
     import tomli_w
 
-    from .source import migrate_legacy_source
+    from .source import load_small_toml, migrate_legacy_source
 
     path = args.recipe
-    try:
-        recipe = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise VideoInputError(path, f"cannot read recipe: {getattr(exc, 'strerror', None) or exc}") from None
+    recipe = load_small_toml(path, "recipe")
     spec = migrate_legacy_source(recipe, path)
     recipe["source"] = spec.as_dict()
     path.write_text(tomli_w.dumps(recipe), encoding="utf-8")

@@ -32,7 +32,6 @@ import os
 import subprocess
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,7 +44,7 @@ from .errors import VideoInputError
 from .estimate import decodable, frame_delivery
 from .metrics import SSIM_DEFINITIONS, EvalVidMos, plane_mse, psnr_evalvid
 from .recvlog import NalDelivery, deliver, read_receive_log
-from .source import SourceSpec, load_source
+from .source import SourceSpec, load_small_toml, load_source
 from .tools import ffmpeg_exe, guard_inputs, has_filter
 from .trace import TYPE_NAMES, NalTrace, read_trace
 
@@ -104,14 +103,7 @@ _MAX_RECIPE_BYTES = 1 << 20
 def load_recipe_source(recipe_path: str | os.PathLike[str]) -> SourceSpec:
     """The checked source of an encode's recipe (see `source.py`: never raw ffmpeg arguments)."""
     p = Path(recipe_path)
-    try:
-        if p.stat().st_size > _MAX_RECIPE_BYTES:
-            raise VideoInputError(p, "recipe larger than 1 MiB")
-        recipe = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VideoInputError(p, f"cannot read recipe: {getattr(exc, 'strerror', None) or type(exc).__name__}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise VideoInputError(p, f"not a TOML recipe: {exc}") from None
+    recipe = load_small_toml(p, "recipe", _MAX_RECIPE_BYTES)
     return load_source(recipe, p)
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from .errors import VideoInputError
 
-__all__ = ["SourceSpec", "CLIPS", "GENERATORS", "SAFE_FILTERS", "check_filters", "parse_lavfi", "load_source",
+__all__ = ["read_small_text", "load_small_toml", "SourceSpec", "CLIPS", "GENERATORS", "SAFE_FILTERS", "check_filters", "parse_lavfi", "load_source",
            "sha256_of", "clip_path", "source_from_input", "migrate_legacy_source"]
 
 REPO = Path(__file__).resolve().parents[3]
@@ -60,6 +60,36 @@ _VALUE = re.compile(r"[A-Za-z0-9_.#+*/()-]+")
 _ARG = re.compile(r"[A-Za-z0-9_.#+*/()=:-]*")
 _LABEL = re.compile(r"(\[[A-Za-z0-9_]+\])*")
 _MAX_SIDE = 16384
+
+
+def read_small_text(path: str | os.PathLike[str], limit: int = 1 << 20) -> str:
+    """A small UTF-8 file's text, reading at most `limit` bytes (a device or FIFO such as
+    `/dev/zero` reports size 0 and never ends). `OSError`/`UnicodeDecodeError` pass through;
+    `ValueError` when the file is larger than `limit`."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    return data.decode("utf-8")
+
+
+def load_small_toml(path: str | os.PathLike[str], what: str, limit: int = 1 << 20) -> dict:
+    """A small TOML file (recipe, calibration) as a dict, or `VideoInputError` naming the file;
+    the message never quotes the file's content."""
+    import tomllib
+
+    try:
+        text = read_small_text(path, limit)
+    except OSError as exc:
+        raise VideoInputError(path, f"cannot read {what}: {exc.strerror or type(exc).__name__}") from None
+    except UnicodeDecodeError:
+        raise VideoInputError(path, f"cannot read {what}: not UTF-8 text") from None
+    except ValueError as exc:
+        raise VideoInputError(path, f"{what} {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise VideoInputError(path, f"not a TOML {what}: {exc}") from None
 
 
 def sha256_of(path: str | os.PathLike[str]) -> str:
