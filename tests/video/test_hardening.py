@@ -177,6 +177,13 @@ def test_recipe_cannot_make_ffmpeg_write_files(bundle, tmp_path, capsys):
      "source.args: unknown key"),
     ({"kind": "clip", "clip": "../../etc/passwd", "width": 352, "height": 288, "fps": 30.0},
      "unknown bundled clip"),
+    ({"kind": "clip", "clip": ["x"], "width": 352, "height": 288, "fps": 30.0}, "source.clip: unknown bundled clip"),
+    ({"kind": "lavfi", "generator": {"a": 1}, "width": 352, "height": 288, "fps": 30.0}, "source.generator: must be"),
+    ({"kind": ["clip"], "width": 352, "height": 288, "fps": 30.0}, "source: kind must be one of"),
+    ({"kind": "clip", "clip": "bigbuckbunny", "width": 352.0, "height": 288, "fps": 30.0}, "source.width"),
+    ({"kind": "clip", "clip": "bigbuckbunny", "width": 352, "height": 288, "fps": 30.0, "retime": "yes"},
+     "source.retime: must be true or false"),
+    ({"kind": "clip", "clip": "bigbuckbunny", "width": 352, "height": 288}, "source.fps: missing"),
 ])
 def test_recipe_source_vocabulary(bundle, capsys, source, fragment):
     b, trace, bs, recipe, log = bundle

@@ -179,7 +179,7 @@ class SourceSpec:
     seed: int = 0  # kind "hd_stand_in"
 
     def check(self, where: str = "source") -> SourceSpec:
-        if self.kind not in KINDS:
+        if not isinstance(self.kind, str) or self.kind not in KINDS:
             raise VideoInputError(where, f"kind must be one of {', '.join(KINDS)}, got {str(self.kind)[:30]!r}")
         for key in ("width", "height"):
             v = getattr(self, key)
@@ -198,7 +198,7 @@ class SourceSpec:
             raise VideoInputError(f"{where}.filters", "must be a string")
         check_filters(self.filters, f"{where}.filters")
         if self.kind == "clip":
-            if self.clip not in CLIPS:
+            if not isinstance(self.clip, str) or self.clip not in CLIPS:
                 raise VideoInputError(f"{where}.clip", f"unknown bundled clip {str(self.clip)[:30]!r} (known: {', '.join(sorted(CLIPS))})")
         elif self.kind == "file":
             if not isinstance(self.path, str) or not self.path or "\0" in self.path:
@@ -206,7 +206,7 @@ class SourceSpec:
             if not isinstance(self.sha256, str) or not re.fullmatch(r"[0-9a-f]{64}", self.sha256):
                 raise VideoInputError(f"{where}.sha256", "must be the file's SHA-256 (64 hex digits)")
         elif self.kind == "lavfi":
-            if self.generator not in GENERATORS:
+            if not isinstance(self.generator, str) or self.generator not in GENERATORS:
                 raise VideoInputError(f"{where}.generator", f"must be one of {', '.join(sorted(GENERATORS))}")
             _check_params(self.generator, self.params, f"{where}.params")
         elif self.kind == "hd_stand_in":
