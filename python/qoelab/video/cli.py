@@ -62,6 +62,10 @@ def _guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
         except VideoInputError as err:
             print(f"qoelab: {err}", file=sys.stderr)
             return 2
+        except OSError as err:  # an output path that cannot be written (missing folder, read-only, a directory)
+            where = err.filename if err.filename is not None else "output"
+            print(f"qoelab: {where}: cannot write: {err.strerror or type(err).__name__}", file=sys.stderr)
+            return 2
 
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__
@@ -95,6 +99,24 @@ def _seeds(text: str) -> list[int]:
     return vals
 
 
+def _check_outputs(args: argparse.Namespace, *names: str) -> None:
+    """Each output file option names a writable place, checked before any work is done."""
+    import os
+
+    for name in names:
+        path = getattr(args, name, None)
+        if path is None:
+            continue
+        opt = "--" + name.replace("_", "-")
+        parent = path.parent if str(path.parent) else Path(".")
+        if path.is_dir():
+            raise VideoInputError(path, f"{opt}: is a directory, expected a file name")
+        if not parent.is_dir():
+            raise VideoInputError(path, f"{opt}: folder {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise VideoInputError(path, f"{opt}: folder {parent} is not writable")
+
+
 def _beside(trace: Path, suffix: str) -> Path | None:
     name = trace.name
     for ext in (".trace.csv.gz", ".trace.csv"):
@@ -125,6 +147,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from .evaluate import evaluate, format_summary
 
+    _check_outputs(args, "out", "json", "damaged_out", "decoded_out")
     recipe = args.recipe if args.recipe is not None else (None if args.no_source else _beside(args.trace, ".recipe.toml"))
     r = evaluate(args.trace, args.bitstream, args.log, playout_delay_s=args.playout_delay, flows=args.flow or None,
                  recipe_path=recipe, source_dirs=args.source_dir or (), vmaf=args.vmaf, ssim=args.ssim,
@@ -153,6 +176,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     from .recvlog import deliver, read_receive_log
     from .trace import read_trace
 
+    _check_outputs(args, "out", "json")
     trace = read_trace(args.trace)
     log = read_receive_log(args.log, args.flow or None)
     d = deliver(trace, log, args.playout_delay)
