@@ -228,12 +228,10 @@ def test_recipe_that_is_not_a_recipe(bundle, tmp_path, capsys, content, fragment
     assert "root:" not in err and "/bin/bash" not in err
 
 
-@pytest.mark.parametrize("cmd", ["estimate", "evaluate"])
-@pytest.mark.parametrize("opt", ["--json", "--out", "--decoded-out"])
+@pytest.mark.parametrize("cmd, opt", [("estimate", "--json"), ("estimate", "--out"), ("evaluate", "--json"),
+                                      ("evaluate", "--out"), ("evaluate", "--decoded-out"), ("evaluate", "--damaged-out")])
 def test_unwritable_output_path_is_a_clean_error(bundle, tmp_path, capsys, cmd, opt):
     b, trace, bs, recipe, log = bundle
-    if cmd == "estimate" and opt == "--decoded-out":
-        pytest.skip("estimate has no --decoded-out")
     inputs = [trace, log] if cmd == "estimate" else [trace, bs, log]
     target = tmp_path / "no" / "such" / "x.out"
     rc, err = run_cli(capsys, cmd, *inputs, opt, target)
