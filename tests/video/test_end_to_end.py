@@ -78,10 +78,13 @@ def test_untouched_frames_have_exactly_the_reference_psnr(run):
     f = result.frames.to_pydict()
     for d, ok in enumerate(f["decodable"]):
         if ok:
-            assert f["identical"][d], d
-            assert f["src_psnr_y"][d] == f["ref_src_psnr_y"][d]
-            assert f["src_psnr_yuv"][d] == f["ref_src_psnr_yuv"][d]
-            assert f["ssim_y"][d] == 1.0
+            assert f["identical_to_decode"][d], d
+            assert f["psnr_y_vs_source"][d] == f["ref_psnr_y_vs_source"][d]
+            assert f["psnr_yuv_vs_source"][d] == f["ref_psnr_yuv_vs_source"][d]
+            assert f["ssim_y_vs_source"][d] == f["ref_ssim_y_vs_source"][d] < 1.0
+            assert f["ssim_y_vs_decode"][d] == 1.0
+            assert np.isnan(f["psnr_y_vs_decode"][d])  # identical: no finite PSNR (EvalVid writes 0)
+            assert f["mos"][d] == f["ref_mos"][d] > 0
 
 
 def test_damaged_frames_have_lower_psnr(run):
@@ -90,20 +93,32 @@ def test_damaged_frames_have_lower_psnr(run):
     damaged = [d for d, ok in enumerate(f["decodable"]) if not ok]
     assert len(damaged) == 60 - 28
     for d in damaged:
-        assert not f["identical"][d], d
-        assert f["src_psnr_y"][d] < f["ref_src_psnr_y"][d], d
-        assert f["psnr_y"][d] < 100 and f["ssim_y"][d] < 1.0
+        assert not f["identical_to_decode"][d], d
+        assert f["psnr_y_vs_source"][d] < f["ref_psnr_y_vs_source"][d], d
+        assert np.isfinite(f["psnr_y_vs_decode"][d]) and f["ssim_y_vs_decode"][d] < 1.0
+        assert f["ssim_y_vs_source"][d] < f["ref_ssim_y_vs_source"][d], d
     s = result.summary
-    assert s["mean_psnr_y_db"] < s["reference_mean_psnr_y_db"]
+    assert s["mean_psnr_y_vs_source_db"] < s["ref_mean_psnr_y_vs_source_db"]
+    assert s["mean_ssim_y_vs_source"] < s["ref_mean_ssim_y_vs_source"]
+    # Means against the decode leave identical frames out: only the 32 damaged ones count.
+    vs_dec = np.array(f["psnr_y_vs_decode"], dtype=float)
+    assert np.isfinite(vs_dec).sum() == 32 == 60 - s["identical_to_decode"]
+    assert s["mean_psnr_y_vs_decode_db"] == pytest.approx(float(np.nanmean(vs_dec)))
 
 
 def test_vmaf_is_real_and_lower_when_damaged(run):
     _, _, result, _ = run
     f = result.frames.to_pydict()
-    v = np.array(f["vmaf"], dtype=float)
     ok = np.array(f["decodable"])
-    assert np.isfinite(v).all() and (v >= 0).all() and (v <= 100).all()
-    assert v[ok].mean() > v[~ok].mean()
+    for ref in ("source", "decode"):
+        v = np.array(f[f"vmaf_vs_{ref}"], dtype=float)
+        assert np.isfinite(v).all() and (v >= 0).all() and (v <= 100).all()
+        assert v[ok].mean() > v[~ok].mean()
+        m = np.array(f[f"ms_ssim_y_vs_{ref}"], dtype=float)
+        assert (m > 0).all() and (m <= 1).all() and m[ok].mean() > m[~ok].mean()
+    # An intact frame equals the undamaged decode, so VMAF against it is the model's maximum,
+    # while against the source it shows the coding loss.
+    assert np.array(f["vmaf_vs_source"], dtype=float)[ok].mean() < np.array(f["vmaf_vs_decode"], dtype=float)[ok].mean()
 
 
 def test_damaged_bitstream_is_the_received_nal_units(run, short_clip):
@@ -122,7 +137,8 @@ def test_late_nal_units_count_as_lost(short_clip, tmp_path):
     assert r.summary["nal_late"] == int(late.sum()) and r.summary["nal_lost"] == 0
     assert r.summary["predicted_pictures"] == 59 == r.summary["decoder_pictures"]
     r = evaluate(short_clip.trace, short_clip.bitstream, log, playout_delay_s=0.5)
-    assert r.summary["nal_late"] == 0 and r.summary["identical_frames"] == 60
+    assert r.summary["nal_late"] == 0 and r.summary["identical_to_decode"] == 60
+    assert r.summary["mean_psnr_y_vs_decode_db"] is None  # no frame differs: no finite PSNR
 
 
 def test_hevc_encode_trace_and_evaluate(tmp_path):
@@ -147,6 +163,24 @@ def test_hevc_encode_trace_and_evaluate(tmp_path):
     assert (np.bincount(trace.frame[trace.vcl]) == 4).all()  # four slice segments per picture
     for d, ok in enumerate(f["decodable"]):
         if ok:
-            assert f["identical"][d], d
+            assert f["identical_to_decode"][d], d
     assert not all(f["decodable"]) and any(f["decodable"])
-    assert res.summary["mean_psnr_y_db"] < res.summary["reference_mean_psnr_y_db"]
+    assert res.summary["mean_psnr_y_vs_source_db"] < res.summary["ref_mean_psnr_y_vs_source_db"]
+
+
+def test_vmaf_on_pictures_too_small_for_ms_ssim(tmp_path):
+    """libvmaf's MS-SSIM cannot run below 176 pixels a side; VMAF still can, and says so."""
+    from qoelab.video.encode import EncodeConfig, encode
+
+    cfg = EncodeConfig(input="lavfi:testsrc2=size=160x120:rate=30", width=160, height=120, frames=12, gop=6,
+                       bframes=1, qp=30, preset="ultrafast", threads=1)
+    r = encode(cfg, tmp_path, "small")
+    trace = read_trace(r.trace)
+    lost = np.zeros(trace.n_nal, bool)
+    lost[_slices(trace, 3)] = True
+    log = tmp_path / "recv.parquet"
+    write_receive_log(synthetic_log(trace, lost), log)
+    res = evaluate(r.trace, r.bitstream, log, recipe_path=r.recipe, vmaf=True)
+    s = res.summary
+    assert "no MS-SSIM" in s["vmaf"] and s["mean_ms_ssim_y_vs_source"] is None
+    assert 0 < s["mean_vmaf_vs_source"] <= 100

@@ -33,19 +33,19 @@ def test_estimated_mean_psnr_within_1_5_db_of_real_decode(cif_clip, tmp_path, lo
     write_receive_log(synthetic_log(trace, lost), log)
     real = evaluate(cif_clip.trace, cif_clip.bitstream, log, recipe_path=cif_clip.recipe)
     est = estimate(trace, ~lost, read_frames_csv(cif_clip.frames))
-    real_psnr = real.summary["mean_psnr_y_db"]
+    real_psnr = real.summary["mean_psnr_y_vs_source_db"]
     est_psnr = float(np.mean(est.psnr_y))
     print(f"loss {loss:.0%}: real {real_psnr:.2f} dB, estimate {est_psnr:.2f} dB, "
-          f"YUV real {real.summary['mean_psnr_yuv_db']:.2f} est {float(np.mean(est.psnr_yuv)):.2f}")
+          f"YUV real {real.summary['mean_psnr_yuv_vs_source_db']:.2f} est {float(np.mean(est.psnr_yuv)):.2f}")
     assert abs(est_psnr - real_psnr) <= 1.5
-    assert abs(float(np.mean(est.psnr_yuv)) - real.summary["mean_psnr_yuv_db"]) <= 1.5
+    assert abs(float(np.mean(est.psnr_yuv)) - real.summary["mean_psnr_yuv_vs_source_db"]) <= 1.5
     # The loss must actually hurt, or the comparison says nothing.
-    assert real_psnr < real.summary["reference_mean_psnr_y_db"] - 0.3
+    assert real_psnr < real.summary["ref_mean_psnr_y_vs_source_db"] - 0.3
     # Decodability is exact for this encode (one reference frame, no B pyramid):
     f = real.frames.to_pydict()
     assert list(est.decodable) == f["decodable"]
     # Decodable frames are bit-exact; a non-decodable one can still come out identical when the
     # lost area was static or is not referenced, so only the implication holds.
-    identical = np.array(f["identical"])
+    identical = np.array(f["identical_to_decode"])
     assert identical[est.decodable].all()
     assert list(est.shown) == f["decoded"]

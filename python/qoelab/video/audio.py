@@ -84,7 +84,7 @@ def build_audio_trace(out: Path, name: str, *, bitrate_bps: int = 64_000, durati
         "kind": "audio",
         "notes": f"VBR audio of {bitrate_bps / 1e3:g} kbit/s mean (SQF paper): Opus VBR, 20-ms frames, mono 48 kHz, "
                  "synthetic speech-like on/off source.",
-        "source": {"ffmpeg_input_args": ["-f", "lavfi", "-i", AUDIO_SOURCE]},
+        "source": {"kind": "audio_stand_in"},  # AUDIO_SOURCE; `command` shows it
         "config": {"bitrate_bps": bitrate_bps, "encoder_bitrate_bps": nominal, "duration_s": duration_s, "codec": "opus"},
         "encoder": {"ffmpeg": ffmpeg_version(), "codec_library": f"libopus (in ffmpeg {ffmpeg_version()})"},
         "command": ["ffmpeg", *cmd[:-1], f"{name}.opus"],

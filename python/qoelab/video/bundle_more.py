@@ -91,8 +91,11 @@ BLURAY_BUFSIZE_BITS = 30_000_000
 
 
 def hd_config() -> EncodeConfig:
+    from .source import SourceSpec
+
     graph, _ = hd_sources()
-    return EncodeConfig(input=f"lavfi:{graph}", width=1920, height=1080, fps=30.0, frames=8 * HD_CLIP_S * HD_FPS,
+    spec = SourceSpec("hd_stand_in", seed=HD_SEED, width=1920, height=1080, fps=30.0)
+    return EncodeConfig(input=f"lavfi:{graph}", source=spec, width=1920, height=1080, fps=30.0, frames=8 * HD_CLIP_S * HD_FPS,
                         codec="h264", gop=30, bframes=2, refs=1, bitrate_bps=40_000_000,
                         maxrate_bps=BLURAY_MAXRATE_BPS, bufsize_bits=BLURAY_BUFSIZE_BITS, passes=2,
                         slices=8, preset="superfast", threads=2)

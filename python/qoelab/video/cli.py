@@ -1,4 +1,4 @@
-"""`qoelab video ...`: encode, evaluate, estimate, dash.
+"""`qoelab video ...`: encode, evaluate, estimate, calibrate, migrate-recipe, dash.
 
 `register(subparsers)` adds the `video` group to the main CLI's argparse subparsers; each handler
 takes the parsed namespace and returns an exit code. Bad input (`VideoInputError`) prints one line
@@ -45,6 +45,16 @@ def _size(text: str) -> tuple[int, int]:
     return int(m.group(1)), int(m.group(2))
 
 
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 1, got {text!r}")
+    return v
+
+
 def _guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         try:
@@ -52,10 +62,59 @@ def _guarded(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
         except VideoInputError as err:
             print(f"qoelab: {err}", file=sys.stderr)
             return 2
+        except OSError as err:  # an output path that cannot be written (missing folder, read-only, a directory)
+            where = err.filename if err.filename is not None else "output"
+            print(f"qoelab: {where}: cannot write: {err.strerror or type(err).__name__}", file=sys.stderr)
+            return 2
 
     run.__name__ = fn.__name__
     run.__doc__ = fn.__doc__
     return run
+
+
+def _stem(trace: Path) -> str:
+    for ext in (".trace.csv.gz", ".trace.csv"):
+        if trace.name.endswith(ext):
+            return trace.name[: -len(ext)]
+    raise VideoInputError(trace, "a trace file's name ends in .trace.csv or .trace.csv.gz")
+
+
+def _fractions(text: str) -> list[float]:
+    try:
+        vals = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected fractions like 0.01,0.05,0.1, got {text!r}") from None
+    if not vals or any(not (0 < v < 1) for v in vals):
+        raise argparse.ArgumentTypeError(f"each loss must be a fraction in (0, 1), got {text!r}")
+    return vals
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        vals = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds like 1000,1001, got {text!r}") from None
+    if not vals or any(v < 0 for v in vals):
+        raise argparse.ArgumentTypeError(f"seeds are whole numbers ≥ 0, got {text!r}")
+    return vals
+
+
+def _check_outputs(args: argparse.Namespace, *names: str) -> None:
+    """Each output file option names a writable place, checked before any work is done."""
+    import os
+
+    for name in names:
+        path = getattr(args, name, None)
+        if path is None:
+            continue
+        opt = "--" + name.replace("_", "-")
+        parent = path.parent if str(path.parent) else Path(".")
+        if path.is_dir():
+            raise VideoInputError(path, f"{opt}: is a directory, expected a file name")
+        if not parent.is_dir():
+            raise VideoInputError(path, f"{opt}: folder {parent} does not exist")
+        if not os.access(parent, os.W_OK):
+            raise VideoInputError(path, f"{opt}: folder {parent} is not writable")
 
 
 def _beside(trace: Path, suffix: str) -> Path | None:
@@ -88,13 +147,16 @@ def cmd_encode(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from .evaluate import evaluate, format_summary
 
+    _check_outputs(args, "out", "json", "damaged_out", "decoded_out")
     recipe = args.recipe if args.recipe is not None else (None if args.no_source else _beside(args.trace, ".recipe.toml"))
     r = evaluate(args.trace, args.bitstream, args.log, playout_delay_s=args.playout_delay, flows=args.flow or None,
-                 recipe_path=recipe, vmaf=args.vmaf, damaged_out=args.damaged_out, threads=args.threads)
+                 recipe_path=recipe, source_dirs=args.source_dir or (), vmaf=args.vmaf, ssim=args.ssim,
+                 damaged_out=args.damaged_out, decoded_out=args.decoded_out, threads=args.threads,
+                 miv_interval=args.miv_interval)
     if args.out:
         r.write_parquet(args.out)
     if args.json:
-        Path(args.json).write_text(json.dumps(r.summary, indent=2) + "\n")
+        r.write_json(args.json)
     print(format_summary(r.summary))
     lost_ps = r.summary["parameter_sets_lost"]
     if lost_ps:
@@ -107,32 +169,70 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_estimate(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
+    from .calibrate import constants_for
     from .encode import read_frames_csv
     from .estimate import estimate
+    from .evaluate import json_native
     from .recvlog import deliver, read_receive_log
     from .trace import read_trace
 
+    _check_outputs(args, "out", "json")
     trace = read_trace(args.trace)
     log = read_receive_log(args.log, args.flow or None)
     d = deliver(trace, log, args.playout_delay)
     frames_path = args.frames if args.frames is not None else _beside(args.trace, ".frames.csv")
     frames = read_frames_csv(frames_path) if frames_path else None
-    e = estimate(trace, d.received, frames)
-    summary = e.summary()
+    consts, calibration = constants_for(args.trace, use_calibration=not args.uncalibrated)
+    e = estimate(trace, d.received, frames, **consts)
+    summary = e.summary() | {"calibration": calibration, "lambda": consts["lam"], "kappa": consts["kappa"],
+                             "gamma": consts["gamma"]}
     if args.out:
         import pyarrow.parquet as pq
 
         cols = {"display": range(e.decodable.size), "decodable": e.decodable, "shown": e.shown,
-                "err_mse_y": e.err_mse_y, "err_mse_yuv": e.err_mse_yuv}
+                "err_mse_y_vs_decode": e.err_mse_y, "err_mse_yuv_vs_decode": e.err_mse_yuv}
         if e.psnr_y is not None:
-            cols |= {"psnr_y": e.psnr_y, "psnr_yuv": e.psnr_yuv}
+            cols |= {"psnr_y_vs_source": e.psnr_y, "psnr_yuv_vs_source": e.psnr_yuv}
         pq.write_table(pa.table({k: list(v) for k, v in cols.items()}), args.out)
     if args.json:
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps(json_native(summary), indent=2, allow_nan=False) + "\n")
     for k, v in summary.items():
         print(f"{k:<26} {v:.4f}" if isinstance(v, float) else f"{k:<26} {v}")
     if frames is None:
         print("note: no frames file beside the trace: PSNR not estimated", file=sys.stderr)
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from .calibrate import calibrate, write_calibration
+
+    stem = _stem(args.trace)
+    recipe = args.recipe if args.recipe is not None else _beside(args.trace, ".recipe.toml")
+    frames = args.frames if args.frames is not None else _beside(args.trace, ".frames.csv")
+    if recipe is None:
+        raise VideoInputError(args.trace, "no recipe beside the trace (calibration decodes against the source; use --recipe)")
+    if frames is None:
+        raise VideoInputError(args.trace, "no frames file beside the trace (use --frames)")
+    c = calibrate(args.trace, args.bitstream, recipe, frames, losses=args.losses, seeds=args.seeds,
+                  source_dirs=args.source_dir or (), threads=args.threads)
+    out = args.trace.with_name(stem + ".calibration.toml")
+    write_calibration(out, c)
+    print(f"{out}: lambda {c.lam:g}, kappa {c.kappa:g}, gamma {c.gamma:g} from {c.runs} decodes; RMS error {c.rms_db:.2f} dB "
+          f"(default constants: {c.rms_uncalibrated_db:.2f} dB)")
+    return 0
+
+
+def cmd_migrate_recipe(args: argparse.Namespace) -> int:
+    import tomli_w
+
+    from .source import load_small_toml, migrate_legacy_source
+
+    path = args.recipe
+    recipe = load_small_toml(path, "recipe")
+    spec = migrate_legacy_source(recipe, path)
+    recipe["source"] = spec.as_dict()
+    path.write_text(tomli_w.dumps(recipe), encoding="utf-8")
+    print(f"{path}: source is now kind {spec.kind!r}" + (f" ({spec.path}, sha256 {spec.sha256[:12]}…)" if spec.kind == "file" else ""))
     return 0
 
 
@@ -147,7 +247,7 @@ def cmd_dash(args: argparse.Namespace) -> int:
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the `video` command group to an argparse subparsers object."""
     video = subparsers.add_parser("video", help="encode video, evaluate delivered quality, DASH ladders")
-    sub = video.add_subparsers(dest="video_command", required=True, metavar="{encode,evaluate,estimate,dash}")
+    sub = video.add_subparsers(dest="video_command", required=True, metavar="{encode,evaluate,estimate,calibrate,migrate-recipe,dash}")
 
     p = sub.add_parser("encode", help="encode a video and write its NAL trace")
     p.add_argument("input", help="video file, or lavfi:<source>, e.g. lavfi:testsrc2=size=352x288:rate=30")
@@ -187,7 +287,13 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--flow", action="append", help="use only this flow's packets (repeatable)")
     p.add_argument("--recipe", type=Path, help="encode recipe, for PSNR against the source (default: beside the trace)")
     p.add_argument("--no-source", action="store_true", help="do not compare with the source")
-    p.add_argument("--vmaf", action="store_true", help="also compute VMAF (slow)")
+    p.add_argument("--source-dir", action="append", type=Path,
+                   help="folder to look for a recipe's source file in (repeatable; also QOELAB_SOURCE_PATH)")
+    p.add_argument("--vmaf", action="store_true", help="also compute VMAF and MS-SSIM with libvmaf (slow)")
+    p.add_argument("--ssim", choices=["block", "gaussian"], default="block",
+                   help="SSIM definition: block (8x8, ffmpeg/EvalVid; default) or gaussian (Wang et al.)")
+    p.add_argument("--miv-interval", type=int, default=25, help="MIV window in frames (default 25)")
+    p.add_argument("--decoded-out", type=Path, help="write the damaged decode here (raw yuv420p, one picture per slot)")
     p.add_argument("--damaged-out", type=Path, help="write the damaged bitstream here")
     p.add_argument("--out", type=Path, help="per-frame results (Parquet)")
     p.add_argument("--json", type=Path, help="summary (JSON)")
@@ -200,14 +306,30 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--frames", type=Path, help="encode's frames file (default: beside the trace)")
     p.add_argument("--playout-delay", type=parse_duration_s, default=0.5)
     p.add_argument("--flow", action="append")
+    p.add_argument("--uncalibrated", action="store_true", help="ignore a calibration beside the trace")
     p.add_argument("--out", type=Path, help="per-frame estimates (Parquet)")
     p.add_argument("--json", type=Path)
     p.set_defaults(func=_guarded(cmd_estimate), handler=_guarded(cmd_estimate))
 
+    p = sub.add_parser("calibrate", help="fit the estimator's constants for one trace from a few real decodes")
+    p.add_argument("trace", type=Path)
+    p.add_argument("bitstream", type=Path)
+    p.add_argument("--recipe", type=Path, help="encode recipe (default: beside the trace)")
+    p.add_argument("--frames", type=Path, help="encode's frames file (default: beside the trace)")
+    p.add_argument("--losses", type=_fractions, default=[0.01, 0.05, 0.10], help="slice loss levels (default 0.01,0.05,0.1)")
+    p.add_argument("--seeds", type=_seeds, default=[1000, 1001], help="seeds per loss level (default 1000,1001)")
+    p.add_argument("--source-dir", action="append", type=Path, help="folder to look for the source file in")
+    p.add_argument("--threads", type=_positive_int, default=1)
+    p.set_defaults(func=_guarded(cmd_calibrate), handler=_guarded(cmd_calibrate))
+
+    p = sub.add_parser("migrate-recipe", help="convert a recipe with raw ffmpeg_input_args to a checked [source]")
+    p.add_argument("recipe", type=Path)
+    p.set_defaults(func=_guarded(cmd_migrate_recipe), handler=_guarded(cmd_migrate_recipe))
+
     p = sub.add_parser("dash", help="encode an HEVC DASH ladder and write its MPDs and segment-size trace")
     p.add_argument("--out", type=Path, default=Path("."))
     p.add_argument("--name", default="dash_hevc")
-    p.add_argument("--duration", type=float, default=60.0, help="content length in s (default 60)")
+    p.add_argument("--duration", type=float, default=60.0, help="content length in s (default 60; checked: 0 < d ≤ 3600)")
     p.add_argument("--fps", type=float, default=24.0)
     p.set_defaults(func=_guarded(cmd_dash), handler=_guarded(cmd_dash))
     return video

@@ -26,6 +26,7 @@ from xml.sax.saxutils import quoteattr
 import av
 import numpy as np
 
+from .bundle import pingpong
 from .encode import write_recipe
 from .errors import VideoInputError
 from .tools import ffmpeg_version, run_ffmpeg
@@ -77,8 +78,25 @@ def _frame_sizes(path: Path) -> tuple[np.ndarray, np.ndarray]:
 def build_ladder(out: str | os.PathLike[str], *, duration_s: float = 30.0, fps: float = 24.0, gop_s: float = 2.0,
                  ladder=DEFAULT_LADDER, segment_lengths_s=SEGMENT_LENGTHS_S, name: str = "dash_hevc",
                  preset: str = "ultrafast", threads: int = 2) -> dict:
+    from .encode import PRESETS, check_name
+
+    for key, v, hi in (("duration", duration_s, 3600.0), ("fps", fps, 240.0), ("gop_s", gop_s, 60.0)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0 < v <= hi:
+            raise VideoInputError(f"dash.{key}", f"must be a number in (0, {hi:g}], got {v!r}")
+    if duration_s * fps < 1:
+        raise VideoInputError("dash.duration", f"{duration_s:g} s at {fps:g} fps is less than one frame")
+    if preset not in PRESETS:
+        raise VideoInputError("dash.preset", f"must be one of {', '.join(PRESETS)}")
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 64:
+        raise VideoInputError("dash.threads", f"must be a whole number in 1..64, got {threads!r}")
+    check_name(name)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise VideoInputError(out, "output folder is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise VideoInputError(out, f"cannot create output folder: {exc.strerror}") from None
     gop = int(round(gop_s * fps))
     if abs(gop - gop_s * fps) > 1e-9:
         raise VideoInputError("dash", f"GOP of {gop_s} s is not a whole number of frames at {fps} fps")
@@ -134,7 +152,8 @@ def build_ladder(out: str | os.PathLike[str], *, duration_s: float = 30.0, fps: 
         "notes": "HEVC DASH ladder in the manner of the UHD HEVC-DASH dataset (MPTCP paper): one libx265 encode per "
                  f"representation with closed {gop_s:g}-s GOPs, segmented at {list(segment_lengths_s)} s; Big Buck Bunny "
                  "(CC BY 3.0) ping-pong looped and upscaled (soft content: rates at 2160p are easy to reach).",
-        "source": {"ffmpeg_input_args": src},
+        "source": {"kind": "clip", "clip": "bigbuckbunny", "width": 1280, "height": 720, "fps": float(fps),
+                   "retime": True, "filters": pingpong("scale=1280:720")},
         "config": {"duration_s": duration_s, "fps": fps, "gop_s": gop_s, "preset": preset, "threads": threads,
                    "segment_lengths_s": list(segment_lengths_s)},
         "encoder": {"ffmpeg": ffmpeg_version(), "codec_library": version},

@@ -24,7 +24,7 @@ import av
 import numpy as np
 
 from .errors import VideoInputError
-from .tools import ffmpeg_exe
+from .tools import error_line, ffmpeg_exe, guard_inputs
 
 __all__ = ["DecodeReport", "decode_display_order", "read_source_frames", "probe_video"]
 
@@ -120,7 +120,8 @@ def decode_display_order(
 def probe_video(path: str) -> dict:
     """Width, height, frame rate and frame count (if known) of a video file, via PyAV."""
     try:
-        with av.open(path) as c:
+        # Files only: a name can never make the demuxer open a URL or another protocol.
+        with av.open(path, options={"protocol_whitelist": "file"}) as c:
             if not c.streams.video:
                 raise VideoInputError(path, "no video stream")
             s = c.streams.video[0]
@@ -142,7 +143,7 @@ def read_source_frames(
     """Yield yuv420p pictures from an ffmpeg input (`args` are its input options and `-i ...` plus
     any `-vf`), scaled to `width`x`height`."""
     frame_bytes = width * height * 3 // 2
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", *args]
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", *guard_inputs(args)]
     if limit is not None:
         cmd += ["-frames:v", str(limit)]
     cmd += ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", f"{width}x{height}", "-"]
@@ -161,5 +162,4 @@ def read_source_frames(
         if proc.stderr:
             proc.stderr.close()
     if rc != 0:
-        last = err.splitlines()[-1] if err else f"exit status {rc}"
-        raise VideoInputError(path, f"cannot read source video: {last}")
+        raise VideoInputError(path, f"cannot read source video: {error_line(err, rc)}")

@@ -16,6 +16,7 @@ Outputs for `name` in `out_dir`:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
@@ -30,12 +31,31 @@ from .bitstream import group_access_units, parse_nal_units
 from .decode import DecodeReport, decode_display_order, probe_video, read_source_frames
 from .errors import VideoInputError
 from .metrics import plane_mse, psnr
+from .source import SourceSpec, source_from_input
 from .trace import NalTrace, read_trace, write_trace
 from .tools import ffmpeg_version, run_ffmpeg
 
 __all__ = ["EncodeConfig", "EncodeResult", "encode", "analyze_bitstream", "FRAMES_COLUMNS", "read_frames_csv"]
 
 _TYPE_CODE = {"I": 0, "P": 1, "B": 2}
+# Encoder option ranges (checked, not clamped). QP and CRF: 0..51 for 8-bit H.264 (x264 accepts
+# up to 69 only for high bit depths and would clamp) and HEVC (x265: 0..51). The pipeline
+# encodes only these two codecs (no mpeg2video).
+QP_RANGE = {"h264": (0, 51), "hevc": (0, 51)}
+PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo")
+MAX_SIDE = 16384  # pixels (x264/x265 limit)
+MAX_FRAMES = 10_000_000
+MAX_GOP = 100_000
+MAX_RATE_BPS = 10_000_000_000
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_name(name: str) -> str:
+    """An output base name: letters, digits, `._-`, not starting with a dot, so that every output
+    file stays in the output folder."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
+        raise VideoInputError("--name", f"must be a plain file name (letters, digits, ._-; no path), got {str(name)[:60]!r}")
+    return name
 
 
 @dataclass
@@ -74,12 +94,64 @@ class EncodeConfig:
     threads: int = 2  # fixed: x264/x265 output depends on the thread count
     extra_params: str = ""  # appended to -x264-params / -x265-params
 
+    source: SourceSpec | None = None  # set by project recipes; else derived from `input`
+
+    def check(self) -> EncodeConfig:
+        """Range-check every option before ffmpeg runs (`VideoInputError` naming the option).
+        What is checked is what is encoded and recorded: nothing is clamped."""
+        def whole(name: str, lo: int, hi: int, *, optional: bool = False) -> None:
+            v = getattr(self, name)
+            if v is None and optional:
+                return
+            if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                raise VideoInputError(f"encode.{name}", f"must be a whole number in {lo}..{hi}, got {v!r}")
+
+        def number(name: str, lo: float, hi: float, *, optional: bool = False, open_lo: bool = False) -> None:
+            v = getattr(self, name)
+            if v is None and optional:
+                return
+            ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+            if not ok or v > hi or v < lo or (open_lo and v == lo):
+                raise VideoInputError(f"encode.{name}", f"must be a number in {'(' if open_lo else '['}{lo:g}, {hi:g}], got {v!r}")
+
+        if self.codec not in QP_RANGE:
+            raise VideoInputError("encode.codec", f"must be h264 or hevc, got {self.codec!r}")
+        for side in ("width", "height"):
+            whole(side, 2, MAX_SIDE)
+            if getattr(self, side) % 2:
+                raise VideoInputError(f"encode.{side}", f"must be even (4:2:0 chroma), got {getattr(self, side)}")
+        number("fps", 0, 1000, open_lo=True)
+        whole("frames", 1, MAX_FRAMES, optional=True)
+        number("start_s", 0, 1e7)
+        whole("gop", 1, MAX_GOP)
+        whole("bframes", 0, 16)
+        whole("refs", 1, 16)
+        qlo, qhi = QP_RANGE[self.codec]
+        whole("qp", qlo, qhi, optional=True)
+        number("crf", qlo, qhi, optional=True)
+        whole("bitrate_bps", 1, MAX_RATE_BPS, optional=True)
+        whole("maxrate_bps", 1, MAX_RATE_BPS, optional=True)
+        whole("bufsize_bits", 1, MAX_RATE_BPS, optional=True)
+        whole("passes", 1, 2)
+        whole("slice_max_bytes", 100, 1_000_000, optional=True)
+        whole("slices", 1, (self.height + 15) // 16 if isinstance(self.height, int) else 1, optional=True)
+        whole("threads", 1, 64)
+        if self.preset not in PRESETS:
+            raise VideoInputError("encode.preset", f"must be one of {', '.join(PRESETS)}, got {self.preset!r}")
+        if not re.fullmatch(r"[A-Za-z0-9_=:.,+-]*", self.extra_params):
+            raise VideoInputError("encode.extra_params", "may use only letters, digits and _=:.,+-")
+        if self.bframes >= self.gop > 1:
+            raise VideoInputError("encode.bframes", f"must be less than the GOP ({self.gop}), got {self.bframes}")
+        if self.frames is None and (self.input.startswith("lavfi:") or (self.source and self.source.kind != "file"
+                                                                         and self.source.kind != "clip")):
+            raise VideoInputError("encode.frames", "a generated (lavfi) source never ends: give the number of frames")
+        self.rate_control()
+        return self
+
     def rate_control(self) -> list[str]:
         chosen = [x is not None for x in (self.qp, self.crf, self.bitrate_bps)]
         if sum(chosen) != 1:
             raise VideoInputError("encode", "choose exactly one of qp, crf, bitrate")
-        if self.passes not in (1, 2):
-            raise VideoInputError("encode", f"passes must be 1 or 2, got {self.passes}")
         if self.passes == 2 and self.bitrate_bps is None:
             raise VideoInputError("encode", "two-pass encoding needs a target bitrate")
         if (self.maxrate_bps or self.bufsize_bits) and self.qp is not None:
@@ -107,19 +179,16 @@ class EncodeResult:
     command_pass1: list[str] = field(default_factory=list)  # empty for one-pass encodes
 
 
-def input_args(cfg: EncodeConfig) -> list[str]:
-    """ffmpeg input options and the filter chain giving the source at the coded size and rate."""
-    if cfg.input.startswith("lavfi:"):
-        args = ["-f", "lavfi", "-i", cfg.input[len("lavfi:"):]]
-    else:
+def source_spec(cfg: EncodeConfig, out: Path) -> SourceSpec:
+    """The source of an encode as a recipe records it (see `source.py`)."""
+    if cfg.source is not None:
+        return cfg.source.check("encode.source")
+    if not cfg.input.startswith("lavfi:"):
         if not os.path.isfile(cfg.input):
             raise VideoInputError(cfg.input, "no such video file")
         probe_video(cfg.input)  # unreadable files fail here with a clear message
-        args = (["-ss", f"{cfg.start_s:g}"] if cfg.start_s else []) + ["-i", cfg.input]
-    chain = [cfg.filters] if cfg.filters else []
-    chain.append(f"setpts=N/({cfg.fps:g}*TB)" if cfg.retime else f"fps={cfg.fps:g}")
-    chain.append(f"scale={cfg.width}:{cfg.height}:flags=bicubic,format=yuv420p")
-    return args + ["-vf", ",".join(chain), "-r", f"{cfg.fps:g}"]
+    return source_from_input(cfg.input, width=cfg.width, height=cfg.height, fps=cfg.fps, retime=cfg.retime,
+                             start_s=cfg.start_s, filters=cfg.filters, base=out)
 
 
 def _codec_args(cfg: EncodeConfig) -> list[str]:
@@ -165,11 +234,19 @@ def encoder_version(data: bytes) -> str:
 def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, keep_bitstream: bool = True,
            gzip_trace: bool = False, notes: str = "") -> EncodeResult:
     """Encode `cfg.input`, then analyse the bitstream into trace, frames file and recipe."""
+    check_name(name)
+    cfg.check()
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise VideoInputError(out, "output folder is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise VideoInputError(out, f"cannot create output folder: {exc.strerror}") from None
     ext = "h264" if cfg.codec == "h264" else "hevc"
-    src = input_args(cfg)
-    limit = ["-frames:v", str(cfg.frames)] if cfg.frames else []
+    spec = source_spec(cfg, out)
+    src = spec.input_args(base=out)
+    limit = ["-frames:v", str(cfg.frames)] if cfg.frames is not None else []
     tmp = None
     if keep_bitstream:
         bs_path = out / f"{name}.{ext}"
@@ -209,11 +286,11 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
     recipe = {
         "name": name,
         "notes": notes,
-        "source": {"input": cfg.input, "ffmpeg_input_args": _relative_args(src, out)},
-        "config": {k: v for k, v in asdict(cfg).items() if v is not None},
+        "source": spec.as_dict(),
+        "config": {k: v for k, v in asdict(cfg).items() if v is not None and k != "source"} | _recorded_input(spec),
         "encoder": {"ffmpeg": ffmpeg_version(), "codec_library": version},
-        "command": ["ffmpeg", *_recorded(cmd[:-1], passlog), f"{name}.{ext}"],
-        **({"command_pass1": ["ffmpeg", *_recorded(cmd1, passlog)]} if cmd1 else {}),
+        "command": ["ffmpeg", *_recorded(cmd[:-1], passlog, out), f"{name}.{ext}"],
+        **({"command_pass1": ["ffmpeg", *_recorded(cmd1, passlog, out)]} if cmd1 else {}),
         "timing": {"encode_s": round(encode_s, 2), "analyze_s": round(analyze_s, 2), "cpus": os.cpu_count()},
         "expected": stats,
         "reference_quality": {
@@ -227,21 +304,30 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
                         encode_s, analyze_s, recipe["command"], recipe.get("command_pass1", []))
 
 
-def _recorded(cmd: list[str], passlog: tempfile.TemporaryDirectory | None) -> list[str]:
-    """A command as the recipe records it: the temporary pass-log folder becomes `.` (run both
-    passes in the same folder)."""
-    if passlog is None:
-        return list(cmd)
-    return [os.path.relpath(a, passlog.name) if a.startswith(passlog.name) else a for a in cmd]
+def _recorded_input(spec: SourceSpec) -> dict:
+    """`config.input` as recorded: no absolute path of the encoding machine (a file source is
+    relative to the recipe, a bundled clip relative to the repository)."""
+    if spec.kind == "file":
+        return {"input": spec.path}
+    if spec.kind == "clip":
+        from .source import CLIPS
+
+        return {"input": f"data/clips/{CLIPS[spec.clip][0]}"}
+    return {}
 
 
-def _relative_args(args: list[str], base: Path) -> list[str]:
-    """Input arguments with a file path made relative to `base` (where the recipe lives)."""
-    out = list(args)
-    for i, a in enumerate(out[:-1]):
-        if a == "-i" and "lavfi" not in out[:i] and os.path.exists(out[i + 1]):
-            out[i + 1] = os.path.relpath(out[i + 1], base)
-    return out
+def _recorded(cmd: list[str], passlog: tempfile.TemporaryDirectory | None, out: Path) -> list[str]:
+    """A command as the recipe records it (documentation, never run from the recipe): the
+    temporary pass-log folder becomes `.` (run both passes in the same folder) and the source
+    file's path is relative to the recipe's folder."""
+    rec = []
+    for a in cmd:
+        if passlog is not None and a.startswith(passlog.name):
+            a = os.path.relpath(a, passlog.name)
+        elif a.startswith("file:/"):
+            a = os.path.relpath(a[len("file:"):], out.resolve())
+        rec.append(a)
+    return rec
 
 
 def write_recipe(path: Path, recipe: dict) -> None:

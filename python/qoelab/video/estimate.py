@@ -10,9 +10,12 @@ For each frame it answers two questions.
 
 2. *Estimated distortion*, as mean squared error `E` against the undamaged decode, built up in
    the MSE domain with the per-frame numbers an encode stores in `*.frames.csv`:
-   - a frame that lost a fraction `a` of its slices gets `KAPPA · a · C`, where `C` is the MSE
-     between its undamaged picture and the previous anchor's (what copy concealment would show;
-     FFmpeg's motion-guessing concealment does better, hence `KAPPA < 1`);
+   - a frame that lost a fraction `a` of its slices gets `KAPPA · a · C̄ · (C / C̄)^GAMMA`, where
+     `C` is the MSE between its undamaged picture and the previous anchor's (what copy
+     concealment would show) and `C̄` its mean over the clip; FFmpeg's motion-guessing
+     concealment does better than copying, the more so the more the picture moved, hence
+     `KAPPA`, and `GAMMA < 1` when large differences are mostly motion it follows. The first
+     picture has no previous anchor: its `C` is the mean `C` of the other I frames;
    - a P frame inherits `LAMBDA · E` of its reference, a B frame `LAMBDA · mean(E)` of its two;
    - a frame lost whole is not shown: its slot repeats the previous one, adding the previous
      picture's MSE; as a reference it is replaced by the previous anchor (adding `C`), as
@@ -20,7 +23,9 @@ For each frame it answers two questions.
    The estimated PSNR against the source is then `10 log10(255² / (D_ref + E))`, with `D_ref` the
    encode's own distortion (errors assumed uncorrelated with coding noise).
 
-`LAMBDA` and `KAPPA` were fitted against real decodes (see docs/models/video.md, Validation).
+`LAMBDA` and `KAPPA` are defaults fitted against real decodes of the bundled CIF clip (see
+docs/models/video.md, Validation); they are content dependent, so `calibrate.py` fits them per
+trace and `video estimate` uses a trace's calibration when there is one.
 """
 
 from __future__ import annotations
@@ -32,10 +37,11 @@ import numpy as np
 from .metrics import psnr
 from .trace import NalTrace
 
-__all__ = ["LAMBDA", "KAPPA", "FrameDelivery", "frame_delivery", "decodable", "Estimate", "estimate"]
+__all__ = ["LAMBDA", "KAPPA", "GAMMA", "FrameDelivery", "frame_delivery", "decodable", "Estimate", "estimate"]
 
 LAMBDA = 0.9  # fraction of a reference's error carried into a frame predicted from it
 KAPPA = 0.9  # residual error of FFmpeg's concealment relative to copying the previous anchor
+GAMMA = 1.0  # concealment cost grows as C^GAMMA around the clip's mean C (1: proportional to C)
 
 
 @dataclass
@@ -125,15 +131,19 @@ class Estimate:
             "mean_psnr_y_vs_decode_db": float(np.mean(psnr(self.err_mse_y))),
         }
         if self.psnr_y is not None:
-            out["mean_psnr_y_db"] = float(np.mean(self.psnr_y))
-            out["mean_psnr_yuv_db"] = float(np.mean(self.psnr_yuv))
+            out["mean_psnr_y_vs_source_db"] = float(np.mean(self.psnr_y))
+        if self.psnr_yuv is not None:
+            out["mean_psnr_yuv_vs_source_db"] = float(np.mean(self.psnr_yuv))
         return out
 
 
 def estimate(trace: NalTrace, received: np.ndarray, frames: dict[str, np.ndarray] | None = None, *,
-             lam: float = LAMBDA, kappa: float = KAPPA) -> Estimate:
+             lam: float = LAMBDA, kappa: float = KAPPA, gamma: float = GAMMA,
+             planes: tuple[str, ...] = ("y", "yuv")) -> Estimate:
     """Estimate per-frame decodability and distortion. Without `frames` only decodability and
-    whether a picture is shown are meaningful (the error columns are NaN)."""
+    whether a picture is shown are meaningful (the error columns are NaN). `lam`, `kappa`: the
+    constants (a trace's calibration, `calibrate.py`, or the defaults); `planes`: which error
+    columns to compute (`("y",)` leaves the YUV ones NaN/None)."""
     fd = frame_delivery(trace, received)
     ok = decodable(trace, fd)
     ftype, disp, l0, l1 = _references(trace)
@@ -148,10 +158,21 @@ def estimate(trace: NalTrace, received: np.ndarray, frames: dict[str, np.ndarray
     if frames["display"].size != n:
         raise ValueError(f"frames file has {frames['display'].size} frames, trace has {n}")
     a = fd.lost_fraction
-    out = {}
-    for plane in ("y", "yuv"):
+    out = {"yuv": np.full(n, np.nan)}
+    for plane in planes:
         c_anchor = frames[f"anchor_mse_{plane}"][disp]  # per decode-order frame
         c_prev = frames[f"prev_mse_{plane}"]  # per display slot
+        # What concealing a slice costs. The first picture has no previous anchor (its
+        # anchor_mse is against mid-grey, what a wholly lost first frame shows); FFmpeg conceals
+        # its missing slices spatially, so take the typical cost of the other I frames instead.
+        c_conceal = c_anchor.copy()
+        first, others = disp == 0, (ftype == 0) & (disp != 0)
+        if others.any():
+            c_conceal[first] = float(np.mean(c_anchor[others]))
+        if gamma != 1.0:  # compress large copy differences (motion the decoder's MV guessing follows)
+            c_mean = float(np.mean(c_conceal))
+            if c_mean > 0:
+                c_conceal = c_mean * (c_conceal / c_mean) ** gamma
         e_ref = np.zeros(n)  # error of each anchor as a reference
         e_disp = np.full(n, np.nan)  # error of what each display slot shows
         for k in np.flatnonzero(ftype != 2):  # anchors, in decode order
@@ -159,12 +180,12 @@ def estimate(trace: NalTrace, received: np.ndarray, frames: dict[str, np.ndarray
             if fd.lost[k]:
                 e_ref[k] = (e_ref[l0[k]] if l0[k] >= 0 else 0.0) + c_anchor[k]
             else:
-                e_ref[k] = inherited + kappa * a[k] * c_anchor[k]
+                e_ref[k] = inherited + kappa * a[k] * c_conceal[k]
                 e_disp[disp[k]] = e_ref[k]
         for k in np.flatnonzero(ftype == 2):
             if not fd.lost[k]:
                 refs = [e_ref[r] for r in (l0[k], l1[k]) if r >= 0]
-                e_disp[disp[k]] = lam * (np.mean(refs) if refs else 0.0) + kappa * a[k] * c_anchor[k]
+                e_disp[disp[k]] = lam * (np.mean(refs) if refs else 0.0) + kappa * a[k] * c_conceal[k]
         for d in range(n):  # slots of wholly lost frames repeat the previous slot
             if np.isnan(e_disp[d]):
                 e_disp[d] = (e_disp[d - 1] if d > 0 else 0.0) + c_prev[d]
@@ -172,7 +193,7 @@ def estimate(trace: NalTrace, received: np.ndarray, frames: dict[str, np.ndarray
     ref_y, ref_yuv = frames["ref_mse_y"], frames["ref_mse_yuv"]
     have_src = bool(np.isfinite(ref_y).all())
     p_y = psnr(ref_y + out["y"]) if have_src else None
-    p_yuv = psnr(ref_yuv + out["yuv"]) if have_src else None
+    p_yuv = psnr(ref_yuv + out["yuv"]) if have_src and "yuv" in planes else None
     return Estimate(by_disp_ok, shown, out["y"], out["yuv"], p_y, p_yuv)
 
 

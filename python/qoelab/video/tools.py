@@ -2,18 +2,23 @@
 
 ffmpeg comes from the pinned `imageio-ffmpeg` wheel. `QOELAB_FFMPEG` overrides it (an absolute
 path), which is also how tests simulate a missing binary.
+
+Every input ffmpeg opens for the project is restricted to the `file` protocol
+(`-protocol_whitelist file` before each `-i`; standard input, `-i -`, to `pipe`), so a name from a
+recipe or the command line can never make ffmpeg open a URL, a `concat:` or a `subfile,` input.
 """
 
 from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 from collections.abc import Sequence
 
 from .errors import VideoInputError
 
-__all__ = ["ffmpeg_exe", "ffmpeg_version", "run_ffmpeg", "has_filter"]
+__all__ = ["ffmpeg_exe", "ffmpeg_version", "run_ffmpeg", "has_filter", "guard_inputs"]
 
 
 def ffmpeg_exe() -> str:
@@ -64,13 +69,36 @@ def has_filter(name: str) -> bool:
     return name in _filters(ffmpeg_exe())
 
 
+def guard_inputs(args: Sequence[str]) -> list[str]:
+    """`args` with `-protocol_whitelist file` (or `pipe` for standard input) before every `-i`."""
+    out: list[str] = []
+    it = iter(range(len(args)))
+    for i in it:
+        a = args[i]
+        if a == "-i" and i + 1 < len(args):
+            src = args[i + 1]
+            out += ["-protocol_whitelist", "pipe" if src in ("-", "pipe:", "pipe:0") else "file", "-i", src]
+            next(it, None)
+        else:
+            out.append(a)
+    return out
+
+
 def run_ffmpeg(args: Sequence[str], *, what: str, path: str, stdin: bytes | None = None) -> None:
     """Run ffmpeg with `args`; a failure becomes `VideoInputError(path, ...)` with ffmpeg's last line."""
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", "-y", *args]
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", "-y", *guard_inputs(args)]
     if stdin is not None:
         cmd.remove("-nostdin")
     proc = subprocess.run(cmd, input=stdin, capture_output=True, check=False)
     if proc.returncode != 0:
-        lines = proc.stderr.decode(errors="replace").strip().splitlines()
-        last = lines[-1] if lines else f"exit status {proc.returncode}"
-        raise VideoInputError(path, f"{what} failed: {last}")
+        raise VideoInputError(path, f"{what} failed: {error_line(proc.stderr.decode(errors='replace'), proc.returncode)}")
+
+
+def error_line(stderr: str, rc: int) -> str:
+    """The line of ffmpeg's error output that says why: a refused protocol if any, else the last
+    line; without the `[component @ 0x...]` prefix (an address, different on every run)."""
+    lines = stderr.strip().splitlines()
+    if not lines:
+        return f"exit status {rc}"
+    pick = next((ln for ln in lines if "not on whitelist" in ln), lines[-1])
+    return re.sub(r"^\[[^\]]* @ 0x[0-9a-f]+\] ", "", pick)
