@@ -30,6 +30,7 @@
 
 pub mod cc;
 mod probes;
+pub mod profile;
 pub mod rtt;
 pub mod sack;
 pub mod socket;
@@ -50,6 +51,7 @@ use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SAC
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent};
+pub use profile::{Behaviours, Profile, RtoRule};
 use rtt::RttEstimator;
 use sack::{Marker, RangeSet, Scoreboard};
 use serde::{Deserialize, Serialize};
@@ -77,23 +79,54 @@ pub struct TcpConfig {
     pub sack: bool,
     /// Timestamp option (RFC 7323): 12 bytes per segment, RTT sampled on every ACK. Default true.
     pub timestamps: bool,
+    /// Which stack's defaults the behaviour keys below start from: `"rfc"` (default: the RFCs
+    /// as written), `"linux"`, `"ns3"` or `"freebsd"` (see [`profile`] and `docs/models/tcp.md`).
+    /// A key given explicitly overrides the profile.
+    pub profile: Profile,
     /// Delayed ACKs (RFC 5681 §4.2): ACK every second full-sized segment or after
-    /// `delack_timeout`. Default false (ACK every segment).
-    pub delayed_ack: bool,
-    /// Delayed-ACK timeout, time. Default `"40ms"` (Linux's minimum delayed-ACK timer; ns-3 and
-    /// classic BSD use 200 ms). RFC 5681 §4.2 requires < 500 ms.
-    #[serde(with = "serde_units::time")]
-    pub delack_timeout: Dur,
-    /// Lower bound on the RTO, time. Default `"200ms"` (Linux `TCP_RTO_MIN`); RFC 6298 §2.4 says
-    /// 1 s, which is ns-3's default.
-    #[serde(with = "serde_units::time")]
-    pub min_rto: Dur,
+    /// `delack_timeout`. Profile default: off in `rfc` (ACK every segment), on otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timeout, time. Profile default: `"40ms"` in `rfc` and `linux` (Linux's
+    /// `TCP_DELACK_MIN`, where its adaptive `ato` starts), `"200ms"` in `ns3`, `"100ms"` in
+    /// `freebsd`. RFC 5681 §4.2 requires < 500 ms.
+    #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub delack_timeout: Option<Dur>,
+    /// Linux's delayed-ACK engine (`tcp_event_data_recv`, `tcp_send_delayed_ack`): quick-ACK mode
+    /// (every segment ACKed at once) for the first 16 segments and after out-of-order data, and
+    /// the timeout adapted to the arrival spacing (`ato`). Only with `delayed_ack`. Profile
+    /// default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<bool>,
+    /// RTO rule: `"rfc6298"` (RTO floored at `min_rto` as a whole) or `"linux"` (the variance
+    /// term floored: RTO ≥ SRTT + `min_rto`). Profile default: `"linux"` in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_rule: Option<RtoRule>,
+    /// Restart the retransmission timer when the segment at `snd_una` is retransmitted (Linux
+    /// `tcp_xmit_retransmit_queue`). Profile default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_rearm: Option<bool>,
+    /// RACK time-based loss detection with lost-retransmission detection (RFC 8985 §6), replacing
+    /// RFC 6675's `IsLost()`; needs `sack`. Profile default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rack: Option<bool>,
+    /// Tail loss probe (RFC 8985 §7); only with `rack`. Profile default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tlp: Option<bool>,
+    /// Proportional Rate Reduction (RFC 6937) as the sending rule in SACK loss recovery.
+    /// Profile default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prr: Option<bool>,
+    /// Lower bound on the RTO, time. Profile default `"200ms"` (Linux `TCP_RTO_MIN`), `"1s"` in
+    /// `ns3` (RFC 6298 §2.4), `"30ms"` in `freebsd` (`TCPTV_MIN`).
+    #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub min_rto: Option<Dur>,
     /// Upper bound on the RTO, time. Default `"60s"` (RFC 6298 §2.5).
     #[serde(with = "serde_units::time")]
     pub max_rto: Dur,
-    /// RTO before the first RTT sample, time. Default `"1s"` (RFC 6298 §2.1).
-    #[serde(with = "serde_units::time")]
-    pub initial_rto: Dur,
+    /// RTO before the first RTT sample, time. Profile default `"1s"` (RFC 6298 §2.1).
+    #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<Dur>,
     /// Send buffer, bytes: at most this many bytes are unacknowledged at once. Writes beyond it
     /// are always accepted and wait in the application's queue. Default `"4MiB"`.
     #[serde(with = "serde_units::bytes")]
@@ -102,8 +135,9 @@ pub struct TcpConfig {
     /// the window is the whole buffer). Default `"4MiB"`.
     #[serde(with = "serde_units::bytes")]
     pub rcv_buf: u64,
-    /// Initial window, segments. Default 10 (RFC 6928).
-    pub init_cwnd: u32,
+    /// Initial window, segments. Profile default 10 (RFC 6928).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub init_cwnd: Option<u32>,
     /// Sender maximum segment size, bytes. Default: MTU − 20 (IPv4) − 20 (TCP) − 12 (timestamps
     /// if on), i.e. 1448 for MTU 1500.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
@@ -116,20 +150,46 @@ impl Default for TcpConfig {
             cc: CcConfig::default(),
             sack: true,
             timestamps: true,
-            delayed_ack: false,
-            delack_timeout: Dur::from_millis(40),
-            min_rto: Dur::from_millis(200),
+            profile: Profile::default(),
+            delayed_ack: None,
+            delack_timeout: None,
+            quickack: None,
+            rto_rule: None,
+            rto_rearm: None,
+            rack: None,
+            tlp: None,
+            prr: None,
+            min_rto: None,
             max_rto: Dur::from_secs(60),
-            initial_rto: Dur::from_secs(1),
+            initial_rto: None,
             snd_buf: 4 << 20,
             rcv_buf: 4 << 20,
-            init_cwnd: 10,
+            init_cwnd: None,
             mss: None,
         }
     }
 }
 
 impl TcpConfig {
+    /// The profile's defaults with every explicit key applied.
+    pub fn resolved(&self) -> Behaviours {
+        let d = self.profile.defaults();
+        Behaviours {
+            rto_rule: self.rto_rule.unwrap_or(d.rto_rule),
+            rto_rearm: self.rto_rearm.unwrap_or(d.rto_rearm),
+            min_rto: self.min_rto.unwrap_or(d.min_rto),
+            initial_rto: self.initial_rto.unwrap_or(d.initial_rto),
+            // RACK needs the SACK scoreboard (RFC 8985 §2); without SACK a profile's RACK is off.
+            rack: self.sack && self.rack.unwrap_or(d.rack),
+            tlp: self.sack && self.rack.unwrap_or(d.rack) && self.tlp.unwrap_or(d.tlp),
+            prr: self.prr.unwrap_or(d.prr),
+            delayed_ack: self.delayed_ack.unwrap_or(d.delayed_ack),
+            delack_timeout: self.delack_timeout.unwrap_or(d.delack_timeout),
+            quickack: self.quickack.unwrap_or(d.quickack),
+            init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
+        }
+    }
+
     /// Option bytes on every data segment and pure ACK (before SACK blocks).
     pub fn option_bytes(&self) -> u32 {
         if self.timestamps {
@@ -160,17 +220,21 @@ impl TcpConfig {
         if self.rcv_buf > u32::MAX as u64 {
             return Err(format!("rcv_buf: {} B exceeds the largest window (4 GiB)", self.rcv_buf));
         }
-        if self.init_cwnd == 0 {
+        let b = self.resolved();
+        if b.init_cwnd == 0 {
             return Err("init_cwnd: must be at least 1 segment".into());
         }
-        if self.initial_rto == Dur::ZERO {
+        if b.initial_rto == Dur::ZERO {
             return Err("initial_rto: must be positive".into());
         }
-        if self.min_rto > self.max_rto {
-            return Err(format!("min_rto: {:?} is above max_rto {:?}", self.min_rto, self.max_rto));
+        if b.min_rto > self.max_rto {
+            return Err(format!("min_rto: {:?} is above max_rto {:?}", b.min_rto, self.max_rto));
         }
-        if self.delayed_ack && (self.delack_timeout == Dur::ZERO || self.delack_timeout >= Dur::from_millis(500)) {
+        if b.delayed_ack && (b.delack_timeout == Dur::ZERO || b.delack_timeout >= Dur::from_millis(500)) {
             return Err("delack_timeout: must be in (0, 500ms) (RFC 5681 §4.2)".into());
+        }
+        if self.rack == Some(true) && !self.sack {
+            return Err("rack: needs sack = true (RFC 8985 §2)".into());
         }
         self.cc.validate()
     }
@@ -276,6 +340,8 @@ pub struct TcpSender {
     /// Our MSS option (RFC 9293 §3.7.1), bytes.
     mss_opt: u16,
     init_cwnd: u64,
+    /// Restart the RTO when the segment at `snd_una` is retransmitted (Linux).
+    rto_rearm: bool,
     snd_buf: u64,
     /// Opened by the peer (the passive end of a full-duplex socket): writes before the
     /// handshake completes wait for it instead of sending a SYN.
@@ -324,6 +390,7 @@ impl TcpSender {
             panic!("flow {}: invalid tcp config: {e}", s.flow_name);
         }
         let mss = cfg.mss_for(s.mtu_bytes);
+        let b = cfg.resolved();
         TcpSender {
             src_port: s.src_port,
             dst_port: s.dst_port,
@@ -334,13 +401,14 @@ impl TcpSender {
             rcv_wnd: cfg.rcv_buf.min(u32::MAX as u64) as u32,
             wscale: window_shift(cfg.rcv_buf),
             mss_opt: mss_option(mss, cfg.option_bytes()),
-            init_cwnd: cfg.init_cwnd as u64 * mss,
+            init_cwnd: b.init_cwnd as u64 * mss,
             snd_buf: cfg.snd_buf,
             passive: false,
             state: State::Closed,
-            tcb: Tcb::new(mss, cfg.init_cwnd as u64 * mss),
+            tcb: Tcb::new(mss, b.init_cwnd as u64 * mss),
             cc: cfg.cc.build(),
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            rtt: RttEstimator::new(b.initial_rto, b.min_rto, cfg.max_rto).with_rule(b.rto_rule),
+            rto_rearm: b.rto_rearm,
             board: Scoreboard::new(1),
             write_end: 1,
             rwnd: mss,
@@ -381,7 +449,8 @@ impl TcpSender {
         self.peer_ts = h.ts_val;
         self.rwnd = h.wnd as u64;
         if self.timestamps && h.ts_ecr != 0 {
-            self.rtt.on_sample(Dur::from_micros(ts_now(cx.now).wrapping_sub(h.ts_ecr) as u64));
+            let r = Dur::from_micros(ts_now(cx.now).wrapping_sub(h.ts_ecr) as u64);
+            self.rtt.on_sample_at(r, self.tcb.snd_una, self.tcb.snd_max);
             self.tcb.srtt = self.rtt.srtt();
             self.tcb.min_rtt = self.rtt.min_rtt();
         }
@@ -554,8 +623,10 @@ impl TcpSender {
             path: 0,
             tfd: None,
         });
-        // RFC 6298 §5.1: start the timer if it is not running.
-        if cx.timer_deadline(RTO) == SimTime::NEVER {
+        // RFC 6298 §5.1: start the timer if it is not running. Linux also restarts it when it
+        // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so the retransmission
+        // gets a whole RTO to be acknowledged.
+        if cx.timer_deadline(RTO) == SimTime::NEVER || (rxt && self.rto_rearm && seq == self.tcb.snd_una) {
             cx.set_timer(RTO, cx.now + self.rtt.rto());
         }
     }
@@ -610,7 +681,7 @@ impl TcpSender {
             } else {
                 cx.now.since(self.syn_sent_at)
             };
-            self.rtt.on_sample(r);
+            self.rtt.on_sample_at(r, self.tcb.snd_una, self.tcb.snd_max);
             self.tcb.cwnd = self.init_cwnd; // RFC 6928 §2
         }
         self.tcb.srtt = self.rtt.srtt();
@@ -682,7 +753,7 @@ impl TcpSender {
             self.consecutive_rtos = 0;
             let rtt = self.rtt_sample(h, now);
             if let Some(r) = rtt {
-                self.rtt.on_sample(r);
+                self.rtt.on_sample_at(r, self.tcb.snd_una, self.tcb.snd_max);
                 self.tcb.srtt = self.rtt.srtt();
                 self.tcb.min_rtt = self.rtt.min_rtt();
             }
@@ -899,6 +970,7 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(cfg: &TcpConfig, s: &EndpointSetup) -> Self {
+        let b = cfg.resolved();
         TcpReceiver {
             port: s.dst_port,
             peer_port: s.src_port,
@@ -906,8 +978,8 @@ impl TcpReceiver {
             timestamps: cfg.timestamps,
             opt_bytes: cfg.option_bytes(),
             syn_opt_bytes: syn_option_bytes(cfg),
-            delayed_ack: cfg.delayed_ack,
-            delack_timeout: cfg.delack_timeout,
+            delayed_ack: b.delayed_ack,
+            delack_timeout: b.delack_timeout,
             rcv_buf: cfg.rcv_buf,
             mss: cfg.mss_for(s.mtu_bytes),
             syn_seen: false,

@@ -375,8 +375,8 @@ fn config_from_toml_with_defaults_and_errors() {
         toml::from_str("kind = \"tcp\"\ncc = \"newreno\"\nsack = false\nmin_rto = \"1s\"\nmss = \"1000B\"").unwrap();
     let TransportConfig::Tcp(c) = &t else { panic!("{t:?}") };
     assert_eq!(c.cc, CcConfig::NewReno(Default::default()));
-    assert!(!c.sack && c.timestamps && !c.delayed_ack);
-    assert_eq!(c.min_rto, Dur::from_secs(1));
+    assert!(!c.sack && c.timestamps && !c.resolved().delayed_ack);
+    assert_eq!(c.min_rto, Some(Dur::from_secs(1)));
     assert_eq!(c.rcv_buf, 4 << 20);
     assert_eq!(c.mss_for(MTU), 1000);
     assert_eq!(t.service(), Service::Stream);
@@ -407,7 +407,7 @@ fn config_from_toml_with_defaults_and_errors() {
     };
     assert!(bad_cc.validate(MTU).unwrap_err().contains("beta"));
     // Round trip through TOML.
-    let c = TcpConfig { delayed_ack: true, mss: Some(1200), ..Default::default() };
+    let c = TcpConfig { delayed_ack: Some(true), mss: Some(1200), ..Default::default() };
     let back: TcpConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
     assert_eq!(back, c);
 }
@@ -465,7 +465,7 @@ fn segments_per_round(h: &Harness, start: SimTime, rtt: Dur, rounds: usize) -> V
 #[test]
 fn slow_start_doubles_per_rtt_with_and_without_delayed_acks() {
     for delayed_ack in [false, true] {
-        let cfg = TcpConfig { delayed_ack, ..newreno(true) };
+        let cfg = TcpConfig { delayed_ack: Some(delayed_ack), ..newreno(true) };
         let mut h = Harness::new(&cfg, Link::new(ms(50)), Link::new(ms(50)));
         h.write(1 << 30);
         h.run_until(SimTime(ms(650).as_nanos()));
@@ -624,7 +624,7 @@ fn rto_fires_backs_off_and_collapses_window() {
 
 #[test]
 fn delayed_ack_every_second_segment_and_timer() {
-    let cfg = TcpConfig { delayed_ack: true, ..Default::default() };
+    let cfg = TcpConfig { delayed_ack: Some(true), ..Default::default() };
     let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
     h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
     for k in 0..10 {
@@ -800,7 +800,7 @@ pub(crate) fn padhye(p: f64, rtt: f64, t0: f64, b: f64, wmax: f64) -> f64 {
 fn newreno_bernoulli_loss_matches_padhye_in_loopback() {
     // No queue: RTT is the propagation delay, so T0 is the (floored) RTO.
     for &(p, seed) in &[(0.01, 7u64), (0.02, 11)] {
-        let cfg = TcpConfig { min_rto: Dur::from_secs(1), ..newreno(false) };
+        let cfg = TcpConfig { min_rto: Some(Dur::from_secs(1)), ..newreno(false) };
         let mut h = Harness::new(&cfg, Link::new(ms(50)), Link::new(ms(50)));
         h.keep_log = false;
         let mut rng = XorShift(seed);
@@ -834,7 +834,7 @@ proptest! {
         bytes in 1u64..400_000,
     ) {
         let cc = if cubic { CcConfig::default() } else { CcConfig::NewReno(Default::default()) };
-        let cfg = TcpConfig { cc, sack, delayed_ack, timestamps, rcv_buf: 64 * MSS, ..Default::default() };
+        let cfg = TcpConfig { cc, sack, delayed_ack: Some(delayed_ack), timestamps, rcv_buf: 64 * MSS, ..Default::default() };
         let fwd = if rate_limited { Link::new(ms(5)).rate(Rate(20_000_000), 20 * 1500) } else { Link::new(ms(5)) };
         let mut h = Harness::new(&cfg, fwd, Link::new(ms(5)));
         h.keep_log = false;
