@@ -2,8 +2,8 @@
 //!
 //! A profile (`profile = "linux" | "rfc" | "ns3" | "freebsd"` in the TCP transport table) only
 //! supplies defaults. Every behaviour is also its own key in [`TcpConfig`](super::TcpConfig),
-//! and a key given explicitly wins over the profile, so `profile = "linux", rack = false` is the
-//! Linux stack with RFC 6675's loss detection. [`TcpConfig::resolved`](super::TcpConfig::resolved)
+//! and a key given explicitly wins over the profile, so `profile = "linux", delayed_ack = false` is
+//! the Linux stack ACKing every segment. [`TcpConfig::resolved`](super::TcpConfig::resolved)
 //! turns a config into the concrete [`Behaviours`] the sender and receiver run.
 //!
 //! Sources, per profile (details and the per-behaviour table are in `docs/models/tcp.md`):
@@ -11,10 +11,10 @@
 //!   ACK every segment), with Linux's 200 ms RTO floor; the simulator's behaviour before
 //!   profiles existed, bit for bit.
 //! - `linux`: Linux 6.x defaults: `tcp_rtt_estimator`/`tcp_set_rto` in `net/ipv4/tcp_input.c`,
-//!   the RTO re-armed when the head is retransmitted (`tcp_xmit_retransmit_queue`), RACK-TLP
-//!   (`net/ipv4/tcp_recovery.c`, RFC 8985; `sysctl_tcp_recovery = 1`), PRR
+//!   the RTO re-armed when the head is retransmitted (`tcp_xmit_retransmit_queue`), PRR
 //!   (`tcp_cwnd_reduction`, RFC 6937), delayed ACKs with quick-ACK mode (`tcp_event_data_recv`,
-//!   `tcp_incr_quickack`, `tcp_send_delayed_ack`).
+//!   `tcp_incr_quickack`, `tcp_send_delayed_ack`), HyStart++ in CUBIC (RFC 9406). RACK-TLP
+//!   (RFC 8985) is not modelled yet: loss detection stays RFC 6675's.
 //! - `ns3`: ns-3.44 `TcpSocketBase` attribute defaults that differ from `rfc`: `MinRto` 1 s,
 //!   `DelAckCount` 2, `DelAckTimeout` 200 ms.
 //! - `freebsd`: FreeBSD (current) `sys/netinet/tcp_timer.h`: `TCPTV_MIN` (the RTO floor,
@@ -65,12 +65,10 @@ pub struct Behaviours {
     pub rto_rearm: bool,
     pub min_rto: Dur,
     pub initial_rto: Dur,
-    /// RACK-TLP loss detection (RFC 8985) instead of RFC 6675 `IsLost()` / DupThresh.
-    pub rack: bool,
-    /// Tail loss probes (RFC 8985 §7); only with `rack`.
-    pub tlp: bool,
     /// Proportional Rate Reduction (RFC 6937) as the recovery sending rule.
     pub prr: bool,
+    /// HyStart++ (RFC 9406) in CUBIC's slow start.
+    pub hystart: bool,
     pub delayed_ack: bool,
     pub delack_timeout: Dur,
     /// Linux's delayed-ACK engine: quick-ACK mode and the adaptive `ato`.
@@ -86,9 +84,8 @@ impl Profile {
             rto_rearm: false,
             min_rto: Dur::from_millis(200),
             initial_rto: Dur::from_secs(1),
-            rack: false,
-            tlp: false,
             prr: false,
+            hystart: false,
             delayed_ack: false,
             delack_timeout: Dur::from_millis(40),
             quickack: false,
@@ -103,9 +100,8 @@ impl Profile {
                 min_rto: Dur::from_millis(200),
                 // TCP_TIMEOUT_INIT (RFC 6298 §2.1).
                 initial_rto: Dur::from_secs(1),
-                rack: true,
-                tlp: true,
                 prr: true,
+                hystart: true,
                 delayed_ack: true,
                 // TCP_DELACK_MIN / TCP_ATO_MIN; the adaptive ato starts here.
                 delack_timeout: Dur::from_millis(40),

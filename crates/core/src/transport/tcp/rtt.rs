@@ -287,4 +287,39 @@ mod tests {
         assert_eq!(e.backoff(), 0);
         assert!(e.rto() < ms(300));
     }
+
+    #[test]
+    fn linux_rule_floors_the_variance_term_by_hand() {
+        let mut e = RttEstimator::new(Dur::from_secs(1), ms(200), Dur::from_secs(60)).with_rule(RtoRule::Linux);
+        // First sample: mdev = R/2 (kept ×4: 2R), rttvar = max(2R, min_rto); RTO = 100 + 200.
+        e.on_sample_at(ms(100), 1, 10_000);
+        assert_eq!(e.rto(), ms(300));
+        // A steady RTT over many round trips: RFC 6298 would fall to the 200 ms floor; Linux
+        // keeps SRTT + min_rto, because mdev_max restarts at min_rto every round trip.
+        for i in 0..200u64 {
+            e.on_sample_at(ms(100), 10_001 + i * 10_000, 20_000 + i * 10_000);
+        }
+        assert_eq!((e.srtt(), e.rttvar(), e.rto()), (Some(ms(100)), ms(200), ms(300)));
+        // Within the same round trip: R = 300 ms, SRTT = 125 ms; mdev×4 = 200 ms + 3 ns (the
+        // steady samples decayed it to 3 ns, not 0: integer division, as Linux's µs arithmetic
+        // stops at 3 µs), just above mdev_max (= min_rto), so it becomes rttvar.
+        let una = 10_001 + 199 * 10_000;
+        e.on_sample_at(ms(300), una, una);
+        assert_eq!((e.srtt(), e.rto()), (Some(ms(125)), ms(325) + Dur(3)));
+        // R = 500 ms: err 375 ms, SRTT = 171.875 ms; mdev×4 = 200 + (375 - 50) = 525 ms (+ 3 ns),
+        // the new mdev_max and rttvar; RTO = 696.875 ms.
+        e.on_sample_at(ms(500), una, una);
+        assert_eq!(e.srtt(), Some(Dur::from_micros(171_875)));
+        assert_eq!(e.rttvar(), ms(525) + Dur(3));
+        assert_eq!(e.rto(), Dur::from_micros(696_875) + Dur(3));
+        // A sample below SRTT moves mdev with gain 1/32 only when it would grow it (Eifel-like):
+        // R = 100 ms: |err| - mdev = 71.875 - 131.25 < 0, so mdev×4 falls by 59.375 ms, and
+        // rttvar (the round trip's maximum) stays.
+        e.on_sample_at(ms(100), una, una);
+        assert_eq!(e.rttvar(), ms(525) + Dur(3));
+        // The FreeBSD rule adds the 200 ms slop after the floor: 100 + 4·50 + 200 = 500 ms.
+        let mut f = RttEstimator::new(Dur::from_secs(1), ms(30), Dur::from_secs(60)).with_rule(RtoRule::Freebsd);
+        f.on_sample_at(ms(100), 1, 1);
+        assert_eq!(f.rto(), ms(500));
+    }
 }
