@@ -30,6 +30,7 @@
 
 pub mod cc;
 mod probes;
+pub mod profile;
 pub mod rtt;
 pub mod sack;
 pub mod socket;
@@ -50,6 +51,7 @@ use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SAC
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent};
+pub use profile::{Behaviours, Profile, RtoRule};
 use rtt::RttEstimator;
 use sack::{Marker, RangeSet, Scoreboard};
 use serde::{Deserialize, Serialize};
@@ -77,23 +79,51 @@ pub struct TcpConfig {
     pub sack: bool,
     /// Timestamp option (RFC 7323): 12 bytes per segment, RTT sampled on every ACK. Default true.
     pub timestamps: bool,
+    /// Which stack's defaults the behaviour keys below start from: `"rfc"` (default: the RFCs
+    /// as written), `"linux"`, `"ns3"` or `"freebsd"` (see [`profile`] and `docs/models/tcp.md`).
+    /// A key given explicitly overrides the profile.
+    pub profile: Profile,
     /// Delayed ACKs (RFC 5681 §4.2): ACK every second full-sized segment or after
-    /// `delack_timeout`. Default false (ACK every segment).
-    pub delayed_ack: bool,
-    /// Delayed-ACK timeout, time. Default `"40ms"` (Linux's minimum delayed-ACK timer; ns-3 and
-    /// classic BSD use 200 ms). RFC 5681 §4.2 requires < 500 ms.
-    #[serde(with = "serde_units::time")]
-    pub delack_timeout: Dur,
-    /// Lower bound on the RTO, time. Default `"200ms"` (Linux `TCP_RTO_MIN`); RFC 6298 §2.4 says
-    /// 1 s, which is ns-3's default.
-    #[serde(with = "serde_units::time")]
-    pub min_rto: Dur,
+    /// `delack_timeout`. Profile default: off in `rfc` (ACK every segment), on otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_ack: Option<bool>,
+    /// Delayed-ACK timeout, time. Profile default: `"40ms"` in `rfc` and `linux` (Linux's
+    /// `TCP_DELACK_MIN`, where its adaptive `ato` starts), `"200ms"` in `ns3`, `"100ms"` in
+    /// `freebsd`. RFC 5681 §4.2 requires < 500 ms.
+    #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub delack_timeout: Option<Dur>,
+    /// Linux's delayed-ACK engine (`tcp_event_data_recv`, `tcp_send_delayed_ack`): quick-ACK mode
+    /// (every segment ACKed at once) for the first 16 segments and after out-of-order data, and
+    /// the timeout adapted to the arrival spacing (`ato`). Only with `delayed_ack`. Profile
+    /// default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quickack: Option<bool>,
+    /// RTO rule: `"rfc6298"` (RTO floored at `min_rto` as a whole) or `"linux"` (the variance
+    /// term floored: RTO ≥ SRTT + `min_rto`). Profile default: `"linux"` in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_rule: Option<RtoRule>,
+    /// Restart the retransmission timer when the segment at `snd_una` is retransmitted (Linux
+    /// `tcp_xmit_retransmit_queue`). Profile default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rto_rearm: Option<bool>,
+    /// Proportional Rate Reduction (RFC 6937, with the slow-start reduction bound) as the sending
+    /// rule in SACK loss recovery; only with `sack`. Profile default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prr: Option<bool>,
+    /// HyStart++ (RFC 9406) in CUBIC's slow start: leave slow start when the round's minimum RTT
+    /// rises. Only with `cc = "cubic"`. Profile default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hystart: Option<bool>,
+    /// Lower bound on the RTO, time. Profile default `"200ms"` (Linux `TCP_RTO_MIN`), `"1s"` in
+    /// `ns3` (RFC 6298 §2.4), `"30ms"` in `freebsd` (`TCPTV_MIN`).
+    #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub min_rto: Option<Dur>,
     /// Upper bound on the RTO, time. Default `"60s"` (RFC 6298 §2.5).
     #[serde(with = "serde_units::time")]
     pub max_rto: Dur,
-    /// RTO before the first RTT sample, time. Default `"1s"` (RFC 6298 §2.1).
-    #[serde(with = "serde_units::time")]
-    pub initial_rto: Dur,
+    /// RTO before the first RTT sample, time. Profile default `"1s"` (RFC 6298 §2.1).
+    #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub initial_rto: Option<Dur>,
     /// Send buffer, bytes: at most this many bytes are unacknowledged at once. Writes beyond it
     /// are always accepted and wait in the application's queue. Default `"4MiB"`.
     #[serde(with = "serde_units::bytes")]
@@ -102,8 +132,9 @@ pub struct TcpConfig {
     /// the window is the whole buffer). Default `"4MiB"`.
     #[serde(with = "serde_units::bytes")]
     pub rcv_buf: u64,
-    /// Initial window, segments. Default 10 (RFC 6928).
-    pub init_cwnd: u32,
+    /// Initial window, segments. Profile default 10 (RFC 6928).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub init_cwnd: Option<u32>,
     /// Sender maximum segment size, bytes. Default: MTU − 20 (IPv4) − 20 (TCP) − 12 (timestamps
     /// if on), i.e. 1448 for MTU 1500.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
@@ -116,20 +147,44 @@ impl Default for TcpConfig {
             cc: CcConfig::default(),
             sack: true,
             timestamps: true,
-            delayed_ack: false,
-            delack_timeout: Dur::from_millis(40),
-            min_rto: Dur::from_millis(200),
+            profile: Profile::default(),
+            delayed_ack: None,
+            delack_timeout: None,
+            quickack: None,
+            rto_rule: None,
+            rto_rearm: None,
+            prr: None,
+            hystart: None,
+            min_rto: None,
             max_rto: Dur::from_secs(60),
-            initial_rto: Dur::from_secs(1),
+            initial_rto: None,
             snd_buf: 4 << 20,
             rcv_buf: 4 << 20,
-            init_cwnd: 10,
+            init_cwnd: None,
             mss: None,
         }
     }
 }
 
 impl TcpConfig {
+    /// The profile's defaults with every explicit key applied.
+    pub fn resolved(&self) -> Behaviours {
+        let d = self.profile.defaults();
+        Behaviours {
+            rto_rule: self.rto_rule.unwrap_or(d.rto_rule),
+            rto_rearm: self.rto_rearm.unwrap_or(d.rto_rearm),
+            min_rto: self.min_rto.unwrap_or(d.min_rto),
+            initial_rto: self.initial_rto.unwrap_or(d.initial_rto),
+            // PRR paces recovery by the SACK scoreboard's pipe; without SACK a profile's PRR is off.
+            prr: self.sack && self.prr.unwrap_or(d.prr),
+            hystart: self.hystart.unwrap_or(d.hystart),
+            delayed_ack: self.delayed_ack.unwrap_or(d.delayed_ack),
+            delack_timeout: self.delack_timeout.unwrap_or(d.delack_timeout),
+            quickack: self.quickack.unwrap_or(d.quickack),
+            init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
+        }
+    }
+
     /// Option bytes on every data segment and pure ACK (before SACK blocks).
     pub fn option_bytes(&self) -> u32 {
         if self.timestamps {
@@ -160,17 +215,24 @@ impl TcpConfig {
         if self.rcv_buf > u32::MAX as u64 {
             return Err(format!("rcv_buf: {} B exceeds the largest window (4 GiB)", self.rcv_buf));
         }
-        if self.init_cwnd == 0 {
+        let b = self.resolved();
+        if b.init_cwnd == 0 {
             return Err("init_cwnd: must be at least 1 segment".into());
         }
-        if self.initial_rto == Dur::ZERO {
+        if b.initial_rto == Dur::ZERO {
             return Err("initial_rto: must be positive".into());
         }
-        if self.min_rto > self.max_rto {
-            return Err(format!("min_rto: {:?} is above max_rto {:?}", self.min_rto, self.max_rto));
+        if b.min_rto > self.max_rto {
+            return Err(format!("min_rto: {:?} is above max_rto {:?}", b.min_rto, self.max_rto));
         }
-        if self.delayed_ack && (self.delack_timeout == Dur::ZERO || self.delack_timeout >= Dur::from_millis(500)) {
+        if b.delayed_ack && (b.delack_timeout == Dur::ZERO || b.delack_timeout >= Dur::from_millis(500)) {
             return Err("delack_timeout: must be in (0, 500ms) (RFC 5681 §4.2)".into());
+        }
+        if self.prr == Some(true) && !self.sack {
+            return Err("prr: needs sack = true (the recovery rule counts SACKed data)".into());
+        }
+        if self.hystart == Some(true) && !matches!(self.cc, CcConfig::Cubic(_)) {
+            return Err("hystart: only with cc = \"cubic\"".into());
         }
         self.cc.validate()
     }
@@ -276,6 +338,14 @@ pub struct TcpSender {
     /// Our MSS option (RFC 9293 §3.7.1), bytes.
     mss_opt: u16,
     init_cwnd: u64,
+    /// Restart the RTO when the segment at `snd_una` is retransmitted (Linux).
+    rto_rearm: bool,
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery, and its state: bytes delivered
+    /// and sent since recovery began, and `RecoverFS` (Linux: cwnd before the reduction).
+    prr: bool,
+    prr_delivered: u64,
+    prr_out: u64,
+    recover_fs: u64,
     snd_buf: u64,
     /// Opened by the peer (the passive end of a full-duplex socket): writes before the
     /// handshake completes wait for it instead of sending a SYN.
@@ -324,6 +394,7 @@ impl TcpSender {
             panic!("flow {}: invalid tcp config: {e}", s.flow_name);
         }
         let mss = cfg.mss_for(s.mtu_bytes);
+        let b = cfg.resolved();
         TcpSender {
             src_port: s.src_port,
             dst_port: s.dst_port,
@@ -334,13 +405,18 @@ impl TcpSender {
             rcv_wnd: cfg.rcv_buf.min(u32::MAX as u64) as u32,
             wscale: window_shift(cfg.rcv_buf),
             mss_opt: mss_option(mss, cfg.option_bytes()),
-            init_cwnd: cfg.init_cwnd as u64 * mss,
+            init_cwnd: b.init_cwnd as u64 * mss,
             snd_buf: cfg.snd_buf,
             passive: false,
             state: State::Closed,
-            tcb: Tcb::new(mss, cfg.init_cwnd as u64 * mss),
-            cc: cfg.cc.build(),
-            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            tcb: Tcb::new(mss, b.init_cwnd as u64 * mss),
+            cc: cfg.cc.build_with(&b),
+            rtt: RttEstimator::new(b.initial_rto, b.min_rto, cfg.max_rto).with_rule(b.rto_rule),
+            rto_rearm: b.rto_rearm,
+            prr: b.prr,
+            prr_delivered: 0,
+            prr_out: 0,
+            recover_fs: 0,
             board: Scoreboard::new(1),
             write_end: 1,
             rwnd: mss,
@@ -381,7 +457,8 @@ impl TcpSender {
         self.peer_ts = h.ts_val;
         self.rwnd = h.wnd as u64;
         if self.timestamps && h.ts_ecr != 0 {
-            self.rtt.on_sample(Dur::from_micros(ts_now(cx.now).wrapping_sub(h.ts_ecr) as u64));
+            let r = Dur::from_micros(ts_now(cx.now).wrapping_sub(h.ts_ecr) as u64);
+            self.rtt.on_sample_at(r, self.tcb.snd_una, self.tcb.snd_max);
             self.tcb.srtt = self.rtt.srtt();
             self.tcb.min_rtt = self.rtt.min_rtt();
         }
@@ -546,6 +623,9 @@ impl TcpSender {
         }
         self.segs_sent += 1;
         self.bytes_sent += len;
+        if self.tcb.in_recovery {
+            self.prr_out += len; // RFC 6937 §3: prr_out += (data sent)
+        }
         let hdr = TcpHdr { payload: len as u32, ..self.header(tcp_flags::ACK, seq, 1, cx.now) };
         cx.send(Outgoing {
             dir: Dir::Fwd,
@@ -554,8 +634,10 @@ impl TcpSender {
             path: 0,
             tfd: None,
         });
-        // RFC 6298 §5.1: start the timer if it is not running.
-        if cx.timer_deadline(RTO) == SimTime::NEVER {
+        // RFC 6298 §5.1: start the timer if it is not running. Linux also restarts it when it
+        // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so the retransmission
+        // gets a whole RTO to be acknowledged.
+        if cx.timer_deadline(RTO) == SimTime::NEVER || (rxt && self.rto_rearm && seq == self.tcb.snd_una) {
             cx.set_timer(RTO, cx.now + self.rtt.rto());
         }
     }
@@ -610,7 +692,7 @@ impl TcpSender {
             } else {
                 cx.now.since(self.syn_sent_at)
             };
-            self.rtt.on_sample(r);
+            self.rtt.on_sample_at(r, self.tcb.snd_una, self.tcb.snd_max);
             self.tcb.cwnd = self.init_cwnd; // RFC 6928 §2
         }
         self.tcb.srtt = self.rtt.srtt();
@@ -644,6 +726,11 @@ impl TcpSender {
         self.tcb.in_recovery = true;
         self.partial_seen = false;
         self.fast_rxt_count += 1;
+        // RFC 6937 §3: RecoverFS, prr_delivered, prr_out. Linux (`tcp_init_cwnd_reduction`)
+        // takes the cwnd before the reduction as RecoverFS.
+        self.recover_fs = self.tcb.cwnd.max(1);
+        self.prr_delivered = 0;
+        self.prr_out = 0;
         let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight };
         self.cc.on_loss(&ev, &mut self.tcb); // ssthresh; cwnd = ssthresh (RFC 6675 §5 (4.2))
         if !self.sack {
@@ -652,6 +739,29 @@ impl TcpSender {
         // RFC 5681 §3.2 step 2 / RFC 6675 §5 (4.3): the segment at snd_una is lost.
         self.board.raise(Marker::Lost, (una + self.tcb.mss).min(self.tcb.snd_max));
         cx.notify(TransportEvent::FastRetransmit { seq: una });
+    }
+
+    /// RFC 6937 §3, on an ACK during recovery: sets cwnd to `pipe + sndcnt`, so that the sending
+    /// rule `pipe + segment <= cwnd` sends `sndcnt` bytes. Proportional while pipe is above
+    /// ssthresh; the slow-start reduction bound (PRR-SSRB) below it.
+    fn prr_step(&mut self, delivered: u64) {
+        self.prr_delivered += delivered;
+        let pipe = self.in_flight();
+        let ssthresh = self.tcb.ssthresh;
+        let mut sndcnt = if pipe > ssthresh {
+            // sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out
+            let want = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs as u128);
+            (want as u64).saturating_sub(self.prr_out)
+        } else {
+            // limit = MAX(prr_delivered - prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe, limit)
+            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.tcb.mss;
+            (ssthresh - pipe).min(limit)
+        };
+        if self.prr_out == 0 {
+            // The fast retransmit goes out whatever the arithmetic says (Linux `tcp_cwnd_reduction`).
+            sndcnt = sndcnt.max(self.tcb.mss);
+        }
+        self.tcb.cwnd = pipe + sndcnt;
     }
 
     fn on_ack(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
@@ -664,6 +774,7 @@ impl TcpSender {
         self.peer_ts = h.ts_val;
         self.rwnd = h.wnd as u64;
         let prior_in_flight = self.in_flight();
+        let prior_sacked = self.board.sacked_bytes();
         let mss = self.tcb.mss;
 
         let mut new_sacked = 0;
@@ -682,7 +793,7 @@ impl TcpSender {
             self.consecutive_rtos = 0;
             let rtt = self.rtt_sample(h, now);
             if let Some(r) = rtt {
-                self.rtt.on_sample(r);
+                self.rtt.on_sample_at(r, self.tcb.snd_una, self.tcb.snd_max);
                 self.tcb.srtt = self.rtt.srtt();
                 self.tcb.min_rtt = self.rtt.min_rtt();
             }
@@ -691,6 +802,10 @@ impl TcpSender {
                 if h.ack >= self.recover {
                     // Full ACK: recovery ends.
                     self.tcb.in_recovery = false;
+                    if self.prr {
+                        // RFC 6937 §3: on leaving recovery, cwnd = ssthresh.
+                        self.tcb.cwnd = self.tcb.ssthresh;
+                    }
                     if !self.sack {
                         // RFC 6582 §3.2 step 6, option (1): cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
                         let flight = self.tcb.snd_max - self.tcb.snd_una;
@@ -734,6 +849,11 @@ impl TcpSender {
                 self.enter_recovery(cx);
                 force = true;
             }
+        }
+        if self.prr && self.tcb.in_recovery {
+            // RFC 6937 §3: DeliveredData = change in snd_una + change in SACKed bytes.
+            let delivered = (h.ack - una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
+            self.prr_step(delivered);
         }
         self.try_send(cx, force);
     }
@@ -889,6 +1009,13 @@ pub struct TcpReceiver {
     n_recent: usize,
     /// In-order bytes received since the last ACK (delayed ACKs).
     pending_bytes: u64,
+    /// Linux's delayed-ACK engine (see [`TcpConfig::quickack`]): quick ACKs left, the adaptive
+    /// delayed-ACK timeout `ato`, and the arrival time of the last in-order data (`lrcvtime`;
+    /// `None` before the first).
+    quickack: bool,
+    quick: u32,
+    ato: Dur,
+    lrcvtime: Option<SimTime>,
     /// RFC 7323 §4.3 `TS.Recent` and `Last.ACK.sent`.
     ts_recent: u32,
     last_ack_sent: u64,
@@ -899,6 +1026,7 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(cfg: &TcpConfig, s: &EndpointSetup) -> Self {
+        let b = cfg.resolved();
         TcpReceiver {
             port: s.dst_port,
             peer_port: s.src_port,
@@ -906,8 +1034,8 @@ impl TcpReceiver {
             timestamps: cfg.timestamps,
             opt_bytes: cfg.option_bytes(),
             syn_opt_bytes: syn_option_bytes(cfg),
-            delayed_ack: cfg.delayed_ack,
-            delack_timeout: cfg.delack_timeout,
+            delayed_ack: b.delayed_ack,
+            delack_timeout: b.delack_timeout,
             rcv_buf: cfg.rcv_buf,
             mss: cfg.mss_for(s.mtu_bytes),
             syn_seen: false,
@@ -916,6 +1044,10 @@ impl TcpReceiver {
             recent: [0; MAX_SACK_BLOCKS],
             n_recent: 0,
             pending_bytes: 0,
+            quickack: b.quickack,
+            quick: 0,
+            ato: TCP_ATO_MIN,
+            lrcvtime: None,
             ts_recent: 0,
             last_ack_sent: 0,
             acks_sent: 0,
@@ -1026,6 +1158,13 @@ impl TcpReceiver {
             }
         }
         cx.send(Outgoing { dir: Dir::Rev, size_bytes: size, l4: L4::Tcp(hdr), path: 0, tfd: None });
+        if self.quick > 0 && self.rcv_nxt > self.last_ack_sent {
+            // Linux `tcp_dec_quickack_mode`: one quick ACK used per ACK of new data.
+            self.quick -= 1;
+            if self.quick == 0 {
+                self.ato = TCP_ATO_MIN;
+            }
+        }
         self.last_ack_sent = self.rcv_nxt;
         self.pending_bytes = 0;
         self.acks_sent += 1;
@@ -1044,8 +1183,13 @@ impl TcpReceiver {
             return;
         }
         if e <= self.rcv_nxt {
-            // Entirely old: re-ACK at once (RFC 9293 §3.10.7.4; RFC 5681 §4.2).
+            // Entirely old: re-ACK at once (RFC 9293 §3.10.7.4; RFC 5681 §4.2). Linux also
+            // enters quick-ACK mode ("A retransmit, 2nd most common case", `tcp_data_queue`).
             self.dup_segments += 1;
+            if self.quickack {
+                self.incr_quickack();
+                self.ato = TCP_ATO_MIN;
+            }
             self.send_ack(tcp_flags::ACK, cx);
             return;
         }
@@ -1069,6 +1213,10 @@ impl TcpReceiver {
             self.ooo.remove_below(self.rcv_nxt, |_, _| {});
         }
         cx.notify(TransportEvent::Delivered { total_bytes: self.rcv_nxt - 1 });
+        if self.delayed_ack && self.quickack {
+            self.linux_delack(had_gap, e - s, cx);
+            return;
+        }
         if had_gap || !self.delayed_ack {
             // RFC 5681 §4.2: ACK at once when a segment fills (part of) a gap.
             self.send_ack(tcp_flags::ACK, cx);
@@ -1084,6 +1232,52 @@ impl TcpReceiver {
         }
     }
 }
+
+impl TcpReceiver {
+    /// Linux `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: up to 16 quick ACKs, at most half the
+    /// receive window in segments (at least 2).
+    fn incr_quickack(&mut self) {
+        let n = ((self.rcv_buf / (2 * self.mss)) as u32).clamp(2, TCP_MAX_QUICKACKS);
+        self.quick = self.quick.max(n);
+    }
+
+    /// In-order data under Linux's delayed-ACK engine: `tcp_event_data_recv` (the first data
+    /// starts quick-ACK mode; `ato` follows the arrival spacing) then `__tcp_ack_snd_check`
+    /// (ACK now in quick-ACK mode, after a gap was filled, or once more than one full segment
+    /// is unacknowledged; else within `ato`).
+    fn linux_delack(&mut self, had_gap: bool, len: u64, cx: &mut FlowCtx) {
+        let now = cx.now;
+        match self.lrcvtime {
+            None => {
+                // "The _first_ data packet received, initialize delayed ACK engine."
+                self.incr_quickack();
+                self.ato = TCP_ATO_MIN;
+            }
+            Some(last) => {
+                let m = now.since(last);
+                if m <= Dur(TCP_ATO_MIN.as_nanos() / 2) {
+                    self.ato = Dur(self.ato.as_nanos() / 2) + Dur(TCP_ATO_MIN.as_nanos() / 2);
+                } else if m < self.ato {
+                    self.ato = (Dur(self.ato.as_nanos() / 2) + m).min(TCP_DELACK_MAX);
+                }
+            }
+        }
+        self.lrcvtime = Some(now);
+        self.pending_bytes += len;
+        if had_gap || self.quick > 0 || self.pending_bytes > self.mss {
+            self.send_ack(tcp_flags::ACK, cx);
+        } else if cx.timer_deadline(DELACK) == SimTime::NEVER {
+            // `tcp_send_delayed_ack`: ato, at least `delack_timeout`, at most TCP_DELACK_MAX.
+            let ato = self.ato.max(self.delack_timeout).min(TCP_DELACK_MAX);
+            cx.set_timer(DELACK, now + ato);
+        }
+    }
+}
+
+/// Linux `TCP_ATO_MIN` (= `TCP_DELACK_MIN`), `TCP_DELACK_MAX` and `TCP_MAX_QUICKACKS`.
+const TCP_ATO_MIN: Dur = Dur::from_millis(40);
+const TCP_DELACK_MAX: Dur = Dur::from_millis(200);
+const TCP_MAX_QUICKACKS: u32 = 16;
 
 impl Endpoint for TcpReceiver {
     fn service(&self) -> Service {

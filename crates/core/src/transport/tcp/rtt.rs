@@ -9,13 +9,27 @@
 //! Deviation from RFC 6298 §2.4 (RTO rounded up to 1 s): the lower bound is the configurable
 //! `min_rto`, 200 ms by default as in Linux (`TCP_RTO_MIN`); set it to `"1s"` for the RFC value
 //! (ns-3's default).
+//!
+//! [`RtoRule::Linux`] replaces §2.2–2.4 with Linux's `tcp_rtt_estimator` and `tcp_set_rto`
+//! (`net/ipv4/tcp_input.c`): the same 1/8 gain on SRTT; the mean deviation `mdev` (kept ×4, as
+//! Linux's `mdev_us`) with gain 1/4, but 1/32 when the sample is *below* SRTT (so a falling RTT
+//! does not inflate the RTO); `rttvar` follows the largest `mdev` of the current round trip
+//! (`mdev_max`, reset to `min_rto` once per RTT, when `snd_una` passes the `rtt_seq` recorded
+//! at the previous reset) and decays towards it by 1/4 per RTT; RTO = SRTT + rttvar. Since
+//! `mdev_max` never starts below `min_rto`, RTO ≥ SRTT + `min_rto`: the floor applies to the
+//! variance term, not to the whole RTO. The first sample gives RTO = SRTT + max(2·R, min_rto)
+//! (Linux: "make sure rto = 3*rtt").
 
+pub use super::profile::RtoRule;
 use crate::time::Dur;
 
 /// Clock granularity G of RFC 6298 §2. The simulator's clock has nanosecond resolution; we use
 /// 1 ms, ns-3's `ClockGranularity` default, so that RTO never collapses onto SRTT when the path's
 /// RTT is perfectly constant.
 pub const CLOCK_GRANULARITY: Dur = Dur::from_millis(1);
+
+/// FreeBSD's `TCPTV_CPU_VAR` (`net.inet.tcp.rexmit_slop`), added to every computed RTO.
+pub const FREEBSD_REXMIT_SLOP: Dur = Dur::from_millis(200);
 
 /// RFC 6298 estimator state plus the exponential backoff of §5.5.
 #[derive(Clone, Debug)]
@@ -30,6 +44,12 @@ pub struct RttEstimator {
     max_rto: Dur,
     latest: Option<Dur>,
     min_rtt: Option<Dur>,
+    rule: RtoRule,
+    /// Linux: mean deviation ×4 (`mdev_us`), the largest this round trip (`mdev_max_us`), and
+    /// the sequence number whose acknowledgment ends the round trip (`rtt_seq`), in ns / bytes.
+    mdev4: u64,
+    mdev_max: u64,
+    rtt_seq: u64,
 }
 
 impl RttEstimator {
@@ -49,10 +69,85 @@ impl RttEstimator {
             max_rto,
             latest: None,
             min_rtt: None,
+            rule: RtoRule::Rfc6298,
+            mdev4: 0,
+            mdev_max: 0,
+            rtt_seq: 0,
         }
     }
 
-    /// Feeds one valid RTT measurement `r` (Karn-clean or timestamp-echo).
+    /// The same estimator with RTO rule `rule`.
+    pub fn with_rule(self, rule: RtoRule) -> Self {
+        RttEstimator { rule, ..self }
+    }
+
+    /// Feeds one valid RTT measurement `r` taken when the cumulative ACK point is `snd_una` and
+    /// the next new byte to send is `snd_nxt` (the Linux rule uses both to find round trips).
+    pub fn on_sample_at(&mut self, r: Dur, snd_una: u64, snd_nxt: u64) {
+        match self.rule {
+            RtoRule::Rfc6298 => self.on_sample(r),
+            RtoRule::Freebsd => {
+                self.on_sample(r);
+                // TCPT_RANGESET adds tcp_rexmit_slop (TCPTV_CPU_VAR, 200 ms) after the floor.
+                self.base_rto = (self.base_rto + FREEBSD_REXMIT_SLOP).min(self.max_rto);
+            }
+            RtoRule::Linux => self.on_sample_linux(r, snd_una, snd_nxt),
+        }
+    }
+
+    /// Linux `tcp_rtt_estimator` + `tcp_set_rto` (see the module docs), in nanoseconds.
+    fn on_sample_linux(&mut self, r: Dur, snd_una: u64, snd_nxt: u64) {
+        let r_ns = r.as_nanos().max(1);
+        let min_rto = self.min_rto.as_nanos();
+        match self.srtt {
+            Some(srtt) => {
+                let s = srtt.as_nanos();
+                let mut m = r_ns as i64 - s as i64; // error in the RTT estimate
+                let srtt = (s as i64 + m / 8).max(1) as u64; // srtt = 7/8 srtt + 1/8 r
+                self.srtt = Some(Dur(srtt));
+                let q = (self.mdev4 / 4) as i64;
+                if m < 0 {
+                    // A sample below SRTT: finer gain (1/32) on mdev, Linux's Eifel-like rule.
+                    m = -m - q;
+                    if m > 0 {
+                        m /= 8;
+                    }
+                } else {
+                    m -= q;
+                }
+                self.mdev4 = (self.mdev4 as i64 + m).max(0) as u64; // mdev = 3/4 mdev + 1/4 |err|
+                if self.mdev4 > self.mdev_max {
+                    self.mdev_max = self.mdev4;
+                    if self.mdev_max > self.rttvar.as_nanos() {
+                        self.rttvar = Dur(self.mdev_max);
+                    }
+                }
+                if snd_una > self.rtt_seq {
+                    // One round trip has ended: rttvar decays towards this RTT's largest mdev.
+                    let v = self.rttvar.as_nanos();
+                    if self.mdev_max < v {
+                        self.rttvar = Dur(v - (v - self.mdev_max) / 4);
+                    }
+                    self.rtt_seq = snd_nxt;
+                    self.mdev_max = min_rto;
+                }
+            }
+            None => {
+                self.srtt = Some(Dur(r_ns));
+                self.mdev4 = 2 * r_ns;
+                self.rttvar = Dur(self.mdev4.max(min_rto));
+                self.mdev_max = self.rttvar.as_nanos();
+                self.rtt_seq = snd_nxt;
+            }
+        }
+        let rto = Dur(self.srtt.expect("set above").as_nanos() + self.rttvar.as_nanos());
+        self.base_rto = rto.min(self.max_rto); // tcp_bound_rto: only the upper bound
+        self.backoff = 0;
+        self.latest = Some(r);
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+    }
+
+    /// Feeds one valid RTT measurement `r` (Karn-clean or timestamp-echo) under RFC 6298.
     pub fn on_sample(&mut self, r: Dur) {
         let r_ns = r.as_nanos();
         match self.srtt {
@@ -108,6 +203,7 @@ impl RttEstimator {
     pub fn srtt(&self) -> Option<Dur> {
         self.srtt
     }
+    /// RFC 6298 RTTVAR, or Linux's `rttvar_us` (4·mdev, at least `min_rto`) under the Linux rule.
     pub fn rttvar(&self) -> Dur {
         self.rttvar
     }
@@ -190,5 +286,40 @@ mod tests {
         e.on_sample(ms(100));
         assert_eq!(e.backoff(), 0);
         assert!(e.rto() < ms(300));
+    }
+
+    #[test]
+    fn linux_rule_floors_the_variance_term_by_hand() {
+        let mut e = RttEstimator::new(Dur::from_secs(1), ms(200), Dur::from_secs(60)).with_rule(RtoRule::Linux);
+        // First sample: mdev = R/2 (kept ×4: 2R), rttvar = max(2R, min_rto); RTO = 100 + 200.
+        e.on_sample_at(ms(100), 1, 10_000);
+        assert_eq!(e.rto(), ms(300));
+        // A steady RTT over many round trips: RFC 6298 would fall to the 200 ms floor; Linux
+        // keeps SRTT + min_rto, because mdev_max restarts at min_rto every round trip.
+        for i in 0..200u64 {
+            e.on_sample_at(ms(100), 10_001 + i * 10_000, 20_000 + i * 10_000);
+        }
+        assert_eq!((e.srtt(), e.rttvar(), e.rto()), (Some(ms(100)), ms(200), ms(300)));
+        // Within the same round trip: R = 300 ms, SRTT = 125 ms; mdev×4 = 200 ms + 3 ns (the
+        // steady samples decayed it to 3 ns, not 0: integer division, as Linux's µs arithmetic
+        // stops at 3 µs), just above mdev_max (= min_rto), so it becomes rttvar.
+        let una = 10_001 + 199 * 10_000;
+        e.on_sample_at(ms(300), una, una);
+        assert_eq!((e.srtt(), e.rto()), (Some(ms(125)), ms(325) + Dur(3)));
+        // R = 500 ms: err 375 ms, SRTT = 171.875 ms; mdev×4 = 200 + (375 - 50) = 525 ms (+ 3 ns),
+        // the new mdev_max and rttvar; RTO = 696.875 ms.
+        e.on_sample_at(ms(500), una, una);
+        assert_eq!(e.srtt(), Some(Dur::from_micros(171_875)));
+        assert_eq!(e.rttvar(), ms(525) + Dur(3));
+        assert_eq!(e.rto(), Dur::from_micros(696_875) + Dur(3));
+        // A sample below SRTT moves mdev with gain 1/32 only when it would grow it (Eifel-like):
+        // R = 100 ms: |err| - mdev = 71.875 - 131.25 < 0, so mdev×4 falls by 59.375 ms, and
+        // rttvar (the round trip's maximum) stays.
+        e.on_sample_at(ms(100), una, una);
+        assert_eq!(e.rttvar(), ms(525) + Dur(3));
+        // The FreeBSD rule adds the 200 ms slop after the floor: 100 + 4·50 + 200 = 500 ms.
+        let mut f = RttEstimator::new(Dur::from_secs(1), ms(30), Dur::from_secs(60)).with_rule(RtoRule::Freebsd);
+        f.on_sample_at(ms(100), 1, 1);
+        assert_eq!(f.rto(), ms(500));
     }
 }

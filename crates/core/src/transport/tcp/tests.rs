@@ -375,8 +375,8 @@ fn config_from_toml_with_defaults_and_errors() {
         toml::from_str("kind = \"tcp\"\ncc = \"newreno\"\nsack = false\nmin_rto = \"1s\"\nmss = \"1000B\"").unwrap();
     let TransportConfig::Tcp(c) = &t else { panic!("{t:?}") };
     assert_eq!(c.cc, CcConfig::NewReno(Default::default()));
-    assert!(!c.sack && c.timestamps && !c.delayed_ack);
-    assert_eq!(c.min_rto, Dur::from_secs(1));
+    assert!(!c.sack && c.timestamps && !c.resolved().delayed_ack);
+    assert_eq!(c.min_rto, Some(Dur::from_secs(1)));
     assert_eq!(c.rcv_buf, 4 << 20);
     assert_eq!(c.mss_for(MTU), 1000);
     assert_eq!(t.service(), Service::Stream);
@@ -407,7 +407,7 @@ fn config_from_toml_with_defaults_and_errors() {
     };
     assert!(bad_cc.validate(MTU).unwrap_err().contains("beta"));
     // Round trip through TOML.
-    let c = TcpConfig { delayed_ack: true, mss: Some(1200), ..Default::default() };
+    let c = TcpConfig { delayed_ack: Some(true), mss: Some(1200), ..Default::default() };
     let back: TcpConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
     assert_eq!(back, c);
 }
@@ -465,7 +465,7 @@ fn segments_per_round(h: &Harness, start: SimTime, rtt: Dur, rounds: usize) -> V
 #[test]
 fn slow_start_doubles_per_rtt_with_and_without_delayed_acks() {
     for delayed_ack in [false, true] {
-        let cfg = TcpConfig { delayed_ack, ..newreno(true) };
+        let cfg = TcpConfig { delayed_ack: Some(delayed_ack), ..newreno(true) };
         let mut h = Harness::new(&cfg, Link::new(ms(50)), Link::new(ms(50)));
         h.write(1 << 30);
         h.run_until(SimTime(ms(650).as_nanos()));
@@ -624,7 +624,7 @@ fn rto_fires_backs_off_and_collapses_window() {
 
 #[test]
 fn delayed_ack_every_second_segment_and_timer() {
-    let cfg = TcpConfig { delayed_ack: true, ..Default::default() };
+    let cfg = TcpConfig { delayed_ack: Some(true), ..Default::default() };
     let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
     h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
     for k in 0..10 {
@@ -800,7 +800,7 @@ pub(crate) fn padhye(p: f64, rtt: f64, t0: f64, b: f64, wmax: f64) -> f64 {
 fn newreno_bernoulli_loss_matches_padhye_in_loopback() {
     // No queue: RTT is the propagation delay, so T0 is the (floored) RTO.
     for &(p, seed) in &[(0.01, 7u64), (0.02, 11)] {
-        let cfg = TcpConfig { min_rto: Dur::from_secs(1), ..newreno(false) };
+        let cfg = TcpConfig { min_rto: Some(Dur::from_secs(1)), ..newreno(false) };
         let mut h = Harness::new(&cfg, Link::new(ms(50)), Link::new(ms(50)));
         h.keep_log = false;
         let mut rng = XorShift(seed);
@@ -834,7 +834,7 @@ proptest! {
         bytes in 1u64..400_000,
     ) {
         let cc = if cubic { CcConfig::default() } else { CcConfig::NewReno(Default::default()) };
-        let cfg = TcpConfig { cc, sack, delayed_ack, timestamps, rcv_buf: 64 * MSS, ..Default::default() };
+        let cfg = TcpConfig { cc, sack, delayed_ack: Some(delayed_ack), timestamps, rcv_buf: 64 * MSS, ..Default::default() };
         let fwd = if rate_limited { Link::new(ms(5)).rate(Rate(20_000_000), 20 * 1500) } else { Link::new(ms(5)) };
         let mut h = Harness::new(&cfg, fwd, Link::new(ms(5)));
         h.keep_log = false;
@@ -849,4 +849,134 @@ proptest! {
         prop_assert_eq!(h.snd.acked_bytes(), bytes);
         prop_assert_eq!(h.snd.in_flight(), 0);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Profiles and the Linux behaviours.
+
+#[test]
+fn profiles_set_defaults_and_explicit_keys_win() {
+    use crate::transport::TransportConfig;
+    let parse = |s: &str| -> TcpConfig {
+        let t: TransportConfig = toml::from_str(&format!("kind = \"tcp\"\n{s}")).unwrap();
+        let TransportConfig::Tcp(c) = t else { panic!() };
+        c
+    };
+    // rfc (the default) is the behaviour from before profiles existed.
+    let rfc = parse("").resolved();
+    assert_eq!(rfc, Profile::Rfc.defaults());
+    assert_eq!((rfc.rto_rule, rfc.rto_rearm, rfc.prr, rfc.delayed_ack), (RtoRule::Rfc6298, false, false, false));
+    assert_eq!((rfc.min_rto, rfc.init_cwnd, rfc.hystart, rfc.quickack), (ms(200), 10, false, false));
+    let linux = parse("profile = \"linux\"").resolved();
+    assert_eq!((linux.rto_rule, linux.rto_rearm, linux.prr, linux.delayed_ack), (RtoRule::Linux, true, true, true));
+    assert!(linux.quickack && linux.hystart);
+    // An explicit key overrides the profile and leaves the rest alone.
+    let l2 = parse("profile = \"linux\"\ndelayed_ack = false\nmin_rto = \"50ms\"").resolved();
+    assert_eq!((l2.delayed_ack, l2.min_rto), (false, ms(50)));
+    assert_eq!(Behaviours { delayed_ack: true, min_rto: ms(200), ..l2 }, linux);
+    let ns3 = parse("profile = \"ns3\"").resolved();
+    assert_eq!((ns3.min_rto, ns3.delayed_ack, ns3.delack_timeout), (Dur::from_secs(1), true, ms(200)));
+    let bsd = parse("profile = \"freebsd\"").resolved();
+    assert_eq!((bsd.rto_rule, bsd.min_rto, bsd.delack_timeout), (RtoRule::Freebsd, ms(30), ms(100)));
+    // PRR counts SACKed data: a profile's PRR is off without SACK, an explicit one is an error.
+    assert!(!parse("profile = \"linux\"\nsack = false").resolved().prr);
+    assert!(parse("sack = false\nprr = true").validate(MTU).unwrap_err().starts_with("prr"));
+    assert!(parse("cc = \"newreno\"\nhystart = true").validate(MTU).unwrap_err().starts_with("hystart"));
+    let e = toml::from_str::<TransportConfig>("kind = \"tcp\"\nprofile = \"bsd\"").unwrap_err().to_string();
+    assert!(e.contains("bsd") && e.contains("freebsd"), "{e}");
+    // Round trip keeps the profile and the explicit keys only.
+    let c = parse("profile = \"linux\"\nprr = false");
+    let back: TcpConfig = toml::from_str(&toml::to_string(&c).unwrap()).unwrap();
+    assert_eq!(back, c);
+    assert_eq!(back.delayed_ack, None);
+}
+
+#[test]
+fn linux_rto_rearmed_when_the_head_is_retransmitted() {
+    // One loss, 20 ms RTT: the fast retransmit restarts the timer under the linux profile (the
+    // deadline moves to retransmission time + RTO), not under rfc.
+    for (profile, rearm) in [(Profile::Rfc, false), (Profile::Linux, true)] {
+        let (f, r) = bottleneck();
+        let cfg = TcpConfig { profile, delayed_ack: Some(false), ..newreno(true) };
+        let mut h = Harness::new(&cfg, f, r);
+        h.drop_data = drop_data_indices(&[30]);
+        h.write(200 * MSS);
+        let mut t = SimTime::ZERO;
+        while h.retransmissions().is_empty() {
+            t = t + ms(1);
+            assert!(t < SimTime(Dur::from_secs(2).as_nanos()), "{profile:?}: no retransmission");
+            h.run_until(t);
+        }
+        let t_rxt = h.retransmissions()[0].t;
+        let d = h.timers.deadline(h.blocks[0], RTO);
+        assert_ne!(d, SimTime::NEVER, "RTO armed while data is outstanding");
+        let rto = h.snd.rto();
+        assert_eq!(d == t_rxt + rto, rearm, "{profile:?}: deadline {d} vs retransmission {t_rxt} + RTO {rto:?}");
+    }
+}
+
+#[test]
+fn linux_quickack_at_start_then_every_second_segment() {
+    let cfg = TcpConfig { profile: Profile::Linux, ..Default::default() };
+    let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+    h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    for k in 0..20 {
+        h.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    // tcp_incr_quickack: 16 quick ACKs (the 4 MiB window allows more), then one per two segments.
+    assert_eq!(h.acks().len(), 16 + 2);
+    h.inject(data_hdr(1 + 20 * MSS, MSS));
+    assert_eq!(h.acks().len(), 18, "a lone segment waits");
+    h.run_until(SimTime(ms(100).as_nanos()));
+    assert_eq!(h.acks().len(), 19);
+    assert_eq!(h.acks()[18].t, SimTime(ms(40).as_nanos()), "ato = TCP_ATO_MIN");
+    // A duplicate segment (a retransmission that was not needed) re-enters quick-ACK mode: the
+    // next segments are ACKed one by one again.
+    h.inject(data_hdr(1, MSS));
+    assert_eq!(h.acks().len(), 20);
+    for k in 21..24 {
+        h.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    assert_eq!(h.acks().len(), 23);
+    // The rfc profile with delayed ACKs has no quick-ACK mode: 5 ACKs for 10 segments.
+    let mut n = Harness::new(
+        &TcpConfig { delayed_ack: Some(true), ..Default::default() },
+        Link::new(ms(10)),
+        Link::new(ms(10)),
+    );
+    n.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    for k in 0..10 {
+        n.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    assert_eq!(n.acks().len(), 5);
+}
+
+/// Fraction of ACKs in the first half of the first recovery answered by a data segment, and
+/// cwnd vs ssthresh at the end of that recovery.
+fn recovery_send_ratio(prr: bool) -> (f64, u64, u64) {
+    let (f, r) = bottleneck();
+    let cfg = TcpConfig { prr: Some(prr), ..newreno(true) };
+    let mut h = Harness::new(&cfg, f, r);
+    h.drop_data = drop_data_indices(&[100]);
+    h.write(400 * MSS);
+    h.run_until(SimTime(Dur::from_secs(2).as_nanos()));
+    let start = h.trace.iter().position(|s| s.in_recovery).expect("recovery entered");
+    let end = start + h.trace[start..].iter().position(|s| !s.in_recovery).expect("recovery ended");
+    let (t0, t1) = (h.trace[start].t, h.trace[end].t);
+    let acks: Vec<SimTime> = h.snd_rx.iter().map(|(t, _)| *t).filter(|&t| t >= t0 && t < t1).collect();
+    let half = acks[acks.len() / 2];
+    let sent = h.data_sent().filter(|s| s.t > t0 && s.t < half).count();
+    (sent as f64 / (acks.len() / 2) as f64, h.trace[end].cwnd, h.trace[end].ssthresh)
+}
+
+#[test]
+fn prr_spreads_the_reduction_over_the_recovery() {
+    // NewReno halves: RFC 6675 waits until pipe falls below cwnd (about half the ACKs) before
+    // sending anything new; PRR sends about one segment per two ACKs from the start.
+    let (with, cwnd, ssthresh) = recovery_send_ratio(true);
+    let (without, _, _) = recovery_send_ratio(false);
+    eprintln!("first-half send ratio: prr {with:.3}, rfc6675 {without:.3}");
+    assert!((0.35..=0.65).contains(&with), "prr: {with:.3} segments per ACK");
+    assert!(without < 0.2, "rfc 6675: {without:.3} segments per ACK");
+    assert_eq!(cwnd, ssthresh, "RFC 6937: cwnd = ssthresh on leaving recovery");
 }

@@ -7,12 +7,22 @@
 //! Windows are computed in segments as `f64` (the RFC's unit) and applied to the byte-valued
 //! `Tcb::cwnd`, carrying the fractional byte between ACKs so growth is not lost to rounding.
 //!
-//! Not modelled: HyStart++ (RFC 9406; slow start is plain RFC 5681 + ABC, §4.10 allows this),
-//! spurious-congestion undo (§4.9), ECN (§4.6's ECN rules), and the Linux-specific epoch shift
+//! HyStart++ (RFC 9406 §4.2) in the first slow start when the TCP end's `hystart` behaviour is on
+//! (the `linux` profile): the minimum RTT of each round (from the first 8 samples) is compared
+//! with the previous round's; a rise of at least clamp(last/8, 4 ms, 16 ms) ends slow start and
+//! begins Conservative Slow Start (growth divided by 4), which returns to slow start if the RTT
+//! falls back below its baseline and hands over to congestion avoidance (ssthresh = cwnd) after
+//! 5 rounds. Slow starts after a timeout are plain (RFC 9406 §4.3 leaves this to the sender;
+//! Linux's HyStart also runs only while `ssthresh` is unset). Linux's own HyStart (ACK-train and
+//! delay detection in `tcp_cubic.c`) is not modelled; RFC 9406 is the spec implemented.
+//! Otherwise slow start is plain RFC 5681 + ABC (§4.10 allows this).
+//!
+//! Not modelled: spurious-congestion undo (§4.9), ECN (§4.6's ECN rules), and the Linux-specific epoch shift
 //! after application-limited idle periods (we simply do not grow a window that is not used).
 
 use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent};
-use crate::time::SimTime;
+use crate::time::{Dur, SimTime};
+use crate::transport::tcp::Behaviours;
 use crate::transport::tcp::Tcb;
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +49,11 @@ impl Default for CubicConfig {
 impl BuildCc for CubicConfig {
     fn build(&self) -> Box<dyn CongestionControl> {
         Box::new(Cubic::new(self))
+    }
+    fn build_with(&self, b: &Behaviours) -> Box<dyn CongestionControl> {
+        let mut c = Cubic::new(self);
+        c.hystart = b.hystart.then(HyStart::default);
+        Box::new(c)
     }
     fn validate(&self) -> Result<(), String> {
         if !(self.c.is_finite() && self.c > 0.0) {
@@ -71,6 +86,86 @@ pub struct Cubic {
     cwnd_prior: f64,
     /// Fractional cwnd growth in bytes not yet applied.
     frac: f64,
+    /// HyStart++ state while the first slow start lasts (`None`: plain slow start).
+    hystart: Option<HyStart>,
+}
+
+/// RFC 9406 §4.2 constants.
+const HS_MIN_RTT_THRESH: Dur = Dur::from_millis(4);
+const HS_MAX_RTT_THRESH: Dur = Dur::from_millis(16);
+const HS_MIN_RTT_DIVISOR: u64 = 8;
+const HS_N_RTT_SAMPLE: u32 = 8;
+const HS_CSS_GROWTH_DIVISOR: u64 = 4;
+const HS_CSS_ROUNDS: u32 = 5;
+
+/// HyStart++ (RFC 9406 §4.2) state.
+#[derive(Clone, Debug, Default)]
+pub struct HyStart {
+    /// The round ends when `snd_una` reaches this (`windowEnd`); 0 before the first round.
+    window_end: u64,
+    last_round_min_rtt: Option<Dur>,
+    current_round_min_rtt: Option<Dur>,
+    rtt_sample_count: u32,
+    /// In Conservative Slow Start since the RTT rose to this (`cssBaselineMinRtt`).
+    css_baseline_min_rtt: Option<Dur>,
+    css_rounds: u32,
+    /// Growth in CSS not yet applied, bytes.
+    css_frac: u64,
+}
+
+impl HyStart {
+    /// One ACK in slow start: grows `tcb.cwnd`. Returns false once HyStart++ has handed over
+    /// to congestion avoidance (ssthresh set to cwnd).
+    fn on_ack(&mut self, ack: &AckSample, tcb: &mut Tcb) -> bool {
+        if tcb.snd_una >= self.window_end {
+            // A round ends (and the next begins).
+            if self.css_baseline_min_rtt.is_some() {
+                self.css_rounds += 1;
+                if self.css_rounds >= HS_CSS_ROUNDS {
+                    tcb.ssthresh = tcb.cwnd; // RFC 9406 §4.2: enter congestion avoidance
+                    return false;
+                }
+            }
+            self.last_round_min_rtt = self.current_round_min_rtt;
+            self.current_round_min_rtt = None;
+            self.rtt_sample_count = 0;
+            self.window_end = tcb.snd_max;
+        }
+        if let Some(r) = ack.rtt {
+            self.current_round_min_rtt = Some(self.current_round_min_rtt.map_or(r, |m| m.min(r)));
+            self.rtt_sample_count += 1;
+        }
+        let enough = self.rtt_sample_count >= HS_N_RTT_SAMPLE;
+        match self.css_baseline_min_rtt {
+            None => {
+                slow_start(ack, tcb, true);
+                if let (true, Some(cur), Some(last)) = (enough, self.current_round_min_rtt, self.last_round_min_rtt) {
+                    let thresh = Dur(last.as_nanos() / HS_MIN_RTT_DIVISOR).clamp(HS_MIN_RTT_THRESH, HS_MAX_RTT_THRESH);
+                    if cur >= last + thresh {
+                        // The delay rose: leave slow start for CSS.
+                        self.css_baseline_min_rtt = Some(cur);
+                        self.css_rounds = 0;
+                    }
+                }
+            }
+            Some(base) => {
+                // CSS: cwnd += min(N, L * SMSS) / CSS_GROWTH_DIVISOR (L = 2 as in our slow start).
+                self.css_frac += ack.acked_bytes.min(2 * tcb.mss);
+                tcb.cwnd += self.css_frac / HS_CSS_GROWTH_DIVISOR;
+                self.css_frac %= HS_CSS_GROWTH_DIVISOR;
+                if enough && self.current_round_min_rtt.is_some_and(|cur| cur < base) {
+                    // The rise was spurious: back to slow start.
+                    self.css_baseline_min_rtt = None;
+                }
+            }
+        }
+        true
+    }
+
+    /// Whether Conservative Slow Start is on.
+    pub fn in_css(&self) -> bool {
+        self.css_baseline_min_rtt.is_some()
+    }
 }
 
 impl Cubic {
@@ -87,7 +182,13 @@ impl Cubic {
             w_est: 0.0,
             cwnd_prior: 0.0,
             frac: 0.0,
+            hystart: None,
         }
+    }
+
+    /// HyStart++ state, while it runs.
+    pub fn hystart(&self) -> Option<&HyStart> {
+        self.hystart.as_ref()
     }
 
     /// RFC 9438 §4.2 eq. (1): W_cubic(t) = C (t - K)³ + W_max, in segments, t in seconds since
@@ -122,8 +223,15 @@ impl CongestionControl for Cubic {
             return;
         }
         if tcb.cwnd < tcb.ssthresh {
-            // RFC 9438 §4.10: standard slow start (HyStart++ not modelled).
-            slow_start(ack, tcb, true);
+            // RFC 9438 §4.10: slow start, with HyStart++ (RFC 9406) if on, else standard.
+            match &mut self.hystart {
+                Some(hs) => {
+                    if !hs.on_ack(ack, tcb) {
+                        self.hystart = None;
+                    }
+                }
+                None => slow_start(ack, tcb, true),
+            }
             return;
         }
         let mss = tcb.mss as f64;
@@ -181,6 +289,7 @@ impl CongestionControl for Cubic {
         tcb.cwnd = ssthresh;
         self.epoch_start = None;
         self.frac = 0.0;
+        self.hystart = None; // HyStart++ serves only the first slow start
     }
 
     fn on_rto(&mut self, rto: &RtoEvent, tcb: &mut Tcb) {
@@ -193,6 +302,7 @@ impl CongestionControl for Cubic {
         self.w_max = 0.0;
         self.epoch_start = None;
         self.frac = 0.0;
+        self.hystart = None;
     }
 }
 

@@ -11,7 +11,7 @@
 //! `Foo: CongestionControl` and `impl BuildCc for FooConfig`, then one line in the [`CcConfig`]
 //! registry below. The bare-name form `cc = "foo"` and the names in error messages follow.
 
-use super::Tcb;
+use super::{Behaviours, Tcb};
 use crate::registry::{quoted_list, registry};
 use crate::time::{Dur, SimTime};
 use crate::units::Rate;
@@ -33,6 +33,11 @@ registry! {
 /// Builds a controller from its config; every [`CcConfig`] kind implements it.
 pub trait BuildCc {
     fn build(&self) -> Box<dyn CongestionControl>;
+    /// Builds the controller for a TCP end whose profile and keys resolved to `b` (for
+    /// behaviours that live in the controller, such as HyStart++). Default: [`build`](Self::build).
+    fn build_with(&self, _b: &Behaviours) -> Box<dyn CongestionControl> {
+        self.build()
+    }
     /// Checks parameter ranges; the error names the field (`cc.beta: ...`).
     fn validate(&self) -> Result<(), String> {
         Ok(())
@@ -123,6 +128,11 @@ impl Default for CcConfig {
 impl CcConfig {
     pub fn build(&self) -> Box<dyn CongestionControl> {
         self.config().build()
+    }
+
+    /// Builds the controller with the TCP end's resolved behaviours (see [`BuildCc::build_with`]).
+    pub fn build_with(&self, b: &Behaviours) -> Box<dyn CongestionControl> {
+        self.config().build_with(b)
     }
 
     /// Checks parameter ranges; the error names the field.

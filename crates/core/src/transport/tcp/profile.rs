@@ -1,0 +1,130 @@
+//! TCP profiles: named sets of defaults for the behaviours that real stacks choose differently.
+//!
+//! A profile (`profile = "linux" | "rfc" | "ns3" | "freebsd"` in the TCP transport table) only
+//! supplies defaults. Every behaviour is also its own key in [`TcpConfig`](super::TcpConfig),
+//! and a key given explicitly wins over the profile, so `profile = "linux", delayed_ack = false` is
+//! the Linux stack ACKing every segment. [`TcpConfig::resolved`](super::TcpConfig::resolved)
+//! turns a config into the concrete [`Behaviours`] the sender and receiver run.
+//!
+//! Sources, per profile (details and the per-behaviour table are in `docs/models/tcp.md`):
+//! - `rfc`: the RFCs as written (RFC 6298 RTO floored as a whole, RFC 6675 loss detection,
+//!   ACK every segment), with Linux's 200 ms RTO floor; the simulator's behaviour before
+//!   profiles existed, bit for bit.
+//! - `linux`: Linux 6.x defaults: `tcp_rtt_estimator`/`tcp_set_rto` in `net/ipv4/tcp_input.c`,
+//!   the RTO re-armed when the head is retransmitted (`tcp_xmit_retransmit_queue`), PRR
+//!   (`tcp_cwnd_reduction`, RFC 6937), delayed ACKs with quick-ACK mode (`tcp_event_data_recv`,
+//!   `tcp_incr_quickack`, `tcp_send_delayed_ack`), HyStart++ in CUBIC (RFC 9406). RACK-TLP
+//!   (RFC 8985) is not modelled yet: loss detection stays RFC 6675's.
+//! - `ns3`: ns-3.44 `TcpSocketBase` attribute defaults that differ from `rfc`: `MinRto` 1 s,
+//!   `DelAckCount` 2, `DelAckTimeout` 200 ms.
+//! - `freebsd`: FreeBSD (current) `sys/netinet/tcp_timer.h`: `TCPTV_MIN` (the RTO floor,
+//!   `net.inet.tcp.rexmit_min`) = hz/33 = 30 ms at hz = 1000, `TCPTV_CPU_VAR` (the slop
+//!   `TCPT_RANGESET` adds to every RTO, `net.inet.tcp.rexmit_slop`) = 200 ms, `TCPTV_DELACK` =
+//!   hz/10 = 100 ms, delayed ACKs on (`net.inet.tcp.delayed_ack = 1`), RFC 6675 SACK recovery.
+//!   Older FreeBSD (before the comment "The prior minimum of 1*hz (1 second) badly breaks
+//!   throughput" in that file) floored the RTO at 1 s: set `min_rto = "1s"` for that stack.
+
+use crate::time::Dur;
+use serde::{Deserialize, Serialize};
+
+/// Which stack's defaults a TCP flow starts from.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// The RFCs as written (the simulator's behaviour before profiles existed).
+    #[default]
+    Rfc,
+    /// Linux 6.x defaults.
+    Linux,
+    /// ns-3.44 `TcpSocketBase` defaults, for cross-checks against ns-3.
+    Ns3,
+    /// FreeBSD defaults (tick-based timers at hz = 1000).
+    Freebsd,
+}
+
+/// How the retransmission timeout is computed from RTT samples.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoRule {
+    /// RFC 6298 §2: RTO = max(SRTT + max(G, 4·RTTVAR), min_rto).
+    Rfc6298,
+    /// FreeBSD `TCP_REXMTVAL` + `TCPT_RANGESET`: RTO = max(SRTT + 4·RTTVAR, min_rto) + 200 ms
+    /// (`tcp_rexmit_slop`).
+    Freebsd,
+    /// Linux `tcp_rtt_estimator` + `tcp_set_rto`: RTO = SRTT + rttvar, where rttvar tracks the
+    /// largest mean deviation (×4) seen per round trip and is never below `min_rto`; so
+    /// RTO ≥ SRTT + min_rto.
+    Linux,
+}
+
+/// The concrete behaviours of one TCP end: the profile's defaults with explicit keys applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Behaviours {
+    pub rto_rule: RtoRule,
+    /// Restart the RTO timer when the segment at `snd_una` is retransmitted (Linux).
+    pub rto_rearm: bool,
+    pub min_rto: Dur,
+    pub initial_rto: Dur,
+    /// Proportional Rate Reduction (RFC 6937) as the recovery sending rule.
+    pub prr: bool,
+    /// HyStart++ (RFC 9406) in CUBIC's slow start.
+    pub hystart: bool,
+    pub delayed_ack: bool,
+    pub delack_timeout: Dur,
+    /// Linux's delayed-ACK engine: quick-ACK mode and the adaptive `ato`.
+    pub quickack: bool,
+    pub init_cwnd: u32,
+}
+
+impl Profile {
+    /// The profile's defaults.
+    pub fn defaults(self) -> Behaviours {
+        let rfc = Behaviours {
+            rto_rule: RtoRule::Rfc6298,
+            rto_rearm: false,
+            min_rto: Dur::from_millis(200),
+            initial_rto: Dur::from_secs(1),
+            prr: false,
+            hystart: false,
+            delayed_ack: false,
+            delack_timeout: Dur::from_millis(40),
+            quickack: false,
+            init_cwnd: 10,
+        };
+        match self {
+            Profile::Rfc => rfc,
+            Profile::Linux => Behaviours {
+                rto_rule: RtoRule::Linux,
+                rto_rearm: true,
+                // TCP_RTO_MIN (include/net/tcp.h).
+                min_rto: Dur::from_millis(200),
+                // TCP_TIMEOUT_INIT (RFC 6298 §2.1).
+                initial_rto: Dur::from_secs(1),
+                prr: true,
+                hystart: true,
+                delayed_ack: true,
+                // TCP_DELACK_MIN / TCP_ATO_MIN; the adaptive ato starts here.
+                delack_timeout: Dur::from_millis(40),
+                quickack: true,
+                // TCP_INIT_CWND (RFC 6928).
+                init_cwnd: 10,
+            },
+            Profile::Ns3 => Behaviours {
+                // TcpSocketBase::MinRto, DelAckCount = 2, DelAckTimeout.
+                min_rto: Dur::from_secs(1),
+                delayed_ack: true,
+                delack_timeout: Dur::from_millis(200),
+                ..rfc
+            },
+            Profile::Freebsd => Behaviours {
+                rto_rule: RtoRule::Freebsd,
+                // TCPTV_MIN = hz / 33 ticks = 30 ms at hz = 1000 (net.inet.tcp.rexmit_min).
+                min_rto: Dur::from_millis(30),
+                // TCPTV_DELACK = hz / 10 = 100 ms.
+                delayed_ack: true,
+                delack_timeout: Dur::from_millis(100),
+                ..rfc
+            },
+        }
+    }
+}

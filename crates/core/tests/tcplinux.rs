@@ -1,0 +1,178 @@
+//! The TCP profiles against theory and against each other, through the public scenario API:
+//! spurious retransmissions on long lossy paths (issue 16's first "must show"), the Linux
+//! profile's throughput against the Mathis/Padhye SACK bound, no timeouts on a lossless long
+//! path, and RACK's tolerance of reordering.
+
+use qoelab_core::{run_toml, BuildOptions, RunResults};
+
+fn run(toml: &str) -> RunResults {
+    run_toml(toml, &BuildOptions::default()).unwrap_or_else(|e| panic!("scenario failed: {e}"))
+}
+
+/// One CUBIC + SACK bulk flow over a 100 Mbit/s link with one-way delay `rtt_ms / 2` and
+/// Bernoulli loss `p` on the data direction, for `secs` seconds, with `extra` appended to the
+/// transport table.
+fn lossy_path(rtt_ms: u64, p: f64, secs: u64, extra: &str) -> RunResults {
+    run(&format!(
+        r#"
+        [sim]
+        duration = "{secs}s"
+        seed = 7
+        [[links]]
+        a = "S"
+        b = "D"
+        rate = "100Mbps"
+        delay = "{d}us"
+        queue = {{ kind = "fifo", limit = "1000p" }}
+        loss_ab = {{ kind = "bernoulli", p = {p} }}
+        [[flows]]
+        name = "tcp"
+        src = "S"
+        dst = "D"
+        transport = {{ kind = "tcp", cc = "cubic", sack = true{extra} }}
+        app = {{ kind = "bulk" }}
+        "#,
+        d = rtt_ms * 500,
+    ))
+}
+
+/// Duplicate segments at the receiver per retransmitted segment, and the RTO count.
+fn dup_ratio(r: &RunResults) -> (f64, f64, f64) {
+    let dup = r.flow_value("tcp", "duplicate_segments");
+    let rxt = r.flow_value("tcp", "retransmitted_segments");
+    (dup / rxt.max(1.0), rxt, r.flow_value("tcp", "rto_count"))
+}
+
+/// Issue 16's case: 160 ms RTT, 1 % random loss, 400 s. Under the Linux profile fewer than 2 %
+/// of retransmissions arrive as duplicates; under the RFC profile (RTO floored as a whole at
+/// 200 ms, not restarted by a fast retransmit) most of them do.
+#[test]
+fn long_lossy_path_has_few_spurious_retransmissions_under_linux() {
+    let linux = lossy_path(160, 0.01, 400, ", profile = \"linux\"");
+    let rfc = lossy_path(160, 0.01, 400, ", profile = \"rfc\"");
+    let (lr, lrxt, lrto) = dup_ratio(&linux);
+    let (rr, rrxt, rrto) = dup_ratio(&rfc);
+    eprintln!("linux: dup/rxt {:.4} ({lrxt} rxt, {lrto} RTOs); rfc: dup/rxt {:.4} ({rrxt} rxt, {rrto} RTOs)", lr, rr);
+    assert!(lr < 0.02, "linux: {:.1} % of retransmissions were duplicates", lr * 100.0);
+    assert!(rr > 0.2, "rfc: only {:.1} % duplicates: the rfc profile no longer shows the issue", rr * 100.0);
+    assert!(lrxt > 100.0, "linux: only {lrxt} retransmissions: the loss did not happen");
+}
+
+/// Over RTTs 20–300 ms at 1 % loss (100 s each): the Linux profile keeps duplicates below 2 %
+/// of retransmissions everywhere; the RFC profile exceeds 20 % at RTTs ≥ 150 ms.
+#[test]
+fn spurious_retransmissions_over_rtts() {
+    for rtt in [20, 40, 80, 150, 200, 300] {
+        let (lr, lrxt, lrto) = dup_ratio(&lossy_path(rtt, 0.01, 100, ", profile = \"linux\""));
+        let (rr, rrxt, rrto) = dup_ratio(&lossy_path(rtt, 0.01, 100, ", profile = \"rfc\""));
+        eprintln!("rtt {rtt} ms: linux {lr:.4} ({lrxt} rxt, {lrto} RTO), rfc {rr:.4} ({rrxt} rxt, {rrto} RTO)");
+        assert!(lr < 0.02, "rtt {rtt} ms, linux: {:.1} % duplicates", lr * 100.0);
+        if rtt >= 150 {
+            assert!(rr > 0.2, "rtt {rtt} ms, rfc: {:.1} % duplicates (expected the issue's spurious RTOs)", rr * 100.0);
+        }
+    }
+}
+
+/// One bulk flow through a 10 Mbit/s, 50 ms (one way) bottleneck with a 1000-packet drop-tail
+/// buffer, for 5 s: slow start overshoots the buffer unless HyStart++ ends it when the queue
+/// (the RTT) starts to grow.
+fn slow_start_overshoot(extra: &str) -> f64 {
+    let r = run(&format!(
+        r#"
+        [sim]
+        duration = "5s"
+        seed = 1
+        [[links]]
+        a = "S"
+        b = "R"
+        rate = "1Gbps"
+        delay = "1ms"
+        [[links]]
+        a = "R"
+        b = "D"
+        rate = "10Mbps"
+        delay = "49ms"
+        queue = {{ kind = "fifo", limit = "1000p" }}
+        [[flows]]
+        name = "tcp"
+        src = "S"
+        dst = "D"
+        transport = {{ kind = "tcp", cc = "cubic"{extra} }}
+        app = {{ kind = "bulk" }}
+        "#
+    ));
+    r.flow_value("tcp", "retransmitted_segments")
+}
+
+#[test]
+fn hystart_leaves_slow_start_before_the_buffer_overflows() {
+    let linux = slow_start_overshoot(", profile = \"linux\"");
+    let plain = slow_start_overshoot(", profile = \"linux\", hystart = false");
+    let rfc = slow_start_overshoot(", profile = \"rfc\"");
+    eprintln!("retransmissions in 5 s: linux {linux}, linux without hystart {plain}, rfc {rfc}");
+    assert_eq!(linux, 0.0, "HyStart++ should leave slow start before the 1000-packet buffer fills");
+    assert!(plain > 50.0 && rfc > 50.0, "plain slow start should overshoot: {plain}, {rfc}");
+}
+
+/// No loss at all (a 1 MiB receive window is below the path's BDP, so no queue builds): no
+/// timeout, nothing resent, on long paths, under every profile.
+#[test]
+fn no_spurious_timeouts_on_a_lossless_long_path() {
+    for rtt in [150, 300] {
+        for profile in ["linux", "rfc", "ns3", "freebsd"] {
+            let r = lossy_path(rtt, 0.0, 60, &format!(", profile = \"{profile}\", rcv_buf = \"1MiB\""));
+            let (rto, rxt) = (r.flow_value("tcp", "rto_count"), r.flow_value("tcp", "retransmitted_segments"));
+            assert_eq!((rto, rxt), (0.0, 0.0), "rtt {rtt} ms, {profile}: {rto} RTOs, {rxt} retransmissions");
+            assert!(r.flow_value("tcp", "acked_bytes") > 1e8, "rtt {rtt} ms, {profile}: the flow did not run");
+        }
+    }
+}
+
+/// Mathis et al. (1997) / Padhye et al. (1998) without the timeout term, b = 1 (window growth of
+/// one segment per RTT with byte counting, whatever the ACK ratio): packets per second.
+fn mathis(p: f64, rtt: f64) -> f64 {
+    1.0 / (rtt * (2.0 * p / 3.0).sqrt())
+}
+
+/// NewReno with SACK under the linux profile (delayed ACKs, PRR, Linux RTO) against the
+/// timeout-free bound, over loss 0.5–5 % and RTT 20–300 ms: within 30 %, and never above it by
+/// more than 30 % (timeouts can only lower the rate).
+#[test]
+fn linux_sack_throughput_against_mathis() {
+    for rtt in [20, 80, 300] {
+        for p in [0.005, 0.01, 0.02, 0.05] {
+            let r = run(&format!(
+                r#"
+                [sim]
+                duration = "300s"
+                seed = 3
+                [[links]]
+                a = "S"
+                b = "D"
+                rate = "100Mbps"
+                delay = "{d}us"
+                queue = {{ kind = "fifo", limit = "1000p" }}
+                loss_ab = {{ kind = "bernoulli", p = {p} }}
+                [[flows]]
+                name = "tcp"
+                src = "S"
+                dst = "D"
+                transport = {{ kind = "tcp", cc = "newreno", profile = "linux" }}
+                app = {{ kind = "bulk" }}
+                "#,
+                d = rtt * 500
+            ));
+            let rate = r.flow_value("tcp", "segments_sent") / 300.0;
+            let srtt = r.flow_value("tcp", "srtt_s");
+            let want = mathis(p, srtt);
+            let err = rate / want - 1.0;
+            let rtos = r.flow_value("tcp", "rto_count");
+            eprintln!("mathis rtt {rtt} ms p {p}: {rate:.1} pkt/s vs {want:.1} ({:+.1} %), {rtos} RTOs", err * 100.0);
+            assert!(
+                err.abs() < 0.3,
+                "rtt {rtt} ms, p {p}: {rate:.1} pkt/s vs Mathis {want:.1} ({:+.1} %)",
+                err * 100.0
+            );
+        }
+    }
+}
