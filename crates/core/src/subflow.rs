@@ -101,7 +101,14 @@ pub struct Subflow {
 
 impl Subflow {
     pub(crate) fn new(addr: [Addr; 2], port: [u16; 2], route: [Option<Vec<PortId>>; 2]) -> Self {
-        Subflow { addr, port, route, route_ids: [NO_ROUTE; 2], egress: [Egress::UNSET; 2], stats: [PathStats::default(); 2] }
+        Subflow {
+            addr,
+            port,
+            route,
+            route_ids: [NO_ROUTE; 2],
+            egress: [Egress::UNSET; 2],
+            stats: [PathStats::default(); 2],
+        }
     }
     /// The explicit route of direction `d` (0: forward), as ports.
     pub fn route(&self, d: usize) -> Option<&[PortId]> {
