@@ -124,7 +124,7 @@ pub struct Port {
     pub occupancy: Option<OccupancySeries>,
     /// Per-flow backlog samples the discipline feeds through its context, when its config
     /// asks for them (SQF's `flow_sample`); see [`probe::FlowBacklogSeries`].
-    flow_samples: Option<probe::FlowBacklogSeries>,
+    flow_samples: Option<Box<probe::FlowBacklogSeries>>,
     /// Scratch for packets a discipline drops from its queue.
     scratch: Vec<Packet>,
     /// What the discipline holds, kept here from its verdicts, dequeues and drops (the
@@ -193,7 +193,7 @@ impl Port {
     /// Samples the per-flow backlog the discipline reports every `interval`, if given (see
     /// [`crate::queue::Build::flow_sample`]).
     pub fn with_flow_samples(mut self, interval: Option<Dur>) -> Port {
-        self.flow_samples = interval.map(probe::FlowBacklogSeries::new);
+        self.flow_samples = interval.map(|i| Box::new(probe::FlowBacklogSeries::new(i)));
         self
     }
 
@@ -236,17 +236,25 @@ impl Port {
     }
 
     /// Samples the discipline's per-flow backlog if this port does and a sample is due (one
-    /// branch otherwise).
+    /// branch otherwise: the sampling itself is out of line, as probe recording is).
     #[inline]
     fn sample_flows(&mut self, now: SimTime) {
-        if let Some(s) = self.flow_samples.as_mut() {
+        if self.flow_samples.is_some() {
+            self.sample_flows_cold(now);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn sample_flows_cold(&mut self, now: SimTime) {
+        if let Some(s) = self.flow_samples.as_deref_mut() {
             s.observe(now, |sink| self.qdisc.flow_backlogs(sink));
         }
     }
 
     /// The per-flow backlog samples of this port's discipline, if the port takes them.
     pub fn flow_samples(&self) -> Option<&probe::FlowBacklogSeries> {
-        self.flow_samples.as_ref()
+        self.flow_samples.as_deref()
     }
 
     /// The rate this port's discipline holds for the packets with 5-tuple `key`, if it keeps
