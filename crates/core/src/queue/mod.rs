@@ -141,7 +141,7 @@ pub trait Build {
         self.build(cx.mtu_bytes)
     }
     /// For a discipline with per-flow queues that reports them
-    /// ([`QueueCtx::sample_flows`]): the interval at which its port samples the per-flow
+    /// ([`QueueDisc::flow_backlogs`]): the interval at which its port samples the per-flow
     /// backlog (results table `flow_queues`). `None`, the default, samples nothing.
     fn flow_sample(&self) -> Option<Dur> {
         None
