@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from qoelab.scenario import Scenario
 
 TABLES = ("flows", "links", "throughput", "queues", "packets")
+# Filled only when the scenario asks for them (`packet_trace`, a discipline's `flow_sample`).
+OPTIONAL_TABLES = ("packets", "flow_queues")
 
 
 class Results:
@@ -123,7 +125,9 @@ class Results:
 
     def write_into(self, d: Path, *, plot: bool = True) -> None:
         for name, t in self.tables.items():
-            if name == "packets" and t.num_rows == 0:
+            # Tables only some runs fill (the packet log, per-flow backlog samples) are not
+            # written when empty: no file means the run did not record them.
+            if name in OPTIONAL_TABLES and t.num_rows == 0:
                 continue
             pq.write_table(t, d / f"{name}.parquet", compression="zstd")
         (d / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")

@@ -52,6 +52,25 @@ def test_run_writes_results(scen: Path, tmp_path: Path):
     assert "p " in out or "p" in out
 
 
+def test_flow_queues_written_only_when_sampled(scen: Path, tmp_path: Path):
+    """A run whose disciplines sample no per-flow backlog writes no flow_queues.parquet; with
+    SQF's ``flow_sample`` the file holds one row per active flow per sample instant."""
+    code, _, err = run_cli("run", str(scen), "-o", str(tmp_path / "off"), "--no-plot")
+    assert code == 0, err
+    assert not (tmp_path / "off" / "flow_queues.parquet").exists()
+    sqf = '{kind="sqf",limit="10p",flow_sample="10ms"}'
+    code, _, err = run_cli("run", str(scen), "-o", str(tmp_path / "on"), "--no-plot", "--set", f"links[0].queue={sqf}")
+    assert code == 0, err
+    t = pq.read_table(tmp_path / "on" / "flow_queues.parquet").to_pydict()
+    assert t["link"] and set(t["link"]) == {"A->B"}
+    # At most one sample instant per 10 ms interval of the 3 s run, each naming the flow or "".
+    instants = sorted(set(t["t_s"]))
+    assert 10 <= len(instants) <= 300
+    assert all(int(b * 100) != int(a * 100) for a, b in zip(instants, instants[1:]))
+    assert set(t["flow"]) <= {"p", ""} and "p" in t["flow"]
+    assert all((f == "") == (b == 0) for f, b in zip(t["flow"], t["bytes"]))
+
+
 def test_same_seed_identical_files_other_seed_differs(scen: Path, tmp_path: Path):
     """(g) byte-identical result files for the same seed; different for another seed."""
     for name, seed in [("a", 4), ("b", 4), ("c", 5)]:

@@ -83,6 +83,36 @@ pub struct IfaceAddr {
 /// Marks "no route" in a table.
 pub const NO_PORT: PortId = PortId::MAX;
 
+/// How the packets one end of a flow sends on one path leave their host: the node, the
+/// addresses stamped on them, the explicit route they carry (`u32::MAX`: none, forwarded by
+/// destination address) and the first port. Addresses, routes and routing tables are fixed
+/// for a run, so the world resolves this once per path and direction when it is assembled,
+/// not per packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Egress {
+    pub node: NodeId,
+    pub src: Addr,
+    pub dst: Addr,
+    pub route: u32,
+    pub port: PortId,
+}
+
+impl Egress {
+    /// Not resolved yet.
+    pub const UNSET: Egress = Egress { node: 0, src: Addr(0), dst: Addr(0), route: u32::MAX, port: NO_PORT };
+
+    /// From `node`, `src` to `dst`: along `route` if given (its number, and its first port),
+    /// else out of the interface of `src` if it is one of `node`'s, else by the routing table
+    /// ([`Fib::egress_port`]). The port is [`NO_PORT`] when there is no way out; the world
+    /// asserts against it when a packet is sent, as it would per packet.
+    pub fn resolve(fib: &Fib, node: NodeId, src: Addr, dst: Addr, route: Option<(u32, &[PortId])>) -> Egress {
+        match route {
+            Some((id, ports)) => Egress { node, src, dst, route: id, port: ports[0] },
+            None => Egress { node, src, dst, route: u32::MAX, port: fib.egress_port(node, src, dst) },
+        }
+    }
+}
+
 /// The forwarding tables of every node: for each node, the port towards each destination
 /// (primary addresses first, in node order, then interface addresses in declaration order).
 pub struct Fib {

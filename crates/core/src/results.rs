@@ -308,12 +308,14 @@ impl Simulation {
         t.push("bytes", Column::U64(by));
         tables.push(t);
 
-        // Per-flow backlog samples of disciplines that record them (SQF `flow_sample`); an
-        // empty flow name marks an instant with nothing queued.
+        // Per-flow backlog samples of ports whose discipline reports them (SQF `flow_sample`);
+        // an empty flow name marks an instant with nothing queued. The table is there (empty)
+        // for runs that sample nothing: the results digest covers every table's name and
+        // columns. The Python writer leaves empty ones out.
         let mut t = Table::new("flow_queues");
         let (mut ln, mut tt, mut fname, mut by) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for p in ps {
-            if let Some(s) = p.flow_backlog_samples() {
+            if let Some(s) = p.flow_samples() {
                 for k in 0..s.t_ns.len() {
                     ln.push(p.name.clone());
                     tt.push(s.t_ns[k] as f64 * 1e-9);

@@ -14,7 +14,7 @@ use crate::app::{AppAction, AppCtx, AppEvent, Application};
 use crate::engine::{Event, EventQueue, Owner, SimRng, TimerBlock, TimerCtx, TimerKind, Timers};
 use crate::ip::rsvp::{RsvpMsg, Sender as RsvpSender, Session};
 use crate::link::{DropCause, Port, PortOutcome};
-use crate::node::{Addr, Fib, NO_PORT};
+use crate::node::{Addr, Egress, Fib, NO_PORT};
 use crate::packet::{Dir, FlowId, IpHdr, NodeId, Packet, PacketData, PortId, L4, NO_ROUTE};
 use crate::queue::FlowKey;
 use crate::subflow::{stamp_ports, Subflow};
@@ -139,6 +139,9 @@ pub struct Flow {
     pub(crate) route_rev: Option<Vec<PortId>>,
     /// The world's numbers of those routes, which the flow's packets carry (`NO_ROUTE`: none).
     pub(crate) route_ids: [u32; 2],
+    /// How each direction's packets leave their host (direction `d` is sent by `ends[d]`),
+    /// resolved when the world is assembled; a flow with subflows keeps one per path instead.
+    pub(crate) egress: [Egress; 2],
     pub ends: [End; 2],
     pub start: SimTime,
     pub stop: SimTime,
@@ -177,6 +180,7 @@ impl Flow {
             route_fwd: routes.0,
             route_rev: routes.1,
             route_ids: [NO_ROUTE; 2],
+            egress: [Egress::UNSET; 2],
             ends,
             start,
             stop,
@@ -330,6 +334,15 @@ impl Simulation {
                         }
                         None => {}
                     }
+                }
+            }
+            // Where each path's packets leave their host, once for the run.
+            let route = |id: u32| (id != NO_ROUTE).then(|| (id, routes[id as usize].as_slice()));
+            for d in 0..2 {
+                let (me, peer) = (&f.ends[d], &f.ends[1 - d]);
+                f.egress[d] = Egress::resolve(&fib, me.node, me.addr, peer.addr, route(f.route_ids[d]));
+                for sf in f.subflows.iter_mut() {
+                    sf.egress[d] = Egress::resolve(&fib, me.node, sf.addr[d], sf.addr[1 - d], route(sf.route_ids[d]));
                 }
             }
         }
@@ -834,25 +847,20 @@ impl Simulation {
         let d = o.dir as usize;
         let seq = f.next_seq[d];
         f.next_seq[d] += 1;
-        let (me, peer) = match o.dir {
-            Dir::Fwd => (&f.ends[0], &f.ends[1]),
-            Dir::Rev => (&f.ends[1], &f.ends[0]),
-        };
-        let (node, mut src, mut dst) = (me.node, me.addr, peer.addr);
-        let mut route = f.route_ids[d];
-        if f.subflows.is_empty() {
+        let eg = if f.subflows.is_empty() {
             assert!(o.path == 0, "{now}: flow {} sent on path {}, but it has one path", f.name, o.path);
+            f.egress[d]
         } else {
             // A connection with several paths: the one the endpoint chose gives addresses,
             // ports and route (the `d`th end sends direction `d`).
             let Some(sf) = f.subflows.get_mut(o.path as usize) else {
                 panic!("{now}: flow {} sent on path {}, but it has {} paths", f.name, o.path, f.subflows.len())
             };
-            (src, dst, route) = (sf.addr[d], sf.addr[1 - d], sf.route_ids[d]);
             stamp_ports(&mut o.l4, sf.port[d], sf.port[1 - d]);
             sf.stats[d].sent_pkts += 1;
             sf.stats[d].sent_bytes += o.size_bytes as u64;
-        }
+            sf.egress[d]
+        };
         let st = if o.dir == Dir::Fwd { &mut f.fwd } else { &mut f.rev };
         st.sent_pkts += 1;
         st.sent_bytes += o.size_bytes as u64;
@@ -874,20 +882,18 @@ impl Simulation {
         let pkt = self.new_packet(PacketData {
             flow: fid,
             dir: o.dir,
-            src,
-            dst,
+            src: eg.src,
+            dst: eg.dst,
             seq_in_flow: seq,
             size_bytes: o.size_bytes,
             sent_at: now,
             hop: 0,
-            route,
+            route: eg.route,
             path: o.path,
             ip: IpHdr { ttl: 64, opt_bytes, tfd, ..Default::default() },
             l4: o.l4,
         });
-        let port =
-            if route != NO_ROUTE { self.routes[route as usize][0] } else { self.fib.egress_port(node, src, dst) };
-        self.send_on(node, port, pkt);
+        self.send_on(eg.node, eg.port, pkt);
     }
 
     /// The sender's application asks its host's RSVP agent to send `m` (RFC 2205 §3.11 API):

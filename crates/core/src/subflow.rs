@@ -30,7 +30,7 @@
 //! with MP_CAPABLE / MP_JOIN, the scheduler); coupled congestion control is a trait in
 //! [`crate::transport::mptcp::coupled`].
 
-use crate::node::Addr;
+use crate::node::{Addr, Egress};
 use crate::packet::{PortId, L4, NO_ROUTE};
 use serde::{Deserialize, Serialize};
 
@@ -93,13 +93,22 @@ pub struct Subflow {
     pub(crate) route: [Option<Vec<PortId>>; 2],
     /// The world's numbers of those routes (`NO_ROUTE`: forwarded by address).
     pub(crate) route_ids: [u32; 2],
+    /// How each direction's packets leave their host, resolved when the world is assembled.
+    pub(crate) egress: [Egress; 2],
     /// Counters by direction.
     pub stats: [PathStats; 2],
 }
 
 impl Subflow {
     pub(crate) fn new(addr: [Addr; 2], port: [u16; 2], route: [Option<Vec<PortId>>; 2]) -> Self {
-        Subflow { addr, port, route, route_ids: [NO_ROUTE; 2], stats: [PathStats::default(); 2] }
+        Subflow {
+            addr,
+            port,
+            route,
+            route_ids: [NO_ROUTE; 2],
+            egress: [Egress::UNSET; 2],
+            stats: [PathStats::default(); 2],
+        }
     }
     /// The explicit route of direction `d` (0: forward), as ports.
     pub fn route(&self, d: usize) -> Option<&[PortId]> {

@@ -51,7 +51,7 @@ pub enum AppEvent {
 pub enum AppAction {
     /// A datagram for the transport (with, optionally, a TFD option for its IP header).
     Datagram(Datagram),
-    /// An RSVP message from this flow's sender-side RSVP agent (raw IP, not through the
+    /// An RSVP message from this flow's sender-side RSVP signaller (raw IP, not through the
     /// transport); see [`crate::ip::rsvp`].
     Rsvp(RsvpMsg),
     Write {

@@ -1,5 +1,6 @@
-//! The sender-side RSVP agent of a video source: PATH messages with the flow's Tspec, refreshed
-//! every R (randomised in [0.5 R, 1.5 R], RFC 2205 §3.7), and a PathTear when the source stops.
+//! The sender-side RSVP signaller of a video source ([`RsvpSignaller`], the application's half;
+//! the host's node agent is [`crate::agent::rsvp::RsvpAgent`]): PATH messages with the flow's
+//! Tspec, refreshed every R (randomised in [0.5 R, 1.5 R], RFC 2205 §3.7), and a PathTear when the source stops.
 //!
 //! This is the application's side of the RSVP API (RFC 2205 §3.11 "SENDER" call): it asks for
 //! a message; the host's RSVP node agent ([`crate::agent::rsvp`]) fills in the session and
@@ -65,16 +66,16 @@ impl RsvpSenderConfig {
     }
 }
 
-/// Agent state.
-pub struct RsvpAgent {
+/// The signaller's state: when the next PATH is due, and whether the PathTear went out.
+pub struct RsvpSignaller {
     cfg: RsvpSenderConfig,
     next: SimTime,
     torn: bool,
 }
 
-impl RsvpAgent {
+impl RsvpSignaller {
     pub fn new(cfg: RsvpSenderConfig) -> Self {
-        RsvpAgent { cfg, next: SimTime::ZERO, torn: false }
+        RsvpSignaller { cfg, next: SimTime::ZERO, torn: false }
     }
 
     fn msg(&self, kind: RsvpKind) -> RsvpMsg {

@@ -227,7 +227,7 @@ impl VideoConfig {
         Ok(VideoSource {
             tfd,
             tfd_maxp: 0,
-            rsvp: self.rsvp.clone().map(super::rsvp::RsvpAgent::new),
+            rsvp: self.rsvp.clone().map(super::rsvp::RsvpSignaller::new),
             rows,
             max_payload: self.max_payload.map(|m| m as u32),
             repeat: self.repeat,
@@ -278,7 +278,7 @@ pub struct VideoSource {
     tfd: Option<super::tfd::TfdSender>,
     tfd_maxp: u32,
     /// RSVP sender agent, if configured.
-    rsvp: Option<super::rsvp::RsvpAgent>,
+    rsvp: Option<super::rsvp::RsvpSignaller>,
 }
 
 impl VideoSource {

@@ -122,6 +122,9 @@ pub struct Port {
     last_change: SimTime,
     pub stats: PortStats,
     pub occupancy: Option<OccupancySeries>,
+    /// Per-flow backlog samples the discipline feeds through its context, when its config
+    /// asks for them (SQF's `flow_sample`); see [`probe::FlowBacklogSeries`].
+    flow_samples: Option<Box<probe::FlowBacklogSeries>>,
     /// Scratch for packets a discipline drops from its queue.
     scratch: Vec<Packet>,
     /// What the discipline holds, kept here from its verdicts, dequeues and drops (the
@@ -177,6 +180,7 @@ impl Port {
             last_change: SimTime::ZERO,
             stats: PortStats::default(),
             occupancy: occupancy.map(OccupancySeries::new),
+            flow_samples: None,
             scratch: Vec::new(),
             backlog: Backlog::default(),
         }
@@ -184,6 +188,13 @@ impl Port {
 
     pub fn backlog(&self) -> Backlog {
         self.backlog
+    }
+
+    /// Samples the per-flow backlog the discipline reports every `interval`, if given (see
+    /// [`crate::queue::Build::flow_sample`]).
+    pub fn with_flow_samples(mut self, interval: Option<Dur>) -> Port {
+        self.flow_samples = interval.map(|i| Box::new(probe::FlowBacklogSeries::new(i)));
+        self
     }
 
     /// Records the port kinds among `kinds` ([`probe::ProbeKind::Queue`], `Drops`) for this
@@ -224,9 +235,26 @@ impl Port {
         crate::queue::reservations_mut(self.qdisc.as_mut())
     }
 
-    /// Per-flow backlog samples of the discipline, if it records them.
-    pub fn flow_backlog_samples(&self) -> Option<&crate::queue::sqf::FlowBacklogSeries> {
-        self.qdisc.flow_backlog_samples()
+    /// Samples the discipline's per-flow backlog if this port does and a sample is due (one
+    /// branch otherwise: the sampling itself is out of line, as probe recording is).
+    #[inline]
+    fn sample_flows(&mut self, now: SimTime) {
+        if self.flow_samples.is_some() {
+            self.sample_flows_cold(now);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn sample_flows_cold(&mut self, now: SimTime) {
+        if let Some(s) = self.flow_samples.as_deref_mut() {
+            s.observe(now, |sink| self.qdisc.flow_backlogs(sink));
+        }
+    }
+
+    /// The per-flow backlog samples of this port's discipline, if the port takes them.
+    pub fn flow_samples(&self) -> Option<&probe::FlowBacklogSeries> {
+        self.flow_samples.as_deref()
     }
 
     /// The rate this port's discipline holds for the packets with 5-tuple `key`, if it keeps
@@ -244,7 +272,9 @@ impl Port {
         // Who the packet is, for an enqueue probe (it moves into the discipline).
         let who = self.probes.is_some().then(|| (pkt.flow, pkt.dir as u8));
         let mut cx = QueueCtx::new(now, &mut self.scratch);
-        match self.qdisc.enqueue(pkt, &mut cx) {
+        let verdict = self.qdisc.enqueue(pkt, &mut cx);
+        self.sample_flows(now);
+        match verdict {
             Verdict::Enqueued => {
                 self.stats.enqueued_pkts += 1;
                 self.backlog.packets += 1;
@@ -328,6 +358,9 @@ impl Port {
         }
         let mut cx = QueueCtx::new(now, &mut self.scratch);
         let next = self.qdisc.dequeue(&mut cx);
+        if next.is_some() {
+            self.sample_flows(now);
+        }
         self.collect_queue_drops(now, drops);
         let Some(p) = next else {
             // Held back by a non-work-conserving discipline: wake when it says it is ready
@@ -473,6 +506,31 @@ mod tests {
             crate::engine::SimRng::stream(1, "p"),
         );
         Port::new("p".into(), 0, 1, 1500, q, ch, None)
+    }
+
+    /// A discipline's per-flow backlog is sampled by its port right after an enqueue and after a
+    /// dequeue that returned a packet, at most once per interval, only when the config asks.
+    #[test]
+    fn port_samples_per_flow_backlog_when_its_discipline_config_asks() {
+        assert!(port("kind = 'sqf'\nlimit = '8p'").flow_samples().is_none());
+        let cfg = "kind = 'sqf'\nlimit = '8p'\nflow_sample = '1ms'";
+        let interval = toml::from_str::<QueueConfig>(cfg).unwrap().flow_sample();
+        assert_eq!(interval, Some(Dur::from_millis(1)));
+        let mut p = port(cfg).with_flow_samples(interval);
+        let mut d = Vec::new();
+        // 1 Mbit/s: 1000 B take 8 ms, 500 B 4 ms.
+        let first = p.enqueue(pkt(0, 1000, 0), SimTime(0), &mut d); // sampled, then sent at once
+        assert_eq!(first.tx_done_at, None, "the transmitter was idle");
+        let wake = p.enqueue(pkt(1, 500, 1), SimTime(10), &mut d).tx_done_at; // same interval
+        assert_eq!(wake, Some(SimTime(8_000_000)));
+        p.enqueue(pkt(1, 300, 2), SimTime(1_500_000), &mut d); // flow 1: 800 B
+        let next = p.tx_done(SimTime(8_000_000), &mut d).tx_done_at.unwrap(); // flow 1: 300 B left
+        p.tx_done(next, &mut d); // nothing left: the idle row
+        let s = p.flow_samples().unwrap();
+        assert_eq!(s.t_ns, vec![0, 1_500_000, 8_000_000, 12_000_000]);
+        assert_eq!(s.flow, vec![0, 1, 1, u32::MAX]);
+        assert_eq!(s.bytes, vec![1000, 800, 300, 0]);
+        assert!(d.is_empty());
     }
 
     /// Delivers the port's wake-ups due by `until`, in time order, as the simulation would,

@@ -11,9 +11,9 @@
 pub mod flows;
 pub mod reservation;
 
-use crate::packet::{Packet, PacketData, L4};
+use crate::packet::{FlowId, Packet, PacketData, L4};
 use crate::registry::registry;
-use crate::time::SimTime;
+use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
 
 pub use flows::FlowQueues;
@@ -117,10 +117,12 @@ pub trait QueueDisc: Send + AsAny {
     fn backlog(&self) -> Backlog;
     /// Packets currently held, for end-of-run in-flight accounting. Order is unspecified.
     fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData));
-    /// Per-flow backlog samples, for disciplines that record them (SQF with `flow_sample`).
-    fn flow_backlog_samples(&self) -> Option<&sqf::FlowBacklogSeries> {
-        None
-    }
+    /// For a discipline with per-flow queues: `f(flow, bytes queued)` for every non-empty
+    /// queue, in the discipline's own order (`flow` is the flow of the queue's head packet).
+    /// The port asks only when it samples per-flow backlogs ([`Build::flow_sample`]) and a
+    /// sample is due, right after an enqueue and after a dequeue that returned a packet. The
+    /// default reports nothing.
+    fn flow_backlogs(&self, _f: &mut dyn FnMut(FlowId, u64)) {}
 }
 
 /// What a discipline may need to know about its link when it is built.
@@ -138,6 +140,12 @@ pub trait Build {
     fn build_in(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         self.build(cx.mtu_bytes)
     }
+    /// For a discipline with per-flow queues that reports them
+    /// ([`QueueDisc::flow_backlogs`]): the interval at which its port samples the per-flow
+    /// backlog (results table `flow_queues`). `None`, the default, samples nothing.
+    fn flow_sample(&self) -> Option<Dur> {
+        None
+    }
 }
 
 impl Default for QueueConfig {
@@ -149,6 +157,10 @@ impl Default for QueueConfig {
 impl QueueConfig {
     pub fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         self.config().build_in(cx)
+    }
+    /// The per-flow backlog sampling interval the config asks its port for ([`Build::flow_sample`]).
+    pub fn flow_sample(&self) -> Option<Dur> {
+        self.config().flow_sample()
     }
 }
 

@@ -29,11 +29,13 @@
 //!
 //! Optional per-flow backlog sampling (`flow_sample`) records, at most once per interval, the
 //! bytes queued by every active flow. It exists for the model-vs-simulator check of BMO11
-//! Sec. IV (de-prioritisation measured from queue states) and changes no decision.
+//! Sec. IV (de-prioritisation measured from queue states) and changes no decision. The port
+//! keeps the samples (a [`FlowBacklogSeries`](crate::trace::probe::FlowBacklogSeries)) and asks
+//! this discipline for its queues ([`QueueDisc::flow_backlogs`]) when a sample is due.
 
 use super::{Backlog, Build, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
 use crate::packet::{FlowId, Packet, PacketData};
-use crate::time::{Dur, SimTime};
+use crate::time::Dur;
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
 
@@ -64,68 +66,17 @@ impl Default for SqfConfig {
     }
 }
 
-/// Per-flow backlog samples (long format): at `t_ns[i]` flow `flow[i]` had `bytes[i]` queued.
-/// Each sample instant lists every active flow; an instant with no active flow appears once
-/// with `flow = u32::MAX` and 0 bytes, so idle time is represented.
-#[derive(Clone, Debug, Default)]
-pub struct FlowBacklogSeries {
-    pub interval_ns: u64,
-    pub t_ns: Vec<u64>,
-    /// The simulator flow of the queue's packets (the flow of its head packet).
-    pub flow: Vec<FlowId>,
-    pub bytes: Vec<u64>,
-    next_ns: u64,
-}
-
-impl FlowBacklogSeries {
-    pub fn new(interval: Dur) -> Self {
-        FlowBacklogSeries { interval_ns: interval.as_nanos().max(1), ..Default::default() }
-    }
-    /// Records the current state if an interval boundary has passed. `flows` yields
-    /// `(flow, bytes)` of every active flow.
-    pub fn observe(&mut self, now: SimTime, flows: impl Iterator<Item = (FlowId, u64)>) {
-        if now.0 < self.next_ns {
-            return;
-        }
-        let before = self.t_ns.len();
-        for (f, b) in flows {
-            self.t_ns.push(now.0);
-            self.flow.push(f);
-            self.bytes.push(b);
-        }
-        if self.t_ns.len() == before {
-            self.t_ns.push(now.0);
-            self.flow.push(u32::MAX);
-            self.bytes.push(0);
-        }
-        self.next_ns = (now.0 / self.interval_ns + 1) * self.interval_ns;
-    }
-}
-
 /// SQF + LQD state.
 pub struct Sqf {
     limit: Limit,
     key: FlowKeyKind,
     /// The active flows' queues, with the `(bytes, key)` order SQF and LQD select from.
     queues: FlowQueues,
-    samples: Option<FlowBacklogSeries>,
 }
 
 impl Sqf {
     pub fn new(limit: Limit, key: FlowKeyKind) -> Self {
-        Sqf { limit, key, queues: FlowQueues::new(), samples: None }
-    }
-
-    /// Enables per-flow backlog sampling every `interval`.
-    pub fn with_flow_sampling(mut self, interval: Option<Dur>) -> Self {
-        self.samples = interval.map(FlowBacklogSeries::new);
-        self
-    }
-
-    fn sample(&mut self, now: SimTime) {
-        if let Some(s) = self.samples.as_mut() {
-            s.observe(now, self.queues.heads().map(|(_, head, bytes)| (head.flow, bytes)));
-        }
+        Sqf { limit, key, queues: FlowQueues::new() }
     }
 }
 
@@ -135,17 +86,13 @@ impl QueueDisc for Sqf {
         // Algorithm 1: queue[pkt.flowid]->enqueue(pkt); if (queue->size > queue->maxsize):
         // drop from get_longest(queue). With a byte limit one drop may not free enough room,
         // so LQD repeats until the buffer fits.
-        let verdict = self.queues.enqueue_lqd(k, pkt, (), self.limit, cx, |_| {});
-        self.sample(cx.now);
-        verdict
+        self.queues.enqueue_lqd(k, pkt, (), self.limit, cx, |_| {})
     }
 
-    fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
+    fn dequeue(&mut self, _cx: &mut QueueCtx) -> Option<Packet> {
         // get_shortest(queue).
         let shortest = self.queues.shortest()?;
-        let p = self.queues.pop_front(shortest).expect("the shortest flow is non-empty").packet;
-        self.sample(cx.now);
-        Some(p)
+        Some(self.queues.pop_front(shortest).expect("the shortest flow is non-empty").packet)
     }
 
     fn backlog(&self) -> Backlog {
@@ -156,14 +103,19 @@ impl QueueDisc for Sqf {
         self.queues.for_each_packet(f)
     }
 
-    fn flow_backlog_samples(&self) -> Option<&FlowBacklogSeries> {
-        self.samples.as_ref()
+    fn flow_backlogs(&self, f: &mut dyn FnMut(FlowId, u64)) {
+        for (_, head, bytes) in self.queues.heads() {
+            f(head.flow, bytes);
+        }
     }
 }
 
 impl Build for SqfConfig {
     fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
-        Box::new(Sqf::new(self.limit, self.flow_key).with_flow_sampling(self.flow_sample))
+        Box::new(Sqf::new(self.limit, self.flow_key))
+    }
+    fn flow_sample(&self) -> Option<Dur> {
+        self.flow_sample
     }
 }
 
@@ -171,6 +123,7 @@ impl Build for SqfConfig {
 mod tests {
     use super::*;
     use crate::queue::testutil::{cx, drive, ops, pkt, Op};
+    use crate::time::SimTime;
     use proptest::prelude::*;
 
     #[test]
@@ -248,13 +201,21 @@ mod tests {
 
     #[test]
     fn flow_sampling_records_active_flows_once_per_interval() {
-        let mut q = Sqf::new(Limit::Packets(10), FlowKeyKind::FiveTuple).with_flow_sampling(Some(Dur::from_millis(1)));
+        // As the port samples: after each enqueue, and after each dequeue that returned a packet.
+        use crate::trace::probe::FlowBacklogSeries;
+        let mut q = Sqf::new(Limit::Packets(10), FlowKeyKind::FiveTuple);
+        let mut s = FlowBacklogSeries::new(Dur::from_millis(1));
         let mut d = Vec::new();
         q.enqueue(pkt(0, 100, 0), &mut QueueCtx::new(SimTime(0), &mut d));
-        q.enqueue(pkt(1, 300, 1), &mut QueueCtx::new(SimTime(10), &mut d)); // same interval: no sample
-        q.dequeue(&mut QueueCtx::new(SimTime(1_000_000), &mut d)); // next interval: flow 1 only
-        q.dequeue(&mut QueueCtx::new(SimTime(2_500_000), &mut d)); // idle sample
-        let s = q.flow_backlog_samples().unwrap();
+        s.observe(SimTime(0), |sink| q.flow_backlogs(sink));
+        q.enqueue(pkt(1, 300, 1), &mut QueueCtx::new(SimTime(10), &mut d));
+        s.observe(SimTime(10), |sink| q.flow_backlogs(sink)); // same interval: no sample
+        let mut t = SimTime(1_000_000);
+        assert_eq!(q.dequeue(&mut QueueCtx::new(t, &mut d)).unwrap().flow, 0);
+        s.observe(t, |sink| q.flow_backlogs(sink)); // next interval: flow 1 only
+        t = SimTime(2_500_000);
+        assert_eq!(q.dequeue(&mut QueueCtx::new(t, &mut d)).unwrap().flow, 1);
+        s.observe(t, |sink| q.flow_backlogs(sink)); // idle sample
         assert_eq!(s.t_ns, vec![0, 1_000_000, 2_500_000]);
         assert_eq!(s.flow, vec![0, 1, u32::MAX]);
         assert_eq!(s.bytes, vec![100, 300, 0]);

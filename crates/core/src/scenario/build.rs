@@ -105,15 +105,18 @@ impl Scenario {
                 let name = format!("{}->{}", names[from as usize], names[to as usize]);
                 let rng = SimRng::stream(seed, &format!("port:{name}:{}", ports.len()));
                 let id = ports.len() as PortId;
-                ports.push(Port::new(
-                    name,
-                    from,
-                    to,
-                    c.mtu,
-                    q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate }),
-                    c.channel.device(phy, dir, loss.build(), rng),
-                    Some(self.output.queue_sample),
-                ));
+                ports.push(
+                    Port::new(
+                        name,
+                        from,
+                        to,
+                        c.mtu,
+                        q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate }),
+                        c.channel.device(phy, dir, loss.build(), rng),
+                        Some(self.output.queue_sample),
+                    )
+                    .with_flow_samples(q.flow_sample()),
+                );
                 adj[from as usize].push((id, to));
             }
             let first = ports.len() as PortId - 2;

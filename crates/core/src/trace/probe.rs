@@ -18,11 +18,66 @@
 //! flow and link ids become names there. `t_ns` is the exact simulated time in nanoseconds.
 //! Rows of transport and application kinds are in emission (time) order; rows of port kinds are
 //! grouped by link direction (in link order) and in time order within one.
+//!
+//! A second, sampled kind of observation: [`FlowBacklogSeries`], the bytes every flow has queued
+//! in a discipline with per-flow queues, at most once per interval. The port owns the series
+//! and, when a sample is due after a change of the discipline's queues, asks the discipline for
+//! them ([`QueueDisc::flow_backlogs`](crate::queue::QueueDisc::flow_backlogs), which any
+//! discipline with per-flow queues can answer); results read it from the port (table
+//! `flow_queues`).
 
 use crate::packet::{FlowId, PortId};
-use crate::time::SimTime;
+use crate::time::{Dur, SimTime};
 use crate::trace::{Column, Table};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Per-flow backlog samples of one port's discipline (long format): at `t_ns[i]` flow `flow[i]`
+/// had `bytes[i]` queued. Each sample instant lists every flow with packets queued, in the
+/// order the discipline reports them; an instant with none appears once with
+/// `flow = u32::MAX` and 0 bytes, so idle time is represented. A sample is taken at the first
+/// change of the queues in each interval (no events are scheduled for it), so idle periods
+/// cost nothing. Enabled per discipline by its config ([`crate::queue::Build::flow_sample`]:
+/// SQF's `flow_sample` key); results table `flow_queues`.
+#[derive(Clone, Debug, Default)]
+pub struct FlowBacklogSeries {
+    pub interval_ns: u64,
+    pub t_ns: Vec<u64>,
+    /// The simulator flow of each queue's packets (the flow of its head packet).
+    pub flow: Vec<FlowId>,
+    pub bytes: Vec<u64>,
+    next_ns: u64,
+}
+
+impl FlowBacklogSeries {
+    /// A series sampled at most once per `interval` (at least 1 ns).
+    pub fn new(interval: Dur) -> Self {
+        FlowBacklogSeries { interval_ns: interval.as_nanos().max(1), ..Default::default() }
+    }
+    /// Whether a sample is due at `now` (the first change in a new interval).
+    #[inline]
+    pub fn due(&self, now: SimTime) -> bool {
+        now.0 >= self.next_ns
+    }
+    /// Records the current state if a sample is due: `report` is then called with a sink for
+    /// `(flow, bytes)` of every flow with packets queued (and not called otherwise).
+    pub fn observe(&mut self, now: SimTime, report: impl FnOnce(&mut dyn FnMut(FlowId, u64))) {
+        if !self.due(now) {
+            return;
+        }
+        let before = self.t_ns.len();
+        report(&mut |f, b| {
+            self.t_ns.push(now.0);
+            self.flow.push(f);
+            self.bytes.push(b);
+        });
+        if self.t_ns.len() == before {
+            self.t_ns.push(now.0);
+            self.flow.push(u32::MAX);
+            self.bytes.push(0);
+        }
+        self.next_ns = (now.0 / self.interval_ns + 1) * self.interval_ns;
+    }
+}
 
 /// A kind of probe, as named in `[output] probes`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
