@@ -46,6 +46,8 @@ pub const RTO: TimerKind = TimerKind(0);
 /// The receiver's delayed-ACK timer (RFC 5681 §4.2). Kind 1, so that a full-duplex
 /// [`socket::TcpSocket`] holds both in one block.
 pub const DELACK: TimerKind = TimerKind(1);
+/// Smallest `initial_rto`, `min_rto` and `max_rto` a scenario may give.
+pub const MIN_RTO: Dur = Dur::from_micros(1);
 use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
@@ -85,13 +87,13 @@ pub struct TcpConfig {
     #[serde(with = "serde_units::time")]
     pub delack_timeout: Dur,
     /// Lower bound on the RTO, time. Default `"200ms"` (Linux `TCP_RTO_MIN`); RFC 6298 §2.4 says
-    /// 1 s, which is ns-3's default.
+    /// 1 s, which is ns-3's default. Range: 1 µs to `max_rto`.
     #[serde(with = "serde_units::time")]
     pub min_rto: Dur,
-    /// Upper bound on the RTO, time. Default `"60s"` (RFC 6298 §2.5).
+    /// Upper bound on the RTO, time. Default `"60s"` (RFC 6298 §2.5). Range: ≥ `min_rto`.
     #[serde(with = "serde_units::time")]
     pub max_rto: Dur,
-    /// RTO before the first RTT sample, time. Default `"1s"` (RFC 6298 §2.1).
+    /// RTO before the first RTT sample, time. Default `"1s"` (RFC 6298 §2.1). Range: ≥ 1 µs.
     #[serde(with = "serde_units::time")]
     pub initial_rto: Dur,
     /// Send buffer, bytes: at most this many bytes are unacknowledged at once. Writes beyond it
@@ -163,8 +165,12 @@ impl TcpConfig {
         if self.init_cwnd == 0 {
             return Err("init_cwnd: must be at least 1 segment".into());
         }
-        if self.initial_rto == Dur::ZERO {
-            return Err("initial_rto: must be positive".into());
+        // A timer of zero (or a few nanoseconds) would fire again at the same instant after
+        // each expiry and the run would never advance: the RTO bounds start at 1 µs.
+        for (key, v) in [("initial_rto", self.initial_rto), ("min_rto", self.min_rto), ("max_rto", self.max_rto)] {
+            if v < MIN_RTO {
+                return Err(format!("{key}: must be ≥ 1 µs, got {v:?}"));
+            }
         }
         if self.min_rto > self.max_rto {
             return Err(format!("min_rto: {:?} is above max_rto {:?}", self.min_rto, self.max_rto));
