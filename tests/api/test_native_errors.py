@@ -27,4 +27,4 @@ def test_the_binding_keeps_working_after_a_panic():
         _native._panic_for_test("x")
     # The next call is unaffected (no poisoned state): a scenario error is still a ScenarioError.
     with pytest.raises(_native.ScenarioError, match="sim.duration"):
-        _native.validate('[sim]\nduration = "0s"\nlinks = []\nflows = []\n')
+        _native.validate('links = []\nflows = []\n[sim]\nduration = "0s"\n')
