@@ -99,7 +99,7 @@ pub const NO_PORT: PortId = PortId::MAX;
 ///
 /// The result is the table the per-source breadth-first search used to fill: its first hop
 /// towards `d` is the lowest port on any shortest path (levels of a breadth-first search are
-/// discovered in order of their first hop), which is what [`Fib::column`] picks.
+/// discovered in order of their first hop), which is what `Fib::column` picks.
 pub struct Fib {
     nodes: usize,
     /// Interface addresses sorted by address, with their destination index.
