@@ -12,6 +12,14 @@ def run(text: str, base_dir: str | None = None, out_dir: str | None = None) -> d
 def bench(text: str, base_dir: str | None = None) -> tuple[int, float, dict[str, dict[str, Any]]]: ...
 def normalize(text: str) -> str: ...
 
+class InternalError(Exception):
+    """A bug in the simulator core: a Rust panic, caught at the binding."""
+
+class TraceError(ValueError):
+    """An invalid video trace: ``line N: reason`` (never quoting the file)."""
+
+def read_trace(path: str) -> dict[str, Any]: ...
+
 class TfdError(ValueError):
     """An invalid TFD option or option bytes."""
 

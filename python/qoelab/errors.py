@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from qoelab._native import InternalError as _NativeInternalError
 from qoelab._native import ScenarioError as _NativeScenarioError
 
 
@@ -25,3 +26,8 @@ class ScenarioError(QoelabError, ValueError):
 
 #: The native exception type raised by the core (re-exported for ``except`` clauses).
 NativeScenarioError = _NativeScenarioError
+
+#: A bug in the simulator core: a Rust panic, turned by the binding into this ``Exception``
+#: subclass (PyO3's own ``PanicException`` derives from ``BaseException`` and would escape
+#: ``except Exception``). The CLI reports it as an internal error, exit code 3.
+InternalError = _NativeInternalError

@@ -48,7 +48,7 @@ def test_malformed_trace_in_estimate(short_clip, tmp_path, capsys):
     write_receive_log(synthetic_log(trace, np.zeros(trace.n_nal, bool)), log)
     rc, err = run_cli(capsys, "estimate", bad, log)
     assert rc == 2
-    assert_one_line(err, bad, "line 8: type must be one of")
+    assert_one_line(err, bad, "line 8: column `type`: must be one of")
 
 
 def test_receive_log_naming_unknown_packets(short_clip, tmp_path, capsys):

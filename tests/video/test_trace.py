@@ -40,14 +40,14 @@ def test_round_trip_plain_and_gzip(tmp_path):
     "text, fragment",
     [
         (GOOD[:-15], "truncated trace"),  # cut mid-line
-        (GOOD.replace("size_bytes", "bytes"), "header must be"),
-        (GOOD.replace("3,1,2,P,700", "3,1,2,Q,700"), "type must be one of"),
+        (GOOD.replace("size_bytes", "bytes"), "header must name"),
+        (GOOD.replace("3,1,2,P,700", "3,1,2,Q,700"), "`type`: must be one of I, P, B, X"),
         (GOOD.replace("3,1,2,P,700", "7,1,2,P,700"), "running index"),
         (GOOD.replace("4,2,1,B", "4,3,1,B"), "count up by 0 or 1"),
-        (GOOD.replace("1,0,0,I,900", "1,0,0,I,-9"), "size_bytes must be positive"),
-        (GOOD.replace("2,0,0,I,500,0.000", "2,0,0,I,500,1.000"), "ts_ms differs within frame 0"),
-        (GOOD.replace("3,1,2,P,700,33.333", "3,1,2,P,7x0,33.333"), "malformed number"),
-        ("\n".join(GOOD.splitlines()[:-1]) + "\n", "not a permutation"),  # truncated at a frame boundary
+        (GOOD.replace("1,0,0,I,900", "1,0,0,I,-9"), "`size_bytes`: must be within 1..=4294967295"),
+        (GOOD.replace("2,0,0,I,500,0.000", "2,0,0,I,500,1.000"), "`ts_ms`: differs within frame 0"),
+        (GOOD.replace("3,1,2,P,700,33.333", "3,1,2,P,7x0,33.333"), "`size_bytes`: expected an integer"),
+        ("\n".join(GOOD.splitlines()[:-1]) + "\n", "must be a permutation"),  # truncated at a frame boundary
         (GOOD.replace("4,2,1,B,100", "4,2,1,X,100"), "has no slice"),
         ("", "empty trace"),
     ],

@@ -113,71 +113,187 @@ impl Egress {
     }
 }
 
-/// The forwarding tables of every node: for each node, the port towards each destination
-/// (primary addresses first, in node order, then interface addresses in declaration order).
+/// The forwarding tables of every node, in memory linear in the links.
+///
+/// A full table (every node × every destination) is quadratic: 10^5 nodes would need 40 GB.
+/// Instead:
+/// - a *stub* node (all its ports lead to one neighbour, as a host on an access link) forwards
+///   everything that is not its own on its lowest port to that neighbour;
+/// - a stub destination is reached through its neighbour (its *anchor*), which then sends on
+///   its lowest port to the stub;
+/// - every other (*core*) node looks up a per-destination column over the core nodes, computed
+///   on first use by one breadth-first search from the destination and kept for the run.
+///
+/// Memory is O(nodes + links) plus 4 B × core nodes × core destinations actually used, which
+/// for access topologies (many hosts on few routers) is a few columns.
+///
+/// The result is the table the per-source breadth-first search used to fill: its first hop
+/// towards `d` is the lowest port on any shortest path (levels of a breadth-first search are
+/// discovered in order of their first hop), which is what `Fib::column` picks.
 pub struct Fib {
     nodes: usize,
     /// Interface addresses sorted by address, with their destination index.
     ifaces: Vec<(Addr, u32)>,
     iface_info: Vec<IfaceAddr>,
-    /// `table[node * dests + dest]`.
-    table: Vec<PortId>,
-    dests: usize,
+    /// Far end of each interface address's link (the node that forwards onto it).
+    iface_far: Vec<NodeId>,
+    /// `adj[adj_start[n]..adj_start[n + 1]]`: node n's `(port, far node)`, in port order.
+    adj_start: Vec<u32>,
+    adj: Vec<(PortId, NodeId)>,
+    /// A stub's port towards its only neighbour; [`NO_PORT`] for core nodes.
+    up: Vec<PortId>,
+    /// A stub's neighbour (the node that forwards to it) and that node's port to it; a core
+    /// node is its own anchor.
+    anchor: Vec<(NodeId, PortId)>,
+    /// Index of a core node among the core nodes (`u32::MAX` for stubs).
+    core_ix: Vec<u32>,
+    /// Connected component of each node.
+    component: Vec<u32>,
+    /// Per core destination (by core index): each core node's port towards it, filled on use.
+    columns: Vec<std::cell::OnceCell<Box<[PortId]>>>,
+    core_nodes: Vec<NodeId>,
 }
 
 impl Fib {
-    /// Builds shortest-path tables. `adj[n]` lists `(port, far node)` in port order.
+    /// Builds the routing state. `adj[n]` lists `(port, far node)` in port order.
     pub fn build(adj: &[Vec<(PortId, NodeId)>], ifaces: Vec<IfaceAddr>) -> Fib {
         let n = adj.len();
-        let dests = n + ifaces.len();
-        let mut table = vec![NO_PORT; n * dests];
-        // First hops towards every node, by breadth-first search from each source.
-        let mut first = vec![NO_PORT; n];
-        let mut seen = vec![false; n];
+        let mut adj_start = Vec::with_capacity(n + 1);
+        let mut flat = Vec::with_capacity(adj.iter().map(Vec::len).sum());
+        for a in adj {
+            adj_start.push(flat.len() as u32);
+            flat.extend_from_slice(a);
+        }
+        adj_start.push(flat.len() as u32);
+        let mut up = vec![NO_PORT; n];
+        let mut anchor: Vec<(NodeId, PortId)> = (0..n as NodeId).map(|v| (v, NO_PORT)).collect();
+        for (v, a) in adj.iter().enumerate() {
+            let Some(&(_, w)) = a.first() else { continue };
+            if a.iter().all(|&(_, x)| x == w) {
+                up[v] = a.iter().map(|&(p, _)| p).min().expect("non-empty");
+            }
+        }
+        for (v, a) in adj.iter().enumerate() {
+            if up[v] != NO_PORT {
+                let w = a[0].1;
+                let down = adj[w as usize].iter().filter(|&&(_, x)| x as usize == v).map(|&(p, _)| p).min();
+                anchor[v] = (w, down.expect("links are bidirectional"));
+            }
+        }
+        let mut core_ix = vec![u32::MAX; n];
+        let mut core_nodes = Vec::new();
+        for v in 0..n {
+            if up[v] == NO_PORT {
+                core_ix[v] = core_nodes.len() as u32;
+                core_nodes.push(v as NodeId);
+            }
+        }
+        // Components, by breadth-first search.
+        let mut component = vec![u32::MAX; n];
         let mut q = std::collections::VecDeque::new();
         for s in 0..n {
-            first.iter_mut().for_each(|p| *p = NO_PORT);
-            seen.iter_mut().for_each(|x| *x = false);
-            seen[s] = true;
-            for &(p, to) in &adj[s] {
-                if !seen[to as usize] {
-                    seen[to as usize] = true;
-                    first[to as usize] = p;
-                    q.push_back(to);
-                }
+            if component[s] != u32::MAX {
+                continue;
             }
+            component[s] = s as u32;
+            q.push_back(s as NodeId);
             while let Some(u) = q.pop_front() {
-                let f = first[u as usize];
                 for &(_, to) in &adj[u as usize] {
-                    if !seen[to as usize] {
-                        seen[to as usize] = true;
-                        first[to as usize] = f;
+                    if component[to as usize] == u32::MAX {
+                        component[to as usize] = s as u32;
                         q.push_back(to);
                     }
                 }
             }
-            let row = &mut table[s * dests..(s + 1) * dests];
-            row[..n].copy_from_slice(&first);
-            for (k, ia) in ifaces.iter().enumerate() {
-                // Towards the far end of the interface's link, then the link itself; the owner
-                // delivers to itself (no port).
-                let far = adj[ia.node as usize]
+        }
+        let iface_far = ifaces
+            .iter()
+            .map(|ia| {
+                adj[ia.node as usize]
                     .iter()
                     .find(|(p, _)| *p == ia.out_port)
                     .map(|(_, to)| *to)
-                    .expect("an interface address sits on one of its node's ports");
-                row[n + k] = if s == ia.node as usize {
-                    NO_PORT
-                } else if s == far as usize {
-                    ia.in_port
-                } else {
-                    first[far as usize]
-                };
-            }
-        }
+                    .expect("an interface address sits on one of its node's ports")
+            })
+            .collect();
         let mut sorted: Vec<(Addr, u32)> = ifaces.iter().enumerate().map(|(k, ia)| (ia.addr, (n + k) as u32)).collect();
         sorted.sort();
-        Fib { nodes: n, ifaces: sorted, iface_info: ifaces, table, dests }
+        Fib {
+            nodes: n,
+            ifaces: sorted,
+            iface_info: ifaces,
+            iface_far,
+            adj_start,
+            adj: flat,
+            up,
+            anchor,
+            core_ix,
+            component,
+            columns: (0..core_nodes.len()).map(|_| std::cell::OnceCell::new()).collect(),
+            core_nodes,
+        }
+    }
+
+    /// The nodes that cannot reach node `from` (an empty list: the topology is connected).
+    pub fn unreachable_from(&self, from: NodeId) -> impl Iterator<Item = NodeId> + '_ {
+        let c = self.component[from as usize];
+        (0..self.nodes as NodeId).filter(move |&v| self.component[v as usize] != c)
+    }
+
+    /// Each core node's port towards core node `dest`: the lowest port on a shortest path.
+    fn column(&self, dest: NodeId) -> &[PortId] {
+        self.columns[self.core_ix[dest as usize] as usize].get_or_init(|| {
+            let n = self.nodes;
+            let mut dist = vec![u32::MAX; n];
+            let mut q = std::collections::VecDeque::new();
+            dist[dest as usize] = 0;
+            q.push_back(dest);
+            while let Some(u) = q.pop_front() {
+                let d = dist[u as usize] + 1;
+                for &(_, to) in self.ports_of(u) {
+                    if dist[to as usize] == u32::MAX {
+                        dist[to as usize] = d;
+                        q.push_back(to);
+                    }
+                }
+            }
+            self.core_nodes
+                .iter()
+                .map(|&s| match dist[s as usize] {
+                    0 | u32::MAX => NO_PORT,
+                    k => self
+                        .ports_of(s)
+                        .iter()
+                        .filter(|&&(_, to)| dist[to as usize] == k - 1)
+                        .map(|&(p, _)| p)
+                        .min()
+                        .expect("a node at distance k has a neighbour at k - 1"),
+                })
+                .collect()
+        })
+    }
+
+    #[inline]
+    fn ports_of(&self, v: NodeId) -> &[(PortId, NodeId)] {
+        &self.adj[self.adj_start[v as usize] as usize..self.adj_start[v as usize + 1] as usize]
+    }
+
+    /// The port `node` forwards on towards node `dest` ([`NO_PORT`]: it is `node` itself, or
+    /// unreachable).
+    #[inline]
+    fn toward(&self, node: NodeId, dest: NodeId) -> PortId {
+        if node == dest || self.component[node as usize] != self.component[dest as usize] {
+            return NO_PORT;
+        }
+        let up = self.up[node as usize];
+        if up != NO_PORT {
+            return up;
+        }
+        let (anchor, down) = self.anchor[dest as usize];
+        if anchor == node {
+            return down;
+        }
+        self.column(anchor)[self.core_ix[node as usize] as usize]
     }
 
     /// Number of nodes.
@@ -216,7 +332,20 @@ impl Fib {
     #[inline]
     pub fn next_port(&self, node: NodeId, dst: Addr) -> PortId {
         match self.dest(dst) {
-            Some(d) => self.table[node as usize * self.dests + d],
+            Some(d) if d < self.nodes => self.toward(node, d as NodeId),
+            Some(d) => {
+                // Towards the far end of the interface's link, then the link itself; the owner
+                // delivers to itself (no port).
+                let k = d - self.nodes;
+                let (ia, far) = (&self.iface_info[k], self.iface_far[k]);
+                if node == ia.node {
+                    NO_PORT
+                } else if node == far {
+                    ia.in_port
+                } else {
+                    self.toward(node, far)
+                }
+            }
             None => NO_PORT,
         }
     }
@@ -287,5 +416,99 @@ mod tests {
         assert_eq!(fib.egress_port(a, Addr::primary(a), Addr::primary(b)), 0);
         // Another node's interface address gives no special treatment.
         assert_eq!(fib.egress_port(r1, a2, Addr::primary(b)), 2);
+    }
+
+    /// The full table, as the scenario compiler built it before routing became lazy: one
+    /// breadth-first search per source, in port order. `table[s][d]` for primary destinations.
+    fn per_source_table(adj: &[Vec<(PortId, NodeId)>]) -> Vec<Vec<PortId>> {
+        let n = adj.len();
+        let mut table = Vec::new();
+        for s in 0..n {
+            let mut first = vec![NO_PORT; n];
+            let mut seen = vec![false; n];
+            let mut q = std::collections::VecDeque::new();
+            seen[s] = true;
+            for &(p, to) in &adj[s] {
+                if !seen[to as usize] {
+                    seen[to as usize] = true;
+                    first[to as usize] = p;
+                    q.push_back(to);
+                }
+            }
+            while let Some(u) = q.pop_front() {
+                let f = first[u as usize];
+                for &(_, to) in &adj[u as usize] {
+                    if !seen[to as usize] {
+                        seen[to as usize] = true;
+                        first[to as usize] = f;
+                        q.push_back(to);
+                    }
+                }
+            }
+            table.push(first);
+        }
+        table
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        /// Random multigraphs (parallel links, stubs, chains, disconnected parts): every node's
+        /// next hop to every node, and to interface addresses, is the per-source table's.
+        #[test]
+        fn lazy_routing_equals_the_per_source_table(
+            n in 2usize..14,
+            links in proptest::collection::vec((0usize..14, 0usize..14), 1..30),
+            iface_links in proptest::collection::vec((0usize..30, any::<bool>()), 0..4),
+        ) {
+            let links: Vec<(usize, usize)> =
+                links.into_iter().map(|(a, b)| (a % n, b % n)).filter(|(a, b)| a != b).collect();
+            prop_assume!(!links.is_empty());
+            let mut adj = vec![Vec::new(); n];
+            for (k, &(x, y)) in links.iter().enumerate() {
+                adj[x].push((2 * k as PortId, y as NodeId));
+                adj[y].push((2 * k as PortId + 1, x as NodeId));
+            }
+            let mut ifaces = Vec::new();
+            let mut used = std::collections::BTreeSet::new();
+            for (i, &(l, a_end)) in iface_links.iter().enumerate() {
+                let k = l % links.len();
+                if !used.insert((k, a_end)) {
+                    continue;
+                }
+                let (x, y) = links[k];
+                let (node, out_port, in_port) =
+                    if a_end { (x, 2 * k, 2 * k + 1) } else { (y, 2 * k + 1, 2 * k) };
+                ifaces.push(IfaceAddr {
+                    addr: Addr(0xc000_0200 + i as u32),
+                    node: node as NodeId,
+                    out_port: out_port as PortId,
+                    in_port: in_port as PortId,
+                });
+            }
+            let want = per_source_table(&adj);
+            let fib = Fib::build(&adj, ifaces.clone());
+            for s in 0..n {
+                for d in 0..n {
+                    prop_assert_eq!(fib.next_port(s as NodeId, Addr::primary(d as NodeId)), want[s][d], "{} -> {}", s, d);
+                }
+                for ia in &ifaces {
+                    let far = adj[ia.node as usize].iter().find(|(p, _)| *p == ia.out_port).unwrap().1;
+                    let expect = if s == ia.node as usize {
+                        NO_PORT
+                    } else if s == far as usize {
+                        ia.in_port
+                    } else {
+                        want[s][far as usize]
+                    };
+                    prop_assert_eq!(fib.next_port(s as NodeId, ia.addr), expect);
+                }
+                let unreachable: Vec<NodeId> = fib.unreachable_from(s as NodeId).collect();
+                let want_unreachable: Vec<NodeId> =
+                    (0..n).filter(|&d| d != s && want[s][d] == NO_PORT).map(|d| d as NodeId).collect();
+                prop_assert_eq!(unreachable, want_unreachable);
+            }
+        }
     }
 }

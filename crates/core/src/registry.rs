@@ -44,8 +44,8 @@ macro_rules! registry {
         )+
 
         $(#[$attr])*
-        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-        #[serde(tag = "kind", deny_unknown_fields)]
+        #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+        #[serde(tag = "kind")]
         pub enum $Enum {
             $(
                 $(#[$gate])*
@@ -53,6 +53,19 @@ macro_rules! registry {
                 #[serde(rename = $name)]
                 $Variant($Config),
             )+
+        }
+
+        impl<'de> serde::Deserialize<'de> for $Enum {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let (kind, rest) = $crate::registry::split_kind(d)?;
+                match kind.as_str() {
+                    $(
+                        $(#[$gate])*
+                        $name => $crate::registry::config_from(rest).map(Self::$Variant),
+                    )+
+                    other => Err($crate::registry::unknown_kind(other, Self::NAMES)),
+                }
+            }
         }
 
         impl $Enum {
@@ -76,6 +89,75 @@ macro_rules! registry {
     };
 }
 pub(crate) use registry;
+
+/// Marks the key path inside a tagged config in an error message: `MARK path MARK reason`.
+/// Serde loses the path inside an internally tagged enum (it buffers the table first), so a
+/// registry deserialises the selected config itself, records the path within it this way, and
+/// [`Scenario::from_toml`](crate::Scenario::from_toml) joins it to the outer path:
+/// `links[0].queue.quantum: …` rather than `links[0].queue: …`.
+pub const PATH_MARK: char = '\u{1f}';
+
+/// Reads a tagged table: its `kind` and the other keys.
+pub fn split_kind<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(String, toml::Value), D::Error> {
+    use serde::de::Error;
+    let v = <toml::Value as serde::Deserialize>::deserialize(d)?;
+    let toml::Value::Table(mut t) = v else {
+        return Err(D::Error::custom(format!("invalid type: {}, expected a table with `kind`", v.type_str())));
+    };
+    match t.remove("kind") {
+        Some(toml::Value::String(k)) => Ok((k, toml::Value::Table(t))),
+        Some(other) => {
+            Err(D::Error::custom(marked("kind", &format!("invalid type: {}, expected a string", other.type_str()))))
+        }
+        None => Err(D::Error::missing_field("kind")),
+    }
+}
+
+/// Deserialises one kind's config from the table without `kind`, keeping the key path of an
+/// error (see [`PATH_MARK`]).
+pub fn config_from<T: serde::de::DeserializeOwned, E: serde::de::Error>(rest: toml::Value) -> Result<T, E> {
+    serde_path_to_error::deserialize(rest).map_err(|e| {
+        let path = e.path().to_string();
+        let msg = e.into_inner().to_string();
+        E::custom(marked(&path, msg.trim()))
+    })
+}
+
+/// An unknown `kind`, reported at the `kind` key in serde's words (``unknown variant `x`,
+/// expected one of `a`, `b` ``).
+pub fn unknown_kind<E: serde::de::Error>(kind: &str, names: &'static [&'static str]) -> E {
+    let e: toml::de::Error = serde::de::Error::unknown_variant(kind, names);
+    E::custom(marked("kind", e.message()))
+}
+
+/// `msg` marked as being at `path` (relative); a message already marked keeps its own inner
+/// path, appended.
+fn marked(path: &str, msg: &str) -> String {
+    let (inner, reason) = split_marked(msg);
+    let full = join_path(path, inner.unwrap_or(""));
+    format!("{PATH_MARK}{full}{PATH_MARK}{reason}")
+}
+
+/// `(Some(inner path), reason)` of a marked message, `(None, msg)` otherwise.
+pub fn split_marked(msg: &str) -> (Option<&str>, &str) {
+    let Some(rest) = msg.strip_prefix(PATH_MARK) else { return (None, msg) };
+    match rest.split_once(PATH_MARK) {
+        Some((path, reason)) => (Some(path), reason),
+        None => (None, rest),
+    }
+}
+
+/// `a.b` + `c[0]` → `a.b.c[0]`; `.` or empty stands for no path.
+pub fn join_path(outer: &str, inner: &str) -> String {
+    let outer = if outer == "." { "" } else { outer };
+    let inner = if inner == "." { "" } else { inner };
+    match (outer.is_empty(), inner.is_empty()) {
+        (_, true) => outer.to_string(),
+        (true, false) => inner.to_string(),
+        (false, false) if inner.starts_with('[') => format!("{outer}{inner}"),
+        (false, false) => format!("{outer}.{inner}"),
+    }
+}
 
 /// `names` quoted and joined for a message: `"a"`, `"a" or "b"`, `"a", "b" or "c"`, with
 /// `last` (such as "or") before the final name.

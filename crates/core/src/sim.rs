@@ -298,7 +298,53 @@ pub struct Simulation {
     finished: bool,
     /// Probe events of endpoints and applications (ports keep their own); see `trace::probe`.
     pub(crate) probes: Probes,
+    /// Events dispatched at the current instant so far, and the most a run may dispatch at one
+    /// instant before it is stopped as stalled (see [`RunError::Stalled`]).
+    instant_events: u64,
+    max_instant_events: u64,
+    /// Packet-log rows recorded so far (all flows), and the most a run may keep.
+    log_rows: u64,
+    max_log_rows: u64,
+    abort: Option<RunError>,
 }
+
+/// Why a run stopped before its end. Its results are then incomplete, and the front ends
+/// report the error instead of them.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// More events at one instant of simulated time than any real scenario produces, so time
+    /// would never advance (a component re-arming itself at the same instant). Scenario
+    /// validation rejects the parameters known to do this (zero timers, quanta and rates);
+    /// this guard turns any other case into an error instead of a hang.
+    #[error(
+        "the run stalled at simulated time {time}: {events} events at that one instant and time never \
+         advanced (a timer, rate or quantum that lets no time pass)"
+    )]
+    Stalled { time: SimTime, events: u64 },
+    /// The packet log (`packet_trace`, or flows' `packet_log`) outgrew its bound.
+    #[error(
+        "the packet log reached {rows} rows at simulated time {time}, the most a run keeps (about 56 B \
+         each); log fewer flows (flows' packet_log) or run a shorter simulation"
+    )]
+    PacketLogFull { time: SimTime, rows: u64 },
+}
+
+impl From<RunError> for crate::ScenarioError {
+    fn from(e: RunError) -> Self {
+        let path = match e {
+            RunError::Stalled { .. } => "sim",
+            RunError::PacketLogFull { .. } => "output.packet_trace",
+        };
+        crate::ScenarioError::new(path, e.to_string())
+    }
+}
+
+/// Most packet-log rows a run keeps, over all flows (560 MB in the core).
+pub const MAX_PACKET_LOG_ROWS: u64 = 10_000_000;
+
+/// Floor of the per-instant event bound; it grows with the number of components (a million
+/// flows all starting at one instant each dispatch a few events then).
+pub const MIN_INSTANT_EVENTS: u64 = 10_000_000;
 
 impl Simulation {
     #[allow(clippy::too_many_arguments)]
@@ -392,6 +438,7 @@ impl Simulation {
                 agents.pinned.insert(back, rev.clone());
             }
         }
+        let n_components = components.len() + ports.len();
         Simulation {
             now: SimTime::ZERO,
             end,
@@ -415,7 +462,28 @@ impl Simulation {
             agents,
             finished: false,
             probes: Probes::default(),
+            instant_events: 0,
+            max_instant_events: MIN_INSTANT_EVENTS.max(64 * n_components as u64),
+            log_rows: 0,
+            max_log_rows: MAX_PACKET_LOG_ROWS,
+            abort: None,
         }
+    }
+
+    /// Sets the most events dispatched at one instant before the run stops as stalled (tests).
+    pub fn set_max_instant_events(&mut self, n: u64) {
+        self.max_instant_events = n.max(1);
+    }
+
+    /// Sets the most packet-log rows a run keeps (tests; the default is [`MAX_PACKET_LOG_ROWS`]).
+    pub fn set_max_packet_log_rows(&mut self, n: u64) {
+        self.max_log_rows = n;
+    }
+
+    /// `Some` if the run stopped before its end; its results are then incomplete and must not
+    /// be reported as a finished run.
+    pub fn aborted(&self) -> Option<&RunError> {
+        self.abort.as_ref()
     }
 
     pub fn now(&self) -> SimTime {
@@ -525,8 +593,25 @@ impl Simulation {
     /// Runs until `t` (at most the end time); can be called repeatedly to step.
     pub fn run_until(&mut self, t: SimTime) {
         let until = t.min(self.end);
+        if self.abort.is_some() {
+            return;
+        }
         while let Some((time, ev)) = self.events.pop_until(until) {
             debug_assert!(time >= self.now, "event in the past: {time} < {}", self.now);
+            if time == self.now {
+                self.instant_events += 1;
+                if self.instant_events > self.max_instant_events {
+                    self.abort = Some(RunError::Stalled { time, events: self.instant_events });
+                    return;
+                }
+            } else {
+                // Checked when time advances only (no cost per event at one instant): a log
+                // that filled up overshoots by at most one instant's packets.
+                if self.abort.is_some() {
+                    return;
+                }
+                self.instant_events = 1;
+            }
             self.now = time;
             match ev {
                 Event::PortTxDone(p) => {
@@ -870,6 +955,10 @@ impl Simulation {
                     crate::packet::L4::Udp(u) => (u.media.frame, u.media.nal),
                     _ => (-1, -1),
                 };
+                self.log_rows += 1;
+                if self.log_rows > self.max_log_rows && self.abort.is_none() {
+                    self.abort = Some(RunError::PacketLogFull { time: now, rows: self.log_rows });
+                }
                 log.seq.push(seq);
                 log.nal.push(nal);
                 log.frame.push(frame);

@@ -189,15 +189,15 @@ fn unknown_kinds_list_the_registered_names() {
         ),
         (
             ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = \"bbr\" }"),
-            "flows[0].transport: unknown congestion control \"bbr\", expected \"newreno\" or \"cubic\"",
+            "flows[0].transport.cc: unknown congestion control \"bbr\", expected \"newreno\" or \"cubic\" in `cc`",
         ),
         (
             ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = { kind = \"bbr\" } }"),
-            "flows[0].transport: unknown variant `bbr`, expected `newreno` or `cubic`",
+            "flows[0].transport.cc.kind: unknown variant `bbr`, expected `newreno` or `cubic` in `cc`",
         ),
         (
             ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = 3 }"),
-            "flows[0].transport: invalid type: integer `3`, expected \"newreno\", \"cubic\", or a table with `kind`",
+            "flows[0].transport.cc: invalid type: integer `3`, expected \"newreno\", \"cubic\", or a table with `kind` in `cc`",
         ),
     ];
     for ((from, to), want) in cases {
@@ -217,11 +217,11 @@ fn loss_model_fields() {
     );
     assert_eq!(
         err(&with_loss("{ kind = \"gilbert_elliott\", p = 0.1, r = 0.2, q = 1 }")),
-        "links[0].loss_ab: unknown field `q`, expected one of `p`, `r`, `loss_good`, `loss_bad`"
+        "links[0].loss_ab.q: unknown field `q`, expected one of `p`, `r`, `loss_good`, `loss_bad`"
     );
     assert_eq!(
         err(&with_loss("{ kind = \"none\", p = 0.1 }")),
-        "links[0].loss_ab: unknown field `p`, there are no fields"
+        "links[0].loss_ab.p: unknown field `p`, there are no fields"
     );
     for ok in ["{ kind = \"none\" }", "{ kind = \"gilbert_elliott\", p = 0.1, r = 0.2 }"] {
         Scenario::from_toml(&with_loss(ok)).unwrap().build(&BuildOptions::default()).unwrap();

@@ -3,20 +3,62 @@
 
 use numpy::PyArray1;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use qoelab_core::ip::tfd::{decode_ipv4, decode_ipv6, NextData, TfdFlags, TfdOption};
 use qoelab_core::trace::{Column, Table};
 use qoelab_core::{BuildOptions, RunResults, Scenario};
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
+use std::sync::Mutex;
 
 // Named `qoelab._native.X` so that pickle finds them (a sweep worker raises them).
 create_exception!(qoelab._native, ScenarioError, PyValueError, "A scenario mistake: `path: reason`.");
 create_exception!(qoelab._native, TfdError, PyValueError, "An invalid TFD option or option bytes.");
+create_exception!(qoelab._native, TraceError, PyValueError, "An invalid video trace: `line N: reason`.");
+create_exception!(
+    qoelab._native,
+    InternalError,
+    PyException,
+    "A bug in the simulator core: a Rust panic, caught at the binding (never a scenario mistake)."
+);
 
 fn scenario_err(e: qoelab_core::ScenarioError) -> PyErr {
     ScenarioError::new_err(e.to_string())
+}
+
+/// The last panic's message and location, recorded by the hook [`_native`] installs (the
+/// payload alone carries no location).
+static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
+
+/// Turns a caught panic into [`InternalError`]: one line, with the core's message.
+fn internal_err(payload: Box<dyn Any + Send>) -> PyErr {
+    let recorded = LAST_PANIC.lock().map(|mut g| g.take()).unwrap_or(None);
+    let msg = recorded.unwrap_or_else(|| {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic with a non-text payload".into())
+    });
+    let one_line = msg.split_whitespace().collect::<Vec<_>>().join(" ");
+    InternalError::new_err(format!("qoelab-core bug: {one_line}"))
+}
+
+/// Runs `f`, turning a panic inside it into [`InternalError`] (PyO3's own `PanicException`
+/// derives from `BaseException`, so `except Exception` would not catch it).
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(internal_err(p)))
+}
+
+/// A run that stopped because simulated time stopped advancing is an error, not a result.
+fn finished(sim: &qoelab_core::Simulation) -> Result<(), qoelab_core::ScenarioError> {
+    match sim.aborted() {
+        Some(s) => Err(s.clone().into()),
+        None => Ok(()),
+    }
 }
 
 fn column<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
@@ -49,6 +91,10 @@ fn results<'py>(py: Python<'py>, r: RunResults) -> PyResult<Bound<'py, PyDict>> 
 #[pyfunction]
 #[pyo3(signature = (text, base_dir=None))]
 fn validate(py: Python<'_>, text: &str, base_dir: Option<PathBuf>) -> PyResult<()> {
+    guarded(|| validate_inner(py, text, base_dir))
+}
+
+fn validate_inner(py: Python<'_>, text: &str, base_dir: Option<PathBuf>) -> PyResult<()> {
     py.allow_threads(|| {
         let sc = Scenario::from_toml(text)?;
         sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: None }).map(|_| ())
@@ -80,6 +126,16 @@ fn run<'py>(
     out_dir: Option<PathBuf>,
     progress: Option<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    guarded(|| run_inner(py, text, base_dir, out_dir, progress))
+}
+
+fn run_inner<'py>(
+    py: Python<'py>,
+    text: &str,
+    base_dir: Option<PathBuf>,
+    out_dir: Option<PathBuf>,
+    progress: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
     let Some(progress) = progress else {
         let r = py
             .allow_threads(|| {
@@ -87,6 +143,7 @@ fn run<'py>(
                 let mut sim =
                     sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: out_dir.as_deref() })?;
                 sim.run();
+                finished(&sim)?;
                 Ok::<_, qoelab_core::ScenarioError>(sim.results())
             })
             .map_err(scenario_err)?;
@@ -111,6 +168,7 @@ fn run<'py>(
                 }
                 let t = qoelab_core::time::SimTime(((end as u128 * i as u128) / STEPS as u128) as u64);
                 sim.run_until(t);
+                finished(&sim)?;
                 now_ns.store(t.0, Ordering::Relaxed);
             }
             Ok::<_, qoelab_core::ScenarioError>(sim.results())
@@ -136,7 +194,7 @@ fn run<'py>(
                 break;
             }
         }
-        Ok(worker.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        worker.join().map_err(internal_err)
     })?;
     results(py, r.map_err(scenario_err)?)
 }
@@ -145,6 +203,14 @@ fn run<'py>(
 #[pyfunction]
 #[pyo3(name = "bench", signature = (text, base_dir=None))]
 fn bench_run<'py>(py: Python<'py>, text: &str, base_dir: Option<PathBuf>) -> PyResult<(u64, f64, Bound<'py, PyDict>)> {
+    guarded(|| bench_inner(py, text, base_dir))
+}
+
+fn bench_inner<'py>(
+    py: Python<'py>,
+    text: &str,
+    base_dir: Option<PathBuf>,
+) -> PyResult<(u64, f64, Bound<'py, PyDict>)> {
     let (events, wall, r) = py
         .allow_threads(|| {
             let sc = Scenario::from_toml(text)?;
@@ -153,6 +219,7 @@ fn bench_run<'py>(py: Python<'py>, text: &str, base_dir: Option<PathBuf>) -> PyR
             let t0 = std::time::Instant::now();
             sim.run();
             let wall = t0.elapsed().as_secs_f64();
+            finished(&sim)?;
             let events = sim.events_dispatched();
             Ok::<_, qoelab_core::ScenarioError>((events, wall, sim.results()))
         })
@@ -163,7 +230,43 @@ fn bench_run<'py>(py: Python<'py>, text: &str, base_dir: Option<PathBuf>) -> PyR
 /// Normalises a scenario: parses it and prints it back with every default filled in.
 #[pyfunction]
 fn normalize(text: &str) -> PyResult<String> {
-    Scenario::from_toml(text).map(|s| s.to_toml()).map_err(scenario_err)
+    guarded(|| Scenario::from_toml(text).map(|s| s.to_toml()).map_err(scenario_err))
+}
+
+/// Reads and validates a video trace with the simulator's reader (the one grammar of
+/// `docs/models/video.md`); returns columns `nal`, `frame`, `display`, `type_code` (0 = I,
+/// 1 = P, 2 = B, 3 = X), `size_bytes`, `ts_ms`. Raises `TraceError("line N: reason")`; the
+/// message never quotes the file.
+#[pyfunction]
+fn read_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
+    guarded(|| {
+        let t = py.allow_threads(|| qoelab_core::app::nal::read_trace_table(&path)).map_err(TraceError::new_err)?;
+        let code: Vec<i8> = t
+            .kind
+            .iter()
+            .map(|k| match k {
+                b'I' => 0,
+                b'P' => 1,
+                b'B' => 2,
+                _ => 3,
+            })
+            .collect();
+        let d = PyDict::new(py);
+        d.set_item("nal", PyArray1::from_vec(py, t.nal))?;
+        d.set_item("frame", PyArray1::from_vec(py, t.frame))?;
+        d.set_item("display", PyArray1::from_vec(py, t.display))?;
+        d.set_item("type_code", PyArray1::from_vec(py, code))?;
+        d.set_item("size_bytes", PyArray1::from_vec(py, t.size_bytes.into_iter().map(i64::from).collect()))?;
+        d.set_item("ts_ms", PyArray1::from_vec(py, t.ts_ms))?;
+        Ok(d)
+    })
+}
+
+/// Panics with `message`, for tests of the panic conversion: the same path a bug in the core
+/// takes (a panic under [`guarded`]), without a bug to trigger it.
+#[pyfunction]
+fn _panic_for_test(message: &str) -> PyResult<()> {
+    guarded(|| panic!("{message}"))
 }
 
 const TFD_FLAGS: [(&str, TfdFlags); 7] = [
@@ -181,6 +284,16 @@ const TFD_FLAGS: [(&str, TfdFlags); 7] = [
 #[pyfunction]
 #[pyo3(signature = (flags, next_data, next_time_ms, ipv6=false))]
 fn tfd_encode<'py>(
+    py: Python<'py>,
+    flags: &str,
+    next_data: &Bound<'py, PyAny>,
+    next_time_ms: u32,
+    ipv6: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    guarded(|| tfd_encode_inner(py, flags, next_data, next_time_ms, ipv6))
+}
+
+fn tfd_encode_inner<'py>(
     py: Python<'py>,
     flags: &str,
     next_data: &Bound<'py, PyAny>,
@@ -215,6 +328,10 @@ fn tfd_encode<'py>(
 #[pyfunction]
 #[pyo3(signature = (data, ipv6=false))]
 fn tfd_decode<'py>(py: Python<'py>, data: &[u8], ipv6: bool) -> PyResult<Bound<'py, PyDict>> {
+    guarded(|| tfd_decode_inner(py, data, ipv6))
+}
+
+fn tfd_decode_inner<'py>(py: Python<'py>, data: &[u8], ipv6: bool) -> PyResult<Bound<'py, PyDict>> {
     let opt = if ipv6 { decode_ipv6(data) } else { decode_ipv4(data) }.map_err(|e| TfdError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     let flags: String = TFD_FLAGS.iter().filter(|(_, b)| opt.flags().contains(*b)).map(|(n, _)| *n).collect();
@@ -233,6 +350,27 @@ fn tfd_decode<'py>(py: Python<'py>, data: &[u8], ipv6: bool) -> PyResult<Bound<'
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("TfdError", m.py().get_type::<TfdError>())?;
+    m.add("InternalError", m.py().get_type::<InternalError>())?;
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add_function(wrap_pyfunction!(read_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    // Record a panic's message for `InternalError` instead of printing it: the CLI reports a
+    // bug in one line. With RUST_BACKTRACE set the default report (and backtrace) follows too.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info
+            .payload()
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()));
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        if let Ok(mut g) = LAST_PANIC.lock() {
+            *g = Some(format!("{}{at}", text.unwrap_or_else(|| "panic".into())));
+        }
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            previous(info);
+        }
+    }));
     m.add_function(wrap_pyfunction!(tfd_encode, m)?)?;
     m.add_function(wrap_pyfunction!(tfd_decode, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

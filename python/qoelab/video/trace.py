@@ -13,13 +13,13 @@ One CSV row per NAL unit in decode order, with the header
 - `ts_ms`: the frame's send/decode timestamp in ms, `frame * 1000 / fps` for our encodes.
 
 The simulator sends each row as `ceil(size_bytes / max_payload)` packets at `ts_ms`. A file whose
-name ends in `.gz` is read and written gzip-compressed.
+name ends in `.gz` is read and written gzip-compressed. The full grammar (what a reader accepts,
+`nal` and `display` being optional, the limits) is in `docs/models/video.md`.
 """
 
 from __future__ import annotations
 
 import gzip
-import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,99 +158,24 @@ def max_window_rate_bps(frame_bytes: np.ndarray, fps: float, window_s: float = 1
     return round(float((c[n:] - c[:-n]).max()) * 8 * float(fps) / n, 1)
 
 
-def _open_text(path: Path, mode: str):
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, mode + "b"), encoding="ascii", newline="")
-    return open(path, mode, encoding="ascii", newline="")
-
-
 def read_trace(path: str | os.PathLike[str]) -> NalTrace:
-    """Read and validate a trace; any defect is a one-line `VideoInputError`."""
+    """Read and validate a trace; any defect is a one-line `VideoInputError`.
+
+    The simulator's own reader does the reading (``_native.read_trace``), so a file is accepted
+    here exactly when a scenario's video source accepts it: one grammar, written down in
+    ``docs/models/video.md`` ("Trace grammar"). Messages name the line and column and never
+    quote the file's text.
+    """
+    from qoelab import _native
+
     p = Path(path)
     try:
-        with _open_text(p, "r") as fh:
-            text = fh.read()
-    except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile) as exc:
-        raise VideoInputError(p, f"cannot read trace: {exc}") from None
-    if not text:
-        raise VideoInputError(p, "empty trace")
-    lines = text.split("\n")
-    if lines[-1] != "":
-        raise VideoInputError(p, f"line {len(lines)}: truncated trace (last line has no newline)")
-    lines.pop()
-    header = [h.strip() for h in lines[0].split(",")]
-    if tuple(header) != COLUMNS:
-        raise VideoInputError(p, f"line 1: header must be {','.join(COLUMNS)}, got {lines[0].strip()!r}")
-    n = len(lines) - 1
-    if n == 0:
-        raise VideoInputError(p, "trace has no rows")
-    nal = np.empty(n, np.int64)
-    frame = np.empty(n, np.int64)
-    display = np.empty(n, np.int64)
-    tcode = np.empty(n, np.int8)
-    size = np.empty(n, np.int64)
-    ts = np.empty(n, np.float64)
-    for i, line in enumerate(lines[1:]):
-        lineno = i + 2
-        f = line.split(",")
-        if len(f) != 6:
-            raise VideoInputError(p, f"line {lineno}: expected 6 fields, got {len(f)} (truncated or malformed)")
-        try:
-            nal[i], frame[i], display[i], size[i] = int(f[0]), int(f[1]), int(f[2]), int(f[4])
-            ts[i] = float(f[5])
-        except ValueError:
-            raise VideoInputError(p, f"line {lineno}: malformed number in {line.strip()!r}") from None
-        code = _TYPES.get(f[3].strip())
-        if code is None:
-            raise VideoInputError(p, f"line {lineno}: type must be one of I, P, B, X, got {f[3]!r}")
-        tcode[i] = code
-    _validate(p, nal, frame, display, tcode, size, ts)
-    return NalTrace(frame, display, tcode, size, ts)
-
-
-def _validate(p, nal, frame, display, tcode, size, ts) -> None:
-    def bad(row: int, reason: str) -> VideoInputError:
-        return VideoInputError(p, f"line {row + 2}: {reason}")
-
-    wrong = np.flatnonzero(nal != np.arange(nal.size))
-    if wrong.size:
-        raise bad(wrong[0], f"nal must be the running index {wrong[0]}, got {nal[wrong[0]]}")
-    if frame[0] != 0:
-        raise bad(0, f"first frame must be 0, got {frame[0]}")
-    step = np.diff(frame)
-    wrong = np.flatnonzero((step < 0) | (step > 1))
-    if wrong.size:
-        raise bad(wrong[0] + 1, f"frame numbers must count up by 0 or 1, got {frame[wrong[0]]} then {frame[wrong[0] + 1]}")
-    wrong = np.flatnonzero(size <= 0)
-    if wrong.size:
-        raise bad(wrong[0], f"size_bytes must be positive, got {size[wrong[0]]}")
-    wrong = np.flatnonzero(~np.isfinite(ts) | (ts < 0))
-    if wrong.size:
-        raise bad(wrong[0], f"ts_ms must be a finite time >= 0, got {ts[wrong[0]]}")
-    same = step == 0
-    for col, name in ((display, "display"), (ts, "ts_ms")):
-        wrong = np.flatnonzero(same & (col[1:] != col[:-1]))
-        if wrong.size:
-            raise bad(wrong[0] + 1, f"{name} differs within frame {frame[wrong[0]]}")
-    n_frames = int(frame[-1]) + 1
-    starts = np.searchsorted(frame, np.arange(n_frames))
-    fts = ts[starts]
-    wrong = np.flatnonzero(np.diff(fts) < 0)
-    if wrong.size:
-        raise bad(starts[wrong[0] + 1], "ts_ms decreases from one frame to the next")
-    vcl = tcode != 3
-    has_vcl = np.bincount(frame[vcl], minlength=n_frames) > 0
-    if not has_vcl.all():
-        f = int(np.flatnonzero(~has_vcl)[0])
-        raise bad(starts[f], f"frame {f} has no slice (I/P/B row); truncated trace?")
-    vf, vt = frame[vcl], tcode[vcl]
-    mixed = np.flatnonzero((vf[1:] == vf[:-1]) & (vt[1:] != vt[:-1]))
-    if mixed.size:
-        f = int(vf[mixed[0]])
-        raise bad(starts[f], f"frame {f} mixes slice types")
-    fdisp = display[starts]
-    if not np.array_equal(np.sort(fdisp), np.arange(n_frames)):
-        raise VideoInputError(p, f"display numbers are not a permutation of 0..{n_frames - 1} (truncated trace?)")
+        cols = _native.read_trace(os.fspath(p))
+    except _native.TraceError as exc:
+        raise VideoInputError(p, str(exc)) from None
+    return NalTrace(
+        cols["frame"], cols["display"], cols["type_code"], cols["size_bytes"], cols["ts_ms"]
+    )
 
 
 def write_trace(path: str | os.PathLike[str], t: NalTrace) -> None:

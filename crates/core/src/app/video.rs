@@ -2,7 +2,8 @@
 //!
 //! The trace is a CSV file (optionally gzipped, `.csv.gz`), one row per NAL unit (slice) in decode order, with header columns
 //! `frame,type,size_bytes,ts_ms` and optionally `nal` and `display` (the format written by
-//! `qoelab video encode`). Each row is sent at `ts_ms` after the flow's start as
+//! `qoelab video encode`; the grammar is in `docs/models/video.md`, read by
+//! [`super::nal::read_trace_table`]). Each row is sent at `ts_ms` after the flow's start as
 //! ⌈size / max_payload⌉ datagrams, back to back; RTP timestamps are `ts_ms · 90` (90 kHz).
 //! With `loop = true` the trace repeats, shifted by its period (last timestamp plus one mean
 //! frame interval), until the flow stops; `offset` may then be anywhere in [0, period).
@@ -101,70 +102,9 @@ struct Pending {
 
 pub use super::nal::NalRow;
 
-/// Reads a trace; errors name the file, line and column.
+/// Reads a trace; errors name the line and column (see [`super::nal::read_trace_table`]).
 pub fn read_trace(path: &Path) -> Result<Vec<NalRow>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read trace: {e}"))?;
-    // `.gz` traces are decompressed on the fly (bundled HD traces are stored gzipped).
-    let input: Box<dyn std::io::Read> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(flate2::read::GzDecoder::new(file))
-    } else {
-        Box::new(file)
-    };
-    let mut rd = csv::ReaderBuilder::new().trim(csv::Trim::All).from_reader(input);
-    let headers = rd.headers().map_err(|e| format!("malformed trace header: {e}"))?.clone();
-    let col = |name: &str| headers.iter().position(|h| h == name);
-    let need = |name: &str| {
-        col(name).ok_or_else(|| {
-            format!("trace lacks column `{name}` (has: {})", headers.iter().collect::<Vec<_>>().join(","))
-        })
-    };
-    let (c_frame, c_type, c_size, c_ts) = (need("frame")?, need("type")?, need("size_bytes")?, need("ts_ms")?);
-    let c_nal = col("nal");
-    let mut rows = Vec::new();
-    for (i, rec) in rd.records().enumerate() {
-        let line = i + 2;
-        let rec = rec.map_err(|e| format!("line {line}: malformed row: {e}"))?;
-        let field = |c: usize, name: &str| rec.get(c).ok_or_else(|| format!("line {line}: missing column `{name}`"));
-        let int = |c: usize, name: &str| -> Result<i64, String> {
-            let v = field(c, name)?;
-            v.parse::<i64>().map_err(|_| format!("line {line}: column `{name}`: expected an integer, got {v:?}"))
-        };
-        let frame = int(c_frame, "frame")?;
-        let size = int(c_size, "size_bytes")?;
-        if size <= 0 || size > u32::MAX as i64 {
-            return Err(format!("line {line}: column `size_bytes`: must be positive, got {size}"));
-        }
-        let ts_s = field(c_ts, "ts_ms")?;
-        let ts: f64 =
-            ts_s.parse().map_err(|_| format!("line {line}: column `ts_ms`: expected a number, got {ts_s:?}"))?;
-        if !ts.is_finite() || ts < 0.0 {
-            return Err(format!("line {line}: column `ts_ms`: must be a non-negative number, got {ts_s:?}"));
-        }
-        let t = field(c_type, "type")?;
-        let kind = match t {
-            "I" | "P" | "B" | "X" => t.as_bytes()[0],
-            _ => return Err(format!("line {line}: column `type`: expected I, P, B or X, got {t:?}")),
-        };
-        let nal = match c_nal {
-            Some(c) => int(c, "nal")?,
-            None => rows.len() as i64,
-        };
-        let ts_ns = (ts * 1e6).round() as u64;
-        if let Some(prev) = rows.last() {
-            let prev: &NalRow = prev;
-            if ts_ns < prev.ts_ns {
-                return Err(format!(
-                    "line {line}: column `ts_ms`: timestamps must not decrease ({ts} after {} ms)",
-                    prev.ts_ns as f64 / 1e6
-                ));
-            }
-        }
-        rows.push(NalRow { nal, frame, kind, size_bytes: size as u32, ts_ns });
-    }
-    if rows.is_empty() {
-        return Err("trace has no rows".into());
-    }
-    Ok(rows)
+    super::nal::read_trace_table(path).map(|t| t.rows())
 }
 
 /// Parsed traces by path, for one scenario build: every flow that names the same file shares
@@ -472,13 +412,13 @@ mod tests {
         let e = read_trace(&write("bad.csv", b"frame,type,size_bytes,ts_ms\n0,I,100,0\n1,P,-5,33\n")).unwrap_err();
         assert!(e.starts_with("line 3: column `size_bytes`"), "{e}");
         let e = read_trace(&write("dec.csv", b"frame,type,size_bytes,ts_ms\n0,I,100,40\n1,P,50,33\n")).unwrap_err();
-        assert!(e.contains("must not decrease"), "{e}");
+        assert!(e.starts_with("line 3: column `ts_ms`: decreases"), "{e}");
         let e = read_trace(&write("nocol.csv", b"frame,size_bytes,ts_ms\n0,100,0\n")).unwrap_err();
         assert!(e.contains("lacks column `type`"), "{e}");
         let e = read_trace(&write("empty.csv", b"frame,type,size_bytes,ts_ms\n")).unwrap_err();
         assert!(e.contains("no rows"), "{e}");
         let e = read_trace(&write("trunc.csv.gz", b"\x1f\x8b\x08\x00garbage")).unwrap_err();
-        assert!(e.starts_with("malformed trace header"), "{e}");
+        assert!(e.starts_with("cannot read trace"), "{e}");
     }
 }
 

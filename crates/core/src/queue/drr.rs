@@ -41,6 +41,7 @@ pub struct DrrConfig {
     pub limit: Limit,
     /// Bytes of credit a flow gains per round. Default: the link MTU (Shreedhar–Varghese §3
     /// recommend a quantum of at least the largest packet, which makes the work per packet O(1)).
+    /// Range: ≥ 1 B (a zero quantum would never let a packet out).
     #[serde(default, with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
     pub quantum: Option<u64>,
     /// How packets map to flows. Default `"five_tuple"`.
@@ -128,6 +129,12 @@ impl QueueDisc for Drr {
 }
 
 impl Build for DrrConfig {
+    fn validate(&self) -> Result<(), (&'static str, String)> {
+        match self.quantum {
+            Some(0) => Err(("quantum", "must be ≥ 1 B, got 0 B".into())),
+            _ => Ok(()),
+        }
+    }
     fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc> {
         Box::new(Drr::new(self.limit, self.quantum.unwrap_or(mtu_bytes as u64), self.flow_key))
     }

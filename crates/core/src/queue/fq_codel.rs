@@ -43,10 +43,10 @@ pub struct FqCodelConfig {
     /// CoDel target sojourn time. Default `"5ms"` (RFC 8289 §4.4, RFC 8290 §5.1.1).
     #[serde(with = "serde_units::time", default = "default_target")]
     pub target: Dur,
-    /// CoDel interval. Default `"100ms"` (RFC 8289 §4.5, RFC 8290 §5.1.1).
+    /// CoDel interval. Default `"100ms"` (RFC 8289 §4.5, RFC 8290 §5.1.1). Range: ≥ 1 ns.
     #[serde(with = "serde_units::time", default = "default_interval")]
     pub interval: Dur,
-    /// DRR quantum in bytes. Default `"1514B"` (RFC 8290 §5.1.2: an Ethernet frame).
+    /// DRR quantum in bytes. Default `"1514B"` (RFC 8290 §5.1.2: an Ethernet frame). Range: ≥ 1 B.
     #[serde(with = "serde_units::bytes", default = "default_quantum")]
     pub quantum: u64,
     /// How packets map to flows. Default `"five_tuple"` (RFC 8290 §4.1.1 hashes the 5-tuple).
@@ -337,6 +337,15 @@ impl QueueDisc for FqCodel {
 }
 
 impl Build for FqCodelConfig {
+    fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.quantum == 0 {
+            return Err(("quantum", "must be ≥ 1 B, got 0 B".into()));
+        }
+        if self.interval == Dur::ZERO {
+            return Err(("interval", "must be ≥ 1 ns, got 0 ns".into()));
+        }
+        Ok(())
+    }
     fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc> {
         Box::new(FqCodel::new(self, mtu_bytes))
     }

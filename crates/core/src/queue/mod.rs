@@ -135,6 +135,12 @@ pub struct BuildCtx {
 
 /// Builds a discipline from its config; every [`QueueConfig`] kind implements it.
 pub trait Build {
+    /// Checks the parameters' ranges; `Err((field, reason))` is reported at the config's key
+    /// path plus `field` before anything is built, so no discipline ever sees a value outside
+    /// its range (a zero quantum or interval). Default: nothing to check.
+    fn validate(&self) -> Result<(), (&'static str, String)> {
+        Ok(())
+    }
     fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc>;
     /// Builds with the whole link context; disciplines that need the link rate override it.
     fn build_in(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
@@ -155,6 +161,10 @@ impl Default for QueueConfig {
 }
 
 impl QueueConfig {
+    /// See [`Build::validate`].
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        self.config().validate()
+    }
     pub fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         self.config().build_in(cx)
     }

@@ -102,6 +102,12 @@ impl Scenario {
                 (LinkDir::Ba, (b, a), c.queue_ba.as_ref().unwrap_or(&c.queue), &c.loss_ba, "loss_ba"),
             ] {
                 loss.validate().map_err(|(f, r)| ScenarioError::new(format!("{}.{suffix}.{f}", l.path), r))?;
+                let qkey = match (dir, &c.queue_ab, &c.queue_ba) {
+                    (LinkDir::Ab, Some(_), _) => "queue_ab",
+                    (LinkDir::Ba, _, Some(_)) => "queue_ba",
+                    _ => "queue",
+                };
+                q.validate().map_err(|(f, r)| ScenarioError::new(format!("{}.{qkey}.{f}", l.path), r))?;
                 let name = format!("{}->{}", names[from as usize], names[to as usize]);
                 let rng = SimRng::stream(seed, &format!("port:{name}:{}", ports.len()));
                 let id = ports.len() as PortId;
@@ -149,7 +155,7 @@ impl Scenario {
 
         // Shortest-path (hop count) routing tables, ties broken by port order; connectivity.
         let fib = Fib::build(&adj, ifaces);
-        if let Some(u) = (1..n).find(|&u| fib.next_port(0, Addr::primary(u as NodeId)) == NO_PORT) {
+        if let Some(u) = fib.unreachable_from(0).next().map(|u| u as usize) {
             return Err(ScenarioError::new(
                 "links",
                 format!("topology is disconnected: node {:?} cannot be reached from {:?}", names[u], names[0]),

@@ -238,10 +238,16 @@ impl Scenario {
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::new(text);
         serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
+            let outer = e.path().to_string();
             let inner = e.into_inner();
+            // A registry's config reports the path inside it (see `registry::PATH_MARK`).
+            let (within, message) = crate::registry::split_marked(inner.message());
+            let path = match within {
+                Some(w) => crate::registry::join_path(&outer, w),
+                None => outer,
+            };
             // One line: toml's messages may span several.
-            let mut msg = inner.message().split_whitespace().collect::<Vec<_>>().join(" ");
+            let mut msg = message.split_whitespace().collect::<Vec<_>>().join(" ");
             // Syntax errors have no key path: report the line instead.
             if path == "." || path.is_empty() {
                 if let Some(span) = inner.span() {

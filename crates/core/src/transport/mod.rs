@@ -15,8 +15,8 @@ use crate::trace::probe::{ProbeEvent, ProbeKind, Probes};
 use serde::{Deserialize, Serialize};
 
 /// Transport configs, tagged by `kind` in scenario files.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TransportConfig {
     /// Plain UDP datagrams.
     Udp,
@@ -24,6 +24,26 @@ pub enum TransportConfig {
     Rtp,
     /// TCP (RFC 9293) with NewReno or CUBIC congestion control; see [`tcp::TcpConfig`].
     Tcp(tcp::TcpConfig),
+}
+
+impl<'de> Deserialize<'de> for TransportConfig {
+    /// As a registry does (see [`crate::registry::PATH_MARK`]): errors inside the TCP config
+    /// keep their key path (`flows[0].transport.min_rto`, `flows[0].transport.cc.beta`).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        const NAMES: &[&str] = &["udp", "rtp", "tcp"];
+        let (kind, rest) = crate::registry::split_kind(d)?;
+        match kind.as_str() {
+            "udp" | "rtp" => {
+                if let Some(k) = rest.as_table().and_then(|t| t.keys().next()) {
+                    return Err(D::Error::unknown_field(k, &[]));
+                }
+                Ok(if kind == "udp" { TransportConfig::Udp } else { TransportConfig::Rtp })
+            }
+            "tcp" => crate::registry::config_from(rest).map(TransportConfig::Tcp),
+            other => Err(crate::registry::unknown_kind(other, NAMES)),
+        }
+    }
 }
 
 /// Whether a transport carries application datagrams or a byte stream.

@@ -47,6 +47,8 @@ pub const RTO: TimerKind = TimerKind(0);
 /// The receiver's delayed-ACK timer (RFC 5681 §4.2). Kind 1, so that a full-duplex
 /// [`socket::TcpSocket`] holds both in one block.
 pub const DELACK: TimerKind = TimerKind(1);
+/// Smallest `initial_rto`, `min_rto` and `max_rto` a scenario may give.
+pub const MIN_RTO: Dur = Dur::from_micros(1);
 use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
@@ -115,13 +117,13 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
     /// Lower bound on the RTO, time. Profile default `"200ms"` (Linux `TCP_RTO_MIN`), `"1s"` in
-    /// `ns3` (RFC 6298 §2.4), `"30ms"` in `freebsd` (`TCPTV_MIN`).
+    /// `ns3` (RFC 6298 §2.4), `"30ms"` in `freebsd` (`TCPTV_MIN`). Range: 1 µs to `max_rto`.
     #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
     pub min_rto: Option<Dur>,
-    /// Upper bound on the RTO, time. Default `"60s"` (RFC 6298 §2.5).
+    /// Upper bound on the RTO, time. Default `"60s"` (RFC 6298 §2.5). Range: ≥ `min_rto`.
     #[serde(with = "serde_units::time")]
     pub max_rto: Dur,
-    /// RTO before the first RTT sample, time. Profile default `"1s"` (RFC 6298 §2.1).
+    /// RTO before the first RTT sample, time. Profile default `"1s"` (RFC 6298 §2.1). Range: ≥ 1 µs.
     #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
     pub initial_rto: Option<Dur>,
     /// Send buffer, bytes: at most this many bytes are unacknowledged at once. Writes beyond it
@@ -219,8 +221,12 @@ impl TcpConfig {
         if b.init_cwnd == 0 {
             return Err("init_cwnd: must be at least 1 segment".into());
         }
-        if b.initial_rto == Dur::ZERO {
-            return Err("initial_rto: must be positive".into());
+        // A timer of zero (or a few nanoseconds) would fire again at the same instant after
+        // each expiry and the run would never advance: the RTO bounds start at 1 µs.
+        for (key, v) in [("initial_rto", b.initial_rto), ("min_rto", b.min_rto), ("max_rto", self.max_rto)] {
+            if v < MIN_RTO {
+                return Err(format!("{key}: must be ≥ 1 µs, got {v:?}"));
+            }
         }
         if b.min_rto > self.max_rto {
             return Err(format!("min_rto: {:?} is above max_rto {:?}", b.min_rto, self.max_rto));
