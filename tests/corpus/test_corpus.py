@@ -16,8 +16,8 @@ The cases run in-process (:func:`qoelab.cli.main`) in two worker processes (``ru
 so the whole corpus takes well under a minute on two cores; a worker that stops answering is
 killed and the case it was running fails as a hang.
 
-``pending_core.toml`` lists cases that wait for the core-hardening work (Rust panics and
-hangs); it is not run unless ``QOELAB_CORPUS_PENDING=1``.
+``core_cases.toml`` holds the cases of the core half of issue 15 (Rust parameter ranges, panics,
+stalls, the trace reader) and of the video commands' argument checks, in the same format.
 """
 
 from __future__ import annotations
@@ -249,7 +249,7 @@ def check(case: dict[str, Any], r: dict[str, Any]) -> None:
         assert name not in r["files"], f"{name} was created{shown}"
 
 
-CASE_FILES = [HERE / "cases.toml"] + ([HERE / "pending_core.toml"] if os.environ.get("QOELAB_CORPUS_PENDING") == "1" else [])
+CASE_FILES = [HERE / "cases.toml", HERE / "core_cases.toml"]
 CASES = [c for f in CASE_FILES for c in expand(f)]
 
 

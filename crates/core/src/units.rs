@@ -153,16 +153,22 @@ pub enum Limit {
     Bytes(u64),
 }
 
+/// A buffer limit: at least one packet (`"1p"`) or one byte. A zero limit would drop every
+/// packet, which is never what a scenario means.
 pub fn parse_limit(s: &str) -> Result<Limit, String> {
     let t = s.trim();
-    if let Some(n) = t.strip_suffix('p') {
-        return n
-            .trim()
+    let l = if let Some(n) = t.strip_suffix('p') {
+        n.trim()
             .parse::<u64>()
             .map(Limit::Packets)
-            .map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"));
+            .map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"))?
+    } else {
+        parse_bytes(t).map(Limit::Bytes).map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"))?
+    };
+    match l {
+        Limit::Packets(0) | Limit::Bytes(0) => Err(format!("a buffer limit must be at least 1 packet or 1 byte, got {s:?}")),
+        l => Ok(l),
     }
-    parse_bytes(t).map(Limit::Bytes).map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"))
 }
 
 /// Serde adapters: scenario fields hold the typed value but (de)serialise as unit strings.
@@ -261,6 +267,9 @@ mod tests {
         assert_eq!(parse_limit("50p").unwrap(), Limit::Packets(50));
         assert_eq!(parse_limit("64KB").unwrap(), Limit::Bytes(64_000));
         assert!(parse_limit("50").is_err());
+        assert!(parse_limit("0p").is_err());
+        assert!(parse_limit("0B").is_err());
+        assert_eq!(parse_limit("1p").unwrap(), Limit::Packets(1));
         assert!(parse_limit("x p").is_err());
         assert!(parse_bytes("1e30B").unwrap_err().contains("2^62"));
     }
