@@ -166,7 +166,9 @@ pub fn parse_limit(s: &str) -> Result<Limit, String> {
         parse_bytes(t).map(Limit::Bytes).map_err(|_| format!("expected a limit like \"50p\" or \"64KB\", got {s:?}"))?
     };
     match l {
-        Limit::Packets(0) | Limit::Bytes(0) => Err(format!("a buffer limit must be at least 1 packet or 1 byte, got {s:?}")),
+        Limit::Packets(0) | Limit::Bytes(0) => {
+            Err(format!("a buffer limit must be at least 1 packet or 1 byte, got {s:?}"))
+        }
         l => Ok(l),
     }
 }
