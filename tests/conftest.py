@@ -1,3 +1,5 @@
+import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -19,3 +21,41 @@ def run_cli(*args: str, cwd: Path | None = None):
     env = dict(os.environ, COLUMNS="200")
     p = subprocess.run([sys.executable, "-m", "qoelab.cli", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
     return p.returncode, p.stdout, p.stderr
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"non-finite constant {name} in JSON")
+
+
+def _native(v: object, where: str) -> None:
+    if isinstance(v, dict):
+        for k, x in v.items():
+            assert isinstance(k, str), f"{where}: key {k!r}"
+            _native(x, f"{where}.{k}")
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _native(x, f"{where}[{i}]")
+    elif isinstance(v, float):
+        assert math.isfinite(v), f"{where}: {v}"
+    else:
+        assert v is None or isinstance(v, (str, bool, int)), f"{where}: {type(v).__name__}"
+
+
+def check_json_tree(root: Path) -> int:
+    """Loads every `*.json` file and sweep `done` marker under `root` as strict JSON of native
+    types (no NaN/Infinity, no numpy scalars); returns how many it checked."""
+    files = sorted(p for p in root.rglob("*") if p.is_file() and (p.suffix == ".json" or p.name == "done"))
+    for p in files:
+        try:
+            doc = json.loads(p.read_text(), parse_constant=_refuse_constant)
+        except ValueError as e:
+            raise AssertionError(f"{p.relative_to(root)}: {e}") from None
+        _native(doc, str(p.relative_to(root)))
+    return len(files)
+
+
+@pytest.fixture
+def strict_json_tree():
+    """:func:`check_json_tree` as a fixture (test folders have conftest modules of their own, so
+    importing it by module name is ambiguous)."""
+    return check_json_tree

@@ -130,7 +130,9 @@ class Results:
             if name in OPTIONAL_TABLES and t.num_rows == 0:
                 continue
             pq.write_table(t, d / f"{name}.parquet", compression="zstd")
-        (d / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=True) + "\n")
+        # Strict JSON: a statistic with no value (Jain's index without TCP flows) is null, not NaN.
+        summary = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in self.summary.items()}
+        (d / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
         if self.scenario is not None:
             (d / "scenario.toml").write_text(self.scenario.to_toml())
         if plot:

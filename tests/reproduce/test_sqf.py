@@ -135,3 +135,8 @@ def test_committed_report_carries_the_current_reading():
     reading = (Path(sqf.__file__).with_name("sqf_reading.md")).read_text()
     committed = (paths.root() / "scenarios" / "sqf" / "expected" / "report.md").read_text()
     assert reading.strip() in committed, "scenarios/sqf/expected/report.md is stale: re-run `qoelab reproduce sqf` and copy it"
+
+
+def test_report_json_is_strict(report: Path, strict_json_tree):
+    """summary.json and every run's JSON are strict JSON of native types (issue 22 item 6)."""
+    assert strict_json_tree(report) >= 1

@@ -255,3 +255,8 @@ def test_compute_times_are_given_in_a_unit_that_suits_them():
     assert tfd._duration(1453.0) == "24.2 min"
     assert tfd._duration(82560.1) == "22.93 h"
     assert tfd._duration(float("nan")) == "unrecorded"
+
+
+def test_report_json_is_strict(quick, strict_json_tree):
+    """meta.json and every run's JSON are strict JSON of native types (issue 22 item 6)."""
+    assert strict_json_tree(quick["out"]) >= 1
