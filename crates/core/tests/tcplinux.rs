@@ -13,11 +13,16 @@ fn run(toml: &str) -> RunResults {
 /// Bernoulli loss `p` on the data direction, for `secs` seconds, with `extra` appended to the
 /// transport table.
 fn lossy_path(rtt_ms: u64, p: f64, secs: u64, extra: &str) -> RunResults {
+    lossy_path_with("cubic", 7, rtt_ms, p, secs, extra)
+}
+
+/// [`lossy_path`] with another congestion controller and seed.
+fn lossy_path_with(cc: &str, seed: u64, rtt_ms: u64, p: f64, secs: u64, extra: &str) -> RunResults {
     run(&format!(
         r#"
         [sim]
         duration = "{secs}s"
-        seed = 7
+        seed = {seed}
         [[links]]
         a = "S"
         b = "D"
@@ -29,7 +34,7 @@ fn lossy_path(rtt_ms: u64, p: f64, secs: u64, extra: &str) -> RunResults {
         name = "tcp"
         src = "S"
         dst = "D"
-        transport = {{ kind = "tcp", cc = "cubic", sack = true{extra} }}
+        transport = {{ kind = "tcp", cc = "{cc}", sack = true{extra} }}
         app = {{ kind = "bulk" }}
         "#,
         d = rtt_ms * 500,
@@ -141,27 +146,8 @@ fn mathis(p: f64, rtt: f64) -> f64 {
 fn linux_sack_throughput_against_mathis() {
     for rtt in [20, 80, 300] {
         for p in [0.005, 0.01, 0.02, 0.05] {
-            let r = run(&format!(
-                r#"
-                [sim]
-                duration = "300s"
-                seed = 3
-                [[links]]
-                a = "S"
-                b = "D"
-                rate = "100Mbps"
-                delay = "{d}us"
-                queue = {{ kind = "fifo", limit = "1000p" }}
-                loss_ab = {{ kind = "bernoulli", p = {p} }}
-                [[flows]]
-                name = "tcp"
-                src = "S"
-                dst = "D"
-                transport = {{ kind = "tcp", cc = "newreno", profile = "linux" }}
-                app = {{ kind = "bulk" }}
-                "#,
-                d = rtt * 500
-            ));
+            // SACK is on by default in every profile.
+            let r = lossy_path_with("newreno", 3, rtt, p, 300, ", profile = \"linux\"");
             let rate = r.flow_value("tcp", "segments_sent") / 300.0;
             let srtt = r.flow_value("tcp", "srtt_s");
             let want = mathis(p, srtt);
