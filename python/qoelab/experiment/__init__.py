@@ -1,0 +1,15 @@
+"""The shared layer the reproductions stand on (issue 17 grows it into the full experiment layer).
+
+Today it holds what every ``reproduce`` needs to state a result honestly:
+
+- :mod:`qoelab.experiment.stats`: means with Student-t 95 % intervals over repetitions, and
+  paired differences (the same seed runs every variant, so differences are paired).
+- :mod:`qoelab.experiment.findings`: a paper's finding as data: the claim, its label
+  (*substantive*, *trivial* or *by construction*), the statistic that tests it with its interval,
+  and the verdict (*holds*, *does not hold*, *within noise*, *undecided*).
+"""
+
+from qoelab.experiment.findings import Finding, Label, Verdict, judge_positive, summary_count
+from qoelab.experiment.stats import Estimate, mean_ci, paired_ci
+
+__all__ = ["Estimate", "Finding", "Label", "Verdict", "judge_positive", "mean_ci", "paired_ci", "summary_count"]
