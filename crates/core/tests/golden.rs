@@ -13,6 +13,11 @@
 //!
 //! and say in the commit message that results moved and why. Digests hold for this machine kind
 //! (x86-64 Linux, glibc libm); another libm may round `exp`/`ln` differently.
+//!
+//! `tests/golden/digests_rfc.txt` holds the digests of the same runs with every TCP set to
+//! `profile = "rfc"`, recorded before the default profile became `linux` (2026-11-23): the `rfc`
+//! profile is the model as it was before profiles existed, bit for bit, so these never move
+//! unless the RFC-pure TCP itself changes (re-record with `QOELAB_BLESS=1` too).
 
 use qoelab_core::time::Dur;
 use qoelab_core::{BuildOptions, Scenario};
@@ -37,9 +42,29 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn run(file: &str, secs: f64) -> String {
+/// Every table of the scenario with `kind = "tcp"` (a TCP transport) without a `profile` key
+/// gets `profile = "rfc"`.
+fn pin_rfc(v: &mut toml::Value) {
+    match v {
+        toml::Value::Table(t) => {
+            if t.get("kind").and_then(|k| k.as_str()) == Some("tcp") && !t.contains_key("profile") {
+                t.insert("profile".into(), toml::Value::String("rfc".into()));
+            }
+            t.iter_mut().for_each(|(_, v)| pin_rfc(v));
+        }
+        toml::Value::Array(a) => a.iter_mut().for_each(pin_rfc),
+        _ => {}
+    }
+}
+
+fn run(file: &str, secs: f64, rfc: bool) -> String {
     let path = root().join("scenarios").join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if rfc {
+        let mut v: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        pin_rfc(&mut v);
+        text = toml::to_string(&v).unwrap();
+    }
     let mut sc = Scenario::from_toml(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     sc.sim.duration = Dur::from_secs_f64(secs);
     let mut sim = sc
@@ -52,8 +77,17 @@ fn run(file: &str, secs: f64) -> String {
 
 #[test]
 fn bundled_scenarios_keep_their_recorded_results() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/digests.txt");
-    let got: Vec<String> = CASES.iter().map(|&(f, s)| run(f, s)).collect();
+    check("tests/golden/digests.txt", false);
+}
+
+#[test]
+fn rfc_profile_keeps_the_results_from_before_profiles() {
+    check("tests/golden/digests_rfc.txt", true);
+}
+
+fn check(name: &str, rfc: bool) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+    let got: Vec<String> = CASES.iter().map(|&(f, s)| run(f, s, rfc)).collect();
     if std::env::var_os("QOELAB_BLESS").is_some() {
         let mut out =
             String::from("# scenario seconds events digest; written by QOELAB_BLESS=1 (see tests/golden.rs)\n");

@@ -517,7 +517,7 @@ fn the_packet_log_is_capped_with_a_clear_error() {
     full.run();
     assert!(full.aborted().is_none());
     let rows: usize = full.flows.iter().map(|f| f.log.as_ref().map_or(0, |l| l.seq.len())).sum();
-    assert!(rows > 300, "{rows}");
+    assert!(rows > 200, "{rows}: well over the cap of 100 below");
     let mut capped = sc.build(&BuildOptions { base_dir: Some(&dir), pcap_dir: None }).unwrap();
     capped.set_max_packet_log_rows(100);
     capped.run();

@@ -29,7 +29,9 @@ fn run() -> RunResults {
             name = "web"
             src = "C"
             dst = "S"
-            transport = {{ kind = "tcp", cc = "newreno" }}
+            # rfc profile: the fetch-time model below is RFC 5681 slow start with one ACK per
+            # segment (Linux's delayed ACKs and quick-ACK mode grow the window differently).
+            transport = {{ kind = "tcp", cc = "newreno", profile = "rfc" }}
             app = {{ kind = "http_client", size = "60KB", dist = "exponential", objects = 200, request = "{REQUEST}B" }}
             peer_app = {{ kind = "http_server", header = "{HEADER}B" }}
             [output]

@@ -33,7 +33,9 @@ fn scenario(probes: &str) -> Scenario {
         name = "tcp1"
         src = "S"
         dst = "D"
-        transport = {{ kind = "tcp", cc = "newreno" }}
+        # rfc profile (an ACK per segment): this run must overflow the 20-packet queue as well as
+        # lose packets on the channel, and does so under rfc within its 20 s.
+        transport = {{ kind = "tcp", cc = "newreno", profile = "rfc" }}
         app = {{ kind = "bulk" }}
         [[flows]]
         name = "cbr"

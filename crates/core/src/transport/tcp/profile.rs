@@ -32,9 +32,9 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// The RFCs as written (the simulator's behaviour before profiles existed).
-    #[default]
     Rfc,
-    /// Linux 6.x defaults.
+    /// Linux 6.x defaults (the default profile: our users compare with Linux testbeds).
+    #[default]
     Linux,
     /// ns-3.44 `TcpSocketBase` defaults, for cross-checks against ns-3.
     Ns3,

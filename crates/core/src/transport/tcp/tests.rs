@@ -357,8 +357,10 @@ impl Harness {
     }
 }
 
+/// NewReno under the `rfc` profile: the algorithms of RFC 5681/6582/6675 as written, which is
+/// what most tests in this file check.
 fn newreno(sack: bool) -> TcpConfig {
-    TcpConfig { cc: CcConfig::NewReno(Default::default()), sack, ..Default::default() }
+    TcpConfig { cc: CcConfig::NewReno(Default::default()), sack, profile: Profile::Rfc, ..Default::default() }
 }
 
 fn data_hdr(seq: u64, len: u64) -> TcpHdr {
@@ -375,7 +377,9 @@ fn config_from_toml_with_defaults_and_errors() {
         toml::from_str("kind = \"tcp\"\ncc = \"newreno\"\nsack = false\nmin_rto = \"1s\"\nmss = \"1000B\"").unwrap();
     let TransportConfig::Tcp(c) = &t else { panic!("{t:?}") };
     assert_eq!(c.cc, CcConfig::NewReno(Default::default()));
-    assert!(!c.sack && c.timestamps && !c.resolved().delayed_ack);
+    // The default profile is linux, which delays ACKs.
+    assert!(!c.sack && c.timestamps && c.resolved().delayed_ack);
+    assert_eq!(c.profile, Profile::Linux);
     assert_eq!(c.min_rto, Some(Dur::from_secs(1)));
     assert_eq!(c.rcv_buf, 4 << 20);
     assert_eq!(c.mss_for(MTU), 1000);
@@ -624,7 +628,8 @@ fn rto_fires_backs_off_and_collapses_window() {
 
 #[test]
 fn delayed_ack_every_second_segment_and_timer() {
-    let cfg = TcpConfig { delayed_ack: Some(true), ..Default::default() };
+    // RFC 5681 §4.2 delayed ACKs (rfc profile: no quick-ACK mode, fixed timer).
+    let cfg = TcpConfig { delayed_ack: Some(true), profile: Profile::Rfc, ..Default::default() };
     let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
     h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
     for k in 0..10 {
@@ -862,8 +867,9 @@ fn profiles_set_defaults_and_explicit_keys_win() {
         let TransportConfig::Tcp(c) = t else { panic!() };
         c
     };
-    // rfc (the default) is the behaviour from before profiles existed.
-    let rfc = parse("").resolved();
+    // linux is the default; rfc is the behaviour from before profiles existed.
+    assert_eq!(parse("").resolved(), Profile::Linux.defaults());
+    let rfc = parse("profile = \"rfc\"").resolved();
     assert_eq!(rfc, Profile::Rfc.defaults());
     assert_eq!((rfc.rto_rule, rfc.rto_rearm, rfc.prr, rfc.delayed_ack), (RtoRule::Rfc6298, false, false, false));
     assert_eq!((rfc.min_rto, rfc.init_cwnd, rfc.hystart, rfc.quickack), (ms(200), 10, false, false));
@@ -940,7 +946,7 @@ fn linux_quickack_at_start_then_every_second_segment() {
     assert_eq!(h.acks().len(), 23);
     // The rfc profile with delayed ACKs has no quick-ACK mode: 5 ACKs for 10 segments.
     let mut n = Harness::new(
-        &TcpConfig { delayed_ack: Some(true), ..Default::default() },
+        &TcpConfig { delayed_ack: Some(true), profile: Profile::Rfc, ..Default::default() },
         Link::new(ms(10)),
         Link::new(ms(10)),
     );
