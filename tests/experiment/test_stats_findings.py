@@ -46,3 +46,25 @@ def test_summary_counts_only_decided_substantive_findings():
         Finding("e", "x", Label.BY_CONSTRUCTION, Verdict.HOLDS),
     ]
     assert summary_count(fs) == (1, 2)
+
+
+def test_judge_below_three_way():
+    from qoelab.experiment import judge_below
+
+    assert judge_below(Estimate(0.0002, 0.0001, 5), 1e-3) is Verdict.HOLDS
+    assert judge_below(Estimate(0.01, 0.002, 5), 1e-3) is Verdict.DOES_NOT_HOLD
+    assert judge_below(Estimate(0.0009, 0.0005, 5), 1e-3) is Verdict.WITHIN_NOISE
+    # One repetition: the mean decides; NaN or no estimate: undecided.
+    assert judge_below(Estimate(0.002, float("nan"), 1), 1e-3) is Verdict.DOES_NOT_HOLD
+    assert judge_below(None, 1e-3) is Verdict.UNDECIDED
+    assert judge_below(Estimate(float("nan"), float("nan"), 0), 1e-3) is Verdict.UNDECIDED
+
+
+def test_judge_within_three_way():
+    from qoelab.experiment import judge_within
+
+    assert judge_within(Estimate(0.1, 0.2, 5), 0.5) is Verdict.HOLDS
+    assert judge_within(Estimate(-0.9, 0.2, 5), 0.5) is Verdict.DOES_NOT_HOLD
+    assert judge_within(Estimate(1.0, 0.3, 5), 0.5) is Verdict.DOES_NOT_HOLD
+    assert judge_within(Estimate(0.4, 0.3, 5), 0.5) is Verdict.WITHIN_NOISE
+    assert judge_within(Estimate(0.6, float("nan"), 1), 0.5) is Verdict.DOES_NOT_HOLD

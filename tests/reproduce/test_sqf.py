@@ -1,18 +1,23 @@
-"""`qoelab reproduce sqf --quick`: the report is written and the paper's trends that the quick
-grid (60 s runs, n = 1, 5, 10, 20) supports are asserted on our measurements.
+"""`qoelab reproduce sqf --quick`: the report is written, its premise holds, the paper's trends
+that the quick grid (30 s runs, n = 1, 5, 20, two repetitions) supports are asserted on our
+measurements, and the reading is generated from the tables beside it.
 
-Trends of BMO11 that our reproduction does *not* show (SQF protecting the video for every
-n <= 20, the constant SQF data share) are not asserted; the report explains them. Two that held
-with the earlier trace and no longer do are kept as strict xfails at the end."""
+Trends of BMO11 that our reproduction does *not* show (SQF protecting the frame-spread MPEG-2
+video for every n, the constant SQF data share) are not asserted: the report's findings mark them
+*does not hold* or *within noise*, and `test_findings_are_computed_from_the_repetitions` checks
+that those verdicts follow from the data."""
 
 from __future__ import annotations
 
 import csv
+import json
+import re
 from pathlib import Path
 
 import pytest
 
 from qoelab.cli import main
+from qoelab.experiment import Verdict, mean_ci, paired_ci
 from qoelab.reproduce import sqf
 
 
@@ -28,50 +33,117 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def _get(rows, q: str, n: int, key: str) -> float:
-    (r,) = [r for r in rows if r["discipline"] == q and int(r["n"]) == n]
+def _get(rows, mode: str, q: str, n: int, key: str) -> float:
+    (r,) = [r for r in rows if r["mode"] == mode and r["discipline"] == q and int(r["n"]) == n]
     return float(r[key])
 
 
 def test_report_folder(report: Path):
-    for f in ("report.md", "testbed.csv", "testbed_paced_video.csv", "fig8_jitter.csv", "model_check.csv", "sensitivity.csv",
-              "paper_table1.csv", "fig3_analytic.csv", "fig4_analytic.csv", "fig6_loss.png", "fig7_jitter.png",
-              "fig8_jitter.png", "fig3_analytic.png", "fig4_analytic.png"):
+    for f in ("report.md", "testbed.csv", "testbed_reps.csv", "premise_alone.csv", "fig8_jitter.csv", "model_check.csv",
+              "sensitivity.csv", "findings.csv", "paper_table1.csv", "fig3_analytic.csv", "fig4_analytic.csv",
+              "fig6_loss_es.png", "fig6_loss_ts.png", "fig7_jitter_es.png", "fig7_jitter_ts.png", "fig8_jitter.png",
+              "fig3_analytic.png", "fig4_analytic.png"):
         assert (report / f).stat().st_size > 0, f
     md = (report / "report.md").read_text()
     assert "(paper)" in md and "(ours)" in md
+    p = sqf.plan(True)
     rows = _rows(report / "testbed.csv")
-    assert {r["discipline"] for r in rows} == set(sqf.DISCIPLINES)
-    assert {int(r["n"]) for r in rows} == set(sqf.plan(True).n_values)
+    assert {(r["mode"], r["discipline"], int(r["n"])) for r in rows} == {
+        (m, q, n) for m in sqf.MODES for q in sqf.DISCIPLINES for n in p.n_values}
+    assert all(int(r["reps"]) == p.reps >= 2 for r in rows)
+    # Every cell of every repetition ran, once.
+    reps = _rows(report / "testbed_reps.csv")
+    assert len(reps) == len(rows) * p.reps
+    assert {int(r["rep"]) for r in reps} == set(range(p.reps))
 
 
-@pytest.mark.parametrize("csv_name", ["testbed.csv", "testbed_paced_video.csv"])
-def test_fifo_loss_grows_with_n_and_fq_protects_only_audio(report: Path, csv_name: str):
-    rows = _rows(report / csv_name)
-    for stream in ("audio", "video"):
-        assert _get(rows, "fifo", 20, f"{stream}_loss") > _get(rows, "fifo", 1, f"{stream}_loss") + 0.02
-    for n in (1, 5, 10, 20):
-        # 64 kbit/s is below the fair share: FQ (and SQF) keep the audio loss-free.
-        assert _get(rows, "drr", n, "audio_loss") < 1e-3
-        assert _get(rows, "sqf", n, "audio_loss") < 1e-3
-    for n in (5, 10, 20):
-        # 5 Mbit/s is above the fair share once n > 1: FQ drops video.
-        assert _get(rows, "drr", n, "video_loss") > 0.1
+def test_premise_the_mpeg2_video_alone_loses_nothing_in_both_sender_modes(report: Path):
+    """Fig. 8's premise at δ = 0 and Fig. 6's baseline: on the 10 Mbit/s line with FIFO and no
+    download, neither VLC mode loses a packet, in any repetition (the H.264 stand-in lost a
+    fifth of its packets here, see the sensitivity test below)."""
+    rows = {r["mode"]: r for r in _rows(report / "premise_alone.csv")}
+    assert set(rows) == set(sqf.MODES)
+    for mode, r in rows.items():
+        assert float(r["video_loss_max"]) == 0.0 and float(r["video_loss"]) == 0.0, mode
+        assert float(r["audio_loss"]) == 0.0, mode
+        assert int(r["reps"]) == sqf.plan(True).reps
+        # The sender really sent the trace's 5 Mbit/s (plus headers), not nothing.
+        assert 4.5 < float(r["video_mbps"]) < 6.0, mode
+    md = (report / "report.md").read_text()
+    assert "### Premise: the video alone (FIFO, no downloads)" in md
+
+
+def test_repetitions_draw_their_own_offsets_and_starts(report: Path):
+    d0, d1 = sqf.draws(0), sqf.draws(1)
+    assert d0 == sqf.draws(0) and d0 != d1 and d0.seed != d1.seed
+    for d in (d0, d1):
+        assert 0 <= d.video_offset_s < sqf.TRACE_S and 0 <= d.audio_offset_s < sqf.TRACE_S
+        assert 0 <= d.video_start_s < sqf.START_SPREAD_S and 0 <= d.data_start_s < sqf.START_SPREAD_S
+    # The runs of repetition r carry repetition r's draws.
+    for r, d in ((0, d0), (1, d1)):
+        cells = [json.loads(c.read_text())["params"] for c in (report / "runs" / "testbed" / f"rep{r}" / "runs").glob("*/cell.json")]
+        assert cells and all(c["flows[0].app"]["offset"] == f"{d.video_offset_s:g}s" for c in cells)
+
+
+def test_fifo_loss_grows_with_n_and_fq_protects_only_audio(report: Path):
+    rows = _rows(report / "testbed.csv")
+    for mode in sqf.MODES:
+        assert _get(rows, mode, "fifo", 20, "video_loss") > _get(rows, mode, "fifo", 1, "video_loss") + 0.02
+        for n in (1, 5, 20):
+            # 64 kbit/s is below the fair share: FQ (and SQF) keep the audio loss-free.
+            assert _get(rows, mode, "drr", n, "audio_loss") < 1e-3
+            assert _get(rows, mode, "sqf", n, "audio_loss") < 1e-3
+        for n in (5, 20):
+            # 5 Mbit/s is above the fair share once n > 1: FQ drops video.
+            assert _get(rows, mode, "drr", n, "video_loss") > 0.1
 
 
 def test_data_share_grows_with_n_under_fifo_and_fq(report: Path):
     rows = _rows(report / "testbed.csv")
-    for q in ("fifo", "drr"):
-        assert _get(rows, q, 20, "data_share_mbps") > _get(rows, q, 1, "data_share_mbps")
+    for mode in sqf.MODES:
+        for q in ("fifo", "drr"):
+            assert _get(rows, mode, q, 20, "data_share_mbps") > _get(rows, mode, q, 1, "data_share_mbps")
 
 
-def test_sqf_protects_a_peak_rate_limited_video_against_one_download(report: Path):
-    rows = _rows(report / "testbed_paced_video.csv")
-    for n in (1,):
-        assert _get(rows, "sqf", n, "video_loss") < 1e-3
-        assert _get(rows, "sqf", n, "video_loss") < _get(rows, "drr", n, "video_loss")
-        assert _get(rows, "sqf", n, "video_loss") < _get(rows, "fifo", n, "video_loss")
+def test_findings_are_computed_from_the_repetitions(report: Path):
+    """Each finding's estimate is the interval of its statistic over the per-repetition table,
+    and its verdict follows from that interval."""
+    reps = _rows(report / "testbed_reps.csv")
+    found = {(r["mode"], r["key"]): r for r in _rows(report / "findings.csv")}
+    assert {m for m, _ in found} == set(sqf.MODES)
 
+    def series(mode, q, n, m):
+        return [float(r[m]) for r in sorted(reps, key=lambda r: int(r["rep"]))
+                if r["mode"] == mode and r["discipline"] == q and int(r["n"]) == n]
+
+    for mode in sqf.MODES:
+        e = paired_ci(series(mode, "fifo", 20, "video_loss"), series(mode, "fifo", 1, "video_loss"))
+        f = found[(mode, "fifo_video")]
+        assert float(f["mean"]) == pytest.approx(e.mean) and float(f["half_width"]) == pytest.approx(e.half_width)
+        assert f["verdict"] == (Verdict.HOLDS.value if e.low > 0 else Verdict.DOES_NOT_HOLD.value if e.high < 0
+                                else Verdict.WITHIN_NOISE.value)
+        e = mean_ci(series(mode, "drr", 5, "video_loss"))
+        assert float(found[(mode, "fq_video")]["mean"]) == pytest.approx(e.mean)
+        assert found[(mode, "fq_video")]["label"] == "by construction"
+        worst = max(series(mode, "sqf", n, "video_loss") for n in (1, 5, 20))
+        assert float(found[(mode, "sqf_video")]["mean"]) == pytest.approx(mean_ci(worst).mean)
+    assert ("es", "fig8_zero") in found and ("ts", "fig8_zero") not in found  # Fig. 8 runs the ES sender
+
+
+def test_reading_is_generated_and_quotes_the_findings(report: Path):
+    md = (report / "report.md").read_text()
+    reading = md[md.index("## Reading (generated from the tables above)"):]
+    for f in _rows(report / "findings.csv"):
+        assert f["claim"] in reading and f"*{f['verdict']}*" in reading
+    summary = json.loads((report / "summary.json").read_text())
+    for mode in sqf.MODES:
+        c = summary["findings"][mode]
+        assert f"Substantive claims that hold: {c['holds']} of {c['decided']} decided" in reading
+    # Typed prose explains but never quotes a number: digits come only from the tables (the
+    # paper's notation for the priority threshold and its equation number are not data).
+    for text in [*sqf.WHY.values(), sqf.MODEL_CHECK_WHY]:
+        prose = text.replace("B/(n+1)", "").replace("eq. (1)", "")
+        assert not re.search(r"\d", prose), text
 
 
 def _sens(report: Path, source: str, tcp: str) -> dict[int, float]:
@@ -95,46 +167,27 @@ def test_sensitivity_sqf_compares_bytes_so_tcp_aggregates_keep_the_video_shortes
     longest queue, would fail one of the two)."""
     gro = next(t for t, _ in sqf.SENS_TCP if "GRO" in t)
     mtu = sqf.SENS_TCP[0][0]
-    for src in ("Poisson 5 Mbit/s", f"trace, peak {sqf.SMOOTH_PEAK}"):
+    for src in ("Poisson 5 Mbit/s", f"H.264 trace, peak {sqf.SMOOTH_PEAK}"):
         assert max(_sens(report, src, gro).values()) < 1e-3, src
     assert _sens(report, "Poisson 5 Mbit/s", mtu)[20] > 0.5
 
 
-def test_sensitivity_frame_paced_trace_overflows_the_line_by_itself(report: Path):
-    """The reading's claim that the bundled frame-paced sender loses video with no competing
-    traffic at all (its I-frames leave at ~45 Mbit/s into 10 Mbit/s)."""
-    assert _sens(report, "trace, frame-paced", "no downloads")[0] > 0.1
+def test_sensitivity_h264_stand_in_overflows_the_line_by_itself(report: Path):
+    """Why the H.264 stand-in was replaced: frame-paced, its I frames overflow the line with no
+    competing traffic at all, where the MPEG-2 trace loses nothing (premise test above)."""
+    assert _sens(report, "H.264 trace, frame-paced", "no downloads")[0] > 0.1
 
 
-# The two trends below held with the earlier trace (GOP 60, VBV 10 Mbit) and no longer hold with
-# the MPEG-2-like one (GOP 15, MP@ML VBV): its 190-kB I frames come four times as often, so the
-# 8 Mbit/s-limited sender spends ~40 % of the time at its peak instead of ~15 %, and SQF
-# de-prioritises it against five downloads whose backlogs our ACK-clocked TCP keeps at one or two
-# packets (sqf_reading.md, points 1 and 2). strict: if they start to hold, this fails and the
-# reading must be revised.
-@pytest.mark.xfail(strict=True, reason="not reproduced with the MPEG-2-like trace; see sqf_reading.md")
-def test_sqf_protects_a_peak_rate_limited_video_against_five_downloads(report: Path):
-    rows = _rows(report / "testbed_paced_video.csv")
-    assert _get(rows, "sqf", 5, "video_loss") < 1e-3
-
-
-@pytest.mark.xfail(strict=True, reason="not reproduced with the MPEG-2-like trace; see sqf_reading.md")
-def test_source_jitter_threshold_on_10mbps(report: Path):
-    rows = [r for r in _rows(report / "fig8_jitter.csv") if r["access_rate"] == "10Mbps"]
-    loss = {float(r["delta_ms"]): float(r["video_loss"]) for r in rows}
-    assert loss[0.0] < 1e-3
-    assert max(v for d, v in loss.items() if d >= 5) > 0.01
-
-
-def test_committed_report_carries_the_current_reading():
-    # The reading is prose about the full run, kept in sqf_reading.md and appended to every
-    # report; the committed expected/report.md once kept an older version of it after the
-    # reading was revised.
+def test_committed_report_is_generated():
+    """The committed report is one this code writes: a generated reading whose findings are
+    those of the committed findings table."""
     from qoelab import paths
 
-    reading = (Path(sqf.__file__).with_name("sqf_reading.md")).read_text()
-    committed = (paths.root() / "scenarios" / "sqf" / "expected" / "report.md").read_text()
-    assert reading.strip() in committed, "scenarios/sqf/expected/report.md is stale: re-run `qoelab reproduce sqf` and copy it"
+    exp = paths.root() / "scenarios" / "sqf" / "expected"
+    md = (exp / "report.md").read_text()
+    assert "## Reading (generated from the tables above)" in md
+    for f in _rows(exp / "findings.csv"):
+        assert f["claim"] in md and f"*{f['verdict']}*" in md, f["key"]
 
 
 def test_report_json_is_strict(report: Path, strict_json_tree):

@@ -68,6 +68,42 @@ def judge_positive(est: Estimate | None, *, threshold: float = 0.0) -> Verdict:
     return Verdict.WITHIN_NOISE
 
 
+def judge_below(est: Estimate | None, threshold: float) -> Verdict:
+    """Verdict for a claim "the quantity is below ``threshold``" (e.g. a loss is negligible):
+    *holds* when the whole 95 % interval is below, *does not hold* when it is wholly above,
+    *within noise* when it straddles; with one repetition the mean decides; with no estimate,
+    *undecided*."""
+    import math
+
+    if est is None or math.isnan(est.mean):
+        return Verdict.UNDECIDED
+    if est.n < 2 or math.isnan(est.half_width):
+        return Verdict.HOLDS if est.mean < threshold else Verdict.DOES_NOT_HOLD
+    if est.high < threshold:
+        return Verdict.HOLDS
+    if est.low > threshold:
+        return Verdict.DOES_NOT_HOLD
+    return Verdict.WITHIN_NOISE
+
+
+def judge_within(est: Estimate | None, tolerance: float) -> Verdict:
+    """Verdict for a claim "the quantity is zero, to within ``tolerance``" (e.g. a share stays
+    constant): *holds* when the whole interval lies in (−tolerance, tolerance), *does not hold*
+    when it lies wholly outside on one side, *within noise* otherwise; one repetition: the mean
+    decides; no estimate: *undecided*."""
+    import math
+
+    if est is None or math.isnan(est.mean):
+        return Verdict.UNDECIDED
+    if est.n < 2 or math.isnan(est.half_width):
+        return Verdict.HOLDS if abs(est.mean) < tolerance else Verdict.DOES_NOT_HOLD
+    if -tolerance < est.low and est.high < tolerance:
+        return Verdict.HOLDS
+    if est.low > tolerance or est.high < -tolerance:
+        return Verdict.DOES_NOT_HOLD
+    return Verdict.WITHIN_NOISE
+
+
 def summary_count(findings: list[Finding]) -> tuple[int, int]:
     """(substantive findings that hold, substantive findings decided), for a report's summary."""
     subst = [f for f in findings if f.label is Label.SUBSTANTIVE and f.verdict is not Verdict.UNDECIDED]

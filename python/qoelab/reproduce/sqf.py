@@ -5,29 +5,45 @@ Reading list
 ------------
 - ``shared/papers/sqf-self-prioritization.txt``: Sec. IV (model), Sec. V (testbed).
 - ``scenarios/sqf/README.md``: the scenarios and what we chose where the paper is silent.
-- ``docs/models/sqf.md``, ``drr.md``, ``pfq.md``, ``fq_codel.md``, ``sqf-analytic.md``.
+- ``docs/models/sqf.md``, ``drr.md``, ``pfq.md``, ``fq_codel.md``, ``sqf-analytic.md``,
+  ``video.md`` (the MPEG-2 trace and the VLC sender modes).
 
-What runs (every grid through :func:`qoelab.sweep.run_sweep`, so an interrupted reproduction
-resumes where it stopped):
+The video is the bundled MPEG-2 trace (``sqf_mpeg2_5M``, SD, 5 Mbit/s, MP@ML VBV) with its
+MPEG-1 Layer II audio (``sqf_audio_mp2_64k``). VLC can stream it two ways, and the paper does
+not say which beyond "RTP, audio and video on separate ports" (the elementary-stream mode);
+both run, as a bracket (:data:`MODES`):
+
+- ``es``: elementary-stream RTP, each frame's packets spread over the frame interval
+  (``pacing = "frame"``);
+- ``ts``: VLC's MPEG-TS mux, a constant rate per 200-ms chunk (``pacing = "ts"``), 1316-byte
+  datagrams (7 TS packets).
+
+Every cell runs :attr:`Plan.reps` times. Repetition ``r`` has its own seed and its own random
+clip offsets and start times (:func:`draws`, seeded by ``r`` alone), the same for every cell of
+that repetition, so cells are compared paired. The downloads' TCP is Linux's
+(``profile = "linux"``), set explicitly in every builder.
+
+What runs (every grid through :func:`qoelab.sweep.run_sweep`, one sweep folder per repetition,
+so an interrupted reproduction resumes where it stopped):
 
 ==============  ==========================================================================
-``testbed``     ``scenarios/sqf/testbed.toml``: queue discipline × n downloads, the video as
-                in the bundled trace with frame pacing (Fig. 6, Fig. 7, Table I)
-``smoothed``    the same grid with the video sender limited to a peak rate (8 Mbit/s, a
-                sensitivity variant; see the report's reading)
-``jitter``      SQF only, n = 5, peak-rate-limited video, source jitter δ × access rate
-                10/100 Mbit/s (Fig. 8)
+``testbed``     ``scenarios/sqf/testbed.toml``: sender mode × queue discipline × n downloads
+                (Fig. 6, Fig. 7, Table I)
+``alone``       the premise: each sender mode with no download at all, FIFO
+``jitter``      SQF, n = 5, the ES sender of Fig. 6 (same trace), source jitter δ × access
+                rate 10/100 Mbit/s (Fig. 8)
 ``model``       ``scenarios/sqf/model-check.toml``: Poisson source of peak rate λ × n
-                saturating TCP flows, de-prioritisation from SQF's per-flow backlog samples
-``sensitivity`` SQF only, labelled what-ifs the paper leaves open: video source (trace
-                frame-paced, trace with an 8 Mbit/s peak, CBR and Poisson at 5 Mbit/s) × the
-                TCP side (MTU segments ACKed one by one; delayed ACKs; 64 kB aggregates as a
-                router with GRO/TSO hands to its qdisc) × n, buffer 75 000 B (= 50 MTU)
+                saturating TCP flows; first passage of eq. (1) and the time after it
+``sensitivity`` SQF only, labelled what-ifs the paper leaves open (one repetition): video
+                source (the earlier H.264 trace frame-paced and with an 8 Mbit/s peak, CBR and
+                Poisson at 5 Mbit/s) × the TCP side (MTU segments ACKed one by one; delayed
+                ACKs; 64 kB aggregates as a router with GRO/TSO hands to its qdisc) × n
 ==============  ==========================================================================
 
 The paper's numbers in the report (``PAPER_*`` below) are typed from the paper's text and
-Table I and always labelled as the paper's; nothing we measure is compared against a number
-we chose.
+Table I and always labelled as the paper's. The reading is generated: each claim of Sec. V is a
+:class:`~qoelab.experiment.Finding` judged from the measured tables of the same report, and
+every number the reading quotes comes from them.
 """
 
 from __future__ import annotations
@@ -39,39 +55,55 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow.parquet as pq
 
 from qoelab import paths
+from qoelab.experiment import Estimate, Finding, Label, judge_below, judge_positive, judge_within, mean_ci, paired_ci
 from qoelab.scenario import Scenario
 from qoelab.sweep import resolve_jobs, run_sweep
 
-__all__ = ["Plan", "plan", "run", "register", "PAPER_TABLE1"]
+__all__ = ["Plan", "plan", "run", "register", "draws", "findings", "PAPER_TABLE1", "MODES"]
 
 DISCIPLINES = ("fifo", "drr", "sqf", "pfq", "fq_codel")
 LABEL = {"fifo": "FIFO", "drr": "FQ (DRR+LQD)", "sqf": "SQF", "pfq": "PFQ", "fq_codel": "FQ-CoDel"}
 BUFFER = "50p"
 TABLE1_N = (1, 5, 10, 15, 20)
-#: Peak rate of the `smoothed` variant's video sender (0.8 of the 10 Mbit/s access line).
-SMOOTH_PEAK = "8Mbps"
-#: n of the Fig. 8 runs. The paper does not give it; we use n = 5 with the peak-rate-limited
-#: video, the setting where our SQF protects the video at δ = 0, so that δ is what changes.
-JITTER_N = 5
 
-#: The sensitivity grid (see :func:`_sensitivity`): labelled video sources and TCP variants.
-_TRACE_APP = {"kind": "video", "trace": "../../data/traces/sqf_video_5M.trace.csv.gz", "loop": True, "pacing": "frame"}
+VIDEO_TRACE = "../../data/traces/sqf_mpeg2_5M.trace.csv.gz"
+AUDIO_TRACE = "../../data/traces/sqf_audio_mp2_64k.trace.csv"
+#: Length of both traces (their loop period), s: clip offsets are drawn in [0, this).
+TRACE_S = 60.0
+#: The downloads' TCP (issue 16: the Linux profile), explicit in every builder.
+TCP = {"kind": "tcp", "cc": "cubic", "profile": "linux"}
+#: VLC's two send modes: (label, the video app's sender keys).
+MODES: dict[str, tuple[str, dict[str, Any]]] = {
+    "es": ("VLC ES (RTP, frame-spread)", {"pacing": "frame"}),
+    "ts": ("VLC TS (constant rate per 200 ms)", {"pacing": "ts", "ts_shaping": "200ms", "max_payload": "1316B"}),
+}
+#: Largest start offset of the video (and its audio) and of the downloads, s.
+START_SPREAD_S = 1.0
+#: n of the Fig. 8 runs. The paper does not give it.
+JITTER_N = 5
+#: Loss below this is "negligible" in the findings (0.1 %).
+NEGLIGIBLE = 1e-3
+
+#: The sensitivity grid (see :func:`_sensitivity`): labelled video sources and TCP variants. The
+#: video sources there are the earlier H.264 720p stand-in, kept as a variant.
+SMOOTH_PEAK = "8Mbps"
+_H264_APP = {"kind": "video", "trace": "../../data/traces/sqf_video_5M.trace.csv.gz", "loop": True, "pacing": "frame"}
 SENS_SOURCES: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("trace, frame-paced", _TRACE_APP),
-    (f"trace, peak {SMOOTH_PEAK}", {**_TRACE_APP, "peak_rate": SMOOTH_PEAK}),
+    ("H.264 trace, frame-paced", _H264_APP),
+    (f"H.264 trace, peak {SMOOTH_PEAK}", {**_H264_APP, "peak_rate": SMOOTH_PEAK}),
     ("CBR 5 Mbit/s", {"kind": "cbr", "rate": "5Mbps", "payload": "1316B"}),
     ("Poisson 5 Mbit/s", {"kind": "poisson", "rate": "5Mbps", "payload": "1316B"}),
 )
 SENS_TCP: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("MSS 1448, ACK each", {"kind": "tcp", "cc": "cubic", "mss": "1448B", "profile": "rfc"}),
-    ("MSS 1448, delayed ACKs", {"kind": "tcp", "cc": "cubic", "mss": "1448B", "delayed_ack": True, "profile": "rfc"}),
-    ("64 kB aggregates (GRO)", {"kind": "tcp", "cc": "cubic", "mss": "64000B", "profile": "rfc"}),
+    ("MSS 1448, ACK each", {**TCP, "mss": "1448B", "delayed_ack": False}),
+    ("MSS 1448, delayed ACKs", {**TCP, "mss": "1448B", "delayed_ack": True}),
+    ("64 kB aggregates (GRO)", {**TCP, "mss": "64000B", "delayed_ack": False}),
 )
 #: The sensitivity grid's buffer: 50 MTU in bytes, so that 64 kB aggregates and 1.5 kB segments
 #: compete for the same space.
@@ -102,6 +134,7 @@ class Plan:
     """What one reproduction runs."""
 
     quick: bool
+    reps: int
     duration: str
     n_values: tuple[int, ...]
     disciplines: tuple[str, ...]
@@ -116,23 +149,26 @@ class Plan:
 
 def plan(quick: bool) -> Plan:
     if quick:
+        # Two repetitions (the fewest that give an interval), short runs, a coarse grid: CI.
         return Plan(
             quick=True,
-            duration="60s",
-            n_values=(1, 5, 10, 20),
+            reps=2,
+            duration="30s",
+            n_values=(1, 5, 20),
             disciplines=DISCIPLINES,
-            jitter_ms=(0, 2, 5, 10, 20),
+            jitter_ms=(0, 5, 20),
             jitter_rates=("10Mbps", "100Mbps"),
             jitter_duration="30s",
-            model_rates_mbps=(3.0, 6.0, 8.0),
+            model_rates_mbps=(3.0, 8.0),
             model_n=(5, 20),
             model_duration="60s",
-            sens_n=(1, 5, 20),
+            sens_n=(1, 20),
         )
     return Plan(
         quick=False,
+        reps=5,
         duration="600s",
-        n_values=tuple(range(1, 21)),
+        n_values=(1, 2, 5, 10, 15, 20),
         disciplines=DISCIPLINES,
         jitter_ms=(0, 1, 2, 3, 5, 7, 10, 15, 20, 30),
         jitter_rates=("10Mbps", "100Mbps"),
@@ -153,28 +189,80 @@ def _queue(kind: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
-def _testbed(p: Plan, *, peak: str | None) -> tuple[Scenario, list]:
+@dataclass(frozen=True)
+class Draws:
+    """One repetition's random choices (see :func:`draws`)."""
+
+    seed: int
+    video_offset_s: float
+    audio_offset_s: float
+    video_start_s: float
+    data_start_s: float
+
+
+def draws(rep: int) -> Draws:
+    """Repetition ``rep``'s seed, clip offsets (video and audio independently, uniform over the
+    trace) and start times (video with its audio, and the first download, uniform in
+    [0, START_SPREAD_S)), from a generator seeded by ``rep`` alone: deterministic, and the same
+    for every cell of the repetition. Values are rounded to the millisecond, as written into
+    the scenario."""
+    rng = np.random.default_rng([0x5CF, rep])
+    v, a = rng.uniform(0, TRACE_S, 2)
+    vs, ds = rng.uniform(0, START_SPREAD_S, 2)
+    r3 = lambda x: round(float(x), 3)  # noqa: E731
+    return Draws(seed=1 + rep, video_offset_s=r3(v) % TRACE_S, audio_offset_s=r3(a) % TRACE_S,
+                 video_start_s=r3(vs), data_start_s=r3(ds))
+
+
+def video_app(mode: str, d: Draws) -> dict[str, Any]:
+    return {"kind": "video", "trace": VIDEO_TRACE, "loop": True, "offset": f"{d.video_offset_s:g}s", **MODES[mode][1]}
+
+
+def _base(d: Draws, duration: str) -> Scenario:
+    """The testbed with repetition ``d``'s draws: MPEG-2 video and Layer II audio, Linux TCP."""
     sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "testbed.toml")
-    sc.set("sim.duration", p.duration)
-    if peak is not None:
-        sc.set("flows[0].app.peak_rate", peak)
-    axes = [("links[2].queue_ab", [_queue(k) for k in p.disciplines]), ("flows[2].count", list(p.n_values))]
+    sc.set("sim.duration", duration)
+    sc.set("sim.seed", d.seed)
+    sc.set("flows[0].app", video_app("es", d))
+    sc.set("flows[0].start", f"{d.video_start_s:g}s")
+    sc.set("flows[1].app", {"kind": "video", "trace": AUDIO_TRACE, "loop": True, "pacing": "frame",
+                            "offset": f"{d.audio_offset_s:g}s"})
+    sc.set("flows[1].start", f"{d.video_start_s:g}s")
+    sc.set("flows[2].start", f"{d.data_start_s:g}s")
+    sc.set("flows[2].transport", dict(TCP))
+    return sc
+
+
+def _testbed(p: Plan, d: Draws) -> tuple[Scenario, list]:
+    sc = _base(d, p.duration)
+    axes = [("flows[0].app", [video_app(m, d) for m in MODES]), ("links[2].queue_ab", [_queue(k) for k in p.disciplines]),
+            ("flows[2].count", list(p.n_values))]
     return sc, axes
 
 
-def _jitter(p: Plan) -> tuple[Scenario, list]:
-    sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "testbed.toml")
-    sc.set("sim.duration", p.jitter_duration)
+def _alone(p: Plan, d: Draws) -> tuple[Scenario, list]:
+    """The premise (Fig. 8 at δ = 0, Fig. 6's baseline): the video and audio on the line with
+    no download (the one download is scheduled after the end of the run), FIFO."""
+    sc = _base(d, p.duration)
+    sc.set("links[2].queue_ab", _queue("fifo"))
+    sc.set("flows[2].count", 1)
+    sc.set("flows[2].start", "100000s")
+    return sc, [("flows[0].app", [video_app(m, d) for m in MODES])]
+
+
+def _jitter(p: Plan, d: Draws) -> tuple[Scenario, list]:
+    """Fig. 8 on Fig. 6's sender: the ES mode of the same MPEG-2 trace, no peak-rate limit."""
+    sc = _base(d, p.jitter_duration)
     sc.set("links[2].queue_ab", _queue("sqf"))
     sc.set("flows[2].count", JITTER_N)
-    sc.set("flows[0].app.peak_rate", SMOOTH_PEAK)
-    axes = [("links[2].rate", list(p.jitter_rates)), ("flows[0].app.source_jitter", [f"{d:g}ms" for d in p.jitter_ms])]
+    axes = [("links[2].rate", list(p.jitter_rates)), ("flows[0].app.source_jitter", [f"{x:g}ms" for x in p.jitter_ms])]
     return sc, axes
 
 
 def _model(p: Plan) -> tuple[Scenario, list]:
     sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "model-check.toml")
     sc.set("sim.duration", p.model_duration)
+    sc.set("flows[1].transport", dict(TCP))
     # lambda counts 1250-byte packets; the Poisson app's rate is of 1222-byte payloads.
     rates = [f"{r * 1222 / 1250:.6g}Mbps" for r in p.model_rates_mbps]
     axes = [("flows[0].app.rate", rates), ("flows[1].count", list(p.model_n))]
@@ -182,11 +270,11 @@ def _model(p: Plan) -> tuple[Scenario, list]:
 
 
 def _sensitivity(p: Plan) -> tuple[Scenario, list]:
-    """SQF only. Every link carries up to 65 535-byte packets so that the GRO variant's TCP
-    segments pass unfragmented; the MSS is explicit in every variant, so only the listed factor
-    changes between rows."""
-    sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "testbed.toml")
-    sc.set("sim.duration", p.duration)
+    """SQF only, repetition 0's draws. Every link carries up to 65 535-byte packets so that the
+    GRO variant's TCP segments pass unfragmented; the MSS and the ACK policy are explicit in
+    every variant, so only the listed factor changes between rows."""
+    sc = _base(draws(0), p.duration)
+    sc.set("flows[1].app", {"kind": "video", "trace": AUDIO_TRACE, "loop": True, "pacing": "frame"})
     for i in range(3):
         sc.set(f"links[{i}].mtu", 65535)
     sc.set("links[2].queue_ab", {"kind": "sqf", "limit": SENS_BUFFER})
@@ -195,33 +283,59 @@ def _sensitivity(p: Plan) -> tuple[Scenario, list]:
     return sc, axes
 
 
-def _alone(p: Plan) -> tuple[Scenario, list]:
-    """The sensitivity grid's video sources with no download at all (the downloads are
-    scheduled to start after the end of the run): what the line does to the video by itself."""
+def _sens_alone(p: Plan) -> tuple[Scenario, list]:
+    """The sensitivity grid's video sources with no download at all."""
     sc, _ = _sensitivity(p)
     sc.set("flows[2].count", 1)
     sc.set("flows[2].start", "100000s")
     return sc, [("flows[0].app", [a for _, a in SENS_SOURCES])]
 
 
-def _sweep(name: str, sc: Scenario, axes: list, out: Path, jobs: int, log) -> None:
+class _Counter:
+    """Runs done over the whole reproduction, for one progress display."""
+
+    def __init__(self, total: int, update: Callable[[int, int], None] | None) -> None:
+        self.total, self.base, self.update = total, 0, update
+
+    def sweep(self, total: int) -> Callable[[int, int], None]:
+        base = self.base
+        self.base += total
+
+        def progress(done: int, _total: int) -> None:
+            if self.update:
+                self.update(base + done, self.total)
+
+        return progress
+
+
+def _sweep(name: str, sc: Scenario, axes: list, out: Path, jobs: int, log, counter: _Counter) -> None:
     t0 = time.time()
-
-    def progress(done: int, total: int) -> None:
-        if done == total or done % max(1, total // 10) == 0:
-            log(f"  {name}: {done}/{total} runs")
-
-    r = run_sweep(sc, axes, 1, out / "runs" / name, jobs, progress)
+    total = math.prod(len(v) for _, v in axes)
+    r = run_sweep(sc, axes, 1, out / "runs" / name, jobs, counter.sweep(total))
     log(f"  {name}: {r['ran']} ran, {r['skipped']} reused, {time.time() - t0:.1f} s")
 
 
-def _cells(out: Path, name: str) -> list[tuple[dict[str, Any], Path]]:
-    """(params, run dir) of every finished run of a sweep."""
+def _cells(out: Path, name: str) -> list[tuple[dict[str, Any], Path, int]]:
+    """(params, run dir, repetition) of every finished run of a sweep; the repetition is that of
+    the folder (``name/rep<r>``), 0 for a sweep without repetitions."""
     res = []
-    for d in sorted((out / "runs" / name / "runs").iterdir()):
-        if (d / "done").exists():
-            res.append((json.loads((d / "cell.json").read_text())["params"], d))
+    base = out / "runs" / name
+    folders = sorted(base.glob("rep*"), key=lambda f: int(f.name[3:])) if base.exists() else []
+    for rep_dir, rep in ([(f, int(f.name[3:])) for f in folders] or [(base, 0)]):
+        runs = rep_dir / "runs"
+        if not runs.exists():
+            continue
+        for d in sorted(runs.iterdir()):
+            if (d / "done").exists():
+                res.append((json.loads((d / "cell.json").read_text())["params"], d, rep))
     return res
+
+
+def _mode_of(app: dict[str, Any]) -> str:
+    for m, (_, keys) in MODES.items():
+        if all(app.get(k) == v for k, v in keys.items()):
+            return m
+    raise ValueError(f"no sender mode has the keys of {app}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -234,30 +348,55 @@ def _flows(d: Path) -> dict[str, dict[str, Any]]:
     return {r["flow"]: r for r in t}
 
 
-def testbed_rows(out: Path, name: str) -> list[dict[str, Any]]:
-    """One row per (discipline, n): audio/video loss and jitter, data share, Jain."""
+#: The per-repetition metrics of a testbed run, aggregated with 95 % intervals.
+METRICS = ("video_loss", "audio_loss", "video_jitter_ms", "audio_jitter_ms", "video_mbps", "data_share_mbps", "jain")
+
+
+def testbed_rep_rows(out: Path, name: str = "testbed") -> list[dict[str, Any]]:
+    """One row per (mode, discipline, n, repetition): audio/video loss and jitter, data share,
+    Jain's index."""
     rows = []
-    for params, d in _cells(out, name):
-        q = params["links[2].queue_ab"]["kind"]
-        n = int(params["flows[2].count"])
+    for params, d, rep in _cells(out, name):
+        q = params["links[2].queue_ab"]["kind"] if "links[2].queue_ab" in params else "fifo"
+        n = int(params.get("flows[2].count", 0))
+        alone = name == "alone"
         fl = _flows(d)
         summary = json.loads((d / "summary.json").read_text())
-        data = [fl[f"data{i}"] for i in range(n)]
-        rows.append(
-            {
-                "discipline": q,
-                "n": n,
-                "video_loss": fl["video"]["loss_ratio"],
-                "audio_loss": fl["audio"]["loss_ratio"],
-                "video_jitter_ms": fl["video"]["ipdv_mean_abs_ms"],
-                "audio_jitter_ms": fl["audio"]["ipdv_mean_abs_ms"],
-                "video_mbps": fl["video"]["throughput_bps"] / 1e6,
-                "data_share_mbps": sum(r["goodput_bps"] for r in data) / 1e6,
-                "jain": summary["jain_index"],
-            }
-        )
-    rows.sort(key=lambda r: (DISCIPLINES.index(r["discipline"]), r["n"]))
+        data = [] if alone else [fl[f"data{i}"] for i in range(n)]
+        rows.append({
+            "mode": _mode_of(params["flows[0].app"]), "discipline": q, "n": 0 if alone else n, "rep": rep,
+            "video_loss": fl["video"]["loss_ratio"], "audio_loss": fl["audio"]["loss_ratio"],
+            "video_jitter_ms": fl["video"]["ipdv_mean_abs_ms"], "audio_jitter_ms": fl["audio"]["ipdv_mean_abs_ms"],
+            "video_mbps": fl["video"]["throughput_bps"] / 1e6,
+            "data_share_mbps": sum(r["goodput_bps"] for r in data) / 1e6,
+            "jain": summary["jain_index"] if not alone else float("nan"),
+        })
+    rows.sort(key=lambda r: (list(MODES).index(r["mode"]), DISCIPLINES.index(r["discipline"]), r["n"], r["rep"]))
     return rows
+
+
+def aggregate(rep_rows: list[dict[str, Any]], keys: tuple[str, ...], metrics: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Rows grouped by ``keys``: each metric's mean over the repetitions, ``<metric>_ci`` the
+    half-width of its Student-t 95 % interval (NaN with one repetition), and ``reps``."""
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in rep_rows:
+        groups.setdefault(tuple(r[k] for k in keys), []).append(r)
+    out = []
+    for key, rs in groups.items():
+        row: dict[str, Any] = dict(zip(keys, key))
+        for m in metrics:
+            vals = [r[m] for r in rs if r[m] is not None and not (isinstance(r[m], float) and math.isnan(r[m]))]
+            e = mean_ci(vals) if vals else Estimate(float("nan"), float("nan"), 0)
+            row[m], row[f"{m}_ci"] = e.mean, e.half_width
+        row["reps"] = len(rs)
+        out.append(row)
+    return out
+
+
+def _series(rep_rows, **match) -> dict[int, float]:
+    """{repetition: value} of the one metric named by ``value=`` among rows matching the rest."""
+    key = match.pop("value")
+    return {r["rep"]: r[key] for r in rep_rows if all(r[k] == v for k, v in match.items())}
 
 
 def sensitivity_rows(out: Path) -> list[dict[str, Any]]:
@@ -265,7 +404,7 @@ def sensitivity_rows(out: Path) -> list[dict[str, Any]]:
     src = [a for _, a in SENS_SOURCES]
     tcp = [t for _, t in SENS_TCP]
     rows = []
-    cells = [(p, d, False) for p, d in _cells(out, "sensitivity")] + [(p, d, True) for p, d in _cells(out, "alone")]
+    cells = [(p, d, False) for p, d, _ in _cells(out, "sensitivity")] + [(p, d, True) for p, d, _ in _cells(out, "sens_alone")]
     for params, d, alone in cells:
         i = src.index(params["flows[0].app"])
         j = -1 if alone else tcp.index(params["flows[2].transport"])
@@ -284,8 +423,8 @@ def sensitivity_rows(out: Path) -> list[dict[str, Any]]:
 
 
 def _sensitivity_md(rows, ns) -> list[str]:
-    md = [f"### Sensitivity (SQF, buffer {SENS_BUFFER}): video loss / audio loss", "",
-          "Each row changes one factor against the bundled testbed. The column 'alone' has no download at all: what the",
+    md = [f"### Sensitivity (SQF, buffer {SENS_BUFFER}, one repetition): video loss / audio loss", "",
+          "Each row changes one factor against the testbed. The column 'alone' has no download at all: what the",
           "10 Mbit/s line and its buffer by themselves do to that sender.", "",
           "| video source | TCP as the router sees it | alone | " + " | ".join(f"n = {n}" for n in ns) + " |",
           "|---|---|---" + "|---" * len(ns) + "|"]
@@ -299,28 +438,43 @@ def _sensitivity_md(rows, ns) -> list[str]:
     return md + [""]
 
 
-def jitter_rows(out: Path) -> list[dict[str, Any]]:
+def jitter_rep_rows(out: Path) -> list[dict[str, Any]]:
     rows = []
-    for params, d in _cells(out, "jitter"):
+    for params, d, rep in _cells(out, "jitter"):
         fl = _flows(d)
-        rows.append(
-            {
-                "access_rate": params["links[2].rate"],
-                "delta_ms": float(str(params["flows[0].app.source_jitter"]).removesuffix("ms")),
-                "video_loss": fl["video"]["loss_ratio"],
-                "audio_loss": fl["audio"]["loss_ratio"],
-            }
-        )
-    rows.sort(key=lambda r: (float(r["access_rate"].removesuffix("Mbps")), r["delta_ms"]))
+        rows.append({
+            "access_rate": params["links[2].rate"],
+            "delta_ms": float(str(params["flows[0].app.source_jitter"]).removesuffix("ms")),
+            "rep": rep,
+            "video_loss": fl["video"]["loss_ratio"],
+            "audio_loss": fl["audio"]["loss_ratio"],
+        })
+    rows.sort(key=lambda r: (float(r["access_rate"].removesuffix("Mbps")), r["delta_ms"], r["rep"]))
     return rows
 
 
-def model_rows(out: Path, p: Plan) -> list[dict[str, Any]]:
-    """Measured de-prioritisation vs the model's p(T) for the run's duration."""
+def _first(t: np.ndarray, mask: np.ndarray) -> float:
+    k = np.flatnonzero(mask)
+    return float(t[k[0]]) if k.size else float("nan")
+
+
+def model_rep_rows(out: Path) -> list[dict[str, Any]]:
+    """Per model-check run: the model's event and the scheduler's, from SQF's per-flow backlog
+    samples (10 ms), after the last TCP flow has started.
+
+    - ``first_x_ge_b_s``: first time the video's backlog reaches b = B/(n+1) packets (the
+      violation of eq. (1), the event whose probability by T is the model's p(T));
+    - ``first_lost_priority_s``: first time some active TCP flow has a backlog no larger than
+      the video's non-empty one (what SQF acts on; ``deprioritised_fraction``'s test);
+    - ``deprioritised_time_fraction``: the time share with that test true (the number the
+      earlier report compared with p(T));
+    - ``deprioritised_after_first``: the same share counted from ``first_lost_priority_s`` on
+      (near 1: losing priority is absorbing).
+    """
     from qoelab.models import sqf_analytic as sa
 
     rows = []
-    for params, d in _cells(out, "model"):
+    for params, d, rep in _cells(out, "model"):
         n = int(params["flows[1].count"])
         lam_mbps = float(str(params["flows[0].app.rate"]).removesuffix("Mbps")) * 1250 / 1222
         fq = pq.read_table(d / "flow_queues.parquet").to_pydict()
@@ -340,25 +494,27 @@ def model_rows(out: Path, p: Plan) -> list[dict[str, Any]]:
                 others[idx[f], inv[k]] = by[k]
         duration = float(json.loads((d / "summary.json").read_text())["duration_s"])
         dt = np.diff(np.append(instants, duration))
-        frac = sa.deprioritised_fraction(video, others, dt)
-        # Condition (1) on the buffer B = 200 packets of 1250 B, in bytes.
-        b_bytes = 200 * 1250 / (n + 1)
-        above = float(np.sum(dt * (video >= b_bytes)) / np.sum(dt))
+        # The TCP flows start 50 ms apart (model-check.toml): count from the last start on.
+        t_start = 0.05 * (n - 1)
+        keep = instants >= t_start
+        b_bytes = sa.BUFFER_PKTS * sa.PKT_BYTES / (n + 1)
+        active = others > 0
+        lost = (video > 0) & np.any(active & (others <= video[np.newaxis, :]), axis=0)
+        first_lost = _first(instants[keep], lost[keep])
+        after = keep & (instants >= first_lost) if not math.isnan(first_lost) else np.zeros_like(keep)
         fl = _flows(d)
-        rows.append(
-            {
-                "n": n,
-                "peak_rate_mbps": round(lam_mbps, 6),
-                "measured_deprioritised_time_fraction": frac,
-                "measured_time_fraction_x_ge_B_over_n1": above,
-                "measured_ever_deprioritised": bool(frac > 0),
-                "model_p_T": sa.p_deprioritised(duration, lam_mbps * 1e6, n),
-                "video_loss": fl["video"]["loss_ratio"],
-                "duration_s": duration,
-                "samples": int(instants.size),
-            }
-        )
-    rows.sort(key=lambda r: (r["n"], r["peak_rate_mbps"]))
+        rows.append({
+            "n": n, "peak_rate_mbps": round(lam_mbps, 6), "rep": rep,
+            "first_x_ge_b_s": _first(instants[keep], video[keep] >= b_bytes),
+            "first_lost_priority_s": first_lost,
+            "deprioritised_time_fraction": sa.deprioritised_fraction(video[keep], others[:, keep], dt[keep]),
+            "deprioritised_after_first": float(np.sum(dt[after] * lost[after]) / np.sum(dt[after])) if after.any() else float("nan"),
+            "video_loss": fl["video"]["loss_ratio"],
+            "model_p_T": sa.p_deprioritised(duration - t_start, lam_mbps * 1e6, n),
+            "model_T_bar_s": sa.mean_prioritised_time(lam_mbps * 1e6, n),
+            "duration_s": duration,
+        })
+    rows.sort(key=lambda r: (r["n"], r["peak_rate_mbps"], r["rep"]))
     return rows
 
 
@@ -381,6 +537,21 @@ def _pct(x: float) -> str:
     return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.3g} %"
 
 
+def _est_str(e: Estimate, scale: float = 1.0, unit: str = "", digits: int = 3) -> str:
+    """``mean ± half-width`` (``mean`` alone with one repetition)."""
+    if math.isnan(e.mean):
+        return "nan"
+    m = f"{e.mean * scale:.{digits}g}"
+    if e.n < 2 or math.isnan(e.half_width):
+        return f"{m}{unit}"
+    return f"{m} ± {e.half_width * scale:.2g}{unit}"
+
+
+def _cell(r: dict[str, Any], m: str, pct: bool = False) -> str:
+    e = Estimate(r[m], r[f"{m}_ci"], r["reps"])
+    return _est_str(e, 100, " %") if pct else _est_str(e, digits=3)
+
+
 def _fig_lines(path: Path, rows, key: str, ylabel: str, title: str, *, logy: bool = False) -> None:
     import matplotlib
 
@@ -388,15 +559,19 @@ def _fig_lines(path: Path, rows, key: str, ylabel: str, title: str, *, logy: boo
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    scale = 100 if key == "loss" else 1
     for ax, stream in zip(axes, ("audio", "video")):
         for q in DISCIPLINES:
             rs = [r for r in rows if r["discipline"] == q]
             if not rs:
                 continue
-            y = [r[f"{stream}_{key}"] * (100 if key == "loss" else 1) for r in rs]
+            m = f"{stream}_{key}"
+            y = np.array([r[m] * scale for r in rs])
+            err = np.nan_to_num(np.array([r[f"{m}_ci"] * scale for r in rs]))
             if logy:
-                y = [max(v, 1e-3) for v in y]
-            ax.plot([r["n"] for r in rs], y, marker="o", ms=3, label=LABEL[q])
+                y = np.maximum(y, 1e-3)
+                err = np.minimum(err, y - 1e-3 * 0.999)  # the bar stays on the log axis
+            ax.errorbar([r["n"] for r in rs], y, yerr=err, marker="o", ms=3, capsize=2, label=LABEL[q])
         ax.set_title(f"{stream}")
         ax.set_xlabel("number of data downloads n")
         ax.grid(alpha=0.3)
@@ -419,12 +594,14 @@ def _fig8(path: Path, rows) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     for rate in sorted({r["access_rate"] for r in rows}, key=lambda s: float(s.removesuffix("Mbps"))):
         rs = [r for r in rows if r["access_rate"] == rate]
-        ax.plot([r["delta_ms"] for r in rs], [max(100 * r["video_loss"], 1e-3) for r in rs], marker="o", label=f"access {rate}")
+        y = np.maximum([100 * r["video_loss"] for r in rs], 1e-3)
+        err = np.minimum(np.nan_to_num([100 * r["video_loss_ci"] for r in rs]), y - 1e-3 * 0.999)
+        ax.errorbar([r["delta_ms"] for r in rs], y, yerr=err, marker="o", capsize=2, label=f"access {rate}")
     ax.axvline(5, ls=":", color="0.5", label="paper: threshold ~5 ms on 10 Mbit/s")
     ax.set_yscale("log")
     ax.set_xlabel("source jitter std δ (ms)")
     ax.set_ylabel("video loss (%)  [0 plotted at 1e-3]")
-    ax.set_title(f"Fig. 8 (ours): SQF, n = {JITTER_N} downloads, video paced at {SMOOTH_PEAK}", fontsize=10)
+    ax.set_title(f"Fig. 8 (ours): SQF, n = {JITTER_N}, MPEG-2 video, {MODES['es'][0]}; 95 % intervals", fontsize=9)
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -433,16 +610,20 @@ def _fig8(path: Path, rows) -> None:
 
 
 def _table1_md(rows, title: str) -> list[str]:
-    out = [f"### {title}", "", "Data bandwidth share (Mbit/s) / Jain's index. *Paper* rows are BMO11 Table I.", ""]
-    out.append("| scheduler | " + " | ".join(f"n = {n}" for n in TABLE1_N) + " |")
-    out.append("|---" * (len(TABLE1_N) + 1) + "|")
+    out = [f"### {title}", "", "Data bandwidth share (Mbit/s, mean ± 95 % half-width) / Jain's index. *Paper* rows are "
+           "BMO11 Table I.", ""]
+    ns = [n for n in TABLE1_N if any(r["n"] == n for r in rows)] or sorted({r["n"] for r in rows})
+    out.append("| scheduler | " + " | ".join(f"n = {n}" for n in ns) + " |")
+    out.append("|---" * (len(ns) + 1) + "|")
     for q in DISCIPLINES:
         rs = {r["n"]: r for r in rows if r["discipline"] == q}
         if not rs:
             continue
         if q in PAPER_TABLE1:
-            out.append(f"| {LABEL[q]} (paper) | " + " | ".join(f"{s:.1f}/{j:.2f}" for s, j in PAPER_TABLE1[q]) + " |")
-        cells = [f"{rs[n]['data_share_mbps']:.1f}/{rs[n]['jain']:.2f}" if n in rs else "–" for n in TABLE1_N]
+            paper = dict(zip(TABLE1_N, PAPER_TABLE1[q]))
+            out.append(f"| {LABEL[q]} (paper) | " + " | ".join(f"{paper[n][0]:.1f}/{paper[n][1]:.2f}" if n in paper else "–"
+                                                              for n in ns) + " |")
+        cells = [f"{_cell(rs[n], 'data_share_mbps')}/{rs[n]['jain']:.2f}" if n in rs else "–" for n in ns]
         out.append(f"| {LABEL[q]} (ours) | " + " | ".join(cells) + " |")
     return out + [""]
 
@@ -458,10 +639,10 @@ def _loss_md(rows, title: str) -> list[str]:
                 out.append(f"| {LABEL[q]} | " + " | ".join(cell(rs[n]) if n in rs else "–" for n in ns) + " |")
         return out
 
-    return ([f"### {title}", "", "Loss rate audio / video.", ""]
-            + table(lambda r: f"{_pct(r['audio_loss'])} / {_pct(r['video_loss'])}")
+    return ([f"### {title}", "", "Loss rate audio / video (mean ± 95 % half-width over the repetitions).", ""]
+            + table(lambda r: f"{_cell(r, 'audio_loss', True)} / {_cell(r, 'video_loss', True)}")
             + ["", "Jitter (mean |IPDV|, RFC 3393, ms) audio / video.", ""]
-            + table(lambda r: f"{r['audio_jitter_ms']:.2f} / {r['video_jitter_ms']:.2f}") + [""])
+            + table(lambda r: f"{_cell(r, 'audio_jitter_ms')} / {_cell(r, 'video_jitter_ms')}") + [""])
 
 
 def _analytic(out: Path, quick: bool) -> dict[str, Any]:
@@ -496,96 +677,245 @@ def _analytic(out: Path, quick: bool) -> dict[str, Any]:
     }
 
 
-def _get(rows, q, n, key):
-    for r in rows:
-        if r["discipline"] == q and r["n"] == n:
-            return r[key]
-    return float("nan")
+# --------------------------------------------------------------------------------------------
+# Findings and the generated reading
+# --------------------------------------------------------------------------------------------
+
+#: Why each finding has its label, or what its verdict rests on: typed prose, never a number
+#: (the numbers come from the tables; ``tests/reproduce/test_sqf.py`` checks there is none).
+WHY = {
+    "sqf_video": "SQF serves the video first only while it has fewer bytes queued than every active download; "
+                 "a frame's burst can end that, and losing priority tends to last (see the model check).",
+    "sqf_audio": "The audio sends one small packet per frame and rarely has two queued, so it stays the shortest queue.",
+    "fifo_audio": "A shared FIFO drops whatever arrives at a full buffer; more downloads keep it full more often.",
+    "fifo_video": "As for the audio; the video's larger share of the arrivals makes TCP back off against it.",
+    "fq_audio": "By construction: the audio's rate is far below its fair share, which DRR with longest-queue drop guarantees.",
+    "fq_video": "By construction: the video's mean rate is above its fair share as soon as there are two or more "
+                "downloads, and DRR never gives a flow more than its share when all are backlogged.",
+    "fq_jitter_audio": "Round-robin: a packet waits for one quantum of every backlogged flow, and there are more of them.",
+    "fq_jitter_video": "As for the audio, and the video's own backlog adds to it.",
+    "sqf_jitter_audio": "Served first, the audio waits at most for the packet in service instead of the FIFO's backlog.",
+    "sqf_jitter_video": "The video is served first while it keeps priority; once it loses it, it waits behind the downloads.",
+    "fifo_share": "The downloads take the capacity the FIFO's losses take from the video.",
+    "fq_share": "By construction: DRR gives each download its share, so their sum grows with their number.",
+    "sqf_share": "If SQF protects the video the downloads get the rest of the line whatever their number; if it does "
+                 "not, the video's losses hand its capacity to them.",
+    "fig8_zero": "The jitter figure's premise: without added jitter SQF keeps the frame-spread video first against the downloads.",
+    "fig8_delta": "Gaussian delays at the source release packets in bursts, which fill the video's queue past the downloads'.",
+    "fig8_fast": "On a faster line a burst drains sooner, so it takes more jitter to build the same backlog.",
+}
 
 
-def _reading(p: Plan, tb, sm, jit, model, ana, sens) -> list[str]:
-    """Measured facts for the reading, computed from the tables (no hard-coded outcome)."""
-    ns = sorted({r["n"] for r in tb})
+def _worst(rows, q: str, m: str) -> dict[str, Any] | None:
+    rs = [r for r in rows if r["discipline"] == q]
+    return max(rs, key=lambda r: r[m]) if rs else None
+
+
+def _est_of(r: dict[str, Any] | None, m: str) -> Estimate | None:
+    return None if r is None else Estimate(r[m], r[f"{m}_ci"], r["reps"])
+
+
+def findings(mode: str, reps: list[dict[str, Any]], agg: list[dict[str, Any]], jit_reps: list[dict[str, Any]],
+             jit_agg: list[dict[str, Any]]) -> list[Finding]:
+    """The claims of Sec. V for one sender mode, judged from the measured tables. Differences
+    between two cells of the same repetition are paired (they share seed, offsets and start
+    times). Fig. 8 runs on the ES sender only."""
+    rows = [r for r in agg if r["mode"] == mode]
+    rr = [r for r in reps if r["mode"] == mode]
+    ns = sorted({r["n"] for r in rows})
     lo, hi = ns[0], ns[-1]
-    L = []
+    second = next((n for n in ns if n > 1), hi)
+    F: list[Finding] = []
 
-    def loss_line(rows, tag):
-        for q in DISCIPLINES:
-            a = [_get(rows, q, n, "audio_loss") for n in ns]
-            v = [_get(rows, q, n, "video_loss") for n in ns]
-            L.append(
-                f"- {tag} {LABEL[q]}: audio loss {_pct(a[0])} (n = {lo}) -> {_pct(a[-1])} (n = {hi}), max {_pct(max(a))}; "
-                f"video loss {_pct(v[0])} -> {_pct(v[-1])}, max {_pct(max(v))}."
-            )
+    def paired(q: str, m: str, n_a: int, n_b: int, q_b: str | None = None) -> Estimate | None:
+        a = _series(rr, value=m, discipline=q, n=n_a)
+        b = _series(rr, value=m, discipline=q_b or q, n=n_b)
+        common = sorted(set(a) & set(b))
+        return paired_ci([a[k] for k in common], [b[k] for k in common]) if common else None
 
-    L.append("### Measured (from the tables above)")
+    def add(key, claim, label, verdict, statistic, est):
+        F.append(Finding(key, claim, label, verdict, statistic, est, WHY[key]))
+
+    for stream in ("video", "audio"):
+        w = _worst(rows, "sqf", f"{stream}_loss")
+        e = _est_of(w, f"{stream}_loss")
+        add(f"sqf_{stream}", f"Fig. 6, SQF: {stream} loss negligible for every n", Label.SUBSTANTIVE, judge_below(e, NEGLIGIBLE),
+            f"SQF {stream} loss at its worst n ({w['n'] if w else '–'}), against {NEGLIGIBLE:.1%}", e)
+    for stream in ("audio", "video"):
+        e = paired("fifo", f"{stream}_loss", hi, lo)
+        add(f"fifo_{stream}", f"Fig. 6, FIFO: {stream} loss grows with n", Label.SUBSTANTIVE, judge_positive(e),
+            f"FIFO {stream} loss, n = {hi} minus n = {lo}, paired", e)
+    w = _worst(rows, "drr", "audio_loss")
+    e = _est_of(w, "audio_loss")
+    add("fq_audio", "Fig. 6, FQ: audio loss low", Label.BY_CONSTRUCTION, judge_below(e, NEGLIGIBLE),
+        f"FQ audio loss at its worst n ({w['n'] if w else '–'}), against {NEGLIGIBLE:.1%}", e)
+    r2 = next((r for r in rows if r["discipline"] == "drr" and r["n"] == second), None)
+    e = _est_of(r2, "video_loss")
+    add("fq_video", "Fig. 6, FQ: video loss high as soon as n > 1", Label.BY_CONSTRUCTION, judge_positive(e, threshold=0.01),
+        f"FQ video loss at n = {second}, against 1 %", e)
+    for stream in ("audio", "video"):
+        e = paired("drr", f"{stream}_jitter_ms", hi, lo)
+        add(f"fq_jitter_{stream}", f"Fig. 7, FQ: {stream} jitter increases with n", Label.SUBSTANTIVE, judge_positive(e),
+            f"FQ {stream} jitter (ms), n = {hi} minus n = {lo}, paired", e)
+    for stream in ("audio", "video"):
+        e = paired("fifo", f"{stream}_jitter_ms", hi, hi, q_b="sqf")
+        add(f"sqf_jitter_{stream}", f"Fig. 7, SQF: beneficial for the {stream} jitter (against FIFO)", Label.SUBSTANTIVE,
+            judge_positive(e), f"{stream} jitter (ms), FIFO minus SQF at n = {hi}, paired", e)
+    e = paired("fifo", "data_share_mbps", hi, lo)
+    add("fifo_share", "Table I, FIFO: data share grows with n", Label.SUBSTANTIVE, judge_positive(e),
+        f"FIFO data share (Mbit/s), n = {hi} minus n = {lo}, paired", e)
+    e = paired("drr", "data_share_mbps", hi, lo)
+    add("fq_share", "Table I, FQ: data share grows with n", Label.BY_CONSTRUCTION, judge_positive(e),
+        f"FQ data share (Mbit/s), n = {hi} minus n = {lo}, paired", e)
+    e = paired("sqf", "data_share_mbps", hi, lo)
+    add("sqf_share", "Table I, SQF: data share constant in n", Label.SUBSTANTIVE, judge_within(e, SHARE_TOLERANCE_MBPS),
+        f"SQF data share (Mbit/s), n = {hi} minus n = {lo}, paired, within ±{SHARE_TOLERANCE_MBPS:g} Mbit/s", e)
+    if mode == "es" and jit_agg:
+        slow = min({r["access_rate"] for r in jit_agg}, key=lambda s: float(s.removesuffix("Mbps")))
+        fast = max({r["access_rate"] for r in jit_agg}, key=lambda s: float(s.removesuffix("Mbps")))
+        deltas = sorted({r["delta_ms"] for r in jit_agg})
+        d5 = next((x for x in deltas if x >= 5), deltas[-1])
+        z = next((r for r in jit_agg if r["access_rate"] == slow and r["delta_ms"] == 0), None)
+        e = _est_of(z, "video_loss")
+        add("fig8_zero", f"Fig. 8: at δ = 0 SQF protects the video (n = {JITTER_N}, {slow})", Label.SUBSTANTIVE,
+            judge_below(e, NEGLIGIBLE), f"video loss at δ = 0, {slow}, against {NEGLIGIBLE:.1%}", e)
+
+        def jpair(rate_a, da, rate_b, db):
+            a = _series(jit_reps, value="video_loss", access_rate=rate_a, delta_ms=da)
+            b = _series(jit_reps, value="video_loss", access_rate=rate_b, delta_ms=db)
+            common = sorted(set(a) & set(b))
+            return paired_ci([a[k] for k in common], [b[k] for k in common]) if common else None
+
+        e = jpair(slow, d5, slow, 0.0)
+        add("fig8_delta", f"Fig. 8: δ = {d5:g} ms de-prioritises the video on {slow}", Label.SUBSTANTIVE,
+            judge_positive(e, threshold=NEGLIGIBLE), f"video loss at δ = {d5:g} ms minus δ = 0, {slow}, paired, against "
+            f"{NEGLIGIBLE:.1%}", e)
+        if fast != slow:
+            e = jpair(slow, d5, fast, d5)
+            add("fig8_fast", f"Fig. 8: the threshold is larger on {fast}", Label.SUBSTANTIVE, judge_positive(e),
+                f"video loss at δ = {d5:g} ms, {slow} minus {fast}, paired", e)
+    return F
+
+
+#: "Constant" data share (Table I, SQF): the change from the smallest to the largest n within
+#: this many Mbit/s (the paper's SQF column does not vary in its one printed decimal).
+SHARE_TOLERANCE_MBPS = 0.5
+
+
+def _finding_line(f: Finding) -> str:
+    scale, unit = (100, " pp") if "loss" in f.statistic else (1, "")
+    if "loss" in f.statistic and "minus" not in f.statistic:
+        unit = " %"
+    if f.estimate is None:
+        est = "no data"
+    else:
+        e = f.estimate
+        est = _est_str(e, scale, unit)
+        if e.n >= 2 and not math.isnan(e.half_width):
+            est += f" (95 % interval {e.low * scale:.3g} to {e.high * scale:.3g}{unit}, {e.n} repetitions)"
+    return f"- **{f.claim}** — *{f.verdict.value}* ({f.label.value}). {f.statistic}: {est}. {f.why}"
+
+
+def _reading_md(p: Plan, all_findings: dict[str, list[Finding]], alone: list[dict[str, Any]],
+                model: list[dict[str, Any]]) -> list[str]:
+    """The reading, generated from the tables of this report (numbers included)."""
+    from qoelab.experiment import summary_count
+
+    L = ["## Reading (generated from the tables above)", ""]
+    L += ["### Premise: the video alone on the line (FIFO, no download)", ""]
+    for r in alone:
+        L.append(f"- {MODES[r['mode']][0]}: video loss {_cell(r, 'video_loss', True)}, audio loss "
+                 f"{_cell(r, 'audio_loss', True)} over {r['reps']} repetitions (largest single run: "
+                 f"{_pct(r['video_loss_max'])}).")
     L.append("")
-    loss_line(tb, "trace video,")
-    loss_line(sm, f"video paced at {SMOOTH_PEAK},")
-    for tag, rows in (("trace video", tb), (f"paced video", sm)):
-        for q in ("fifo", "drr", "sqf"):
-            s = [_get(rows, q, n, "data_share_mbps") for n in ns]
-            L.append(f"- {tag}, {LABEL[q]}: data share {s[0]:.2f} Mbit/s (n = {lo}) -> {s[-1]:.2f} Mbit/s (n = {hi}), range {min(s):.2f}..{max(s):.2f}.")
-    for rate in sorted({r["access_rate"] for r in jit}, key=lambda s: float(s.removesuffix("Mbps"))):
-        rs = [r for r in jit if r["access_rate"] == rate]
-        first = next((r["delta_ms"] for r in rs if r["video_loss"] > 1e-3), None)
-        L.append(
-            f"- Fig. 8, {rate}: video loss "
-            + ", ".join(f"δ = {r['delta_ms']:g} ms: {_pct(r['video_loss'])}" for r in rs)
-            + f"; first δ with loss > 0.1 %: {first if first is not None else 'none in the grid'} ms."
-        )
-    for r in model:
-        L.append(
-            f"- model check n = {r['n']}, λ = {r['peak_rate_mbps']:g} Mbit/s: de-prioritised {_pct(r['measured_deprioritised_time_fraction'])} of the time "
-            f"(x >= B/(n+1): {_pct(r['measured_time_fraction_x_ge_B_over_n1'])}); model p(T = {r['duration_s']:g} s) = {r['model_p_T']:.3g}."
-        )
-    for s_label, _ in SENS_SOURCES:
-        parts = [f"no downloads: {_pct(r['video_loss'])}" for r in sens if r["video_source"] == s_label and r["n"] == 0]
-        for t_label, _ in SENS_TCP:
-            v = [r["video_loss"] for r in sens if r["video_source"] == s_label and r["tcp"] == t_label and r["n"] > 0]
-            if v:
-                parts.append(f"{t_label}: max {_pct(max(v))} over n")
-        L.append(f"- sensitivity, {s_label}: video loss " + "; ".join(parts) + ".")
-    L.append(
-        f"- analytic, n = 20: p(10 min) = {ana['p_T_n20_at_5mbps']:.3g} at 5 Mbit/s and {ana['p_T_n20_at_6mbps']:.3g} at 6 Mbit/s; "
-        f"p = 1/2 at {ana['rate_p_half_n20_mbps']:.2f} Mbit/s; T_bar(6 Mbit/s) = {ana['T_bar_n20_at_6mbps_min']:.3g} min; "
-        f"T_bar = 180 min at {ana['rate_T_bar_180min_n20_mbps']:.2f} Mbit/s; FQ limit {ana['fq_limit_n20_kbps']:.0f} kbit/s "
-        "(paper: p ~ 0 and T_bar > 180 min below ~6 Mbit/s; FQ 480 kbit/s)."
-    )
-    return L + [""]
+    for mode, F in all_findings.items():
+        held, decided = summary_count(F)
+        L += [f"### The paper's claims, {MODES[mode][0]}", "",
+              f"Substantive claims that hold: {held} of {decided} decided "
+              f"(by-construction and trivial ones are listed but not counted).", ""]
+        L += [_finding_line(f) for f in F] + [""]
+    if model:
+        L += ["### Model check (Sec. IV) under the Linux TCP profile", ""]
+        for r in model:
+            L.append(
+                f"- n = {r['n']}, λ = {r['peak_rate_mbps']:g} Mbit/s: SQF's test (an active download with no more bytes "
+                f"than the video) first true at {_s(r['first_lost_priority_s'])}, eq. (1)'s x ≥ B/(n+1) first at "
+                f"{_s(r['first_x_ge_b_s'])}; share of the time de-prioritised {_cell(r, 'deprioritised_time_fraction', True)}, "
+                f"of the time after the first loss of priority {_cell(r, 'deprioritised_after_first', True)}; video loss "
+                f"{_cell(r, 'video_loss', True)}; model p(T) {r['model_p_T']:.3g}, mean time of prioritisation "
+                f"{_s(r['model_T_bar_s'])} (means over {r['reps']} repetitions; a first time is averaged over the "
+                f"repetitions in which it happened).")
+        L += ["", MODEL_CHECK_WHY, ""]
+    return L
 
 
-def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print) -> dict[str, Any]:
-    """Runs (or resumes) every grid and writes the report folder ``out``. Returns a summary."""
+def _s(x: float) -> str:
+    if x is None or math.isnan(x):
+        return "never in the run"
+    return f"{x:.3g} s"
+
+
+#: What the model-check table measures (typed, no numbers: they are in the table above it).
+MODEL_CHECK_WHY = (
+    "What the columns mean. The model's p(T) is the probability that the video's backlog reaches "
+    "B/(n+1) at least once before T, with every download holding an equal share of a full buffer; it "
+    "says nothing about what happens afterwards. The share of the time de-prioritised (the column the "
+    "earlier report set beside p(T)) counts every sample where some active download has no more bytes "
+    "queued than the video, so it is mostly time *after* the first loss of priority, and that state is "
+    "absorbing here: once the video is the longest queue, longest-queue drop takes the video's packets "
+    "and none of the downloads', the downloads never back off, and SQF never serves the video again "
+    "(the column 'after the first loss of priority' is the share of that remaining time). The two are "
+    "different quantities: p(T) is to be compared with whether, and when, priority is first lost. That "
+    "first loss comes much earlier than the model's mean time wherever a download's own backlog falls "
+    "to the video's (SQF's test turns true before eq. (1)'s x ≥ B/(n+1) does): the model's premise that "
+    "the downloads hold equal shares of a full buffer does not hold for ACK-clocked TCP, whose backlogs "
+    "swing between one packet and many."
+)
+
+
+def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
+        progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Runs (or resumes) every grid and writes the report folder ``out``. Returns a summary.
+    ``progress(done, total)`` is called as runs finish (total over the whole reproduction)."""
     p = plan(quick)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    log(f"qoelab reproduce sqf{' --quick' if quick else ''}: writing {out}")
-    sc, axes = _testbed(p, peak=None)
-    _sweep("testbed", sc, axes, out, jobs, log)
-    sc, axes = _testbed(p, peak=SMOOTH_PEAK)
-    _sweep("smoothed", sc, axes, out, jobs, log)
-    sc, axes = _jitter(p)
-    _sweep("jitter", sc, axes, out, jobs, log)
-    sc, axes = _model(p)
-    _sweep("model", sc, axes, out, jobs, log)
-    sc, axes = _sensitivity(p)
-    _sweep("sensitivity", sc, axes, out, jobs, log)
-    sc, axes = _alone(p)
-    _sweep("alone", sc, axes, out, jobs, log)
+    log(f"qoelab reproduce sqf{' --quick' if quick else ''}: writing {out} ({p.reps} repetitions)")
+    builders = []
+    for r in range(p.reps):
+        d = draws(r)
+        builders += [(f"testbed/rep{r}", *_testbed(p, d)), (f"alone/rep{r}", *_alone(p, d)), (f"jitter/rep{r}", *_jitter(p, d))]
+        sc, axes = _model(p)
+        sc.set("sim.seed", d.seed)
+        builders.append((f"model/rep{r}", sc, axes))
+    builders += [("sensitivity", *_sensitivity(p)), ("sens_alone", *_sens_alone(p))]
+    counter = _Counter(sum(math.prod(len(v) for _, v in axes) for _, _, axes in builders), progress)
+    for name, sc, axes in builders:
+        _sweep(name, sc, axes, out, jobs, log, counter)
     t_sim = time.time() - t0
 
-    tb = testbed_rows(out, "testbed")
-    sm = testbed_rows(out, "smoothed")
-    jit = jitter_rows(out)
-    model = model_rows(out, p)
+    tb_reps = testbed_rep_rows(out, "testbed")
+    tb = aggregate(tb_reps, ("mode", "discipline", "n"), METRICS)
+    al_reps = testbed_rep_rows(out, "alone")
+    al = aggregate(al_reps, ("mode",), ("video_loss", "audio_loss", "video_mbps"))
+    for r in al:
+        r["video_loss_max"] = max(x["video_loss"] for x in al_reps if x["mode"] == r["mode"])
+    jit_reps = jitter_rep_rows(out)
+    jit = aggregate(jit_reps, ("access_rate", "delta_ms"), ("video_loss", "audio_loss"))
+    model_reps = model_rep_rows(out)
+    model = aggregate(model_reps, ("n", "peak_rate_mbps"),
+                      ("first_x_ge_b_s", "first_lost_priority_s", "deprioritised_time_fraction", "deprioritised_after_first",
+                       "video_loss", "model_p_T", "model_T_bar_s"))
     sens = sensitivity_rows(out)
     ana = _analytic(out, quick)
     _write_csv(out / "testbed.csv", tb)
-    _write_csv(out / "testbed_paced_video.csv", sm)
+    _write_csv(out / "testbed_reps.csv", tb_reps)
+    _write_csv(out / "premise_alone.csv", al)
     _write_csv(out / "fig8_jitter.csv", jit)
+    _write_csv(out / "fig8_jitter_reps.csv", jit_reps)
     _write_csv(out / "model_check.csv", model)
+    _write_csv(out / "model_check_reps.csv", model_reps)
     _write_csv(out / "sensitivity.csv", sens)
     paper = [
         {"scheduler": q, "n": n, "paper_data_share_mbps": s, "paper_jain": j}
@@ -593,50 +923,77 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print) -> dict[str
         for n, (s, j) in zip(TABLE1_N, vals)
     ]
     _write_csv(out / "paper_table1.csv", paper)
-    for tag, rows in (("", tb), ("_paced_video", sm)):
-        _fig_lines(out / f"fig6_loss{tag}.png", rows, "loss", "loss rate (%)  [0 plotted at 1e-3]", f"Fig. 6 (ours{tag.replace('_', ' ')}): loss vs n", logy=True)
-        _fig_lines(out / f"fig7_jitter{tag}.png", rows, "jitter_ms", "mean |IPDV| (ms)", f"Fig. 7 (ours{tag.replace('_', ' ')}): jitter vs n")
+    for mode, (label, _) in MODES.items():
+        rows = [r for r in tb if r["mode"] == mode]
+        _fig_lines(out / f"fig6_loss_{mode}.png", rows, "loss", "loss rate (%)  [0 plotted at 1e-3]",
+                   f"Fig. 6 (ours, {label}): loss vs n, 95 % intervals", logy=True)
+        _fig_lines(out / f"fig7_jitter_{mode}.png", rows, "jitter_ms", "mean |IPDV| (ms)", f"Fig. 7 (ours, {label}): jitter vs n")
     _fig8(out / "fig8_jitter.png", jit)
+    all_findings = {m: findings(m, tb_reps, tb, jit_reps, jit) for m in MODES}
+    _write_csv(out / "findings.csv", [
+        {"mode": m, "key": f.key, "claim": f.claim, "label": f.label.value, "verdict": f.verdict.value,
+         "statistic": f.statistic, "mean": f.estimate.mean if f.estimate else float("nan"),
+         "half_width": f.estimate.half_width if f.estimate else float("nan"), "reps": f.estimate.n if f.estimate else 0}
+        for m, F in all_findings.items() for f in F])
 
     md = [
         "# SQF reproduction (BMO11, ICC 2011)",
         "",
-        f"Mode: {'quick' if quick else 'full'}; testbed runs of {p.duration} simulated time; n = {', '.join(map(str, p.n_values))}; "
-        f"buffer {BUFFER} on the 10 Mbit/s access line. Simulation wall time of this invocation: {t_sim:.0f} s "
-        "(runs already done by an earlier invocation are reused, not re-timed).",
+        f"Mode: {'quick' if quick else 'full'}; {p.reps} repetitions per cell (seeded random clip offsets and start times); "
+        f"testbed runs of {p.duration} simulated time; n = {', '.join(map(str, p.n_values))}; buffer {BUFFER} on the 10 Mbit/s "
+        f"access line. Video: the MPEG-2 trace `sqf_mpeg2_5M` with its Layer II audio; downloads: TCP CUBIC, Linux profile. "
+        f"Sender modes: {'; '.join(f'`{m}` = {l}' for m, (l, _) in MODES.items())}. Simulation wall time of this invocation: "
+        f"{t_sim:.0f} s (runs already done by an earlier invocation are reused, not re-timed).",
         "",
-        "Files: `testbed.csv`, `testbed_paced_video.csv`, `fig8_jitter.csv`, `model_check.csv`, `sensitivity.csv`, `paper_table1.csv`, "
-        "`fig3_analytic.csv`, `fig4_analytic.csv` and the PNG figures; raw runs under `runs/`.",
+        "Files: `testbed.csv` (means and 95 % half-widths, `_ci`), `testbed_reps.csv`, `premise_alone.csv`, `fig8_jitter.csv`, "
+        "`fig8_jitter_reps.csv`, `model_check.csv`, `model_check_reps.csv`, `sensitivity.csv`, `findings.csv`, "
+        "`paper_table1.csv`, `fig3_analytic.csv`, `fig4_analytic.csv` and the PNG figures; raw runs under `runs/`.",
         "",
         "## What the paper reports (typed from its text; not measured here)",
         "",
     ]
     md += [f"- **{k}**: {v}" for k, v in PAPER_STATEMENTS]
     md += ["", "## Our measurements", ""]
-    md += _loss_md(tb, "Fig. 6/7, trace video (frame-paced, as bundled)")
-    md += _table1_md(tb, "Table I, trace video")
-    md += _loss_md(sm, f"Fig. 6/7, video sender limited to a {SMOOTH_PEAK} peak rate")
-    md += _table1_md(sm, f"Table I, video limited to {SMOOTH_PEAK}")
-    md += [f"### Fig. 8 (SQF, n = {JITTER_N}, video paced at {SMOOTH_PEAK}: video loss vs source jitter δ)", "", "| access | " + " | ".join(f"δ = {d:g} ms" for d in p.jitter_ms) + " |", "|---" * (len(p.jitter_ms) + 1) + "|"]
+    md += ["### Premise: the video alone (FIFO, no downloads)", "", "| sender | video loss | audio loss | video Mbit/s |",
+           "|---|---|---|---|"]
+    md += [f"| {MODES[r['mode']][0]} | {_cell(r, 'video_loss', True)} | {_cell(r, 'audio_loss', True)} | {_cell(r, 'video_mbps')} |"
+           for r in al]
+    md += [""]
+    for mode, (label, _) in MODES.items():
+        rows = [r for r in tb if r["mode"] == mode]
+        md += _loss_md(rows, f"Fig. 6/7, {label}")
+        md += _table1_md(rows, f"Table I, {label}")
+    md += [f"### Fig. 8 (SQF, n = {JITTER_N}, {MODES['es'][0]}: video loss vs source jitter δ)", "",
+           "| access | " + " | ".join(f"δ = {x:g} ms" for x in p.jitter_ms) + " |", "|---" * (len(p.jitter_ms) + 1) + "|"]
     for rate in p.jitter_rates:
         rs = {r["delta_ms"]: r for r in jit if r["access_rate"] == rate}
-        md.append(f"| {rate} | " + " | ".join(_pct(rs[float(d)]["video_loss"]) if float(d) in rs else "–" for d in p.jitter_ms) + " |")
-    md += ["", "### Model vs simulator (Sec. IV)", "", "| n | λ (Mbit/s) | measured: time de-prioritised | measured: time with x ≥ B/(n+1) | model p(T) | video loss |", "|---|---|---|---|---|---|"]
+        md.append(f"| {rate} | " + " | ".join(_cell(rs[float(x)], "video_loss", True) if float(x) in rs else "–"
+                                           for x in p.jitter_ms) + " |")
+    md += ["", "### Model vs simulator (Sec. IV; Linux TCP profile)", "",
+           "| n | λ (Mbit/s) | SQF test first true (s) | x ≥ B/(n+1) first (s) | time de-prioritised | after the first loss | "
+           "video loss | model p(T) | model T̄ (s) |", "|---|---|---|---|---|---|---|---|---|"]
     for r in model:
-        md.append(
-            f"| {r['n']} | {r['peak_rate_mbps']:g} | {_pct(r['measured_deprioritised_time_fraction'])} | {_pct(r['measured_time_fraction_x_ge_B_over_n1'])} | {r['model_p_T']:.3g} | {_pct(r['video_loss'])} |"
-        )
-    md += [""] + _sensitivity_md(sens, p.sens_n)
+        md.append(f"| {r['n']} | {r['peak_rate_mbps']:g} | {_cell(r, 'first_lost_priority_s')} | {_cell(r, 'first_x_ge_b_s')} | "
+                  f"{_cell(r, 'deprioritised_time_fraction', True)} | {_cell(r, 'deprioritised_after_first', True)} | "
+                  f"{_cell(r, 'video_loss', True)} | {r['model_p_T']:.3g} | {r['model_T_bar_s']:.3g} |")
+    md += ["", "(nan: the event did not happen in any repetition's run.)", ""]
+    md += _sensitivity_md(sens, p.sens_n)
     md += ["### Analytical model (Fig. 3/4 recomputed from eq. (2))", "", "`fig3_analytic.png`, `fig4_analytic.png`.", ""]
     md += [f"- {k}: {v:.4g}" for k, v in ana.items()]
     md += [""]
-    md += _reading(p, tb, sm, jit, model, ana, sens)
-    md += (Path(__file__).with_name("sqf_reading.md")).read_text().splitlines()
+    md += _reading_md(p, all_findings, al, model)
     (out / "report.md").write_text("\n".join(md) + "\n")
-    summary = {"quick": quick, "wall_s": time.time() - t0, "analytic": ana}
+    summary = {"quick": quick, "reps": p.reps, "wall_s": time.time() - t0, "analytic": ana,
+               "findings": {m: {"holds": summary_count_of(F)[0], "decided": summary_count_of(F)[1]} for m, F in all_findings.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
     log(f"report: {out / 'report.md'} ({time.time() - t0:.0f} s)")
     return summary
+
+
+def summary_count_of(F: list[Finding]) -> tuple[int, int]:
+    from qoelab.experiment import summary_count
+
+    return summary_count(F)
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -653,7 +1010,12 @@ def register(subparsers) -> argparse.ArgumentParser:
         from qoelab.outdir import check_folder
 
         check_folder(out)
-        run(out, quick=a.quick, jobs=resolve_jobs(a.jobs))
+        from rich.console import Console
+
+        from qoelab.progress import progress
+
+        with progress(Console(stderr=True), "sqf reproduction") as update:
+            run(out, quick=a.quick, jobs=resolve_jobs(a.jobs), progress=update)
         return 0
 
     s.set_defaults(func=cmd)

@@ -50,18 +50,31 @@ def audio_trace_from_file(path: str | os.PathLike[str]) -> NalTrace:
     return NalTrace(idx, idx.copy(), np.zeros(n, np.int8), np.asarray(sizes, np.int64), t)
 
 
+#: Audio codecs: file extension, frame duration (ms), the encoder's arguments after the bitrate.
+#: Opus: VBR, 20-ms frames. MPEG-1 Audio Layer II (ISO/IEC 11172-3), ffmpeg's `mp2` encoder: a
+#: constant 1152 samples per frame, 24 ms at 48 kHz, so at 64 kbit/s every frame is 192 bytes.
+AUDIO_CODECS = {
+    "opus": ("opus", 20.0, ["-c:a", "libopus"], ["-vbr", "on", "-frame_duration", "20", "-application", "audio"]),
+    "mp2": ("mp2", 24.0, ["-c:a", "mp2"], ["-ar", "48000"]),
+}
+
+
 def build_audio_trace(out: Path, name: str, *, bitrate_bps: int = 64_000, duration_s: float = 60.0,
-                      encoder_bitrate_bps: int | None = None):
-    """Encode the synthetic source with Opus VBR. libopus spends less than its nominal rate on this
-    mono source, so `encoder_bitrate_bps` (default `bitrate_bps`) is the nominal setting that
-    gives the wanted mean; the recipe records both and the measured mean."""
+                      encoder_bitrate_bps: int | None = None, codec: str = "opus"):
+    """Encode the synthetic source, mono 48 kHz, with Opus VBR (default) or MPEG-1 Layer II
+    (`codec = "mp2"`, constant rate). libopus spends less than its nominal rate on this mono
+    source, so `encoder_bitrate_bps` (default `bitrate_bps`) is the nominal setting that gives
+    the wanted mean; the recipe records both and the measured mean."""
+    if codec not in AUDIO_CODECS:
+        raise VideoInputError("audio.codec", f"must be one of {', '.join(AUDIO_CODECS)}, got {codec!r}")
+    ext, frame_ms, enc, tail = AUDIO_CODECS[codec]
     nominal = encoder_bitrate_bps or bitrate_bps
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="qoelab-audio-") as tmp:
-        coded = Path(tmp) / f"{name}.opus"
-        cmd = ["-f", "lavfi", "-i", AUDIO_SOURCE, "-t", f"{duration_s:g}", "-ac", "1", "-c:a", "libopus",
-               "-b:a", str(nominal), "-vbr", "on", "-frame_duration", "20", "-application", "audio", str(coded)]
+        coded = Path(tmp) / f"{name}.{ext}"
+        cmd = ["-f", "lavfi", "-i", AUDIO_SOURCE, "-t", f"{duration_s:g}", "-ac", "1", *enc,
+               "-b:a", str(nominal), *tail, str(coded)]
         t0 = time.perf_counter()
         run_ffmpeg(cmd, what="audio encoding", path="lavfi audio source")
         encode_s = time.perf_counter() - t0
@@ -72,22 +85,25 @@ def build_audio_trace(out: Path, name: str, *, bitrate_bps: int = 64_000, durati
     sizes = back.size_bytes
     stats = {
         "packets": int(back.n_nal),
-        "frame_ms": 20.0,
+        "frame_ms": frame_ms,
         "total_bytes": int(sizes.sum()),
-        "duration_s": round(back.n_nal * 0.020, 3),
-        "mean_rate_bps": round(float(sizes.sum() * 8 / (back.n_nal * 0.020)), 1),
+        "duration_s": round(back.n_nal * frame_ms / 1000, 3),
+        "mean_rate_bps": round(float(sizes.sum() * 8 / (back.n_nal * frame_ms / 1000)), 1),
         "min_packet_bytes": int(sizes.min()),
         "max_packet_bytes": int(sizes.max()),
     }
     recipe = {
         "name": name,
         "kind": "audio",
-        "notes": f"VBR audio of {bitrate_bps / 1e3:g} kbit/s mean (SQF paper): Opus VBR, 20-ms frames, mono 48 kHz, "
-                 "synthetic speech-like on/off source.",
+        "notes": (f"VBR audio of {bitrate_bps / 1e3:g} kbit/s mean (SQF paper): Opus VBR, 20-ms frames, mono 48 kHz, "
+                  "synthetic speech-like on/off source." if codec == "opus" else
+                  f"Audio of {bitrate_bps / 1e3:g} kbit/s (SQF paper: MPEG audio streamed by VLC): MPEG-1 Layer II (ffmpeg mp2), "
+                  "constant rate, 1152-sample (24-ms) frames, mono 48 kHz, synthetic speech-like on/off source."),
         "source": {"kind": "audio_stand_in"},  # AUDIO_SOURCE; `command` shows it
-        "config": {"bitrate_bps": bitrate_bps, "encoder_bitrate_bps": nominal, "duration_s": duration_s, "codec": "opus"},
-        "encoder": {"ffmpeg": ffmpeg_version(), "codec_library": f"libopus (in ffmpeg {ffmpeg_version()})"},
-        "command": ["ffmpeg", *cmd[:-1], f"{name}.opus"],
+        "config": {"bitrate_bps": bitrate_bps, "encoder_bitrate_bps": nominal, "duration_s": duration_s, "codec": codec},
+        "encoder": {"ffmpeg": ffmpeg_version(),
+                    "codec_library": f"{'libopus' if codec == 'opus' else 'mp2'} (in ffmpeg {ffmpeg_version()})"},
+        "command": ["ffmpeg", *cmd[:-1], f"{name}.{ext}"],
         "timing": {"encode_s": round(encode_s, 2), "cpus": os.cpu_count()},
         "expected": stats,
     }

@@ -3,11 +3,13 @@
 `encode()` runs ffmpeg (libx264 or libx265) with access-unit delimiters and parameter sets
 repeated at every IDR, then reads the Annex B stream back: NAL units and access units from the
 byte stream (`bitstream.py`), frame types from the slice headers, and display order from a
-reference decode. The same pass compares every decoded picture with the source and with its
+reference decode. With `codec = "mpeg2"` it runs ffmpeg's `mpeg2video` encoder (closed GOPs,
+a sequence header before every GOP) and reads the elementary stream with `mpeg2.py`: the trace's
+rows are then RTP payloads (RFC 2250, cut as VLC does by default), not NAL units. The same pass compares every decoded picture with the source and with its
 neighbours; those per-frame numbers (`*.frames.csv`) are what the fast estimator needs.
 
 Outputs for `name` in `out_dir`:
-- `name.h264` / `name.hevc`: the Annex B bitstream (optional);
+- `name.h264` / `name.hevc` / `name.m2v`: the bitstream (optional);
 - `name.trace.csv[.gz]`: the NAL trace (see `trace.py`);
 - `name.frames.csv`: per display-order frame, reference-decode distortion against the source and
   against the previous picture / previous anchor (MSE, luma and all planes);
@@ -28,6 +30,8 @@ import av
 import numpy as np
 
 from .bitstream import group_access_units, parse_nal_units
+from .mpeg2 import PACKING, group_pictures, parse_mpeg2_units
+from .mpeg2 import packets as mpeg2_packets
 from .decode import DecodeReport, decode_display_order, probe_video, read_source_frames
 from .errors import VideoInputError
 from .metrics import plane_mse, psnr
@@ -41,7 +45,13 @@ _TYPE_CODE = {"I": 0, "P": 1, "B": 2}
 # Encoder option ranges (checked, not clamped). QP and CRF: 0..51 for 8-bit H.264 (x264 accepts
 # up to 69 only for high bit depths and would clamp) and HEVC (x265: 0..51). The pipeline
 # encodes only these two codecs (no mpeg2video).
-QP_RANGE = {"h264": (0, 51), "hevc": (0, 51)}
+QP_RANGE = {"h264": (0, 51), "hevc": (0, 51), "mpeg2": (1, 31)}
+#: File extension and libavcodec decoder of each codec's elementary stream.
+EXT = {"h264": "h264", "hevc": "hevc", "mpeg2": "m2v"}
+DECODER = {"h264": "h264", "hevc": "hevc", "mpeg2": "mpeg2video"}
+#: Default RTP payload an MPEG-2 picture is packed into (RFC 2250): a 1500-byte MTU less the
+#: 40 bytes of IP, UDP and RTP headers, what the simulator's RTP transport carries per datagram.
+MPEG2_RTP_PAYLOAD = 1460
 PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo")
 MAX_SIDE = 16384  # pixels (x264/x265 limit)
 MAX_FRAMES = 10_000_000
@@ -78,7 +88,7 @@ class EncodeConfig:
     start_s: float = 0.0  # seek into a file input
     filters: str = ""  # extra ffmpeg -vf chain applied before fps/scale
     retime: bool = False  # reinterpret input frames at `fps` (setpts) instead of dropping/duplicating
-    codec: str = "h264"  # "h264" (libx264) or "hevc" (libx265)
+    codec: str = "h264"  # "h264" (libx264), "hevc" (libx265) or "mpeg2" (ffmpeg's mpeg2video)
     gop: int = 15  # frames between IDR pictures (fixed, no scene-cut)
     bframes: int = 2  # consecutive B frames (fixed pattern, no pyramid)
     refs: int = 1  # reference frames for P (1 keeps the estimator's dependency model exact)
@@ -93,6 +103,8 @@ class EncodeConfig:
     preset: str = "medium"
     threads: int = 2  # fixed: x264/x265 output depends on the thread count
     extra_params: str = ""  # appended to -x264-params / -x265-params
+    rtp_payload_bytes: int | None = None  # mpeg2 only: RTP payload per packet (default 1460)
+    rtp_packing: str | None = None  # mpeg2 only: "vlc" (default) or "slices" (see mpeg2.py)
 
     source: SourceSpec | None = None  # set by project recipes; else derived from `input`
 
@@ -115,7 +127,18 @@ class EncodeConfig:
                 raise VideoInputError(f"encode.{name}", f"must be a number in {'(' if open_lo else '['}{lo:g}, {hi:g}], got {v!r}")
 
         if self.codec not in QP_RANGE:
-            raise VideoInputError("encode.codec", f"must be h264 or hevc, got {self.codec!r}")
+            raise VideoInputError("encode.codec", f"must be h264, hevc or mpeg2, got {self.codec!r}")
+        if self.codec == "mpeg2":
+            for name in ("crf", "slice_max_bytes", "slices"):
+                if getattr(self, name) is not None:
+                    raise VideoInputError(f"encode.{name}", "not an option of the mpeg2 encoder (one slice per macroblock row)")
+            if self.extra_params:
+                raise VideoInputError("encode.extra_params", "not an option of the mpeg2 encoder")
+        elif self.rtp_payload_bytes is not None or self.rtp_packing is not None:
+            raise VideoInputError("encode.rtp_payload_bytes", "only for mpeg2 (H.264/H.265 traces are per NAL unit)")
+        if self.rtp_packing is not None and self.rtp_packing not in PACKING:
+            raise VideoInputError("encode.rtp_packing", f"must be one of {', '.join(PACKING)}, got {self.rtp_packing!r}")
+        whole("rtp_payload_bytes", 100, 65_000, optional=True)
         for side in ("width", "height"):
             whole(side, 2, MAX_SIDE)
             if getattr(self, side) % 2:
@@ -157,7 +180,7 @@ class EncodeConfig:
         if (self.maxrate_bps or self.bufsize_bits) and self.qp is not None:
             raise VideoInputError("encode", "maxrate/bufsize (VBV) need rate control: use bitrate or crf, not qp")
         if self.qp is not None:
-            return ["-qp", str(self.qp)]
+            return ["-qscale:v", str(self.qp)] if self.codec == "mpeg2" else ["-qp", str(self.qp)]
         args = ["-crf", f"{self.crf:g}"] if self.crf is not None else ["-b:v", str(self.bitrate_bps)]
         if self.maxrate_bps:
             args += ["-maxrate", str(self.maxrate_bps)]
@@ -192,6 +215,16 @@ def source_spec(cfg: EncodeConfig, out: Path) -> SourceSpec:
 
 
 def _codec_args(cfg: EncodeConfig) -> list[str]:
+    if cfg.codec == "mpeg2":
+        # Fixed GOP of N = gop pictures (no scene cut), M = bframes + 1, open GOPs as on DVD
+        # (the B pictures that open a GOP refer to the previous GOP's last P; ffmpeg's closed-GOP
+        # mode shortens every GOP instead); the first GOP is closed and M pictures shorter.
+        # ffmpeg writes a sequence header before every GOP; slices are one macroblock row each.
+        # The quantiser may go down to 1 (ffmpeg's floor is 2, in lambda units 2·118): with the
+        # floor a soft SD picture saturates below the target (4.6 Mbit/s for 5 on the bundled
+        # clip) and the rate control cannot spend the rate asked for.
+        return ["-c:v", "mpeg2video", "-g", str(cfg.gop), "-bf", str(cfg.bframes), "-sc_threshold", "1000000000",
+                "-qmin", "1", "-lmin", "1", "-mblmin", "1", "-threads", str(cfg.threads), "-f", "mpeg2video"]
     common = [
         f"keyint={cfg.gop}",
         f"min-keyint={cfg.gop}",
@@ -222,8 +255,11 @@ def _codec_args(cfg: EncodeConfig) -> list[str]:
     raise VideoInputError("encode", f"codec must be h264 or hevc, got {cfg.codec!r}")
 
 
-def encoder_version(data: bytes) -> str:
-    """x264/x265 version string from the encoder's user-data SEI, if present."""
+def encoder_version(data: bytes, codec: str = "h264") -> str:
+    """x264/x265 version string from the encoder's user-data SEI, if present; for MPEG-2,
+    ffmpeg's own encoder (its version is ffmpeg's)."""
+    if codec == "mpeg2":
+        return f"mpeg2video (ffmpeg {ffmpeg_version()})"
     m = re.search(rb"x264 - core \d+( r\d+ [0-9a-f]+)?", data[:200_000])
     if m:
         return m.group(0).decode()
@@ -243,7 +279,7 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise VideoInputError(out, f"cannot create output folder: {exc.strerror}") from None
-    ext = "h264" if cfg.codec == "h264" else "hevc"
+    ext = EXT[cfg.codec]
     spec = source_spec(cfg, out)
     src = spec.input_args(base=out)
     limit = ["-frames:v", str(cfg.frames)] if cfg.frames is not None else []
@@ -270,9 +306,11 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
         encode_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         trace, frames_table, data = analyze_bitstream(bs_path, cfg.codec, cfg.fps, cfg.width, cfg.height,
-                                                      source_args=src, source_path=cfg.input)
+                                                      source_args=src, source_path=cfg.input,
+                                                      rtp_payload_bytes=cfg.rtp_payload_bytes or MPEG2_RTP_PAYLOAD,
+                                                      rtp_packing=cfg.rtp_packing or "vlc")
         analyze_s = time.perf_counter() - t0
-        version = encoder_version(data)
+        version = encoder_version(data, cfg.codec)
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -289,8 +327,8 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
         "source": spec.as_dict(),
         "config": {k: v for k, v in asdict(cfg).items() if v is not None and k != "source"} | _recorded_input(spec),
         "encoder": {"ffmpeg": ffmpeg_version(), "codec_library": version},
-        "command": ["ffmpeg", *_recorded(cmd[:-1], passlog, out), f"{name}.{ext}"],
-        **({"command_pass1": ["ffmpeg", *_recorded(cmd1, passlog, out)]} if cmd1 else {}),
+        "command": ["ffmpeg", *_recorded(cmd[:-1], passlog, out, spec), f"{name}.{ext}"],
+        **({"command_pass1": ["ffmpeg", *_recorded(cmd1, passlog, out, spec)]} if cmd1 else {}),
         "timing": {"encode_s": round(encode_s, 2), "analyze_s": round(analyze_s, 2), "cpus": os.cpu_count()},
         "expected": stats,
         "reference_quality": {
@@ -316,14 +354,23 @@ def _recorded_input(spec: SourceSpec) -> dict:
     return {}
 
 
-def _recorded(cmd: list[str], passlog: tempfile.TemporaryDirectory | None, out: Path) -> list[str]:
+def _recorded(cmd: list[str], passlog: tempfile.TemporaryDirectory | None, out: Path,
+              spec: SourceSpec | None = None) -> list[str]:
     """A command as the recipe records it (documentation, never run from the recipe): the
-    temporary pass-log folder becomes `.` (run both passes in the same folder) and the source
-    file's path is relative to the recipe's folder."""
+    temporary pass-log folder becomes `.` (run both passes in the same folder), a bundled
+    clip's path is relative to the repository and another source file's to the recipe's
+    folder."""
+    clip = None
+    if spec is not None and spec.kind == "clip":
+        from .source import clip_path
+
+        clip = Path(clip_path(spec.clip)).resolve()
     rec = []
     for a in cmd:
         if passlog is not None and a.startswith(passlog.name):
             a = os.path.relpath(a, passlog.name)
+        elif a.startswith("file:/") and clip is not None and Path(a[len("file:"):]) == clip:
+            a = str(Path("data") / "clips" / clip.name)  # a bundled clip: relative to the repository
         elif a.startswith("file:/"):
             a = os.path.relpath(a[len("file:"):], out.resolve())
         rec.append(a)
@@ -342,8 +389,11 @@ FRAMES_COLUMNS = ("display", "frame", "type", "size_bytes", "ref_mse_y", "ref_ms
 
 def analyze_bitstream(path: Path, codec: str, fps: float, width: int, height: int, *,
                       source_args: list[str] | None, source_path: str = "source",
-                      threads: int = 2) -> tuple[NalTrace, dict[str, np.ndarray], bytes]:
-    """Trace and per-frame reference numbers of an Annex B stream.
+                      threads: int = 2, rtp_payload_bytes: int = MPEG2_RTP_PAYLOAD, rtp_packing: str = "vlc",
+                      ) -> tuple[NalTrace, dict[str, np.ndarray], bytes]:
+    """Trace and per-frame reference numbers of an Annex B stream (or, for `codec = "mpeg2"`, an
+    MPEG-2 video elementary stream, whose trace rows are RTP payloads of at most
+    `rtp_payload_bytes`, cut by the `rtp_packing` rule of `mpeg2.py`).
 
     Without `source_args` the `ref_mse_*` columns are NaN.
     """
@@ -352,8 +402,12 @@ def analyze_bitstream(path: Path, codec: str, fps: float, width: int, height: in
     except OSError as exc:
         raise VideoInputError(path, f"cannot read bitstream: {exc.strerror}") from None
     try:
-        nals = parse_nal_units(data, codec)
-        aus = group_access_units(nals, codec)
+        if codec == "mpeg2":
+            nals = parse_mpeg2_units(data)
+            aus = group_pictures(nals)
+        else:
+            nals = parse_nal_units(data, codec)
+            aus = group_access_units(nals, codec)
     except ValueError as exc:
         raise VideoInputError(path, f"malformed bitstream: {exc}") from None
     n = len(aus)
@@ -364,7 +418,7 @@ def analyze_bitstream(path: Path, codec: str, fps: float, width: int, height: in
         ftype[k] = 2 if "B" in types else 1 if "P" in types else 0
     packets = [b"".join(data[nals[i].offset: nals[i].offset + nals[i].size] for i in au) for au in aus]
     # First pass: decode with pts = decode index to learn display order.
-    ctx = av.CodecContext.create(codec, "r")
+    ctx = av.CodecContext.create(DECODER[codec], "r")
     ctx.thread_count = threads
     order: list[int] = []
     for k, pkt_data in enumerate(packets):
@@ -383,11 +437,16 @@ def analyze_bitstream(path: Path, codec: str, fps: float, width: int, height: in
     frame_col, disp_col, type_col, size_col, ts_col = [], [], [], [], []
     frame_ms = 1000.0 / fps
     for k, au in enumerate(aus):
-        for i in au:
+        if codec == "mpeg2":
+            # One row per RTP payload (RFC 2250); each carries data of the picture.
+            rows = [(int(ftype[k]), s) for s in mpeg2_packets(nals, au, rtp_payload_bytes, rtp_packing)]
+        else:
+            rows = [(int(ftype[k]) if nals[i].vcl else 3, nals[i].size) for i in au]
+        for t, s in rows:
             frame_col.append(k)
             disp_col.append(display[k])
-            type_col.append(int(ftype[k]) if nals[i].vcl else 3)
-            size_col.append(nals[i].size)
+            type_col.append(t)
+            size_col.append(s)
             ts_col.append(round(k * frame_ms, 3))
     trace = NalTrace(np.asarray(frame_col, np.int64), np.asarray(disp_col, np.int64),
                      np.asarray(type_col, np.int8), np.asarray(size_col, np.int64), np.asarray(ts_col, np.float64))
@@ -403,7 +462,7 @@ def analyze_bitstream(path: Path, codec: str, fps: float, width: int, height: in
     prev = grey
     anchor = grey
     rep = DecodeReport()
-    for d, pic in enumerate(decode_display_order(packets, display, codec, width, height, threads=threads, report=rep)):
+    for d, pic in enumerate(decode_display_order(packets, display, DECODER[codec], width, height, threads=threads, report=rep)):
         if src_iter is not None:
             src = next(src_iter, None)
             if src is None:

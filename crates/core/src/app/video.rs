@@ -13,6 +13,14 @@
 //! - `pacing = "frame"` spreads the datagrams of one frame evenly over the frame's duration (the
 //!   time to the next frame), as a streaming server that sends each packet at its own
 //!   timestamp does, instead of sending them back to back (`"burst"`).
+//! - `pacing = "ts"` models VLC's MPEG-TS mode (modules/mux/mpeg/ts.c): the muxer gathers at
+//!   least `ts_shaping` (default 200 ms, VLC's `sout-ts-shaping`) of the stream — whole
+//!   frames, from the first one not yet sent, until their timestamps span `ts_shaping` — and
+//!   dates its packets evenly over that span, so each chunk leaves at its own constant rate.
+//!   Here a chunk's datagrams are spread evenly from the chunk's first timestamp to the next
+//!   chunk's (to the end of the period for the last one). The TS packetisation itself (188-byte
+//!   packets, 7 to a datagram: use `max_payload = "1316B"`), its 2 % of TS/PES headers and the
+//!   muxing of audio into the same flow are not modelled.
 //! - `peak_rate = R` additionally never lets the datagrams leave faster than R (a sender-side
 //!   leaky bucket, the "strictly enforced peak rate" of BMO11 Sec. IV-A): a datagram leaves
 //!   no earlier than the previous one's release plus its own size at R.
@@ -48,9 +56,14 @@ pub struct VideoConfig {
     #[serde(default, with = "serde_units::time")]
     pub offset: Dur,
     /// `"burst"` (default): a NAL's datagrams leave back to back at its timestamp; `"frame"`:
-    /// a frame's datagrams are spread evenly over the frame duration.
+    /// a frame's datagrams are spread evenly over the frame duration; `"ts"`: each chunk of
+    /// `ts_shaping` is spread evenly over its span (VLC's TS mode, see the module header).
     #[serde(default)]
     pub pacing: Pacing,
+    /// Chunk length of `pacing = "ts"` (VLC's `sout-ts-shaping`); default 200 ms; ignored by
+    /// the other pacings. Must be above 0.
+    #[serde(default = "default_ts_shaping", with = "serde_units::time", skip_serializing_if = "is_default_ts_shaping")]
+    pub ts_shaping: Dur,
     /// Standard deviation δ of the Gaussian source delay (see the module header); default 0 s
     /// (no jitter).
     #[serde(default, with = "serde_units::time")]
@@ -82,6 +95,15 @@ mod opt_rate {
     }
 }
 
+/// VLC's default TS shaping delay (`sout-ts-shaping`, 200 ms).
+fn default_ts_shaping() -> Dur {
+    Dur::from_millis(200)
+}
+
+fn is_default_ts_shaping(d: &Dur) -> bool {
+    *d == default_ts_shaping()
+}
+
 /// When a frame's datagrams leave the sender.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -89,6 +111,8 @@ pub enum Pacing {
     #[default]
     Burst,
     Frame,
+    /// Constant rate per `ts_shaping` chunk (VLC's TS mode).
+    Ts,
 }
 
 /// A datagram waiting for its release time at the source.
@@ -157,6 +181,9 @@ impl VideoConfig {
                 format!("beyond the end of the looped trace (its period is {} ms)", period as f64 / 1e6),
             ));
         }
+        if self.ts_shaping == Dur::ZERO {
+            return Err(AppBuildError::new("ts_shaping", "must be above 0 s"));
+        }
         if let Some(t) = &self.tfd {
             t.validate().map_err(|(f, r)| AppBuildError::new(f, r))?;
         }
@@ -179,6 +206,7 @@ impl VideoConfig {
             sent_pkts: 0,
             sent_nals: 0,
             pacing: self.pacing,
+            ts_shaping_ns: self.ts_shaping.as_nanos(),
             jitter_s: self.source_jitter.as_secs_f64(),
             peak_rate: self.peak_rate,
             pending: std::collections::VecDeque::new(),
@@ -208,6 +236,8 @@ pub struct VideoSource {
     sent_pkts: u64,
     sent_nals: u64,
     pacing: Pacing,
+    /// Chunk length of `Pacing::Ts`, ns.
+    ts_shaping_ns: u64,
     /// δ of the source jitter, seconds (0: none).
     jitter_s: f64,
     peak_rate: Option<crate::units::Rate>,
@@ -259,15 +289,26 @@ impl VideoSource {
                 cx.wake_at(due);
                 return;
             }
-            // The rows released together: one NAL, or with frame pacing every NAL of the frame
-            // that shares this timestamp.
+            // The rows released together: one NAL, with frame pacing every NAL of the frame
+            // that shares this timestamp, with TS pacing every row of the chunk.
             let first = self.idx;
             let mut end = first + 1;
-            if self.pacing == Pacing::Frame {
-                let (f, ts) = (self.rows[first].frame, self.rows[first].ts_ns);
-                while end < self.rows.len() && self.rows[end].frame == f && self.rows[end].ts_ns == ts {
-                    end += 1;
+            match self.pacing {
+                Pacing::Frame => {
+                    let (f, ts) = (self.rows[first].frame, self.rows[first].ts_ns);
+                    while end < self.rows.len() && self.rows[end].frame == f && self.rows[end].ts_ns == ts {
+                        end += 1;
+                    }
                 }
+                Pacing::Ts => {
+                    // Whole frames until their timestamps span the shaping delay (ts.c
+                    // MuxStreams: accumulate more than i_shaping_delay of the PCR stream).
+                    let until = self.rows[first].ts_ns + self.ts_shaping_ns;
+                    while end < self.rows.len() && self.rows[end].ts_ns < until {
+                        end += 1;
+                    }
+                }
+                Pacing::Burst => {}
             }
             let mut dgrams = Vec::new();
             for r in &self.rows[first..end] {
@@ -287,7 +328,9 @@ impl VideoSource {
             }
             // Frame duration: to the next row with a later timestamp, or to the end of the
             // period for the last frame.
-            let spread_ns = if self.pacing == Pacing::Frame {
+            // With TS pacing the next row is the next chunk's first (its timestamp is past the
+            // chunk's), so the same rule gives the chunk's span.
+            let spread_ns = if matches!(self.pacing, Pacing::Frame | Pacing::Ts) {
                 let ts = self.rows[first].ts_ns;
                 let next = self.rows[end..].iter().find(|r| r.ts_ns > ts).map_or(self.period_ns, |r| r.ts_ns);
                 next.saturating_sub(ts)
@@ -451,6 +494,7 @@ mod timing_tests {
         let pacing = match cfg_pacing {
             Pacing::Burst => "burst",
             Pacing::Frame => "frame",
+            Pacing::Ts => "ts",
         };
         let cfg: VideoConfig = toml::from_str(&format!(
             "trace = \"t.csv\"\nmax_payload = \"1000B\"\npacing = \"{pacing}\"\nsource_jitter = \"{}ns\"\n{extra}",
@@ -525,6 +569,25 @@ mod timing_tests {
         // Frame 0: 6 datagrams over 40 ms; frame 1: 1 datagram over the rest of the period.
         let t = send_times(Pacing::Frame, Dur::ZERO, None, 1_000_000_000);
         assert_eq!(t, vec![0, 6_666_666, 13_333_333, 20_000_000, 26_666_666, 33_333_333, 40_000_000]);
+    }
+
+    #[test]
+    fn ts_pacing_sends_each_shaping_chunk_at_its_own_constant_rate() {
+        // Trace: frame 0 (6 datagrams) at 0 ms, frame 1 (1 datagram) at 40 ms; period 80 ms.
+        const MS: u64 = 1_000_000;
+        let run = |extra: &str| send_times_cfg(Pacing::Ts, Dur::ZERO, extra, 170 * MS).unwrap();
+        // Default 200 ms: the whole trace is one chunk (its span is the period, 80 ms), so its
+        // 7 datagrams leave 80/7 ms apart — unlike frame pacing, which sends frame 0's six in
+        // its own 40 ms and frame 1's one datagram alone.
+        let one_chunk: Vec<u64> = (0..7).map(|m| 80 * MS * m / 7).collect();
+        assert_eq!(run("loop = true")[..7], one_chunk[..]);
+        // The next repetition is the next chunk, starting at the period.
+        assert_eq!(run("loop = true")[7..14], one_chunk.iter().map(|t| t + 80 * MS).collect::<Vec<_>>()[..]);
+        // A 40-ms chunk holds one frame: the same as frame pacing.
+        let frame = send_times(Pacing::Frame, Dur::ZERO, None, 1_000_000_000);
+        assert_eq!(run("ts_shaping = \"40ms\""), frame);
+        let e = send_times_cfg(Pacing::Ts, Dur::ZERO, "ts_shaping = \"0ms\"", MS).unwrap_err();
+        assert!(e.starts_with("ts_shaping: must be above 0"), "{e}");
     }
 
     #[test]
