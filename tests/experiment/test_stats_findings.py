@@ -46,3 +46,27 @@ def test_summary_counts_only_decided_substantive_findings():
         Finding("e", "x", Label.BY_CONSTRUCTION, Verdict.HOLDS),
     ]
     assert summary_count(fs) == (1, 2)
+
+
+def test_judge_within_three_way():
+    from qoelab.experiment import judge_within
+
+    assert judge_within(Estimate(0.5, 1.0, 5), bound=2.0) is Verdict.HOLDS
+    assert judge_within(Estimate(-0.5, 1.0, 5), bound=2.0) is Verdict.HOLDS
+    assert judge_within(Estimate(3.5, 1.0, 5), bound=2.0) is Verdict.DOES_NOT_HOLD
+    assert judge_within(Estimate(-3.5, 1.0, 5), bound=2.0) is Verdict.DOES_NOT_HOLD
+    assert judge_within(Estimate(1.5, 1.0, 5), bound=2.0) is Verdict.WITHIN_NOISE
+    assert judge_within(Estimate(1.9, float("nan"), 1), bound=2.0) is Verdict.HOLDS
+    assert judge_within(Estimate(-2.1, float("nan"), 1), bound=2.0) is Verdict.DOES_NOT_HOLD
+    assert judge_within(None, bound=2.0) is Verdict.UNDECIDED
+
+
+def test_judge_all_is_a_conjunction():
+    from qoelab.experiment import judge_all
+
+    H, N, W, U = Verdict.HOLDS, Verdict.DOES_NOT_HOLD, Verdict.WITHIN_NOISE, Verdict.UNDECIDED
+    assert judge_all([H, H]) is H
+    assert judge_all([H, W]) is W
+    assert judge_all([W, N]) is N
+    assert judge_all([H, U]) is U
+    assert judge_all([]) is U

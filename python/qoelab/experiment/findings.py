@@ -68,6 +68,36 @@ def judge_positive(est: Estimate | None, *, threshold: float = 0.0) -> Verdict:
     return Verdict.WITHIN_NOISE
 
 
+def judge_within(est: Estimate | None, *, bound: float) -> Verdict:
+    """Verdict for a claim "the quantity lies within ± ``bound``" (e.g. two utilisations within 2
+    points): *holds* when the whole 95 % interval is inside, *does not hold* when it is wholly
+    outside (above ``bound`` or below ``-bound``), *within noise* otherwise. With one repetition
+    the mean decides alone; with no estimate, *undecided*."""
+    import math
+
+    if est is None or math.isnan(est.mean):
+        return Verdict.UNDECIDED
+    if est.n < 2 or math.isnan(est.half_width):
+        return Verdict.HOLDS if abs(est.mean) <= bound else Verdict.DOES_NOT_HOLD
+    if -bound <= est.low and est.high <= bound:
+        return Verdict.HOLDS
+    if est.low > bound or est.high < -bound:
+        return Verdict.DOES_NOT_HOLD
+    return Verdict.WITHIN_NOISE
+
+
+def judge_all(verdicts: list[Verdict]) -> Verdict:
+    """The verdict of a conjunction of claims: *does not hold* if any part does not, *holds* if
+    every part holds, *undecided* if a part is undecided, else *within noise*."""
+    if any(v is Verdict.DOES_NOT_HOLD for v in verdicts):
+        return Verdict.DOES_NOT_HOLD
+    if any(v is Verdict.UNDECIDED for v in verdicts) or not verdicts:
+        return Verdict.UNDECIDED
+    if all(v is Verdict.HOLDS for v in verdicts):
+        return Verdict.HOLDS
+    return Verdict.WITHIN_NOISE
+
+
 def summary_count(findings: list[Finding]) -> tuple[int, int]:
     """(substantive findings that hold, substantive findings decided), for a report's summary."""
     subst = [f for f in findings if f.label is Label.SUBSTANTIVE and f.verdict is not Verdict.UNDECIDED]
