@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from qoelab import paths
-from qoelab.experiment import Label, Verdict, summary_count
+from qoelab.experiment import Finding, Label, Verdict, summary_count
 from qoelab.reproduce import tfd
 from qoelab.scenario import Scenario
 
@@ -48,13 +48,34 @@ def test_report_files_are_written(quick_all, quick):
     assert any(r.startswith("s1,10,1,") and r.split(",")[4] == "26.9" for r in rows)
     # The calibration and the TCP profile are recorded; the trace by its path in the repository.
     m = quick["meta"]
-    assert (m["calibration"], m["buffer"], m["profile"], m["headline"]) == ("62M-50p", "50p", "linux", True)
+    assert (m["calibration"], m["buffer"], m["profile"], m["headline"]) == ("62M-1000p", "1000p", "linux", True)
     assert m["trace"] == tfd.TRACES["62M"]
     readme = (out / "README.md").read_text()
     assert str(paths.root()) not in readme
-    assert "calibration 62M-50p (TCP profile linux)" in readme
+    assert "calibration 62M-1000p (TCP profile linux)" in readme
     overview = (quick_all["out"] / "README.md").read_text()
-    assert "**Headline: 62M-50p.**" in overview and "| 62M-50p (headline) |" in overview
+    assert "**Headline: 62M-1000p.**" in overview and "| 62M-1000p (headline) |" in overview
+
+
+def test_what_the_mechanisms_guarantee_holds_in_every_quick_cell(quick):
+    """Replaces a test that s4 used the link more than s3 on one quick repetition: the full grid
+    (rfc-40M-1000p, 20 repetitions) puts that difference at +0.0006 ± 0.0138 points, noise. What
+    is asserted here holds cell by cell, not on average, so one short repetition can show it:
+
+    - nothing is lost at K = 0 in any scenario (the paper's premise; with 62 Mbit/s streams it
+      needs the 1000-packet buffer: 50 packets lose at N = 10, which is why the headline has it);
+    - TFD loses nothing in any cell (its reservation follows the encoder's announcement);
+    - s2's 60 Mbit/s reservation is below the 62 Mbit/s stream's mean, s3's peak-rate one above
+      its peak for every admitted stream, so s2 loses more than s3 in every loaded cell."""
+    ours = quick["ours"]
+    g = tfd.QUICK
+    for sc in g.scenarios:
+        for n in g.n:
+            assert ours[(sc, 0, n)]["per_pct"] == 0.0, (sc, n)
+    assert all(v["per_pct"] == 0.0 for (sc, k, n), v in ours.items() if sc == "s4")
+    for k in g.k[1:]:
+        for n in g.n:
+            assert ours[("s2", k, n)]["per_pct"] > ours[("s3", k, n)]["per_pct"], (k, n)
 
 
 def test_resumes_without_rerunning(quick):
@@ -71,7 +92,7 @@ def test_a_calibrations_folder_refuses_another_calibrations_runs(quick, tmp_path
     d = tmp_path / "c"
     shutil.copytree(quick["out"] / "sweep", d / "sweep")
     with pytest.raises(QoelabError, match="different base scenario"):
-        tfd.run_calibration(d, tfd.Calibration("62M", "1000p"), "linux", quick=True)
+        tfd.run_calibration(d, tfd.Calibration("62M", "50p"), "linux", quick=True)
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed (scripts/install-system-deps.sh installs it)")
@@ -128,7 +149,7 @@ def test_report_only_reads_a_grid_stopped_part_way(quick, tmp_path: Path):
     # Means over different cell sets are not compared: findings that need s1 whole are undecided.
     v = {f.key: f.verdict for f in c["findings"]}
     assert v["per_s2_below_s1"] is Verdict.UNDECIDED and v["util_s4_close_s1"] is Verdict.UNDECIDED
-    assert v["s1_inverted"] is Verdict.UNDECIDED
+    assert v["s1_inverted"] is not Verdict.UNDECIDED  # its cells (s1 at the largest K) are all there
     assert v["k0_zero"] is not Verdict.UNDECIDED and v["util_s4_above_s2"] is not Verdict.UNDECIDED
     assert "| undecided |" in readme.replace("**", "")
     md = (part / "table1.md").read_text()
@@ -157,17 +178,21 @@ def test_findings_on_the_papers_own_tables():
     assert {k for k, v in labels.items() if v is Label.BY_CONSTRUCTION} == {"per_s4_below_s3", "s4_mostly_zero"}
 
 
-def test_s1_sensitivity_burst_senders_lose_more_than_frame_paced_ones(quick):
-    """The s1 sensitivity grid is in the report, and pacing acts in the direction it must:
-    frames sent back to back lose more than frame-paced ones at the same buffer, in every cell
-    (a pacing knob that is not wired through would give equal values)."""
+def test_s1_sensitivity_burst_senders_lose_more_at_the_largest_k(quick):
+    """The s1 sensitivity grid is in the report, and its pacing knob is wired through (burst and
+    frame-paced senders differ in every cell) and acts in the direction it must where the data
+    supports it beyond one repetition's noise: at K = 10, frames sent back to back lose more
+    than frame-paced ones (quick grid: 7.9 vs 4.8 % at N = 1, 2.2 vs 1.5 % at N = 10; at K = 1
+    the two are within a few hundredths of a point and swap from run to run, so not asserted)."""
     rows = quick["sensitivity"]
     cells = {(r["K"], r["N"]) for r in rows}
     assert cells == {(k, n) for k in tfd.SENS_K_QUICK for n in tfd.SENS_N_QUICK}
     assert {r["buffer"] for r in rows} == {tfd.HEADLINE.buffer}
     per = {(r["pacing"], r["K"], r["N"]): r["per_pct"] for r in rows}
     for k, n in cells:
-        assert per[("burst", k, n)] > per[("frame", k, n)], (k, n)
+        assert per[("burst", k, n)] != per[("frame", k, n)], (k, n)
+    for n in tfd.SENS_N_QUICK:
+        assert per[("burst", 10, n)] > per[("frame", 10, n)], n
     assert "What s1 depends on" in (quick["out"] / "README.md").read_text()
     assert (quick["out"] / "sensitivity_s1.csv").stat().st_size > 0
 
@@ -231,7 +256,7 @@ def test_calibrations_are_parsed_and_bad_ones_named():
 
     assert tfd.parse_calibrations("all") == tfd.CALIBRATIONS and len(tfd.CALIBRATIONS) == 4
     assert tfd.parse_calibrations("headline") == (tfd.HEADLINE,)
-    assert tfd.parse_calibrations("40M-1000p, 62M-50p,40M-1000p") == (tfd.LEGACY, tfd.HEADLINE)
+    assert tfd.parse_calibrations("40M-1000p, 62M-50p,40M-1000p") == (tfd.LEGACY, tfd.Calibration("62M", "50p"))
     with pytest.raises(QoelabError, match=r"--calibration 62M-100p: unknown calibration '62M-100p' \(known: all, headline, "):
         tfd.parse_calibrations("62M-100p")
     with pytest.raises(QoelabError, match="--profile bsd: unknown TCP profile"):
@@ -250,13 +275,13 @@ def test_confidence_interval_over_repetitions():
 
 def test_held_reservations_cost_utilisation_that_lent_ones_do_not(quick):
     """With `lend_idle = false` the reservation routers idle the link for reserved capacity the
-    videos leave unused: at K = 10, N = 4 utilisation drops below the lending grid's in s2 and
-    s3 (whose static reservations exceed what the videos send), and the report has the table."""
+    videos leave unused: at K = 10, N = 10 utilisation drops far below the lending grid's in s3,
+    whose peak-rate reservations (101.5 Mbit/s) exceed what the 62 Mbit/s videos send. (s2's
+    60 Mbit/s is below their mean, so it has little to hold idle: not asserted.)"""
     rows = {(r["scenario"], r["K"], r["N"]): r for r in quick["held"]}
     assert set(rows) == {(sc, k, n) for sc in ("s2", "s3", "s4") for k in tfd.SENS_K_QUICK for n in tfd.SENS_N_QUICK}
-    for sc in ("s2", "s3"):
-        lent = quick["ours"][(sc, 10, 4)]["utilisation_pct"]
-        assert rows[(sc, 10, 4)]["utilisation_pct"] < lent - 5.0, sc
+    lent = quick["ours"][("s3", 10, 10)]["utilisation_pct"]
+    assert rows[("s3", 10, 10)]["utilisation_pct"] < lent - 10.0
     assert "Reservations held idle" in (quick["out"] / "README.md").read_text()
 
 
@@ -378,3 +403,44 @@ def test_compute_times_are_given_in_a_unit_that_suits_them():
 def test_report_json_is_strict(quick_all, strict_json_tree):
     """meta.json and every run's JSON are strict JSON of native types (issue 22 item 6)."""
     assert strict_json_tree(quick_all["out"]) >= 1
+
+
+def test_committed_full_grid_findings_are_computed_from_its_tables(tmp_path: Path):
+    """expected/rfc-40M-1000p keeps the 20-repetition grid's tables and README but not its runs:
+    its findings.csv is what the findings logic computes from them (cell means, and the paired
+    intervals the README recorded), so it cannot drift from the data beside it. Today: 4 of 7
+    substantive findings hold; s4 above s2 and s3 in utilisation are within noise."""
+    d = paths.root() / "scenarios" / "tfd" / "expected" / "rfc-40M-1000p"
+    tfd.write_tables_findings(d, tmp_path / "findings.csv")
+    assert (tmp_path / "findings.csv").read_bytes() == (d / "findings.csv").read_bytes()
+    fs = tfd.findings_from_tables(d)
+    v = {f.key: f.verdict for f in fs}
+    assert v["util_s4_above_s2"] is v["util_s4_above_s3"] is Verdict.WITHIN_NOISE
+    assert summary_count(fs) == (4, 7)
+
+
+def test_recorded_intervals_are_read_with_their_signs():
+    readme = ("over the 20 complete repetitions, paired\n| mean PER %: s4 − s3 | -0.000664 ± 0.000072 | s4 below s3 |\n"
+              "| mean utilisation %, K>0: s4 − s2 | +0.0024 ± 0.0105 | within noise |\n")
+    r = tfd.recorded_intervals(readme)
+    assert r["per_s4_below_s3"].mean == pytest.approx(0.000664) and r["per_s4_below_s3"].n == 20
+    assert r["util_s4_above_s2"].mean == pytest.approx(0.0024) and r["util_s4_above_s2"].half_width == pytest.approx(0.0105)
+    assert tfd.recorded_intervals("no intervals here") == {}
+
+
+def _fake_result(trace_bps: float, k0_loss: float) -> dict:
+    cells = {("s1", 0, n): {"per_pct": k0_loss, "video_mbps": 62.0 * n} for n in tfd.QUICK.n}
+    fs = [Finding("k0_zero", "", Label.TRIVIAL, Verdict.HOLDS if k0_loss == 0 else Verdict.DOES_NOT_HOLD)]
+    return {"meta": {"trace_mean_bps": trace_bps}, "ours": cells, "findings": fs}
+
+
+def test_headline_rule_uses_the_setups_rate_then_the_k0_premise_then_ns2s_queue():
+    both_clean = {"62M-50p": _fake_result(62e6, 0.0), "62M-1000p": _fake_result(62e6, 0.0),
+                  "40M-50p": _fake_result(40.7e6, 0.0), "40M-1000p": _fake_result(40.7e6, 0.0)}
+    assert tfd.headline_rule(tfd.QUICK, both_clean)[0] == "62M-50p"
+    small_loses = {**both_clean, "62M-50p": _fake_result(62e6, 0.7)}
+    pick, steps = tfd.headline_rule(tfd.QUICK, small_loses)
+    assert pick == "62M-1000p" and "no loss at K = 0: 62M-1000p" in steps
+    only_40 = {k: v for k, v in both_clean.items() if k.startswith("40M")}
+    assert tfd.headline_rule(tfd.QUICK, only_40)[0] == "40M-50p"
+    assert tfd.headline_rule(tfd.QUICK, {}) == (None, [])
