@@ -843,8 +843,9 @@ def rep_statistics(grid: Grid, cells: dict) -> dict[str, float]:
 #: How the findings' statements are made; the labels' reasons are in the report and in
 #: docs/models/tfd-router.md ("Findings and their labels").
 _WHY = {
-    "k0_zero": "no competing traffic and ten streams well below the 1 Gbit/s links: nothing can overflow (the paper's "
-               "own premise of a well-dimensioned network)",
+    "k0_zero": "with no competing traffic it tests the setup, not a mechanism: loss here means the buffers do not "
+               "absorb the videos' own bursts, against the paper's premise of a well-dimensioned network (the headline "
+               "rule uses it)",
     "per_s4_below_s3": "our TFD router reserves what the encoder announces for the next 300 ms, plus 10 %, and queues a TFD "
                        "flow up to its announcement, so s4 loses only where admission control refuses a reservation; the "
                        "claim reduces to s3 losing anything",
