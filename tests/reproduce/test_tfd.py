@@ -62,15 +62,16 @@ def test_what_the_mechanisms_guarantee_holds_in_every_quick_cell(quick):
     (rfc-40M-1000p, 20 repetitions) puts that difference at +0.0006 ± 0.0138 points, noise. What
     is asserted here holds cell by cell, not on average, so one short repetition can show it:
 
-    - nothing is lost at K = 0 in any scenario (the paper's premise; with 62 Mbit/s streams it
-      needs the 1000-packet buffer: 50 packets lose at N = 10, which is why the headline has it);
+    - nothing is lost at K = 0 with up to 4 streams in any scenario (the paper's premise; at
+      N = 10 the videos' own I-frame bursts can overflow even 1000 packets now and then: 0.03 %
+      in one of two full-length runs, 0.8 and 0.2 % with 50 packets; so not asserted there);
     - TFD loses nothing in any cell (its reservation follows the encoder's announcement);
     - s2's 60 Mbit/s reservation is below the 62 Mbit/s stream's mean, s3's peak-rate one above
       its peak for every admitted stream, so s2 loses more than s3 in every loaded cell."""
     ours = quick["ours"]
     g = tfd.QUICK
     for sc in g.scenarios:
-        for n in g.n:
+        for n in (1, 4):
             assert ours[(sc, 0, n)]["per_pct"] == 0.0, (sc, n)
     assert all(v["per_pct"] == 0.0 for (sc, k, n), v in ours.items() if sc == "s4")
     for k in g.k[1:]:
@@ -429,8 +430,11 @@ def test_recorded_intervals_are_read_with_their_signs():
 
 
 def _fake_result(trace_bps: float, k0_loss: float) -> dict:
+    from qoelab.experiment import Estimate
+
     cells = {("s1", 0, n): {"per_pct": k0_loss, "video_mbps": 62.0 * n} for n in tfd.QUICK.n}
-    fs = [Finding("k0_zero", "", Label.TRIVIAL, Verdict.HOLDS if k0_loss == 0 else Verdict.DOES_NOT_HOLD)]
+    fs = [Finding("k0_zero", "", Label.TRIVIAL, Verdict.HOLDS if k0_loss == 0 else Verdict.DOES_NOT_HOLD,
+                  estimate=Estimate(k0_loss, float("nan"), 1))]
     return {"meta": {"trace_mean_bps": trace_bps}, "ours": cells, "findings": fs}
 
 
@@ -440,7 +444,12 @@ def test_headline_rule_uses_the_setups_rate_then_the_k0_premise_then_ns2s_queue(
     assert tfd.headline_rule(tfd.QUICK, both_clean)[0] == "62M-50p"
     small_loses = {**both_clean, "62M-50p": _fake_result(62e6, 0.7)}
     pick, steps = tfd.headline_rule(tfd.QUICK, small_loses)
-    assert pick == "62M-1000p" and "no loss at K = 0: 62M-1000p" in steps
+    assert pick == "62M-1000p" and steps[1].endswith("least: 62M-1000p")
+    # Both lose: the one closer to the premise (as at full length: 0.8 % against 0.03 %).
+    both_lose = {**both_clean, "62M-50p": _fake_result(62e6, 0.8), "62M-1000p": _fake_result(62e6, 0.03)}
+    assert tfd.headline_rule(tfd.QUICK, both_lose)[0] == "62M-1000p"
+    big_loses = {**both_lose, "62M-1000p": _fake_result(62e6, 0.9)}
+    assert tfd.headline_rule(tfd.QUICK, big_loses)[0] == "62M-50p"
     only_40 = {k: v for k, v in both_clean.items() if k.startswith("40M")}
     assert tfd.headline_rule(tfd.QUICK, only_40)[0] == "40M-50p"
     assert tfd.headline_rule(tfd.QUICK, {}) == (None, [])

@@ -113,8 +113,9 @@ class Calibration:
 CALIBRATIONS = tuple(Calibration(t, b) for t in ("62M", "40M") for b in (NS2_BUFFER, BUFFER))
 #: The headline calibration, chosen by :func:`headline_rule` on the quick grid of all four
 #: (2026-11-23, TCP profile linux), not on the paper's findings: the 62 Mbit/s trace delivers
-#: the paper's unloaded rate (Table II, K = 0), and with 50 packets best effort already loses at
-#: K = 0 (N = 10), which the paper's setup did not (its premise of a well-dimensioned network).
+#: the paper's unloaded rate (Table II, K = 0), and with 50 packets best effort loses at K = 0
+#: (N = 10: 0.73 % in 8 s; 0.82 and 0.20 % in two full-length runs, against 0.03 and 0 with
+#: 1000), which the paper's setup did not (its premise of a well-dimensioned network).
 #: Every report re-applies the rule to its own runs and says whether it still picks this one.
 HEADLINE = Calibration("62M", BUFFER)
 #: The calibration of the runs made before calibrations existed (``expected/rfc-40M-1000p``)
@@ -1107,9 +1108,10 @@ def headline_rule(grid: Grid, results: dict[str, dict[str, Any]]) -> tuple[str |
 
     1. the trace whose rate (its mean at IP level, what a stream offers) is nearest the
        paper's Table II at K = 0 per stream: the offered load, which no mechanism changes;
-    2. among those, the buffers with which the setup is well dimensioned as the paper's was:
-       no loss at K = 0 in any scenario (the paper: "experimentally determined");
-    3. if more than one remains, ns-2's default queue (the paper's emulator) over ours.
+    2. among those, the buffer with which the setup comes closest to being well dimensioned
+       as the paper's was, no loss at K = 0 (the paper: "experimentally determined"): the
+       smallest largest-PER over the K = 0 cells (the ``k0_zero`` statistic);
+    3. on a tie (e.g. both lossless), ns-2's default queue (the paper's emulator) over ours.
     """
     if not results:
         return None, []
@@ -1119,12 +1121,17 @@ def headline_rule(grid: Grid, results: dict[str, dict[str, Any]]) -> tuple[str |
     best_trace = min(gap.values())
     step1 = [key for key in results if gap[key] <= best_trace + 1e-9]
     steps = [f"trace rate nearest the paper's {p_rate:.1f} Mbit/s per stream: {', '.join(step1)}"]
-    k0 = {key: {f.key: f for f in results[key]["findings"]}["k0_zero"].verdict for key in step1}
-    step2 = [key for key in step1 if k0[key] is Verdict.HOLDS] or step1
-    steps.append("no loss at K = 0: " + (", ".join(key for key in step1 if k0[key] is Verdict.HOLDS) or "none (step skipped)"))
+    k0: dict[str, float] = {}
+    for key in step1:
+        e = {f.key: f for f in results[key]["findings"]}["k0_zero"].estimate
+        k0[key] = e.mean if e is not None else math.inf
+    least = min(k0.values())
+    step2 = [key for key in step1 if k0[key] <= least + 1e-12]
+    steps.append("largest PER at K = 0 " + ", ".join(f"{key} {k0[key]:.4f} %" for key in step1)
+                 + f", least: {', '.join(step2)}")
     pick = next((key for key in step2 if key.endswith(NS2_BUFFER)), step2[0])
     if len(step2) > 1:
-        steps.append(f"ns-2's default queue preferred: {pick}")
+        steps.append(f"tie, ns-2's default queue preferred: {pick}")
     return pick, steps
 
 
@@ -1142,10 +1149,9 @@ def write_overview(out: Path, grid: Grid, profile: str, results: dict[str, dict[
           f"(`{profile}-<trace>-<buffer>/`) with its tables beside the paper's, figures and reading; tables never mix "
           "calibrations.", "",
           f"**Headline: {HEADLINE.key}.** It is chosen on what the paper states about its setup, never on its findings "
-          "(`headline_rule`): (1) the trace whose unloaded rate matches the paper's Table II at K = 0 (the offered load, "
-          "which no mechanism changes); (2) a buffer with which, as in the paper's setup, nothing is lost at K = 0 (its "
-          "premise of a well-dimensioned network, \"experimentally determined\"); (3) ns-2's default 50 packets if both "
-          "buffers pass. "
+          "(`headline_rule`): (1) the trace whose rate matches the paper's unloaded rate, Table II at K = 0 (the offered "
+          "load, which no mechanism changes); (2) the buffer that comes closest to the paper's premise of a well-dimensioned "
+          "network, no loss at K = 0 (\"experimentally determined\"); (3) on a tie, ns-2's default 50 packets. "
           + (f"On these runs the rule picks **{pick}**" + (" (the headline)." if pick == HEADLINE.key else
                                                              f", not the headline {HEADLINE.key}: re-read the choice.")
              + " Steps: " + "; ".join(steps) + "." if pick else "")
