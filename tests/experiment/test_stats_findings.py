@@ -60,7 +60,7 @@ def test_judge_below_three_way():
     assert judge_below(Estimate(float("nan"), float("nan"), 0), 1e-3) is Verdict.UNDECIDED
 
 
-def test_judge_within_three_way():
+def test_judge_within_positional_tolerance():
     from qoelab.experiment import judge_within
 
     assert judge_within(Estimate(0.1, 0.2, 5), 0.5) is Verdict.HOLDS
@@ -68,3 +68,27 @@ def test_judge_within_three_way():
     assert judge_within(Estimate(1.0, 0.3, 5), 0.5) is Verdict.DOES_NOT_HOLD
     assert judge_within(Estimate(0.4, 0.3, 5), 0.5) is Verdict.WITHIN_NOISE
     assert judge_within(Estimate(0.6, float("nan"), 1), 0.5) is Verdict.DOES_NOT_HOLD
+
+
+def test_judge_within_three_way():
+    from qoelab.experiment import judge_within
+
+    assert judge_within(Estimate(0.5, 1.0, 5), bound=2.0) is Verdict.HOLDS
+    assert judge_within(Estimate(-0.5, 1.0, 5), bound=2.0) is Verdict.HOLDS
+    assert judge_within(Estimate(3.5, 1.0, 5), bound=2.0) is Verdict.DOES_NOT_HOLD
+    assert judge_within(Estimate(-3.5, 1.0, 5), bound=2.0) is Verdict.DOES_NOT_HOLD
+    assert judge_within(Estimate(1.5, 1.0, 5), bound=2.0) is Verdict.WITHIN_NOISE
+    assert judge_within(Estimate(1.9, float("nan"), 1), bound=2.0) is Verdict.HOLDS
+    assert judge_within(Estimate(-2.1, float("nan"), 1), bound=2.0) is Verdict.DOES_NOT_HOLD
+    assert judge_within(None, bound=2.0) is Verdict.UNDECIDED
+
+
+def test_judge_all_is_a_conjunction():
+    from qoelab.experiment import judge_all
+
+    H, N, W, U = Verdict.HOLDS, Verdict.DOES_NOT_HOLD, Verdict.WITHIN_NOISE, Verdict.UNDECIDED
+    assert judge_all([H, H]) is H
+    assert judge_all([H, W]) is W
+    assert judge_all([W, N]) is N
+    assert judge_all([H, U]) is U
+    assert judge_all([]) is U

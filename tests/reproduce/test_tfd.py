@@ -1,8 +1,11 @@
-"""`qoelab reproduce tfd --quick`: the paper's findings as far as the quick grid supports them,
-and the TFD option visible to tshark in a pcap of an s4 run.
+"""`qoelab reproduce tfd --quick`: the report of the headline calibration, its wiring (trace,
+buffer, profile per calibration), the findings logic on synthetic tables (a finding flips when
+its data flips; only substantive ones are counted), and the TFD option visible to tshark in a
+pcap of an s4 run.
 
-The quick grid is N ∈ {1, 4, 10}, K ∈ {0, 3, 10}, 8 s per run, one repetition; the full-grid
-numbers and their reading are in docs/models/tfd-router.md.
+The quick grid is N ∈ {1, 4, 10}, K ∈ {0, 3, 10}, 8 s per run, one repetition. Its numbers are
+asserted only where the data supports them beyond the noise (see the tests' docstrings); the
+full-grid numbers and their reading are in docs/models/tfd-router.md.
 """
 
 from __future__ import annotations
@@ -14,61 +17,83 @@ from pathlib import Path
 import pytest
 
 from qoelab import paths
+from qoelab.experiment import Finding, Label, Verdict, summary_count
 from qoelab.reproduce import tfd
 from qoelab.scenario import Scenario
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory) -> dict:
+def quick_all(tmp_path_factory) -> dict:
+    """The quick grid of the headline calibration (with its side grids), as CI runs it."""
     out = tmp_path_factory.mktemp("reproduce-tfd")
-    r = tfd.run(out, quick=True, jobs=2)
-    r["out"] = out
+    r = tfd.run(out, quick=True, jobs=2, calibrations=(tfd.HEADLINE,))
     return r
 
 
-def test_report_files_are_written(quick):
+@pytest.fixture(scope="module")
+def quick(quick_all) -> dict:
+    return quick_all["calibrations"][tfd.HEADLINE.key]
+
+
+def test_report_files_are_written(quick_all, quick):
     out: Path = quick["out"]
-    for f in ("table1.csv", "table2.csv", "table1.md", "table2.md", "fig3_per_vs_n.png", "README.md",
-              "diff_per_pct.png", "diff_utilisation_pct.png", "diff_video_mbps.png", "diff_tcp_mbps.png"):
+    assert out == quick_all["out"] / f"{tfd.DEFAULT_PROFILE}-{tfd.HEADLINE.key}"
+    for f in ("table1.csv", "table2.csv", "table1.md", "table2.md", "fig3_per_vs_n.png", "README.md", "findings.csv",
+              "repetitions.csv", "diff_per_pct.png", "diff_utilisation_pct.png", "diff_video_mbps.png", "diff_tcp_mbps.png"):
         assert (out / f).stat().st_size > 0, f
     # Our value and the paper's side by side; the paper's typed s1, K = 10, N = 1 PER is 26.9 %.
     rows = (out / "table1.csv").read_text().splitlines()
     assert rows[0] == ("scenario,K,N,per_pct_ours,per_pct_paper,utilisation_pct_ours,utilisation_pct_paper,"
                        "per_pct_ours_ci95,utilisation_pct_ours_ci95")
     assert any(r.startswith("s1,10,1,") and r.split(",")[4] == "26.9" for r in rows)
-    # A committed report names the bundled trace by its path in the repository, not this machine's.
-    assert quick["meta"]["trace"] == str(tfd.TRACE)
-    assert str(paths.root()) not in (out / "README.md").read_text()
+    # The calibration and the TCP profile are recorded; the trace by its path in the repository.
+    m = quick["meta"]
+    assert (m["calibration"], m["buffer"], m["profile"], m["headline"]) == ("62M-1000p", "1000p", "linux", True)
+    assert m["trace"] == tfd.TRACES["62M"]
+    readme = (out / "README.md").read_text()
+    assert str(paths.root()) not in readme
+    assert "calibration 62M-1000p (TCP profile linux)" in readme
+    overview = (quick_all["out"] / "README.md").read_text()
+    assert "**Headline: 62M-1000p.**" in overview and "| 62M-1000p (headline) |" in overview
+
+
+def test_what_the_mechanisms_guarantee_holds_in_every_quick_cell(quick):
+    """Replaces a test that s4 used the link more than s3 on one quick repetition: the full grid
+    (rfc-40M-1000p, 20 repetitions) puts that difference at +0.0006 ± 0.0138 points, noise. What
+    is asserted here holds cell by cell, not on average, so one short repetition can show it:
+
+    - nothing is lost at K = 0 with up to 4 streams in any scenario (the paper's premise; at
+      N = 10 the videos' own I-frame bursts can overflow even 1000 packets now and then: 0.03 %
+      in one of two full-length runs, 0.8 and 0.2 % with 50 packets; so not asserted there);
+    - TFD loses nothing in any cell (its reservation follows the encoder's announcement);
+    - s2's 60 Mbit/s reservation is below the 62 Mbit/s stream's mean, s3's peak-rate one above
+      its peak for every admitted stream, so s2 loses more than s3 in every loaded cell."""
+    ours = quick["ours"]
+    g = tfd.QUICK
+    for sc in g.scenarios:
+        for n in (1, 4):
+            assert ours[(sc, 0, n)]["per_pct"] == 0.0, (sc, n)
+    assert all(v["per_pct"] == 0.0 for (sc, k, n), v in ours.items() if sc == "s4")
+    for k in g.k[1:]:
+        for n in g.n:
+            assert ours[("s2", k, n)]["per_pct"] > ours[("s3", k, n)]["per_pct"], (k, n)
 
 
 def test_resumes_without_rerunning(quick):
-    counts = tfd.run(quick["out"], quick=True, jobs=1)["meta"]["runs"]
+    r = tfd.run(quick["out"].parent, quick=True, jobs=1, calibrations=(tfd.HEADLINE,))
+    counts = r["calibrations"][tfd.HEADLINE.key]["meta"]["runs"]
     assert counts["ran"] == 0 and counts["skipped"] == counts["total"] == 36
 
 
-def test_no_loss_without_tcp(quick):
-    ours = quick["ours"]
-    for sc in tfd.QUICK.scenarios:
-        for n in tfd.QUICK.n:
-            assert ours[(sc, 0, n)]["per_pct"] == 0.0, (sc, n)
+def test_a_calibrations_folder_refuses_another_calibrations_runs(quick, tmp_path: Path):
+    """The calibration is part of the sweep's identity: resuming a folder with another buffer,
+    trace or profile would mix two experiments in one table, so it is refused."""
+    from qoelab.errors import QoelabError
 
-
-def test_loss_is_ordered_tfd_rsvp_peak_rsvp_150_best_effort(quick):
-    """PER(s4) ≤ PER(s3) ≤ PER(s2) ≤ PER(s1), averaged over the grid, as in the paper, and TFD
-    loses nothing in any quick cell. PER(s2) ≤ PER(s1) holds since the HD trace has Blu-ray's VBV
-    (a 1-s peak of ~66 Mbit/s at IP level against s2's 60 Mbit/s reservation); with the earlier
-    uncapped trace (1-s peaks of 282 Mbit/s) s2 lost 16 %."""
-    s = tfd.summary(tfd.QUICK, quick["ours"])
-    assert all(v == 0.0 for (sc, k, n), x in quick["ours"].items() if sc == "s4" for v in [x["per_pct"]])
-    assert s["s4"]["per_mean"] <= s["s3"]["per_mean"]
-    assert s["s3"]["per_mean"] <= s["s2"]["per_mean"]
-    assert s["s2"]["per_mean"] <= s["s1"]["per_mean"]
-
-
-def test_tfd_keeps_the_link_as_busy_as_best_effort_and_busier_than_rsvp_peak(quick):
-    s = tfd.summary(tfd.QUICK, quick["ours"])
-    assert s["s4"]["util_mean_loaded"] > s["s3"]["util_mean_loaded"]
-    assert abs(s["s4"]["util_mean_loaded"] - s["s1"]["util_mean_loaded"]) < 3.0
+    d = tmp_path / "c"
+    shutil.copytree(quick["out"] / "sweep", d / "sweep")
+    with pytest.raises(QoelabError, match="different base scenario"):
+        tfd.run_calibration(d, tfd.Calibration("62M", "50p"), "linux", quick=True)
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed (scripts/install-system-deps.sh installs it)")
@@ -101,29 +126,33 @@ def test_tshark_shows_the_tfd_option_in_an_s4_capture(tmp_path: Path):
 def test_report_only_reads_a_grid_stopped_part_way(quick, tmp_path: Path):
     """A long grid is read before it finishes: --report-only runs nothing, reports the cells that
     have runs (the others are '-') and says the grid is unfinished; each run's cost is summed."""
-    part = tmp_path / "part"
+    top = tmp_path / "part"
+    part = top / quick["out"].name
     shutil.copytree(quick["out"], part)
     runs = sorted((part / "sweep" / "runs").iterdir())
     gone = [d for d in runs if "tfd.scenario=s1__tfd.n=4__tfd.k=3__" in d.name]
     assert len(gone) == 1
     (gone[0] / "done").unlink()
-    r = tfd.run(part, quick=True, reps=2, report_only=True)
-    m = r["meta"]
+    r = tfd.run(top, quick=True, reps=2, report_only=True)
+    assert list(r["calibrations"]) == [tfd.HEADLINE.key]  # the calibrations without runs are left out
+    c = r["calibrations"][tfd.HEADLINE.key]
+    m = c["meta"]
     assert m["runs"] is None and m["cells_reported"] == 35 and m["cells"] == 36
     assert m["report_only"] is True and m["jobs"] is None and quick["meta"]["report_only"] is False
     # This invocation's own wall time: none when it ran nothing (a committed read would otherwise
     # change at every re-read by a few microseconds).
     assert m["wall_s"] is None and quick["meta"]["wall_s"] > 0
     assert (m["reps_done_min"], m["reps_done_max"]) == (0, 1)
-    assert ("s1", 3, 4) not in r["ours"] and ("s1", 3, 10) in r["ours"]
+    assert ("s1", 3, 4) not in c["ours"] and ("s1", 3, 10) in c["ours"]
     assert m["runs_timed"] == 35 and m["runs_cpu_s"] > 0
     readme = (part / "README.md").read_text()
     assert "the grid is not finished" in readme and "35 of 36 cells" in readme
     # Means over different cell sets are not compared: findings that need s1 whole are undecided.
-    f = tfd.findings(tfd.QUICK, r["ours"])
-    assert f["order"] is None and f["util_s4_close_s1"] is None and f["k0_zero"] is True
-    assert f["s4_mostly_zero"] is True
-    assert "not decidable on this grid" in readme
+    v = {f.key: f.verdict for f in c["findings"]}
+    assert v["per_s2_below_s1"] is Verdict.UNDECIDED and v["util_s4_close_s1"] is Verdict.UNDECIDED
+    assert v["s1_inverted"] is not Verdict.UNDECIDED  # its cells (s1 at the largest K) are all there
+    assert v["k0_zero"] is not Verdict.UNDECIDED and v["util_s4_above_s2"] is not Verdict.UNDECIDED
+    assert "| undecided |" in readme.replace("**", "")
     md = (part / "table1.md").read_text()
     s1_per = md.split("## PER [%], scenario s1")[1].split("##")[0]
     row_k3 = next(r for r in s1_per.splitlines() if r.startswith("| 3 |"))
@@ -139,40 +168,100 @@ def test_report_only_without_runs_is_a_clear_error(tmp_path: Path):
 
 def test_findings_on_the_papers_own_tables():
     """The findings checker, applied to the paper's typed tables, finds what the paper says (so a
-    'no' on our runs is a real difference, not a checker that cannot say yes)."""
-    f = tfd.findings(tfd.FULL, tfd.paper_tables())
-    assert f["k0_zero"] and f["order"] and f["s4_mostly_zero"] and f["s1_inverted"]
-    assert f["util_s4_above_rsvp"]
+    'does not hold' on our runs is a real difference, not a checker that cannot say yes): every
+    substantive finding holds, 7 of 7."""
+    fs = tfd.findings(tfd.FULL, tfd.paper_tables())
+    assert all(f.verdict is Verdict.HOLDS for f in fs if f.key != "s4_mostly_zero"), [(f.key, f.verdict) for f in fs]
+    assert summary_count(fs) == (7, 7)
+    # Labels: one trivial, two by construction, the rest substantive.
+    labels = {f.key: f.label for f in fs}
+    assert labels["k0_zero"] is Label.TRIVIAL
+    assert {k for k, v in labels.items() if v is Label.BY_CONSTRUCTION} == {"per_s4_below_s3", "s4_mostly_zero"}
 
 
-def test_s1_sensitivity_burstier_sender_into_smaller_buffer_loses_more(quick):
-    """The s1 sensitivity grid is in the report, and its two factors act in the direction they
-    must: frames sent back to back into ns-2's 50-packet queue lose more than frame-paced
-    video into 1000 packets, in every cell (a pacing or buffer knob that is not wired through
-    would give equal values)."""
+def test_s1_sensitivity_burst_senders_lose_more_at_the_largest_k(quick):
+    """The s1 sensitivity grid is in the report, and its pacing knob is wired through (burst and
+    frame-paced senders differ in every cell) and acts in the direction it must where the data
+    supports it beyond one repetition's noise: at K = 10, frames sent back to back lose more
+    than frame-paced ones (quick grid: 7.9 vs 4.8 % at N = 1, 2.2 vs 1.5 % at N = 10; at K = 1
+    the two are within a few hundredths of a point and swap from run to run, so not asserted)."""
     rows = quick["sensitivity"]
     cells = {(r["K"], r["N"]) for r in rows}
     assert cells == {(k, n) for k in tfd.SENS_K_QUICK for n in tfd.SENS_N_QUICK}
-    per = {(r["pacing"], r["buffer"], r["K"], r["N"]): r["per_pct"] for r in rows}
+    assert {r["buffer"] for r in rows} == {tfd.HEADLINE.buffer}
+    per = {(r["pacing"], r["K"], r["N"]): r["per_pct"] for r in rows}
     for k, n in cells:
-        assert per[("burst", "50p", k, n)] > per[("frame", tfd.BUFFER, k, n)], (k, n)
+        assert per[("burst", k, n)] != per[("frame", k, n)], (k, n)
+    for n in tfd.SENS_N_QUICK:
+        assert per[("burst", 10, n)] > per[("frame", 10, n)], n
     assert "What s1 depends on" in (quick["out"] / "README.md").read_text()
     assert (quick["out"] / "sensitivity_s1.csv").stat().st_size > 0
 
 
 @pytest.mark.parametrize("sc,n,k", tfd.EXAMPLE_CELLS)
 def test_bundled_cell_files_are_the_reproductions_cells(sc: str, n: int, k: int):
-    """scenarios/tfd/*.toml are what the reproduction runs for rep 0 of that cell (regenerate
-    with qoelab.reproduce.tfd.cell_toml after changing build_scenario), and they run from the
-    same trace: the file's own relative path resolves to the bundled trace."""
+    """scenarios/tfd/*.toml are what the reproduction runs for rep 0 of that cell in the legacy
+    calibration (40M-1000p, TCP profile rfc; regenerate with qoelab.reproduce.tfd.cell_toml after
+    changing build_scenario), and they run from the same trace: the file's own relative path
+    resolves to the bundled trace."""
     path = paths.root() / "scenarios" / "tfd" / f"{sc}-n{n}-k{k}.toml"
     assert path.read_text() == tfd.cell_toml(sc, n, k)
     s = Scenario.load(path)
     trace = (path.parent / s.get("flows[0].app.trace")).resolve()
-    assert trace == (paths.root() / tfd.TRACE).resolve() and trace.exists()
+    assert trace == (paths.root() / tfd.LEGACY.trace_path).resolve() and trace.exists()
     grid_cell = tfd.build_scenario(sc, n, k, 1, tfd.FULL_S, trace, tfd.peak_rate_bps(trace))
     for i in range(n):
         assert s.get(f"flows[{i}].app.offset") == grid_cell["flows"][i]["app"]["offset"]
+    assert s.get(f"flows[{n}].transport.profile") == "rfc"
+
+
+@pytest.mark.parametrize("cal", tfd.CALIBRATIONS, ids=lambda c: c.key)
+@pytest.mark.parametrize("profile", ["linux", "rfc"])
+def test_a_calibration_reaches_every_cells_scenario(cal, profile):
+    """What a calibration chooses reaches the concrete scenario of a grid cell: the trace of
+    every video, the best-effort buffer of the four router links in every scenario (s1's FIFO
+    and s2–s4's reservation routers), s3's peak-rate reservation from that trace, and the
+    TCP flows' profile."""
+    trace = paths.root() / cal.trace_path
+    peak = tfd.peak_rate_bps(trace)
+    base = tfd.TfdCell({"sim": {"duration": "8s", "seed": 3}, "links": [], "flows": []}, "t", paths.root(),
+                       {"tfd.scenario": "s1", "tfd.n": 2, "tfd.k": 1},
+                       {"duration_s": 8.0, "trace": str(trace), "peak_bps": peak, "buffer": cal.buffer, "profile": profile})
+    for sc in tfd.SCENARIOS:
+        c = base.copy()
+        c.set("tfd.scenario", sc)
+        d = c.concrete().data
+        routers = [ln for ln in d["links"] if ln["a"][1:].isdigit() and ln["b"][1:].isdigit()]
+        assert len(routers) == 4 and all(ln["queue"]["limit"] == cal.buffer for ln in routers), sc
+        videos = [f for f in d["flows"] if f["name"].startswith("video")]
+        assert all(Path(f["app"]["trace"]) == trace for f in videos)
+        tcp = [f for f in d["flows"] if f["name"].startswith("tcp")]
+        assert tcp[0]["transport"]["profile"] == profile
+        if sc == "s3":
+            assert videos[0]["app"]["rsvp"]["rate"] == f"{peak}bps"
+        if sc == "s2":  # 150 % of the paper's 40 Mbit/s target, whatever the trace's rate
+            assert videos[0]["app"]["rsvp"]["rate"] == "60000000bps"
+
+
+def test_the_62M_traces_peak_is_its_sources_scaled():
+    """s3's reservation follows the trace: the 62 Mbit/s trace's 1-s peak is the 40 Mbit/s one's
+    times the same factor as the means (the shape is the source's)."""
+    p40, p62 = (tfd.peak_rate_bps(paths.root() / tfd.TRACES[t]) for t in ("40M", "62M"))
+    m40, m62 = (tfd.mean_rate_bps(paths.root() / tfd.TRACES[t]) for t in ("40M", "62M"))
+    assert m62 == pytest.approx(62e6, rel=1e-3)
+    assert p62 / p40 == pytest.approx(m62 / m40, rel=2e-3)
+
+
+def test_calibrations_are_parsed_and_bad_ones_named():
+    from qoelab.errors import QoelabError
+
+    assert tfd.parse_calibrations("all") == tfd.CALIBRATIONS and len(tfd.CALIBRATIONS) == 4
+    assert tfd.parse_calibrations("headline") == (tfd.HEADLINE,)
+    assert tfd.parse_calibrations("40M-1000p, 62M-50p,40M-1000p") == (tfd.LEGACY, tfd.Calibration("62M", "50p"))
+    with pytest.raises(QoelabError, match=r"--calibration 62M-100p: unknown calibration '62M-100p' \(known: all, headline, "):
+        tfd.parse_calibrations("62M-100p")
+    with pytest.raises(QoelabError, match="--profile bsd: unknown TCP profile"):
+        tfd.run(Path("/nonexistent-never-created"), quick=True, profile="bsd")
 
 
 def test_confidence_interval_over_repetitions():
@@ -187,67 +276,122 @@ def test_confidence_interval_over_repetitions():
 
 def test_held_reservations_cost_utilisation_that_lent_ones_do_not(quick):
     """With `lend_idle = false` the reservation routers idle the link for reserved capacity the
-    videos leave unused: at K = 10, N = 10 utilisation drops below the lending grid's in s2 and
-    s3 (whose static reservations exceed what the videos send), and the report has the table."""
+    videos leave unused: at K = 10, N = 10 utilisation drops far below the lending grid's in s3,
+    whose peak-rate reservations (101.5 Mbit/s) exceed what the 62 Mbit/s videos send. (s2's
+    60 Mbit/s is below their mean, so it has little to hold idle: not asserted.)"""
     rows = {(r["scenario"], r["K"], r["N"]): r for r in quick["held"]}
     assert set(rows) == {(sc, k, n) for sc in ("s2", "s3", "s4") for k in tfd.SENS_K_QUICK for n in tfd.SENS_N_QUICK}
-    for sc in ("s2", "s3"):
-        lent = quick["ours"][(sc, 10, 10)]["utilisation_pct"]
-        assert rows[(sc, 10, 10)]["utilisation_pct"] < lent - 5.0, sc
+    lent = quick["ours"][("s3", 10, 10)]["utilisation_pct"]
+    assert rows[("s3", 10, 10)]["utilisation_pct"] < lent - 10.0
     assert "Reservations held idle" in (quick["out"] / "README.md").read_text()
 
 
-def _synthetic_rep(per: dict[str, float], util: dict[str, float]) -> dict:
-    """One repetition of the quick grid with the same PER and utilisation in every loaded cell
-    of a scenario (K = 0 cells lose nothing)."""
+# --- the findings logic on synthetic tables ----------------------------------------------------
+
+
+def _synthetic_rep(per: dict[str, float], util: dict[str, float], *, k0_per: float = 0.0, s1_slope: float = -0.1,
+                   s1_video: float = 0.9) -> dict:
+    """One repetition of the quick grid: every loaded cell of a scenario has the scenario's PER
+    and utilisation (s1's PER at the largest K falls with N by ``s1_slope`` per stream), K = 0
+    cells lose ``k0_per``; s1 delivers ``s1_video`` of what it offers, the others all of it."""
     g = tfd.QUICK
-    return {(sc, k, n): {"per_pct": per[sc] if k else 0.0, "utilisation_pct": util[sc], "video_mbps": 40.0,
-                         "video_offered_mbps": 40.0}
-            for sc in g.scenarios for k in g.k for n in g.n}
+    out = {}
+    for sc in g.scenarios:
+        for k in g.k:
+            for n in g.n:
+                p = per[sc] if k else k0_per
+                if sc == "s1" and k == max(g.k):
+                    p = per[sc] + s1_slope * (n - 4)
+                out[(sc, k, n)] = {"per_pct": p, "utilisation_pct": util[sc], "video_mbps": 62.0 * (s1_video if sc == "s1" and k else 1.0),
+                                   "video_offered_mbps": 62.0}
+    return out
 
 
 def _mean_of(reps: list[dict]) -> dict:
     return {key: {m: sum(r[key][m] for r in reps) / len(reps) for m in reps[0][key]} for key in reps[0]}
 
 
+PER = {"s1": 1.0, "s2": 0.1, "s3": 0.05, "s4": 0.0}
+UTIL = {"s1": 99.0, "s2": 97.0, "s3": 96.0, "s4": 98.0}
+
+
+def _verdicts(reps: list[dict], with_noise: bool = True) -> dict[str, Verdict]:
+    return {f.key: f.verdict for f in tfd.findings(tfd.QUICK, _mean_of(reps), reps if with_noise else None)}
+
+
+def test_every_finding_holds_on_a_table_that_has_the_papers_shape():
+    reps = [_synthetic_rep(PER, {sc: u + e for sc, u in UTIL.items()}) for e in (0.0, 0.1, -0.1)]
+    v = _verdicts(reps)
+    assert all(x is Verdict.HOLDS for x in v.values()), v
+    assert summary_count(tfd.findings(tfd.QUICK, _mean_of(reps), reps)) == (7, 7)
+
+
+@pytest.mark.parametrize("key,change", [
+    ("per_s2_below_s1", {"per": {**PER, "s2": 1.5}}),
+    ("per_s3_below_s2", {"per": {**PER, "s3": 0.2}}),
+    ("util_s4_above_s2", {"util": {**UTIL, "s2": 98.5}}),
+    ("util_s4_above_s3", {"util": {**UTIL, "s3": 98.5}}),
+    ("util_s4_close_s1", {"util": {**UTIL, "s1": 100.5, "s4": 97.5}}),
+    ("video_s4_98_s1_not", {"s1_video": 0.99}),
+    ("s1_inverted", {"s1_slope": 0.1}),
+])
+def test_a_substantive_finding_flips_when_its_data_flips_and_the_count_follows(key, change):
+    """Each substantive finding turns to *does not hold* when the data reverses it beyond the
+    noise, the others stay, and the summary counts one fewer of the same seven."""
+    per, util = change.get("per", PER), change.get("util", UTIL)
+    kw = {k: v for k, v in change.items() if k in ("s1_slope", "s1_video")}
+    reps = [_synthetic_rep(per, {sc: u + e for sc, u in util.items()}, **kw) for e in (0.0, 0.1, -0.1)]
+    fs = tfd.findings(tfd.QUICK, _mean_of(reps), reps)
+    v = {f.key: f.verdict for f in fs}
+    assert v[key] is Verdict.DOES_NOT_HOLD
+    assert all(x is Verdict.HOLDS for k, x in v.items() if k != key), v
+    assert summary_count(fs) == (6, 7)
+
+
+def test_trivial_and_by_construction_findings_are_not_counted():
+    """Loss at K = 0 (trivial) and an s4 that loses in most cells (by construction) turn those
+    findings to *does not hold*, and the substantive count does not move."""
+    per = {**PER, "s4": 0.02}  # s4 loses, but still less than s3: the orderings are unchanged
+    reps = [_synthetic_rep(per, {sc: u + e for sc, u in UTIL.items()}, k0_per=0.3) for e in (0.0, 0.1, -0.1)]
+    fs = tfd.findings(tfd.QUICK, _mean_of(reps), reps)
+    v = {f.key: f.verdict for f in fs}
+    assert v["k0_zero"] is Verdict.DOES_NOT_HOLD and v["s4_mostly_zero"] is Verdict.DOES_NOT_HOLD
+    assert summary_count(fs) == (7, 7)
+
+
 def test_findings_test_scenario_differences_against_the_noise():
-    """With several repetitions, "s4 above s2 and s3" holds only beyond the 95 % interval of the
-    paired differences; an ordering fails only when reversed beyond it. Means that differ by
-    less than the repetitions scatter are not called either way."""
-    g = tfd.QUICK
-    per = {"s1": 1.0, "s2": 0.1, "s3": 0.05, "s4": 0.0}
-    # s4 above s2 and s3 by 1 point in every repetition (scatter 0.1): yes.
-    reps = [_synthetic_rep(per, {"s1": 99.0 + e, "s2": 97.0 + e, "s3": 97.0 + e, "s4": 98.0 + e}) for e in (0, 0.1, -0.1)]
-    assert tfd.findings(g, _mean_of(reps), reps)["util_s4_above_rsvp"] is True
-    # s4 above in the mean but by less than the scatter: undecided, though the plain means say yes.
-    reps = [_synthetic_rep(per, {"s1": 99, "s2": 97.0, "s3": 97.0, "s4": 97.0 + d}) for d in (1.0, -0.9, 0.2)]
-    assert tfd.findings(g, _mean_of(reps))["util_s4_above_rsvp"] is True
-    assert tfd.findings(g, _mean_of(reps), reps)["util_s4_above_rsvp"] is None
-    # s4 below s2 in every repetition: no.
-    reps = [_synthetic_rep(per, {"s1": 99, "s2": 98.0 + e, "s3": 97.0, "s4": 97.0 + e}) for e in (0, 0.1, -0.1)]
-    assert tfd.findings(g, _mean_of(reps), reps)["util_s4_above_rsvp"] is False
-    # PER of s3 above s2 by noise only: the ordering stands; consistently above: it fails.
-    util = {"s1": 99, "s2": 97, "s3": 97, "s4": 98}
-    noisy = [_synthetic_rep({**per, "s3": 0.1 + d}, util) for d in (0.05, -0.04, 0.02)]
-    assert tfd.findings(g, _mean_of(noisy))["order"] is False
-    assert tfd.findings(g, _mean_of(noisy), noisy)["order"] is True
-    reversed_ = [_synthetic_rep({**per, "s3": 0.3 + d}, util) for d in (0.01, -0.01, 0.0)]
-    assert tfd.findings(g, _mean_of(reversed_), reversed_)["order"] is False
-    # The intervals: paired by repetition, so a constant offset has zero width.
-    d = tfd.paired_differences(g, [_synthetic_rep(per, {"s1": 99 + e, "s2": 97 + e, "s3": 97 + e, "s4": 98 + e}) for e in (0, 1, 2)])
-    m, h = d[("util_mean_loaded", "s4", "s2")]
-    assert m == pytest.approx(1.0) and h == pytest.approx(0.0, abs=1e-9)
+    """With several repetitions, "s4 above s2" holds only beyond the 95 % interval of the paired
+    differences; a difference smaller than the repetitions' scatter is *within noise*, though the
+    plain means call it; paired by repetition, a constant offset has zero width."""
+    # s4 above s2 by 1 point in every repetition (common scatter 0.1): holds.
+    reps = [_synthetic_rep(PER, {**{sc: u + e for sc, u in UTIL.items()}, "s2": 97.0 + e, "s4": 98.0 + e}) for e in (0, 0.1, -0.1)]
+    f = {x.key: x for x in tfd.findings(tfd.QUICK, _mean_of(reps), reps)}
+    assert f["util_s4_above_s2"].verdict is Verdict.HOLDS
+    assert f["util_s4_above_s2"].estimate.mean == pytest.approx(1.0) and f["util_s4_above_s2"].estimate.half_width == pytest.approx(0, abs=1e-9)
+    # Above in the mean but by less than the scatter: within noise; one sample alone says holds.
+    reps = [_synthetic_rep(PER, {**UTIL, "s2": 97.0, "s4": 97.0 + d}) for d in (1.0, -0.9, 0.2)]
+    assert _verdicts(reps, with_noise=False)["util_s4_above_s2"] is Verdict.HOLDS
+    assert _verdicts(reps)["util_s4_above_s2"] is Verdict.WITHIN_NOISE
+    # PER of s3 above s2 by noise only: within noise; consistently above: does not hold.
+    noisy = [_synthetic_rep({**PER, "s3": 0.1 + d}, UTIL) for d in (0.05, -0.04, 0.02)]
+    assert _verdicts(noisy)["per_s3_below_s2"] is Verdict.WITHIN_NOISE
+    reversed_ = [_synthetic_rep({**PER, "s3": 0.3 + d}, UTIL) for d in (0.01, -0.01, 0.0)]
+    assert _verdicts(reversed_)["per_s3_below_s2"] is Verdict.DOES_NOT_HOLD
+    # Two utilisations that tie exactly: "above" is within noise, not holds.
+    tie = [_synthetic_rep(PER, {**UTIL, "s3": 98.0 + e, "s4": 98.0 + e}) for e in (0, 0.1, -0.1)]
+    assert _verdicts(tie)["util_s4_above_s3"] is Verdict.WITHIN_NOISE
 
 
-def test_differences_are_printed_precisely_enough_to_match_their_verdict():
+def test_estimates_are_printed_precisely_enough_to_match_their_verdict():
     # The 20-repetition grid's PER s3 − s2: its interval just excludes 0. At 4 decimals it read
-    # "-0.0001 ± 0.0001 | s3 below s2", an interval that seems to hold 0 beside a verdict that says not.
-    rows = tfd._differences_md({("per_mean", "s3", "s2"): (-0.000068, 0.000067),
-                                ("util_mean_loaded", "s4", "s2"): (0.0024, 0.0105),
-                                ("per_mean", "s2", "s1"): (-0.39688, 0.00395)}, 20)
-    assert "| mean PER %: s3 − s2 | -0.000068 ± 0.000067 | s3 below s2 |" in rows
-    assert "| mean utilisation %, K>0: s4 − s2 | +0.0024 ± 0.0105 | within noise |" in rows
-    assert "| mean PER %: s2 − s1 | -0.3969 ± 0.0040 | s2 below s1 |" in rows
+    # "-0.0001 ± 0.0001", an interval that seems to hold 0 beside a verdict that says not.
+    from qoelab.experiment import Estimate
+
+    assert tfd._estimate_md(Estimate(-0.000068, 0.000067, 20)) == "-0.000068 ± 0.000067 (n = 20)"
+    assert tfd._estimate_md(Estimate(0.0024, 0.0105, 20)) == "+0.0024 ± 0.0105 (n = 20)"
+    assert tfd._estimate_md(Estimate(-0.39688, 0.00395, 20)) == "-0.3969 ± 0.0040 (n = 20)"
+    assert tfd._estimate_md(Estimate(0.000664, float("nan"), 1)) == "+0.000664 (1 sample)"
+    assert tfd._estimate_md(None) == "–"
 
 
 def test_compute_times_are_given_in_a_unit_that_suits_them():
@@ -257,6 +401,55 @@ def test_compute_times_are_given_in_a_unit_that_suits_them():
     assert tfd._duration(float("nan")) == "unrecorded"
 
 
-def test_report_json_is_strict(quick, strict_json_tree):
+def test_report_json_is_strict(quick_all, strict_json_tree):
     """meta.json and every run's JSON are strict JSON of native types (issue 22 item 6)."""
-    assert strict_json_tree(quick["out"]) >= 1
+    assert strict_json_tree(quick_all["out"]) >= 1
+
+
+def test_committed_full_grid_findings_are_computed_from_its_tables(tmp_path: Path):
+    """expected/rfc-40M-1000p keeps the 20-repetition grid's tables and README but not its runs:
+    its findings.csv is what the findings logic computes from them (cell means, and the paired
+    intervals the README recorded), so it cannot drift from the data beside it. Today: 4 of 7
+    substantive findings hold; s4 above s2 and s3 in utilisation are within noise."""
+    d = paths.root() / "scenarios" / "tfd" / "expected" / "rfc-40M-1000p"
+    tfd.write_tables_findings(d, tmp_path / "findings.csv")
+    assert (tmp_path / "findings.csv").read_bytes() == (d / "findings.csv").read_bytes()
+    fs = tfd.findings_from_tables(d)
+    v = {f.key: f.verdict for f in fs}
+    assert v["util_s4_above_s2"] is v["util_s4_above_s3"] is Verdict.WITHIN_NOISE
+    assert summary_count(fs) == (4, 7)
+
+
+def test_recorded_intervals_are_read_with_their_signs():
+    readme = ("over the 20 complete repetitions, paired\n| mean PER %: s4 − s3 | -0.000664 ± 0.000072 | s4 below s3 |\n"
+              "| mean utilisation %, K>0: s4 − s2 | +0.0024 ± 0.0105 | within noise |\n")
+    r = tfd.recorded_intervals(readme)
+    assert r["per_s4_below_s3"].mean == pytest.approx(0.000664) and r["per_s4_below_s3"].n == 20
+    assert r["util_s4_above_s2"].mean == pytest.approx(0.0024) and r["util_s4_above_s2"].half_width == pytest.approx(0.0105)
+    assert tfd.recorded_intervals("no intervals here") == {}
+
+
+def _fake_result(trace_bps: float, k0_loss: float) -> dict:
+    from qoelab.experiment import Estimate
+
+    cells = {("s1", 0, n): {"per_pct": k0_loss, "video_mbps": 62.0 * n} for n in tfd.QUICK.n}
+    fs = [Finding("k0_zero", "", Label.TRIVIAL, Verdict.HOLDS if k0_loss == 0 else Verdict.DOES_NOT_HOLD,
+                  estimate=Estimate(k0_loss, float("nan"), 1))]
+    return {"meta": {"trace_mean_bps": trace_bps}, "ours": cells, "findings": fs}
+
+
+def test_headline_rule_uses_the_setups_rate_then_the_k0_premise_then_ns2s_queue():
+    both_clean = {"62M-50p": _fake_result(62e6, 0.0), "62M-1000p": _fake_result(62e6, 0.0),
+                  "40M-50p": _fake_result(40.7e6, 0.0), "40M-1000p": _fake_result(40.7e6, 0.0)}
+    assert tfd.headline_rule(tfd.QUICK, both_clean)[0] == "62M-50p"
+    small_loses = {**both_clean, "62M-50p": _fake_result(62e6, 0.7)}
+    pick, steps = tfd.headline_rule(tfd.QUICK, small_loses)
+    assert pick == "62M-1000p" and steps[1].endswith("least: 62M-1000p")
+    # Both lose: the one closer to the premise (as at full length: 0.8 % against 0.03 %).
+    both_lose = {**both_clean, "62M-50p": _fake_result(62e6, 0.8), "62M-1000p": _fake_result(62e6, 0.03)}
+    assert tfd.headline_rule(tfd.QUICK, both_lose)[0] == "62M-1000p"
+    big_loses = {**both_lose, "62M-1000p": _fake_result(62e6, 0.9)}
+    assert tfd.headline_rule(tfd.QUICK, big_loses)[0] == "62M-50p"
+    only_40 = {k: v for k, v in both_clean.items() if k.startswith("40M")}
+    assert tfd.headline_rule(tfd.QUICK, only_40)[0] == "40M-50p"
+    assert tfd.headline_rule(tfd.QUICK, {}) == (None, [])

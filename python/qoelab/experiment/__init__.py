@@ -9,8 +9,10 @@ Today it holds what every ``reproduce`` needs to state a result honestly:
   and the verdict (*holds*, *does not hold*, *within noise*, *undecided*).
 """
 
-from qoelab.experiment.findings import Finding, Label, Verdict, judge_below, judge_positive, judge_within, summary_count
+from qoelab.experiment.findings import (Finding, Label, Verdict, judge_all, judge_below, judge_positive, judge_within,
+                                        summary_count)
 from qoelab.experiment.stats import Estimate, mean_ci, paired_ci
 
-__all__ = ["Estimate", "Finding", "Label", "Verdict", "judge_below", "judge_positive", "judge_within", "mean_ci", "paired_ci",
+__all__ = ["Estimate", "Finding", "Label", "Verdict", "judge_all", "judge_below", "judge_positive", "judge_within",
+           "mean_ci", "paired_ci",
            "summary_count"]

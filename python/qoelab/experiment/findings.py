@@ -86,21 +86,34 @@ def judge_below(est: Estimate | None, threshold: float) -> Verdict:
     return Verdict.WITHIN_NOISE
 
 
-def judge_within(est: Estimate | None, tolerance: float) -> Verdict:
-    """Verdict for a claim "the quantity is zero, to within ``tolerance``" (e.g. a share stays
-    constant): *holds* when the whole interval lies in (−tolerance, tolerance), *does not hold*
-    when it lies wholly outside on one side, *within noise* otherwise; one repetition: the mean
-    decides; no estimate: *undecided*."""
+def judge_within(est: Estimate | None, bound: float) -> Verdict:
+    """Verdict for a claim "the quantity lies within ± ``bound``" (e.g. two utilisations within 2
+    points, a share constant to within a tolerance): *holds* when the whole 95 % interval is
+    inside [−bound, bound], *does not hold* when it is wholly outside (above ``bound`` or below
+    ``-bound``), *within noise* otherwise. With one repetition the mean decides alone; with no
+    estimate, *undecided*."""
     import math
 
     if est is None or math.isnan(est.mean):
         return Verdict.UNDECIDED
     if est.n < 2 or math.isnan(est.half_width):
-        return Verdict.HOLDS if abs(est.mean) < tolerance else Verdict.DOES_NOT_HOLD
-    if -tolerance < est.low and est.high < tolerance:
+        return Verdict.HOLDS if abs(est.mean) <= bound else Verdict.DOES_NOT_HOLD
+    if -bound <= est.low and est.high <= bound:
         return Verdict.HOLDS
-    if est.low > tolerance or est.high < -tolerance:
+    if est.low > bound or est.high < -bound:
         return Verdict.DOES_NOT_HOLD
+    return Verdict.WITHIN_NOISE
+
+
+def judge_all(verdicts: list[Verdict]) -> Verdict:
+    """The verdict of a conjunction of claims: *does not hold* if any part does not, *holds* if
+    every part holds, *undecided* if a part is undecided, else *within noise*."""
+    if any(v is Verdict.DOES_NOT_HOLD for v in verdicts):
+        return Verdict.DOES_NOT_HOLD
+    if any(v is Verdict.UNDECIDED for v in verdicts) or not verdicts:
+        return Verdict.UNDECIDED
+    if all(v is Verdict.HOLDS for v in verdicts):
+        return Verdict.HOLDS
     return Verdict.WITHIN_NOISE
 
 
