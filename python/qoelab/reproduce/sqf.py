@@ -204,14 +204,14 @@ def _alone(p: Plan) -> tuple[Scenario, list]:
     return sc, [("flows[0].app", [a for _, a in SENS_SOURCES])]
 
 
-def _sweep(name: str, sc: Scenario, axes: list, out: Path, jobs: int, log) -> None:
+def _sweep(name: str, sc: Scenario, axes: list, out: Path, jobs: int, log, executor: Any = None) -> None:
     t0 = time.time()
 
     def progress(done: int, total: int) -> None:
         if done == total or done % max(1, total // 10) == 0:
             log(f"  {name}: {done}/{total} runs")
 
-    r = run_sweep(sc, axes, 1, out / "runs" / name, jobs, progress)
+    r = run_sweep(sc, axes, 1, out / "runs" / name, jobs, progress, executor=executor)
     log(f"  {name}: {r['ran']} ran, {r['skipped']} reused, {time.time() - t0:.1f} s")
 
 
@@ -555,7 +555,7 @@ def _reading(p: Plan, tb, sm, jit, model, ana, sens) -> list[str]:
     return L + [""]
 
 
-def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print) -> dict[str, Any]:
+def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, executor: Any = None) -> dict[str, Any]:
     """Runs (or resumes) every grid and writes the report folder ``out``. Returns a summary."""
     p = plan(quick)
     out = Path(out)
@@ -563,18 +563,20 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print) -> dict[str
     t0 = time.time()
     log(f"qoelab reproduce sqf{' --quick' if quick else ''}: writing {out}")
     sc, axes = _testbed(p, peak=None)
-    _sweep("testbed", sc, axes, out, jobs, log)
+    _sweep("testbed", sc, axes, out, jobs, log, executor)
     sc, axes = _testbed(p, peak=SMOOTH_PEAK)
-    _sweep("smoothed", sc, axes, out, jobs, log)
+    _sweep("smoothed", sc, axes, out, jobs, log, executor)
     sc, axes = _jitter(p)
-    _sweep("jitter", sc, axes, out, jobs, log)
+    _sweep("jitter", sc, axes, out, jobs, log, executor)
     sc, axes = _model(p)
-    _sweep("model", sc, axes, out, jobs, log)
+    _sweep("model", sc, axes, out, jobs, log, executor)
     sc, axes = _sensitivity(p)
-    _sweep("sensitivity", sc, axes, out, jobs, log)
+    _sweep("sensitivity", sc, axes, out, jobs, log, executor)
     sc, axes = _alone(p)
-    _sweep("alone", sc, axes, out, jobs, log)
+    _sweep("alone", sc, axes, out, jobs, log, executor)
     t_sim = time.time() - t0
+    if getattr(executor, "shard", None):  # one task of a job array: the report comes after all
+        return {"shard": executor.shard}
 
     tb = testbed_rows(out, "testbed")
     sm = testbed_rows(out, "smoothed")
@@ -647,13 +649,21 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--quick", action="store_true", help="short runs and a coarse grid (CI)")
     s.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-sqf[-quick])")
     s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
+    from qoelab.executors import add_arguments
+
+    add_arguments(s)
 
     def cmd(a) -> int:
         out = Path(a.output) if a.output else Path("results") / ("reproduce-sqf-quick" if a.quick else "reproduce-sqf")
         from qoelab.outdir import check_folder
 
         check_folder(out)
-        run(out, quick=a.quick, jobs=resolve_jobs(a.jobs))
+        from qoelab.executors import open_from_args, shard_note
+
+        with open_from_args(a) as ex:
+            r = run(out, quick=a.quick, jobs=resolve_jobs(a.jobs), executor=ex)
+        if "shard" in r:
+            print(shard_note(r["shard"]))
         return 0
 
     s.set_defaults(func=cmd)

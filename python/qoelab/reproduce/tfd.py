@@ -333,7 +333,7 @@ def paper_tables() -> dict[tuple[str, int, int], dict[str, float]]:
 
 
 def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
-        progress: Callable[[int, int], None] | None = None, report_only: bool = False) -> dict[str, Any]:
+        progress: Callable[[int, int], None] | None = None, report_only: bool = False, executor: Any = None) -> dict[str, Any]:
     """Runs the missing cells of the grid (all of them on a fresh folder) and writes the report.
 
     With ``report_only`` nothing runs: the report is written from the runs already finished, so a
@@ -370,9 +370,11 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     else:
         # The small s1 sensitivity grid first, so that a long main grid stopped part-way
         # still has it.
-        run_sweep(sens_base, sens_axes, 1, out / "sensitivity", jobs)
-        run_sweep(hold_base, hold_axes, 1, out / "held", jobs)
-        counts = run_sweep(base, axes, reps, out / "sweep", jobs, progress)
+        run_sweep(sens_base, sens_axes, 1, out / "sensitivity", jobs, executor=executor)
+        run_sweep(hold_base, hold_axes, 1, out / "held", jobs, executor=executor)
+        counts = run_sweep(base, axes, reps, out / "sweep", jobs, progress, executor=executor)
+        if getattr(executor, "shard", None):  # one task of a job array: the report comes after all
+            return {"shard": executor.shard, "runs": counts}
     wall = time.time() - t0
     sens = sensitivity_rows(out / "sensitivity", grid.duration_s)
     held = held_rows(out / "held", grid.duration_s)
@@ -884,6 +886,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     t.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-tfd[-quick])")
     t.add_argument("--report-only", action="store_true",
                    help="run nothing; write the report from the runs already finished in the folder (a grid stopped part-way)")
+    from qoelab.executors import add_arguments
+
+    add_arguments(t)
 
     def cmd(a: argparse.Namespace) -> int:
         from rich.console import Console
@@ -897,8 +902,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         from qoelab.outdir import check_folder
 
         check_folder(out)
-        with progress(Console(stderr=True), "tfd grid", disable=a.report_only) as update:
-            r = run(out, quick=a.quick, reps=a.reps, jobs=resolve_jobs(a.jobs), report_only=a.report_only, progress=update)
+        from qoelab.executors import open_from_args, shard_note
+
+        with open_from_args(a) as ex, progress(Console(stderr=True), "tfd grid", disable=a.report_only) as update:
+            r = run(out, quick=a.quick, reps=a.reps, jobs=resolve_jobs(a.jobs), report_only=a.report_only, progress=update, executor=ex)
+        if "shard" in r:
+            print(shard_note(r["shard"]))
+            return 0
         m = r["meta"]
         now = "nothing run now" if m["wall_s"] is None else f"{m['wall_s']:.0f} s now"
         print(f"wrote {out}/README.md ({now}; {m['runs_timed']} runs, {_duration(m['runs_cpu_s'])} of CPU in all)")
