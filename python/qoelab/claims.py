@@ -1,7 +1,7 @@
 """Per-cell claims: which process is running a cell of a sweep folder, so that two sweeps on
 one folder, the shards of a job array, or the workers of a cluster never run a cell twice.
 
-A claim is a small file ``<sweep>/runs/.claims/<run id>``. The rules:
+A claim is a small file ``<sweep>/.claims/<run id>`` (beside ``runs/``, which holds only runs). The rules:
 
 1. **Take.** ``open(O_CREAT | O_EXCL)``: of any number of processes creating the same claim,
    on one machine or on several sharing the folder over NFS (v3 and later make exclusive
@@ -68,10 +68,10 @@ BOOT = _boot_id()
 
 
 class Claims:
-    """The claims of one sweep folder's ``runs/`` directory, taken by this process."""
+    """The claims of one sweep folder, taken by this process."""
 
-    def __init__(self, runs: Path, lease_s: float = LEASE_S):
-        self.dir = runs / FOLDER
+    def __init__(self, sweep: Path, lease_s: float = LEASE_S):
+        self.dir = sweep / FOLDER
         self.dir.mkdir(parents=True, exist_ok=True)
         self.lease_s = lease_s
         self.held: dict[str, str] = {}  # run id -> token

@@ -443,7 +443,7 @@ def run_sweep(
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "runs").mkdir(exist_ok=True)
-        held = Claims(out_dir / "runs")
+        held = Claims(out_dir)
     except OSError as e:
         raise QoelabError(f"-o/--output {out_dir}: cannot use as sweep folder: {e.strerror or e}") from None
     _check_same_sweep(scenario, axes, reps, out_dir)

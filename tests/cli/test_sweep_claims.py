@@ -76,7 +76,7 @@ def test_two_concurrent_sweeps_on_one_folder_run_every_cell_exactly_once(tmp_pat
     import pyarrow.parquet as pq
 
     assert pq.read_table(out / "summary.parquet").num_rows == n
-    assert [p.name for p in (out / "runs" / ".claims").iterdir()] == []
+    assert [p.name for p in (out / ".claims").iterdir()] == []
 
 
 def test_a_claim_of_a_live_sweep_is_waited_for_and_a_dead_ones_taken_over(tmp_path: Path):
@@ -86,15 +86,15 @@ def test_a_claim_of_a_live_sweep_is_waited_for_and_a_dead_ones_taken_over(tmp_pa
     scen.write_text(SCEN)
     out = tmp_path / "sw"
     env = sweep_probe.install(tmp_path)
-    (out / "runs" / ".claims").mkdir(parents=True)
+    (out / ".claims").mkdir(parents=True)
     # Cell 0 is held by this (live) test process; cell 1 by a process that has exited; cell 2
     # by another host that stopped refreshing its claim 10 minutes ago.
     ids = [f"links_0_.rate={100 + i}Mbps__rep=0" for i in range(4)]
     holder = {"host": claims.HOST, "boot": claims.BOOT, "pid": os.getpid(), "token": "held-by-test"}
-    (out / "runs" / ".claims" / ids[0]).write_text(json.dumps(holder))
+    (out / ".claims" / ids[0]).write_text(json.dumps(holder))
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    (out / "runs" / ".claims" / ids[1]).write_text(json.dumps({**holder, "pid": int(dead.stdout), "token": "dead"}))
-    gone = out / "runs" / ".claims" / ids[2]
+    (out / ".claims" / ids[1]).write_text(json.dumps({**holder, "pid": int(dead.stdout), "token": "dead"}))
+    gone = out / ".claims" / ids[2]
     gone.write_text(json.dumps({"host": "elsewhere", "boot": "b", "pid": 1, "token": "silent"}))
     os.utime(gone, (time.time() - 600, time.time() - 600))
     p = subprocess.Popen(sweep_cmd(scen, out, 4), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -106,7 +106,7 @@ def test_a_claim_of_a_live_sweep_is_waited_for_and_a_dead_ones_taken_over(tmp_pa
         time.sleep(1.5)
         assert p.poll() is None, p.communicate()
         assert len(run_ids(out)) == 3 and ids[0] not in run_ids(out)
-        (out / "runs" / ".claims" / ids[0]).unlink()  # the holder releases without finishing
+        (out / ".claims" / ids[0]).unlink()  # the holder releases without finishing
         o, e = p.communicate(timeout=300)
     finally:
         if p.poll() is None:

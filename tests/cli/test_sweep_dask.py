@@ -188,7 +188,7 @@ def test_a_worker_killed_mid_sweep_still_leaves_every_cell_done_exactly_once(tmp
     # once: no cell was simulated twice to completion.
     ends = sorted((d["rate"], d["seed"]) for d in lines if d["what"] == "end")
     assert len(ends) == len(set(ends)) == 8
-    assert not list((out / "runs").glob(".*partial*")) and not list((out / "runs" / ".claims").iterdir())
+    assert not list((out / "runs").glob(".*partial*")) and not list((out / ".claims").iterdir())
 
 
 def test_local_cluster_gives_the_serial_bytes(tmp_path: Path):
