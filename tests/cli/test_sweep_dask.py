@@ -19,8 +19,6 @@ import pytest
 import sweep_probe
 from conftest import run_cli
 
-pytest.importorskip("distributed")
-
 # About 0.25 s of wall time per run on one core.
 SCEN = """
 [sim]
