@@ -211,7 +211,7 @@ class Dask(Executor):
                 # Single-threaded workers: a run is CPU-bound and holds the GIL in places; one
                 # run per process is what -j does too. No dashboard: no port to collide on.
                 self.cluster = LocalCluster(n_workers=n_local, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, silence_logs=logging.ERROR)
+                                            dashboard_address=None, silence_logs=logging.CRITICAL)
                 self.client = Client(self.cluster)
             else:
                 self.client = Client(scheduler, timeout="20s")
