@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -52,12 +53,18 @@ def run_ids(out: Path) -> list[str]:
 
 def test_two_concurrent_sweeps_on_one_folder_run_every_cell_exactly_once(tmp_path: Path):
     scen = tmp_path / "s.toml"
-    scen.write_text(SCEN)
+    scen.write_text(SCEN.replace('"1s"', '"3s"'))  # about 0.75 s a run
     out = tmp_path / "sw"
     env = sweep_probe.install(tmp_path)
     n = 12
-    ps = [subprocess.Popen(sweep_cmd(scen, out, n), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-          for _ in range(2)]
+    first = subprocess.Popen(sweep_cmd(scen, out, n), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The second starts once the first is running cells (on a loaded machine its start-up could
+    # otherwise outlast the whole first sweep, and they would not overlap).
+    end = time.monotonic() + 300
+    while not any(d["what"] == "start" for d in sweep_probe.read(tmp_path)) and time.monotonic() < end and first.poll() is None:
+        time.sleep(0.05)
+    second = subprocess.Popen(sweep_cmd(scen, out, n), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ps = [first, second]
     res = [p.communicate(timeout=600) for p in ps]
     for p, (o, e) in zip(ps, res):
         assert p.returncode == 0, e
@@ -69,8 +76,11 @@ def test_two_concurrent_sweeps_on_one_folder_run_every_cell_exactly_once(tmp_pat
     ran = []
     for o, _ in res:
         line = o.strip().splitlines()[-1]
-        ran.append(int(line.split(" run now")[0].rsplit(" ", 1)[1]))
-        assert f"{n} runs (0 already done" in line, line
+        m = re.search(r"(\d+) runs \((\d+) already done, (\d+) run now(?:, (\d+) run by another sweep)?\)", line)
+        assert m, line
+        total, skipped, now, others = (int(x or 0) for x in m.groups())
+        assert total == n and skipped + now + others == n, line
+        ran.append(now)
     assert sum(ran) == n and min(ran) >= 1, res
     # Both finished with the whole grid in their tables, and left no claim behind.
     import pyarrow.parquet as pq
