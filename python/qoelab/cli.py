@@ -146,18 +146,23 @@ def cmd_validate(a: argparse.Namespace) -> int:
 
 
 def cmd_sweep(a: argparse.Namespace) -> int:
+    from qoelab.executors import spec_from_args
     from qoelab.progress import progress
     from qoelab.sweep import parse_grid, run_sweep
 
+    spec = spec_from_args(a)
     sc = _load(a.scenario, a.set)
     axes = parse_grid(a.grid or [])
     from qoelab.outdir import check_folder
 
     out_dir = check_folder(_output_arg(a.output) or default_output(sc, "-sweep"))
     with progress(err, f"sweep {sc.source}") as update:
-        counts = run_sweep(sc, axes, a.reps, out_dir, a.jobs, update)
+        counts = run_sweep(sc, axes, a.reps, out_dir, a.jobs, update, executor=spec)
     repaired = f", {counts['repaired']} of them damaged and redone" if counts.get("repaired") else ""
-    out.print(f"{counts['total']} runs ({counts['skipped']} already done, {counts['ran']} run now{repaired}); tables in {out_dir}/")
+    others = f", {counts['others']} run by another sweep" if counts.get("others") else ""
+    shard = f"shard {spec.shard[0]}/{spec.shard[1]}: " if spec.shard else ""
+    out.print(f"{shard}{counts['total']} runs ({counts['skipped']} already done, {counts['ran']} run now{repaired}{others}); "
+              f"tables in {out_dir}/")
     return 0
 
 
@@ -291,12 +296,15 @@ def build_parser() -> argparse.ArgumentParser:
     scen(v)
     v.set_defaults(func=cmd_validate)
 
-    s = sub.add_parser("sweep", help="run a parameter grid on a process pool (resumable)")
+    s = sub.add_parser("sweep", help="run a parameter grid on a process pool or a Dask cluster (resumable)")
     scen(s)
     s.add_argument("--grid", action="append", metavar="KEY.PATH=V1,V2,…", help="an axis of the grid (repeatable)")
     s.add_argument("--reps", type=int, default=1, help="repetitions per cell, seeds base+0..R-1 (default 1)")
     s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
     s.add_argument("-o", "--output", metavar="DIR")
+    from qoelab.executors import add_arguments
+
+    add_arguments(s)
     s.set_defaults(func=cmd_sweep)
 
     b = sub.add_parser("bench", help="measure simulator speed on scenarios/bench/")

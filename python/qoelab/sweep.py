@@ -1,4 +1,4 @@
-"""Parameter sweeps on a local process pool, resumable.
+"""Parameter sweeps, resumable, on a local process pool or a Dask cluster (:mod:`qoelab.executors`).
 
 A sweep is the product of ``--grid key=v1,v2`` axes times ``--reps`` repetitions (seed =
 base seed + rep). Each run writes ``runs/<id>/`` through a temporary directory renamed into place
@@ -11,21 +11,30 @@ stopped part-way holds whole repetitions of the grid. Each run also writes ``tim
 and CPU seconds, start and end on the wall clock, qoelab version, git commit): outside the results
 proper, so the results stay byte-identical between runs, and summed by :func:`timing` into the
 cost of a grid run over several sittings.
+
+Each cell is claimed before it runs (:mod:`qoelab.claims`: a file created with O_EXCL, kept
+alive by a heartbeat, reclaimable when its holder is dead or silent for the lease), so two
+sweeps on one folder, the shards of a job array or many cluster workers run every cell exactly
+once between them. Results depend only on scenario and seed, so a run's files (all but
+``timing.json`` and the ``done`` marker that checksums it) are the same bytes whatever executed
+it.
 """
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import hashlib
 import itertools
 import json
 import math
 import os
 import re
+import secrets
 import shutil
 import subprocess
+import tempfile
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -33,8 +42,10 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from qoelab import outdir
+from qoelab import claims, outdir
+from qoelab.claims import Claims, Heartbeat
 from qoelab.errors import NativeScenarioError, QoelabError
+from qoelab.executors import Dask, Executor, ExecutorSpec, WorkerDied, shard_of
 from qoelab.scenario import Scenario, parse_value
 
 
@@ -156,15 +167,56 @@ def _code_version() -> dict[str, str]:
 
 
 def _run_one(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
-    """Runs one cell into ``run_dir``. A scenario error comes back as one line naming the run
-    (raised in a worker process, it must also survive pickling to reach the parent)."""
+    """Runs one cell into ``run_dir`` (no claim: a caller that runs one cell by itself). A
+    scenario error comes back as one line naming the run (raised in a worker process, it must
+    also survive pickling to reach the parent)."""
+    _task(scenario, cell, str(run_dir), None, None, "shared", None)
+    return cell.run_id
+
+
+#: What :func:`_task` returns when the cell's claim was lost before the commit.
+LOST = "lost"
+
+
+class _Lost(Exception):
+    pass
+
+
+def _task(scenario: Scenario, cell: Cell, run_dir: str, claim: str | None, token: str | None, mode: str,
+          probe: tuple[str, str] | None) -> dict[str, bytes] | str | None:
+    """One cell, as run by any executor (in this process, a pool worker or a Dask worker).
+
+    ``mode`` ``"shared"``: writes the run folder in place (a temporary folder renamed into place
+    if the claim at ``claim`` still holds ``token``) and returns None, or :data:`LOST`.
+    ``"return"``: returns the run's files (name → bytes) for the client to write. ``"auto"``:
+    in place if this worker reads the client's probe file ``probe = (path, token)`` (it shares
+    the client's file system), else returned."""
     try:
-        return _run_cell(scenario, cell, run_dir)
+        if mode == "return" or (mode == "auto" and not (probe and claims.still_held(Path(probe[0]), probe[1]))):
+            with tempfile.TemporaryDirectory(prefix="qoelab-run-") as t:
+                _produce(scenario, cell, Path(t))
+                return {f.name: f.read_bytes() for f in sorted(Path(t).iterdir())}
+        if claim is not None and is_done(Path(run_dir)) and damage(Path(run_dir)) is None:
+            # A retry of a task whose worker died after committing the run (before it could
+            # report): the run is there, it is not run twice.
+            return None
+        if claim is not None:  # an earlier attempt's temporary folder (its worker died)
+            _remove_partials(Path(run_dir).parent, cell)
+        try:
+            with outdir.staged(Path(run_dir)) as tmp:
+                _produce(scenario, cell, tmp)
+                _seal(tmp)
+                if claim is not None and not claims.still_held(Path(claim), token or ""):
+                    raise _Lost
+        except _Lost:
+            return LOST
+        return None
     except (QoelabError, NativeScenarioError) as e:
         raise QoelabError(f"{run_dir}: {e}") from e
 
 
-def _run_cell(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
+def _produce(scenario: Scenario, cell: Cell, into: Path) -> None:
+    """Runs the cell and writes its files (all but the ``done`` marker) into ``into``."""
     sc = scenario.copy()
     for k, v in cell.params:
         sc.set(k, v)
@@ -176,16 +228,17 @@ def _run_cell(scenario: Scenario, cell: Cell, run_dir: Path) -> str:
     # during a long run instead of after it.
     res = sc.run(progress=_tick)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
-    # Everything, the done marker last, goes to a temporary folder renamed into place: a run
-    # folder either is complete or does not exist.
-    with outdir.staged(run_dir) as tmp:
-        res.write_into(tmp, plot=False)
-        (tmp / "cell.json").write_text(json.dumps({"params": dict(cell.params), "rep": cell.rep}, sort_keys=True, default=str) + "\n")
-        (tmp / "timing.json").write_text(json.dumps({"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "started_unix": round(started, 3),
-                                                     "finished_unix": round(time.time(), 3), **_code_version()}, sort_keys=True) + "\n")
-        files = {f.name: {"bytes": f.stat().st_size, "sha256": _sha256(f)} for f in sorted(tmp.iterdir())}
-        (tmp / "done").write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
-    return cell.run_id
+    res.write_into(into, plot=False)
+    (into / "cell.json").write_text(json.dumps({"params": dict(cell.params), "rep": cell.rep}, sort_keys=True, default=str) + "\n")
+    (into / "timing.json").write_text(json.dumps({"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "started_unix": round(started, 3),
+                                                  "finished_unix": round(time.time(), 3), **_code_version()}, sort_keys=True) + "\n")
+
+
+def _seal(tmp: Path) -> None:
+    """Writes the ``done`` marker, last: every file's size and SHA-256. Everything goes to a
+    temporary folder renamed into place, so a run folder either is complete or does not exist."""
+    files = {f.name: {"bytes": f.stat().st_size, "sha256": _sha256(f)} for f in sorted(tmp.iterdir())}
+    (tmp / "done").write_text(json.dumps({"files": files}, indent=1, sort_keys=True) + "\n")
 
 
 def _tick(_now: float, _end: float) -> None:
@@ -305,7 +358,7 @@ def _check_same_sweep(scenario: Scenario, axes: list[tuple[str, list[Any]]], rep
                 f"{out_dir}: holds runs of a different base scenario than {scenario.source} "
                 "(it changed since they ran); use another output directory or remove this one"
             )
-    tmp = meta.with_name(f".sweep.json.partial-{os.getpid()}")
+    tmp = meta.with_name(f".sweep.json.partial-{claims.HOST}-{os.getpid()}-{secrets.token_hex(4)}")
     tmp.write_text(json.dumps({"scenario_sha256": digest, "source": scenario.source,
                                "axes": {k: [str(v) for v in vs] for k, vs in axes}, "reps": reps}, indent=2) + "\n")
     os.replace(tmp, meta)
@@ -340,80 +393,6 @@ def resolve_jobs(jobs: int) -> int:
     return jobs
 
 
-class _FolderLock:
-    """An exclusive ``flock`` on ``<out>/.sweep.lock`` for the sweep's lifetime, so two sweeps
-    on one folder never run a cell twice. The kernel drops it when the holder dies (workers
-    die with it), so a crashed sweep leaves no stale lock. The file holds the owner's pid."""
-
-    def __init__(self, out_dir: Path):
-        import fcntl
-
-        self.path = out_dir / ".sweep.lock"
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try:
-                owner = os.pread(self.fd, 32, 0).decode(errors="replace").strip() or "?"
-            finally:
-                os.close(self.fd)
-            raise QoelabError(f"{out_dir}: another sweep (pid {owner}) is running in this folder; "
-                              "wait for it to finish or use another output folder") from None
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, f"{os.getpid()}\n".encode(), 0)
-
-    def release(self) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)
-            self.fd = -1
-
-
-def _worker_init(parent_pid: int) -> None:
-    """In each pool worker: Ctrl-C is the parent's to handle (it stops the workers itself),
-    and a worker dies with its parent rather than run on orphaned."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(os, "sched_getaffinity"):  # Linux: the kernel kills us when the parent dies
-        try:
-            import ctypes
-
-            PR_SET_PDEATHSIG = 1
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent_pid:  # the parent died before the line above
-        os._exit(1)
-    import threading
-
-    def watch() -> None:  # elsewhere (and as a second line): poll the parent
-        while os.getppid() == parent_pid:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="qoelab-parent-watch").start()
-
-
-def _stop_pool(ex: ProcessPoolExecutor) -> None:
-    """Cancels queued runs and ends running ones within about a second (SIGTERM, then
-    SIGKILL). A killed run leaves at most a temporary folder, removed on resume."""
-    import multiprocessing
-
-    # The pool's own list where it keeps one (CPython does), else every child we started.
-    procs = list((getattr(ex, "_processes", None) or {}).values()) or multiprocessing.active_children()
-    ex.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        if p.is_alive():
-            p.terminate()
-    deadline = time.monotonic() + 1.0
-    for p in procs:
-        p.join(max(0.0, deadline - time.monotonic()))
-    for p in procs:
-        if p.is_alive():
-            p.kill()
-            p.join(1.0)
-
-
 def run_sweep(
     scenario: Scenario,
     axes: list[tuple[str, list[Any]]],
@@ -421,8 +400,21 @@ def run_sweep(
     out_dir: Path,
     jobs: int,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    executor: ExecutorSpec | Executor | None = None,
 ) -> dict[str, int]:
-    """Runs every missing cell; returns counts ``{total, skipped, ran, repaired}``.
+    """Runs every missing cell; returns counts ``{total, skipped, ran, repaired, others}``.
+
+    ``executor``: None runs on ``jobs`` local processes (as before executors existed); an
+    :class:`~qoelab.executors.ExecutorSpec` says where (``cluster``, ``scheduler``) and which
+    share (``shard``) to run, with ``jobs`` local processes if neither cluster nor scheduler is
+    given, and is opened and closed here; an open :class:`~qoelab.executors.Executor` is used
+    as it is (so several sweeps share one cluster).
+
+    Each cell is claimed before it runs (:mod:`qoelab.claims`), so any number of sweeps on one
+    folder run each cell once; a sweep waits at the end for cells that others are running,
+    and ``others`` counts those. With a shard, only the shard's cells run and ``total`` counts
+    them; the combined tables hold every finished run of the grid.
 
     Resume: a finished run whose files changed or do not read (see :func:`damage`) is
     recomputed, and counted in ``repaired``. Ctrl-C cancels the runs not started and stops
@@ -430,6 +422,10 @@ def run_sweep(
     if reps < 1:
         raise QoelabError(f"--reps {reps}: must be at least 1")
     jobs = resolve_jobs(jobs)
+    if executor is None:
+        executor = ExecutorSpec(jobs=jobs)
+    elif isinstance(executor, ExecutorSpec):
+        executor = dataclasses.replace(executor, jobs=jobs)
     total = reps * math.prod(len(v) for _, v in axes)
     if total > MAX_RUNS:
         raise QoelabError(f"--grid/--reps: {total} runs ({' x '.join(str(len(v)) for _, v in axes) or '1'} cells x {reps} reps), "
@@ -446,88 +442,164 @@ def run_sweep(
         sc.validate()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        runs = out_dir / "runs"
-        runs.mkdir(exist_ok=True)
-        lock = _FolderLock(out_dir)
+        (out_dir / "runs").mkdir(exist_ok=True)
+        held = Claims(out_dir)
     except OSError as e:
         raise QoelabError(f"-o/--output {out_dir}: cannot use as sweep folder: {e.strerror or e}") from None
-    try:
-        _check_same_sweep(scenario, axes, reps, out_dir)
-        return _run_cells(scenario, all_cells, out_dir, jobs, progress)
-    finally:
-        lock.release()
+    _check_same_sweep(scenario, axes, reps, out_dir)
+    shard = executor.shard if isinstance(executor, ExecutorSpec) else getattr(executor, "shard", None)
+    mine = shard_of(all_cells, shard)
+    if isinstance(executor, ExecutorSpec):
+        with executor.open() as ex:
+            counts = _run_cells(scenario, mine, out_dir, ex, held, progress)
+    else:
+        counts = _run_cells(scenario, mine, out_dir, executor, held, progress)
+    collect(out_dir, all_cells)
+    return counts
 
 
-def _run_cells(scenario: Scenario, all_cells: list[Cell], out_dir: Path, jobs: int,
+#: Seconds between two looks at cells that other sweeps are running.
+POLL_S = 1.0
+
+
+def _run_cells(scenario: Scenario, mine: list[Cell], out_dir: Path, ex: Executor, held: Claims,
                progress: Callable[[int, int], None] | None) -> dict[str, int]:
     runs = out_dir / "runs"
-    for stale in runs.glob(".*.partial-*"):  # temporary folders of runs killed mid-write
-        shutil.rmtree(stale, ignore_errors=True)  # we hold the folder lock: nobody else writes
-    todo, repaired = [], 0
-    for c in all_cells:
-        d = runs / c.run_id
-        if not d.exists():
-            todo.append(c)
-            continue
-        why = damage(d)
-        if why is None:
-            continue
-        if is_done(d):
-            repaired += 1
-            _warn(f"{d}: {why}; running it again")
-        shutil.rmtree(d)  # unfinished or damaged: recomputed
-        todo.append(c)
-    done = len(all_cells) - len(todo)
+    todo = [c for c in mine if not (runs / c.run_id).exists() or damage(runs / c.run_id) is not None]
+    done = len(mine) - len(todo)
+    counts = {"total": len(mine), "skipped": done, "ran": 0, "repaired": 0, "others": 0}
     if progress:
-        progress(done, len(all_cells))
-    if jobs <= 1:
-        for c in todo:
-            _run_one(scenario, c, runs / c.run_id)
-            done += 1
-            if progress:
-                progress(done, len(all_cells))
-    else:
-        # At most `jobs` runs are handed to the pool at a time: nothing waits in its queue, so
-        # stopping cancels no more than it must and never starts a run after Ctrl-C.
-        ex = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init, initargs=(os.getpid(),))
-        queue = iter(todo)
-        inflight: dict[Any, Cell] = {}
-        failed: BaseException | None = None
-        try:
+        progress(done, len(mine))
+    if not todo:
+        return counts
+    probe = None
+    if ex.may_share and isinstance(ex, Dask):
+        # Workers that read this file with this token share the folder and write runs in place.
+        probe = (str(held.dir / f".probe-{secrets.token_hex(8)}"), secrets.token_hex(8))
+        Path(probe[0]).write_text(json.dumps({"token": probe[1]}) + "\n")
+    mode = "auto" if probe else ("shared" if ex.may_share else "return")
+    queue = collections.deque(todo)
+    waiting: list[Cell] = []  # claimed by other sweeps when we looked
+    inflight: dict[Any, tuple[Cell, str]] = {}
+    failed: BaseException | None = None
+    last_look = 0.0
+
+    def finished_elsewhere() -> None:
+        nonlocal done
+        counts["others"] += 1
+        done += 1
+        if progress:
+            progress(done, len(mine))
+
+    try:
+        with Heartbeat(held):
             while True:
-                while failed is None and len(inflight) < jobs and (c := next(queue, None)) is not None:
-                    inflight[ex.submit(_run_one, scenario, c, runs / c.run_id)] = c
+                while failed is None and queue and len(inflight) < ex.capacity():
+                    c = queue.popleft()
+                    token = _claim(held, runs, c, counts)
+                    if token == "done":
+                        finished_elsewhere()
+                    elif token is None:
+                        waiting.append(c)
+                    else:
+                        h = ex.submit(_task, scenario, c, str(runs / c.run_id), str(held.path(c.run_id)), token, mode, probe)
+                        inflight[h] = (c, token)
+                if failed is None and not queue and waiting and time.monotonic() - last_look >= POLL_S:
+                    # Look again at the cells others hold: finished, or free to claim (their
+                    # holder released or died).
+                    last_look = time.monotonic()
+                    for c in waiting:
+                        if is_done(runs / c.run_id) and damage(runs / c.run_id) is None:
+                            finished_elsewhere()
+                        else:
+                            queue.append(c)
+                    waiting = []
+                    continue
                 if not inflight:
-                    break
-                finished, _ = wait(inflight, return_when=FIRST_COMPLETED)
-                for f in sorted(finished, key=lambda f: inflight[f].run_id):
-                    inflight.pop(f)
+                    if failed is not None or not waiting:
+                        break
+                    time.sleep(POLL_S)
+                    continue
+                for h in sorted(ex.wait(list(inflight), POLL_S), key=lambda h: inflight[h][0].run_id):
+                    c, token = inflight.pop(h)
                     try:
-                        f.result()
-                    except BrokenProcessPool as e:
-                        # A worker died (killed, out of memory, crashed). The finished runs
-                        # stay; a rerun resumes after them.
-                        raise QoelabError(f"{runs}: a worker process died ({e}); the {done} finished runs are kept, "
+                        got = ex.result(h, c.run_id)
+                        if isinstance(got, dict):
+                            got = _write_returned(got, runs / c.run_id, held, c, token)
+                    except WorkerDied as e:
+                        raise QoelabError(f"{runs}: {e}; the {done} finished runs are kept, "
                                           "run the same command again to resume") from e
                     except QoelabError as e:
                         # A bad cell: start nothing new, let the running ones finish (their
                         # results are good), then report it.
+                        held.release(c.run_id)
                         failed = failed or e
                         continue
+                    held.release(c.run_id)
+                    if got == LOST:  # taken over while it ran: the new holder commits it
+                        waiting.append(c)
+                        continue
+                    counts["ran"] += 1
                     done += 1
                     if progress:
-                        progress(done, len(all_cells))
-        except BaseException:
-            _stop_pool(ex)
-            for stale in runs.glob(".*.partial-*"):  # the stopped runs' temporary folders
-                shutil.rmtree(stale, ignore_errors=True)
-            raise
-        if failed is not None:
-            ex.shutdown(wait=True)
-            raise failed
-        ex.shutdown(wait=True)
-    collect(out_dir, all_cells)
-    return {"total": len(all_cells), "skipped": len(all_cells) - len(todo), "ran": len(todo), "repaired": repaired}
+                        progress(done, len(mine))
+    except BaseException:
+        ex.stop()
+        for c, _ in inflight.values():  # the stopped runs' temporary folders
+            _remove_partials(runs, c)
+        held.release_all()
+        raise
+    finally:
+        if probe:
+            Path(probe[0]).unlink(missing_ok=True)
+    held.release_all()
+    if failed is not None:
+        raise failed
+    return counts
+
+
+def _claim(held: Claims, runs: Path, c: Cell, counts: dict[str, int]) -> str | None:
+    """Claims cell ``c``: its token, ``"done"`` if it is finished (by another sweep), or None
+    if another sweep holds it. A damaged run is removed once claimed (nobody else writes it)."""
+    d = runs / c.run_id
+    if d.exists() and damage(d) is None:
+        return "done"
+    token = held.take(c.run_id)
+    if token is None:
+        return None
+    if d.exists():
+        why = damage(d)
+        if why is None:  # finished between our look and our claim
+            held.release(c.run_id)
+            return "done"
+        if is_done(d):
+            counts["repaired"] += 1
+            _warn(f"{d}: {why}; running it again")
+        shutil.rmtree(d)  # unfinished or damaged: recomputed
+    _remove_partials(runs, c)  # left by a holder that died
+    return token
+
+
+def _remove_partials(runs: Path, c: Cell) -> None:
+    # Run ids hold only letters, digits and "=._-": no glob metacharacters.
+    for stale in runs.glob(f".{c.run_id}.partial-*"):
+        shutil.rmtree(stale, ignore_errors=True)
+
+
+def _write_returned(files: dict[str, bytes], run_dir: Path, held: Claims, c: Cell, token: str) -> str | None:
+    """Writes a run whose files a worker returned, as a worker sharing the folder would."""
+    try:
+        with outdir.staged(run_dir) as tmp:
+            for name, data in files.items():
+                if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or name.startswith(".") or name == "done":
+                    raise QoelabError(f"{run_dir}: a worker returned a file named {name!r}")
+                (tmp / name).write_bytes(data)
+            _seal(tmp)
+            if not held.holds(c.run_id, token):
+                raise _Lost
+    except _Lost:
+        return LOST
+    return None
 
 
 def _warn(msg: str) -> None:
@@ -559,6 +631,7 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
 
 
 def _atomic_parquet(t: pa.Table, path: Path) -> None:
-    tmp = path.with_suffix(".parquet.partial")
+    # A name of this writer's own: concurrent sweeps (or shards) on one folder each rebuild it.
+    tmp = path.with_name(f".{path.name}.partial-{claims.HOST}-{os.getpid()}-{secrets.token_hex(4)}")
     pq.write_table(t, tmp, compression="zstd")
     os.replace(tmp, path)

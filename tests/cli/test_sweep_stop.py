@@ -1,6 +1,6 @@
 """Stopping a sweep: Ctrl-C ends it at once with finished runs kept and no worker left; killing
-its main process takes the workers with it; a damaged finished run is redone on resume; two
-sweeps on one folder never run a cell twice (issue 15, item 5)."""
+its main process takes the workers with it; a damaged finished run is redone on resume (issue 15,
+item 5). Two sweeps on one folder: ``test_sweep_claims.py``."""
 
 from __future__ import annotations
 
@@ -185,23 +185,6 @@ def test_a_damaged_sweep_json_is_a_clean_error(tmp_path: Path):
         (out / "sweep.json").write_text(content)
         code, _, err = run_cli(*args)
         assert code == 2 and f"{out / 'sweep.json'}: damaged" in err and len(err.strip().splitlines()) == 1, err
-
-
-def test_a_second_sweep_on_the_same_folder_is_refused_while_the_first_runs(tmp_path: Path):
-    scen = tmp_path / "slow.toml"
-    scen.write_text(SLOW)
-    out = tmp_path / "sw"
-    p = start_sweep(scen, out, cells=40, jobs=1)
-    try:
-        wait_for(lambda: (out / ".sweep.lock").exists() and (out / "sweep.json").exists())
-        code, _, err = run_cli("sweep", str(scen), "--grid", "links[0].rate=100Mbps,101Mbps", "-o", str(out))
-        assert code == 2 and f"another sweep (pid {p.pid}) is running in this folder" in err, err
-    finally:
-        p.send_signal(signal.SIGINT)
-        p.communicate(timeout=30)
-    # Once it has stopped, the folder is free again (the kernel dropped the lock).
-    code, _, err = run_cli("sweep", str(scen), "--grid", "links[0].rate=100Mbps", "-o", str(out))
-    assert code == 0, err
 
 
 def test_run_ids_are_injective_and_values_unique(tmp_path: Path):

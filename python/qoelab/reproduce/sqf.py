@@ -308,10 +308,11 @@ class _Counter:
         return progress
 
 
-def _sweep(name: str, sc: Scenario, axes: list, out: Path, jobs: int, log, counter: _Counter) -> None:
+def _sweep(name: str, sc: Scenario, axes: list, out: Path, jobs: int, log, counter: _Counter,
+           executor: Any = None) -> None:
     t0 = time.time()
     total = math.prod(len(v) for _, v in axes)
-    r = run_sweep(sc, axes, 1, out / "runs" / name, jobs, counter.sweep(total))
+    r = run_sweep(sc, axes, 1, out / "runs" / name, jobs, counter.sweep(total), executor=executor)
     log(f"  {name}: {r['ran']} ran, {r['skipped']} reused, {time.time() - t0:.1f} s")
 
 
@@ -876,7 +877,7 @@ MODEL_CHECK_WHY = (
 
 
 def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
-        progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        progress: Callable[[int, int], None] | None = None, executor: Any = None) -> dict[str, Any]:
     """Runs (or resumes) every grid and writes the report folder ``out``. Returns a summary.
     ``progress(done, total)`` is called as runs finish (total over the whole reproduction)."""
     p = plan(quick)
@@ -894,8 +895,10 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
     builders += [("sensitivity", *_sensitivity(p)), ("sens_alone", *_sens_alone(p))]
     counter = _Counter(sum(math.prod(len(v) for _, v in axes) for _, _, axes in builders), progress)
     for name, sc, axes in builders:
-        _sweep(name, sc, axes, out, jobs, log, counter)
+        _sweep(name, sc, axes, out, jobs, log, counter, executor)
     t_sim = time.time() - t0
+    if getattr(executor, "shard", None):  # one task of a job array: the report comes after all
+        return {"shard": executor.shard}
 
     tb_reps = testbed_rep_rows(out, "testbed")
     tb = aggregate(tb_reps, ("mode", "discipline", "n"), METRICS)
@@ -1006,6 +1009,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--quick", action="store_true", help="short runs and a coarse grid (CI)")
     s.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-sqf[-quick])")
     s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
+    from qoelab.executors import add_arguments
+
+    add_arguments(s)
 
     def cmd(a) -> int:
         out = Path(a.output) if a.output else Path("results") / ("reproduce-sqf-quick" if a.quick else "reproduce-sqf")
@@ -1014,10 +1020,13 @@ def register(subparsers) -> argparse.ArgumentParser:
         check_folder(out)
         from rich.console import Console
 
+        from qoelab.executors import open_from_args, shard_note
         from qoelab.progress import progress
 
-        with progress(Console(stderr=True), "sqf reproduction") as update:
-            run(out, quick=a.quick, jobs=resolve_jobs(a.jobs), progress=update)
+        with open_from_args(a) as ex, progress(Console(stderr=True), "sqf reproduction") as update:
+            r = run(out, quick=a.quick, jobs=resolve_jobs(a.jobs), progress=update, executor=ex)
+        if "shard" in r:
+            print(shard_note(r["shard"]))
         return 0
 
     s.set_defaults(func=cmd)

@@ -422,7 +422,8 @@ def paper_tables() -> dict[tuple[str, int, int], dict[str, float]]:
 
 def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
         progress: Callable[[int, int], None] | None = None, report_only: bool = False,
-        calibrations: tuple[Calibration, ...] | None = None, profile: str = DEFAULT_PROFILE) -> dict[str, Any]:
+        calibrations: tuple[Calibration, ...] | None = None, profile: str = DEFAULT_PROFILE,
+        executor: Any = None) -> dict[str, Any]:
     """Runs the missing cells of each calibration's grid (all of them on a fresh folder) and
     writes each calibration's report (``out/<profile>-<trace>-<buffer>/``) and the overview
     (``out/README.md``, ``out/findings.csv``). Returns ``{"calibrations": {key: result}, ...}``
@@ -443,14 +444,16 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
         if report_only and not (d / "sweep" / "runs").is_dir():
             continue
         results[cal.key] = run_calibration(d, cal, profile, quick=quick, reps=reps, jobs=jobs, progress=progress,
-                                           report_only=report_only, side_grids=cal == HEADLINE)
+                                           report_only=report_only, side_grids=cal == HEADLINE, executor=executor)
+    if getattr(executor, "shard", None):  # one task of a job array: the reports come after all
+        return {"shard": executor.shard, "calibrations": results}
     write_overview(out, QUICK if quick else FULL, profile, results)
     return {"calibrations": results, "profile": profile, "out": out}
 
 
 def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = False, reps: int | None = None,
                     jobs: int = 1, progress: Callable[[int, int], None] | None = None, report_only: bool = False,
-                    side_grids: bool = False) -> dict[str, Any]:
+                    side_grids: bool = False, executor: Any = None) -> dict[str, Any]:
     """One calibration's grid and report in ``out``. ``side_grids`` adds the s1 pacing
     sensitivity and the held-reservation grids (one repetition of a few cells each)."""
     from qoelab.sweep import cells, run_sweep, timing
@@ -487,9 +490,11 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
     else:
         # The small side grids first, so that a long main grid stopped part-way still has them.
         if side_grids:
-            run_sweep(sens_base, sens_axes, 1, out / "sensitivity", jobs)
-            run_sweep(hold_base, hold_axes, 1, out / "held", jobs)
-        counts = run_sweep(base, axes, reps, out / "sweep", jobs, progress)
+            run_sweep(sens_base, sens_axes, 1, out / "sensitivity", jobs, executor=executor)
+            run_sweep(hold_base, hold_axes, 1, out / "held", jobs, executor=executor)
+        counts = run_sweep(base, axes, reps, out / "sweep", jobs, progress, executor=executor)
+        if getattr(executor, "shard", None):  # one task of a job array: the report comes after all
+            return {"shard": executor.shard, "runs": counts}
     wall = time.time() - t0
     sens = sensitivity_rows(out / "sensitivity", grid.duration_s, cal.buffer)
     held = held_rows(out / "held", grid.duration_s)
@@ -1208,6 +1213,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         f"{', '.join(c.key for c in CALIBRATIONS)} (trace rate - routers' buffer)")
     t.add_argument("--profile", default=DEFAULT_PROFILE, choices=PROFILES,
                    help=f"TCP profile of the bulk flows (default {DEFAULT_PROFILE}; rfc reproduces expected/rfc-40M-1000p)")
+    from qoelab.executors import add_arguments
+
+    add_arguments(t)
 
     def cmd(a: argparse.Namespace) -> int:
         from rich.console import Console
@@ -1222,9 +1230,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         from qoelab.outdir import check_folder
 
         check_folder(out)
-        with progress(Console(stderr=True), "tfd grid", disable=a.report_only) as update:
+        from qoelab.executors import open_from_args, shard_note
+
+        with open_from_args(a) as ex, progress(Console(stderr=True), "tfd grid", disable=a.report_only) as update:
             r = run(out, quick=a.quick, reps=a.reps, jobs=resolve_jobs(a.jobs), report_only=a.report_only, progress=update,
-                    calibrations=cals, profile=a.profile)
+                    calibrations=cals, profile=a.profile, executor=ex)
+        if "shard" in r:
+            print(shard_note(r["shard"]))
+            return 0
         for key, c in r["calibrations"].items():
             m = c["meta"]
             now = "nothing run now" if m["wall_s"] is None else f"{m['wall_s']:.0f} s now"
