@@ -74,6 +74,8 @@ pub struct Behaviours {
     /// Linux's delayed-ACK engine: quick-ACK mode and the adaptive `ato`.
     pub quickack: bool,
     pub init_cwnd: u32,
+    /// RACK-TLP (RFC 8985) loss detection and tail loss probes (needs SACK).
+    pub rack: bool,
 }
 
 impl Profile {
@@ -90,6 +92,7 @@ impl Profile {
             delack_timeout: Dur::from_millis(40),
             quickack: false,
             init_cwnd: 10,
+            rack: false,
         };
         match self {
             Profile::Rfc => rfc,
@@ -108,6 +111,8 @@ impl Profile {
                 quickack: true,
                 // TCP_INIT_CWND (RFC 6928).
                 init_cwnd: 10,
+                // net.ipv4.tcp_recovery = 1 (TCP_RACK_LOSS_DETECTION), tcp_early_retrans = 3 (TLP).
+                rack: true,
             },
             Profile::Ns3 => Behaviours {
                 // TcpSocketBase::MinRto, DelAckCount = 2, DelAckTimeout.
