@@ -411,7 +411,16 @@ impl SentQueue {
         let id = self.base + self.segs.len() as u64;
         let xmit_no = self.xmits;
         self.xmits += 1;
-        self.segs.push_back(SentSeg { seq, end, xmit_ts: now, xmit_no, tx: 1, sacked: false, lost: false, rxt_out: false });
+        self.segs.push_back(SentSeg {
+            seq,
+            end,
+            xmit_ts: now,
+            xmit_no,
+            tx: 1,
+            sacked: false,
+            lost: false,
+            rxt_out: false,
+        });
         self.by_time.push_back((id, 1));
     }
 

@@ -1033,7 +1033,9 @@ fn reordering_run(rack: bool, shallow_first: bool) -> (u64, usize, u64, bool) {
 fn rack_tolerates_reordering_within_a_quarter_of_min_rtt() {
     let (dup, rxt, rec, seen) = reordering_run(true, true);
     let (dup3, rxt3, rec3, _) = reordering_run(false, true);
-    eprintln!("reordering: rack {dup} dup, {rxt} rxt, {rec} recoveries; dupthresh {dup3} dup, {rxt3} rxt, {rec3} recoveries");
+    eprintln!(
+        "reordering: rack {dup} dup, {rxt} rxt, {rec} recoveries; dupthresh {dup3} dup, {rxt3} rxt, {rec3} recoveries"
+    );
     assert!(seen, "the shallow reordering of packet 20 was not seen");
     assert_eq!((dup, rxt, rec), (0, 0, 0), "RACK retransmitted reordered segments");
     // RFC 6675's DupThresh of 3 takes every reordering by three segments for a loss.
