@@ -798,7 +798,14 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, cx: &mut FlowCtx) {
         let una = self.tcb.snd_una;
-        let flight = self.tcb.snd_max - una; // RFC 5681 FlightSize
+        let mut flight = self.tcb.snd_max - una; // RFC 5681 FlightSize
+        if self.rack.is_some() {
+            // RACK repairs lost retransmissions within one recovery instead of timing out, so
+            // `snd_max - snd_una` can hold far more SACKed data than the window (up to the send
+            // buffer) when the next loss comes; a reduction from it would raise cwnd. Linux
+            // reduces from cwnd (`tcp_init_cwnd_reduction`, CUBIC `ssthresh = cwnd·β`).
+            flight = flight.min(self.tcb.cwnd);
+        }
         self.recover = self.tcb.snd_max; // RFC 6582 §3.2 step 2; RFC 6675 §5 (4.1) RecoveryPoint
         self.tcb.in_recovery = true;
         self.partial_seen = false;
@@ -1055,7 +1062,7 @@ impl TcpSender {
                     r.tlp_end = None;
                     r.tlp_recoveries += 1;
                     if !self.tcb.in_recovery {
-                        let flight = self.tcb.snd_max - self.tcb.snd_una;
+                        let flight = (self.tcb.snd_max - self.tcb.snd_una).min(self.tcb.cwnd);
                         let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight };
                         self.cc.on_loss(&ev, &mut self.tcb);
                     }
