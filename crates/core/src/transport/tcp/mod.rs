@@ -13,6 +13,8 @@
 //!   `TS.Recent`; RFC 7323 §2: window scale (announced on the SYN, applied to the window field
 //!   on the wire; windows inside the simulator are kept in bytes).
 //! - RFC 5681 §4.2 / RFC 1122 §4.2.3.2: delayed ACKs.
+//! - RFC 8985: RACK-TLP loss detection and tail loss probes, in place of RFC 6675's `IsLost()`
+//!   when `rack` is on ([`rack`]).
 //! - RFC 9438: CUBIC ([`cc::cubic`]).
 //!
 //! Sequence space: the SYN takes sequence number 0 (ISS = 0 in both directions, for
@@ -26,11 +28,12 @@
 //! What is *not* modelled is listed in `docs/models/tcp.md`: FIN/close, Nagle, the rounding of
 //! a scaled window (the peer uses the window in bytes; only the pcap field is shifted),
 //! zero-window probes (the receiving application reads at once), limited transmit (RFC 3042),
-//! RACK/TLP, F-RTO, D-SACK, ECN, pacing, HyStart++.
+//! F-RTO, D-SACK, ECN, pacing.
 
 pub mod cc;
 mod probes;
 pub mod profile;
+pub mod rack;
 pub mod rtt;
 pub mod sack;
 pub mod socket;
@@ -47,6 +50,10 @@ pub const RTO: TimerKind = TimerKind(0);
 /// The receiver's delayed-ACK timer (RFC 5681 §4.2). Kind 1, so that a full-duplex
 /// [`socket::TcpSocket`] holds both in one block.
 pub const DELACK: TimerKind = TimerKind(1);
+/// The sender's RACK reorder timer (RFC 8985 §6.2 step 5), with `rack` only.
+pub const RACK_REO: TimerKind = TimerKind(2);
+/// The sender's tail-loss-probe timer (RFC 8985 §7.2), with `rack` only.
+pub const TLP: TimerKind = TimerKind(3);
 /// Smallest `initial_rto`, `min_rto` and `max_rto` a scenario may give.
 pub const MIN_RTO: Dur = Dur::from_micros(1);
 use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
@@ -137,6 +144,11 @@ pub struct TcpConfig {
     /// Initial window, segments. Profile default 10 (RFC 6928).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub init_cwnd: Option<u32>,
+    /// RACK-TLP (RFC 8985): time-based loss detection with a reordering window, detection of
+    /// lost retransmissions, and tail loss probes, in place of RFC 6675's `IsLost()`. Only with
+    /// `sack`. Profile default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rack: Option<bool>,
     /// Sender maximum segment size, bytes. Default: MTU − 20 (IPv4) − 20 (TCP) − 12 (timestamps
     /// if on), i.e. 1448 for MTU 1500.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
@@ -163,6 +175,7 @@ impl Default for TcpConfig {
             snd_buf: 4 << 20,
             rcv_buf: 4 << 20,
             init_cwnd: None,
+            rack: None,
             mss: None,
         }
     }
@@ -184,6 +197,8 @@ impl TcpConfig {
             delack_timeout: self.delack_timeout.unwrap_or(d.delack_timeout),
             quickack: self.quickack.unwrap_or(d.quickack),
             init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
+            // RACK reads the SACK scoreboard; without SACK a profile's RACK is off.
+            rack: self.sack && self.rack.unwrap_or(d.rack),
         }
     }
 
@@ -236,6 +251,9 @@ impl TcpConfig {
         }
         if self.prr == Some(true) && !self.sack {
             return Err("prr: needs sack = true (the recovery rule counts SACKed data)".into());
+        }
+        if self.rack == Some(true) && !self.sack {
+            return Err("rack: needs sack = true (RACK marks losses from SACKed data)".into());
         }
         if self.hystart == Some(true) && !matches!(self.cc, CcConfig::Cubic(_)) {
             return Err("hystart: only with cc = \"cubic\"".into());
@@ -353,6 +371,10 @@ pub struct TcpSender {
     prr_out: u64,
     recover_fs: u64,
     snd_buf: u64,
+    /// RACK-TLP state (RFC 8985), when `rack` is on; and whether the probe timer is to be
+    /// restarted (new data went out, or the cumulative ACK advanced).
+    rack: Option<Box<rack::Rack>>,
+    tlp_restart: bool,
     /// Opened by the peer (the passive end of a full-duplex socket): writes before the
     /// handshake completes wait for it instead of sending a SYN.
     passive: bool,
@@ -413,6 +435,8 @@ impl TcpSender {
             mss_opt: mss_option(mss, cfg.option_bytes()),
             init_cwnd: b.init_cwnd as u64 * mss,
             snd_buf: cfg.snd_buf,
+            rack: b.rack.then(Box::default),
+            tlp_restart: false,
             passive: false,
             state: State::Closed,
             tcb: Tcb::new(mss, b.init_cwnd as u64 * mss),
@@ -470,6 +494,7 @@ impl TcpSender {
         }
         self.tcb.cwnd = self.init_cwnd; // RFC 6928 §2
         self.try_send(cx, false);
+        self.rack_timers(cx);
     }
 
     /// Takes the peer's window and timestamp from a segment that acknowledges nothing of ours.
@@ -533,6 +558,9 @@ impl TcpSender {
     /// Bytes the sender believes are in the network: RFC 6675 `pipe` (with SACK) or RFC 5681
     /// FlightSize adjusted for bytes deemed lost and retransmitted.
     pub fn in_flight(&self) -> u64 {
+        if let Some(r) = &self.rack {
+            return r.q.pipe(self.tcb.snd_una, self.tcb.snd_max);
+        }
         let (l, above) = self.loss_frontier();
         self.board.pipe(self.tcb.snd_max, l, above)
     }
@@ -577,11 +605,18 @@ impl TcpSender {
                 return Some((hole, end - hole, true));
             }
         }
-        // Rule 2: new data, within min(rwnd, snd_buf) of snd_una (RFC 9293 §3.8.6.2.1 send window).
+        // Rule 2: new data.
+        self.next_new().map(|(seq, len)| (seq, len, false))
+    }
+
+    /// The next new segment, if the application has written it and it fits within
+    /// min(rwnd, snd_buf) of snd_una (RFC 9293 §3.8.6.2.1 send window): (seq, len).
+    fn next_new(&self) -> Option<(u64, u64)> {
+        let snd_max = self.tcb.snd_max;
         if snd_max < self.write_end {
-            let len = mss.min(self.write_end - snd_max);
+            let len = self.tcb.mss.min(self.write_end - snd_max);
             if snd_max + len - self.tcb.snd_una <= self.rwnd.min(self.snd_buf) {
-                return Some((snd_max, len, false));
+                return Some((snd_max, len));
             }
         }
         None
@@ -593,6 +628,9 @@ impl TcpSender {
     fn try_send(&mut self, cx: &mut FlowCtx, mut force: bool) {
         if self.state != State::Established {
             return;
+        }
+        if self.rack.is_some() {
+            return self.try_send_rack(cx, force);
         }
         loop {
             let (lost, above) = self.loss_frontier();
@@ -610,8 +648,41 @@ impl TcpSender {
         }
     }
 
+    /// [`try_send`](Self::try_send) under RACK: lost segments (RFC 8985 marks them, in any
+    /// order) go first, lowest sequence first, then new data (Linux `tcp_xmit_retransmit_queue`
+    /// then `tcp_write_xmit`).
+    fn try_send_rack(&mut self, cx: &mut FlowCtx, mut force: bool) {
+        loop {
+            let r = self.rack.as_deref().expect("rack on");
+            let next = match r.q.next_lost() {
+                Some((seq, len)) => Some((seq, len, true)),
+                None => self.next_new().map(|(seq, len)| (seq, len, false)),
+            };
+            let Some((seq, len, rxt)) = next else {
+                self.cwnd_limited = false;
+                break;
+            };
+            if !(force && rxt) && self.in_flight() + len > self.tcb.cwnd {
+                self.cwnd_limited = true;
+                break;
+            }
+            force = false;
+            self.transmit(seq, len, rxt, cx);
+        }
+    }
+
     fn transmit(&mut self, seq: u64, len: u64, rxt: bool, cx: &mut FlowCtx) {
         debug_assert!(len > 0 && seq + len <= self.write_end, "{}: flow {} bad segment {seq}+{len}", cx.now, cx.flow);
+        if let Some(r) = self.rack.as_deref_mut() {
+            // RFC 8985 §5.2: Segment.xmit_ts of every (re)transmission.
+            if rxt {
+                let id = r.q.id_at(seq).expect("a retransmission starts at a segment RACK holds");
+                r.q.resent(id, cx.now);
+            } else {
+                r.q.push(seq, seq + len, cx.now);
+                self.tlp_restart = true;
+            }
+        }
         if rxt {
             self.board.raise(Marker::HighRxt, seq + len);
             self.rxt_segs += 1;
@@ -727,7 +798,14 @@ impl TcpSender {
 
     fn enter_recovery(&mut self, cx: &mut FlowCtx) {
         let una = self.tcb.snd_una;
-        let flight = self.tcb.snd_max - una; // RFC 5681 FlightSize
+        let mut flight = self.tcb.snd_max - una; // RFC 5681 FlightSize
+        if self.rack.is_some() {
+            // RACK repairs lost retransmissions within one recovery instead of timing out, so
+            // `snd_max - snd_una` can hold far more SACKed data than the window (up to the send
+            // buffer) when the next loss comes; a reduction from it would raise cwnd. Linux
+            // reduces from cwnd (`tcp_init_cwnd_reduction`, CUBIC `ssthresh = cwnd·β`).
+            flight = flight.min(self.tcb.cwnd);
+        }
         self.recover = self.tcb.snd_max; // RFC 6582 §3.2 step 2; RFC 6675 §5 (4.1) RecoveryPoint
         self.tcb.in_recovery = true;
         self.partial_seen = false;
@@ -737,6 +815,10 @@ impl TcpSender {
         self.recover_fs = self.tcb.cwnd.max(1);
         self.prr_delivered = 0;
         self.prr_out = 0;
+        if let Some(r) = self.rack.as_deref_mut() {
+            // Linux `tcp_init_cwnd_reduction`: a recovery ends any TLP episode.
+            r.tlp_end = None;
+        }
         let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight };
         self.cc.on_loss(&ev, &mut self.tcb); // ssthresh; cwnd = ssthresh (RFC 6675 §5 (4.2))
         if !self.sack {
@@ -784,7 +866,17 @@ impl TcpSender {
         let mss = self.tcb.mss;
 
         let mut new_sacked = 0;
-        if self.sack {
+        // RACK (RFC 8985 §6.2 steps 1–2): the segments this ACK delivers.
+        let mut delivered = rack::Delivered::default();
+        let min_rtt = self.rtt.min_rtt().unwrap_or(Dur::ZERO);
+        let prior_fack = self.rack.as_deref().map_or(0, |r| r.fack());
+        if let Some(r) = self.rack.as_deref_mut() {
+            for &(s, e) in &h.sack[..(h.nsack as usize).min(MAX_SACK_BLOCKS)] {
+                new_sacked += self.board.update_with(s, e.min(snd_max), |a, b| {
+                    r.q.sack(a, b, |seg| delivered.add(seg, now, prior_fack, min_rtt))
+                });
+            }
+        } else if self.sack {
             for &(s, e) in &h.sack[..(h.nsack as usize).min(MAX_SACK_BLOCKS)] {
                 new_sacked += self.board.update(s, e.min(snd_max)); // RFC 6675 §4 Update()
             }
@@ -795,6 +887,10 @@ impl TcpSender {
             let acked = h.ack - una;
             self.tcb.snd_una = h.ack;
             self.board.advance(h.ack);
+            if let Some(r) = self.rack.as_deref_mut() {
+                r.q.ack(h.ack, |seg| delivered.add(seg, now, prior_fack, min_rtt));
+                self.tlp_restart = true;
+            }
             self.dupacks = 0; // RFC 6675 §5: a cumulative ACK resets DupAcks
             self.consecutive_rtos = 0;
             let rtt = self.rtt_sample(h, now);
@@ -847,9 +943,16 @@ impl TcpSender {
             }
         }
 
+        if self.rack.is_some() {
+            self.rack_on_ack(h, una, new_sacked, &delivered, cx);
+        }
         if !self.tcb.in_recovery && self.tcb.snd_una < self.tcb.snd_max {
-            // RFC 5681 §3.2 (third duplicate ACK) or RFC 6675 §5 step 2 (IsLost(HighACK + 1)).
-            let lost = self.dupacks >= DUPTHRESH || (self.sack && self.loss_frontier().0 > self.tcb.snd_una);
+            // RFC 5681 §3.2 (third duplicate ACK) or RFC 6675 §5 step 2 (IsLost(HighACK + 1));
+            // under RACK, once it has marked a segment lost (Linux `tcp_time_to_recover`).
+            let lost = match &self.rack {
+                Some(r) => r.q.lost_bytes() > 0,
+                None => self.dupacks >= DUPTHRESH || (self.sack && self.loss_frontier().0 > self.tcb.snd_una),
+            };
             // RFC 6582 §3.2 step 2 / RFC 6675 §5.1: not before the ACK covers `recover`.
             if lost && self.tcb.snd_una >= self.recover {
                 self.enter_recovery(cx);
@@ -909,12 +1012,152 @@ impl TcpSender {
         // scoreboard is kept so retransmissions skip SACKed data (RFC 6675 §5.1).
         self.board.raise(Marker::Lost, snd_max);
         self.board.reset(Marker::HighRxt);
+        if self.rack.is_some() {
+            // RFC 8985 §6.3: the head is lost, and whatever RACK's clock says is; the window is
+            // that of a recovery (0 until reordering has been seen).
+            let reo = self.rack_reo_wnd(true);
+            self.rack.as_deref_mut().expect("rack on").mark_on_rto(cx.now, reo);
+        }
         self.probe = None; // Karn
         self.rtt.back_off(); // RFC 6298 §5.5
         cx.notify(TransportEvent::RtoFired { rto_ns: self.rtt.rto().as_nanos(), backoff: self.consecutive_rtos });
         self.probe_rto(cx);
         self.try_send(cx, true); // §5.4: retransmit the earliest unacknowledged segment
         cx.set_timer(RTO, cx.now + self.rtt.rto()); // §5.6
+    }
+
+    /// RFC 8985 §6.2 step 4: the reordering window now.
+    fn rack_reo_wnd(&self, in_recovery: bool) -> Dur {
+        let r = self.rack.as_deref().expect("rack on");
+        let min_rtt = self.rtt.min_rtt().unwrap_or(Dur::ZERO);
+        let srtt = self.rtt.srtt().unwrap_or(min_rtt);
+        r.reo_wnd(in_recovery, DUPTHRESH, min_rtt, srtt)
+    }
+
+    /// Whether a fast recovery or a timeout recovery is under way.
+    fn recovering(&self) -> bool {
+        self.tcb.in_recovery || self.tcb.snd_una < self.recover
+    }
+
+    /// RACK's part of an ACK (RFC 8985 §6.2 steps 3–5, §7.4): RACK's state from the delivered
+    /// segments, loss detection and the reorder timer, and the end of a TLP episode.
+    fn rack_on_ack(&mut self, h: &TcpHdr, prior_una: u64, new_sacked: u64, d: &rack::Delivered, cx: &mut FlowCtx) {
+        let reo = self.rack_reo_wnd(self.recovering());
+        let r = self.rack.as_deref_mut().expect("rack on");
+        r.update(d);
+        if r.advanced() {
+            match r.detect_loss(cx.now, reo).0 {
+                Some(wait) => cx.set_timer(RACK_REO, cx.now + wait),
+                None => cx.cancel_timer(RACK_REO),
+            }
+        }
+        // RFC 8985 §7.4, as Linux `tcp_process_tlp_ack` (without DSACK).
+        if let Some(end) = r.tlp_end {
+            if h.ack >= end {
+                if !r.tlp_rxt || (h.ack == prior_una && new_sacked == 0) {
+                    // The probe was new data, or a pure duplicate ACK says both copies arrived.
+                    r.tlp_end = None;
+                } else if h.ack > end {
+                    // The probe repaired a loss: the congestion response RACK would have made.
+                    r.tlp_end = None;
+                    r.tlp_recoveries += 1;
+                    if !self.tcb.in_recovery {
+                        let flight = (self.tcb.snd_max - self.tcb.snd_una).min(self.tcb.cwnd);
+                        let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight };
+                        self.cc.on_loss(&ev, &mut self.tcb);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The RACK reorder timer fired (RFC 8985 §6.2; Linux `tcp_rack_reo_timeout`): mark what is
+    /// now lost, start a recovery if none is under way, and repair.
+    fn on_rack_reo(&mut self, cx: &mut FlowCtx) {
+        if self.state != State::Established || self.tcb.snd_una == self.tcb.snd_max {
+            return;
+        }
+        let reo = self.rack_reo_wnd(self.recovering());
+        let r = self.rack.as_deref_mut().expect("rack on");
+        let (wait, marked) = r.detect_loss(cx.now, reo);
+        if let Some(w) = wait {
+            cx.set_timer(RACK_REO, cx.now + w);
+        }
+        let mut force = false;
+        if marked && !self.tcb.in_recovery && self.tcb.snd_una >= self.recover {
+            self.enter_recovery(cx);
+            force = true;
+        }
+        if self.prr && self.tcb.in_recovery && marked {
+            self.prr_step(0);
+        }
+        self.try_send(cx, force);
+    }
+
+    /// The probe timer fired (RFC 8985 §7.3): send one segment, new data if the window allows,
+    /// else the last segment again, whatever cwnd says (Linux `tcp_send_loss_probe`); then re-arm
+    /// the RTO.
+    fn on_tlp(&mut self, cx: &mut FlowCtx) {
+        let r = self.rack.as_deref().expect("rack on");
+        if self.state != State::Established
+            || self.tcb.snd_una == self.tcb.snd_max
+            || self.recovering()
+            || r.tlp_end.is_some()
+        {
+            return;
+        }
+        let last = r.q.last();
+        let rxt = match self.next_new() {
+            Some((seq, len)) => {
+                self.transmit(seq, len, false, cx);
+                false
+            }
+            None => match last {
+                Some(s) if !s.sacked => {
+                    self.transmit(s.seq, s.len(), true, cx);
+                    true
+                }
+                _ => return,
+            },
+        };
+        let r = self.rack.as_deref_mut().expect("rack on");
+        r.tlp_end = Some(self.tcb.snd_max);
+        r.tlp_rxt = rxt;
+        r.tlp_probes += 1;
+        cx.set_timer(RTO, cx.now + self.rtt.rto());
+    }
+
+    /// Arms or cancels the probe timer after an event (RFC 8985 §7.2): only in the open state
+    /// with data in flight, no probe outstanding and no reorder timer pending; restarted when
+    /// new data went out or the cumulative ACK advanced; never later than the RTO.
+    fn rack_timers(&mut self, cx: &mut FlowCtx) {
+        let Some(r) = self.rack.as_deref() else { return };
+        let restart = std::mem::take(&mut self.tlp_restart);
+        let eligible = self.state == State::Established
+            && self.tcb.snd_max > self.tcb.snd_una
+            && !self.recovering()
+            && r.tlp_end.is_none()
+            && cx.timer_deadline(RACK_REO) == SimTime::NEVER;
+        if !eligible {
+            cx.cancel_timer(TLP);
+            return;
+        }
+        if !restart && cx.timer_deadline(TLP) != SimTime::NEVER {
+            return;
+        }
+        let one = self.tcb.snd_max - self.tcb.snd_una <= self.tcb.mss;
+        let at = (cx.now + rack::Rack::pto(self.rtt.srtt(), one)).min(cx.timer_deadline(RTO));
+        cx.set_timer(TLP, at);
+    }
+
+    /// TLP probes sent and TLP episodes that ended with a congestion response (0, 0 without RACK).
+    pub fn tlp_counts(&self) -> (u64, u64) {
+        self.rack.as_deref().map_or((0, 0), |r| (r.tlp_probes, r.tlp_recoveries))
+    }
+
+    /// Whether RACK has seen reordering (false without RACK).
+    pub fn reordering_seen(&self) -> bool {
+        self.rack.as_deref().is_some_and(|r| r.reordering_seen())
     }
 
     fn notify_cwnd(&mut self, cx: &mut FlowCtx) {
@@ -943,6 +1186,7 @@ impl Endpoint for TcpSender {
             State::SynSent => {}
             State::Established => self.try_send(cx, false),
         }
+        self.rack_timers(cx);
         self.notify_cwnd(cx);
     }
 
@@ -961,18 +1205,28 @@ impl Endpoint for TcpSender {
             }
             State::Closed => {}
         }
+        self.rack_timers(cx);
         self.notify_cwnd(cx);
     }
 
+    /// The RTO timer, and with RACK the reorder and probe timers.
     fn timer_kinds(&self) -> u8 {
-        1
+        if self.rack.is_some() {
+            4
+        } else {
+            1
+        }
     }
 
     fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
-        if kind == RTO {
-            self.on_rto(cx);
-            self.notify_cwnd(cx);
+        match kind {
+            RTO => self.on_rto(cx),
+            RACK_REO => self.on_rack_reo(cx),
+            TLP => self.on_tlp(cx),
+            _ => return,
         }
+        self.rack_timers(cx);
+        self.notify_cwnd(cx);
     }
 
     fn summary(&self) -> Vec<(&'static str, f64)> {

@@ -13,8 +13,8 @@
 //! - `linux`: Linux 6.x defaults: `tcp_rtt_estimator`/`tcp_set_rto` in `net/ipv4/tcp_input.c`,
 //!   the RTO re-armed when the head is retransmitted (`tcp_xmit_retransmit_queue`), PRR
 //!   (`tcp_cwnd_reduction`, RFC 6937), delayed ACKs with quick-ACK mode (`tcp_event_data_recv`,
-//!   `tcp_incr_quickack`, `tcp_send_delayed_ack`), HyStart++ in CUBIC (RFC 9406). RACK-TLP
-//!   (RFC 8985) is not modelled yet: loss detection stays RFC 6675's.
+//!   `tcp_incr_quickack`, `tcp_send_delayed_ack`), HyStart++ in CUBIC (RFC 9406), RACK-TLP
+//!   (RFC 8985; `net.ipv4.tcp_recovery = 1`, `tcp_early_retrans = 3`; see [`super::rack`]).
 //! - `ns3`: ns-3.44 `TcpSocketBase` attribute defaults that differ from `rfc`: `MinRto` 1 s,
 //!   `DelAckCount` 2, `DelAckTimeout` 200 ms.
 //! - `freebsd`: FreeBSD (current) `sys/netinet/tcp_timer.h`: `TCPTV_MIN` (the RTO floor,
@@ -74,6 +74,8 @@ pub struct Behaviours {
     /// Linux's delayed-ACK engine: quick-ACK mode and the adaptive `ato`.
     pub quickack: bool,
     pub init_cwnd: u32,
+    /// RACK-TLP (RFC 8985) loss detection and tail loss probes (needs SACK).
+    pub rack: bool,
 }
 
 impl Profile {
@@ -90,6 +92,7 @@ impl Profile {
             delack_timeout: Dur::from_millis(40),
             quickack: false,
             init_cwnd: 10,
+            rack: false,
         };
         match self {
             Profile::Rfc => rfc,
@@ -108,6 +111,8 @@ impl Profile {
                 quickack: true,
                 // TCP_INIT_CWND (RFC 6928).
                 init_cwnd: 10,
+                // net.ipv4.tcp_recovery = 1 (TCP_RACK_LOSS_DETECTION), tcp_early_retrans = 3 (TLP).
+                rack: true,
             },
             Profile::Ns3 => Behaviours {
                 // TcpSocketBase::MinRto, DelAckCount = 2, DelAckTimeout.

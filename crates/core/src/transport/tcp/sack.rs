@@ -10,8 +10,15 @@
 //! forward), the number of SACKed bytes between `snd_una` and the marker. With those counts the
 //! sender evaluates RFC 6675's `SetPipe()` in O(1) instead of walking every octet (see
 //! [`Scoreboard::pipe`]).
+//!
+//! With RACK-TLP (RFC 8985) the sender also keeps a [`SentQueue`]: one record per segment with
+//! its latest (re)transmission time, SACKed/lost/retransmitted flags, a time-ordered list of
+//! transmissions, and the byte counts that give `pipe` in O(1) when the lost set is no longer a
+//! prefix of the sequence space (Linux's `packets_out - sacked_out - lost_out + retrans_out`).
+//! It exists only when RACK is on, so the RFC 6675 path pays nothing for it.
 
-use std::collections::VecDeque;
+use crate::time::SimTime;
+use std::collections::{BTreeSet, VecDeque};
 
 /// A set of byte ranges, kept sorted, disjoint and non-touching.
 #[derive(Clone, Debug, Default)]
@@ -177,12 +184,18 @@ impl Scoreboard {
     /// RFC 6675 `Update()`: records SACK block `[s, e)` (clipped to `snd_una`). Returns the number
     /// of newly SACKed bytes.
     pub fn update(&mut self, s: u64, e: u64) -> u64 {
+        self.update_with(s, e, |_, _| {})
+    }
+
+    /// [`update`](Self::update), also calling `new(a, b)` for every newly SACKed piece, in order.
+    pub fn update_with(&mut self, s: u64, e: u64, mut new_piece: impl FnMut(u64, u64)) -> u64 {
         let s = s.max(self.snd_una);
         let (at, below) = (self.at, &mut self.below);
         let new = self.sacked.insert(s, e, |a, b| {
             for k in 0..2 {
                 below[k] += b.min(at[k]).saturating_sub(a);
             }
+            new_piece(a, b);
         });
         self.sacked_bytes += new;
         new
@@ -285,6 +298,286 @@ impl Scoreboard {
         }
         if let Some((s, _)) = self.sacked.first() {
             assert!(s >= self.snd_una);
+        }
+    }
+}
+
+/// One segment as last sent (RFC 8985 §5.2 per-segment variables).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SentSeg {
+    pub seq: u64,
+    pub end: u64,
+    /// `Segment.xmit_ts`: time of the latest (re)transmission.
+    pub xmit_ts: SimTime,
+    /// Number of that transmission on the connection: orders transmissions made at the same
+    /// instant (RFC 8985 breaks such ties by `end_seq`, which is wrong for a retransmission sent
+    /// just after new data; real clocks rarely tie, the simulator's often do).
+    pub xmit_no: u64,
+    /// Transmissions so far (1: never retransmitted, `Segment.retransmitted` is `tx > 1`).
+    pub tx: u32,
+    pub sacked: bool,
+    /// Deemed lost (by RACK or a timeout) and not SACKed since (`Segment.lost`).
+    pub lost: bool,
+    /// A retransmission of it is in flight and not deemed lost (Linux `TCPCB_SACKED_RETRANS`).
+    pub rxt_out: bool,
+}
+
+impl SentSeg {
+    pub fn len(&self) -> u64 {
+        self.end - self.seq
+    }
+    pub fn retransmitted(&self) -> bool {
+        self.tx > 1
+    }
+}
+
+/// What [`SentQueue::walk_by_time`] does with one transmission.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Walk {
+    /// Keep it and look at the next.
+    Keep,
+    /// Mark the segment lost (it leaves the time order until it is retransmitted) and go on.
+    Lost,
+    /// Keep it and stop walking.
+    Stop,
+}
+
+/// The sender's per-segment record for RACK (RFC 8985 §5.2), in sequence order, with the
+/// transmissions in time order (Linux `tsorted_sent_queue`).
+///
+/// Segments are identified by an id counting first transmissions; since new data goes out in
+/// sequence order, ids are in sequence order too, and `segs[id - base]` is O(1).
+#[derive(Clone, Debug, Default)]
+pub struct SentQueue {
+    segs: VecDeque<SentSeg>,
+    /// Id of `segs[0]`.
+    base: u64,
+    /// (id, tx) per transmission, oldest first. An entry is stale once its segment is acked,
+    /// SACKed, sent again, or deemed lost and not yet resent; stale entries are dropped lazily.
+    by_time: VecDeque<(u64, u32)>,
+    /// Lost segments awaiting retransmission, by id (= sequence order).
+    to_rxt: BTreeSet<u64>,
+    sacked_bytes: u64,
+    sacked_segs: u64,
+    /// Transmissions so far (the next `xmit_no`).
+    xmits: u64,
+    /// Bytes of un-SACKed segments deemed lost.
+    lost_bytes: u64,
+    /// Bytes of un-SACKed segments with a retransmission in flight.
+    rxt_out_bytes: u64,
+}
+
+impl SentQueue {
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+    pub fn sacked_segs(&self) -> u64 {
+        self.sacked_segs
+    }
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost_bytes
+    }
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &SentSeg> + '_ {
+        self.segs.iter()
+    }
+    pub fn last(&self) -> Option<SentSeg> {
+        self.segs.back().copied()
+    }
+    fn live(&self, id: u64, tx: u32) -> bool {
+        match id.checked_sub(self.base).and_then(|i| self.segs.get(i as usize)) {
+            Some(s) => s.tx == tx && !s.sacked && !(s.lost && !s.rxt_out),
+            None => false,
+        }
+    }
+    /// Id of the segment starting at `seq`.
+    pub fn id_at(&self, seq: u64) -> Option<u64> {
+        let i = self.segs.partition_point(|s| s.seq < seq);
+        self.segs.get(i).filter(|s| s.seq == seq).map(|_| self.base + i as u64)
+    }
+    pub fn get(&self, id: u64) -> Option<&SentSeg> {
+        id.checked_sub(self.base).and_then(|i| self.segs.get(i as usize))
+    }
+    /// Ids of the segments held, in sequence order.
+    pub fn ids(&self) -> std::ops::Range<u64> {
+        self.base..self.base + self.segs.len() as u64
+    }
+
+    /// New data `[seq, end)` sent at `now`.
+    pub fn push(&mut self, seq: u64, end: u64, now: SimTime) {
+        debug_assert!(self.segs.back().map_or(true, |b| b.end == seq), "new data {seq} not contiguous");
+        let id = self.base + self.segs.len() as u64;
+        let xmit_no = self.xmits;
+        self.xmits += 1;
+        self.segs.push_back(SentSeg {
+            seq,
+            end,
+            xmit_ts: now,
+            xmit_no,
+            tx: 1,
+            sacked: false,
+            lost: false,
+            rxt_out: false,
+        });
+        self.by_time.push_back((id, 1));
+    }
+
+    /// Segment `id` sent again at `now` (a repair of a lost segment, or a loss probe).
+    pub fn resent(&mut self, id: u64, now: SimTime) {
+        let i = (id - self.base) as usize;
+        let s = &mut self.segs[i];
+        debug_assert!(!s.sacked, "resending SACKed segment {}", s.seq);
+        s.tx += 1;
+        s.xmit_ts = now;
+        s.xmit_no = self.xmits;
+        self.xmits += 1;
+        if !s.rxt_out {
+            s.rxt_out = true;
+            self.rxt_out_bytes += s.end - s.seq;
+        }
+        let tx = s.tx;
+        self.to_rxt.remove(&id);
+        self.by_time.push_back((id, tx));
+    }
+
+    /// The lowest lost segment not yet resent: (seq, len).
+    pub fn next_lost(&self) -> Option<(u64, u64)> {
+        self.to_rxt.first().map(|&id| {
+            let s = &self.segs[(id - self.base) as usize];
+            (s.seq, s.len())
+        })
+    }
+
+    /// Deems segment `id` lost: it leaves `pipe` and waits for retransmission. A segment whose
+    /// retransmission was in flight counts as a lost retransmission.
+    pub fn mark_lost(&mut self, id: u64) {
+        let i = (id - self.base) as usize;
+        let s = &mut self.segs[i];
+        if s.sacked {
+            return;
+        }
+        let len = s.end - s.seq;
+        if !s.lost {
+            s.lost = true;
+            self.lost_bytes += len;
+        }
+        if s.rxt_out {
+            s.rxt_out = false;
+            self.rxt_out_bytes -= len;
+        }
+        self.to_rxt.insert(id);
+    }
+
+    /// Removes a delivered segment's lost/retransmitted state from the counts.
+    fn settle(s: &SentSeg, id: u64, lost_bytes: &mut u64, rxt_out_bytes: &mut u64, to_rxt: &mut BTreeSet<u64>) {
+        if s.lost {
+            *lost_bytes -= s.len();
+            if !s.rxt_out {
+                to_rxt.remove(&id);
+            }
+        }
+        if s.rxt_out {
+            *rxt_out_bytes -= s.len();
+        }
+    }
+
+    /// Newly SACKed bytes `[a, b)`: every segment wholly inside becomes SACKed and is passed to
+    /// `delivered`. (The receiver SACKs what arrived, and every transmission of a segment covers
+    /// the same bytes, so SACK edges fall on segment edges.)
+    pub fn sack(&mut self, a: u64, b: u64, mut delivered: impl FnMut(&SentSeg)) {
+        let mut i = self.segs.partition_point(|s| s.end <= a);
+        while let Some(s) = self.segs.get_mut(i) {
+            if s.seq >= b {
+                break;
+            }
+            if s.seq >= a && s.end <= b && !s.sacked {
+                Self::settle(s, self.base + i as u64, &mut self.lost_bytes, &mut self.rxt_out_bytes, &mut self.to_rxt);
+                s.sacked = true;
+                s.lost = false;
+                s.rxt_out = false;
+                self.sacked_bytes += s.end - s.seq;
+                self.sacked_segs += 1;
+                delivered(s);
+            }
+            i += 1;
+        }
+    }
+
+    /// The cumulative ACK reached `una`: segments wholly below it leave; those not SACKed before
+    /// are passed to `delivered`, in sequence order.
+    pub fn ack(&mut self, una: u64, mut delivered: impl FnMut(&SentSeg)) {
+        while let Some(s) = self.segs.front().copied() {
+            if s.end > una {
+                break;
+            }
+            if s.sacked {
+                self.sacked_bytes -= s.len();
+                self.sacked_segs -= 1;
+            } else {
+                Self::settle(&s, self.base, &mut self.lost_bytes, &mut self.rxt_out_bytes, &mut self.to_rxt);
+                delivered(&s);
+            }
+            self.segs.pop_front();
+            self.base += 1;
+        }
+        while matches!(self.by_time.front(), Some(&(id, _)) if id < self.base) {
+            self.by_time.pop_front();
+        }
+    }
+
+    /// RFC 6675 `SetPipe()` from the per-segment state: every un-SACKed byte counts once unless
+    /// deemed lost, and once more while a retransmission of it is in flight.
+    pub fn pipe(&self, snd_una: u64, snd_max: u64) -> u64 {
+        let held = self.segs.back().map_or(snd_una, |s| s.end).max(snd_una);
+        debug_assert!(held == snd_max || self.segs.is_empty(), "sent queue ends at {held}, snd_max {snd_max}");
+        (snd_max - snd_una) - self.sacked_bytes - self.lost_bytes + self.rxt_out_bytes
+    }
+
+    /// Walks the live transmissions oldest first, letting `f` keep, mark lost, or stop; stale
+    /// entries met on the way are dropped. Costs the entries visited.
+    pub fn walk_by_time(&mut self, mut f: impl FnMut(&SentSeg) -> Walk) {
+        let (mut r, mut w) = (0, 0);
+        let n = self.by_time.len();
+        while r < n {
+            let (id, tx) = self.by_time[r];
+            if !self.live(id, tx) {
+                r += 1;
+                continue;
+            }
+            let s = self.segs[(id - self.base) as usize];
+            match f(&s) {
+                Walk::Stop => break,
+                Walk::Keep => {
+                    self.by_time[w] = (id, tx);
+                    w += 1;
+                }
+                Walk::Lost => self.mark_lost(id),
+            }
+            r += 1;
+        }
+        if r > w {
+            self.by_time.drain(w..r);
+        }
+    }
+
+    /// Debug check: recount every byte count from the segments (O(n)); used by tests.
+    #[cfg(test)]
+    pub fn check(&self) {
+        let sum = |f: &dyn Fn(&SentSeg) -> bool| self.segs.iter().filter(|s| f(s)).map(|s| s.len()).sum::<u64>();
+        assert_eq!(sum(&|s| s.sacked), self.sacked_bytes, "sacked bytes");
+        assert_eq!(sum(&|s| s.lost), self.lost_bytes, "lost bytes");
+        assert_eq!(sum(&|s| s.rxt_out), self.rxt_out_bytes, "retransmitted bytes in flight");
+        assert_eq!(self.segs.iter().filter(|s| s.sacked).count() as u64, self.sacked_segs);
+        let waiting: Vec<u64> =
+            self.ids().filter(|&id| matches!(self.get(id), Some(s) if s.lost && !s.rxt_out)).collect();
+        assert_eq!(self.to_rxt.iter().copied().collect::<Vec<_>>(), waiting, "segments awaiting retransmission");
+        for s in &self.segs {
+            assert!(!(s.sacked && (s.lost || s.rxt_out)), "segment {} SACKed and lost", s.seq);
+        }
+        for w in self.segs.iter().collect::<Vec<_>>().windows(2) {
+            assert_eq!(w[0].end, w[1].seq, "segments not contiguous");
         }
     }
 }

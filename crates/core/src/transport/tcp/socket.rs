@@ -7,7 +7,8 @@
 //!
 //! A socket is a [`TcpSender`] half (our data, our congestion control) and a [`TcpReceiver`]
 //! half (the peer's data, our ACKs and SACK blocks), sharing one timer block (kind
-//! [`RTO`](super::RTO) and kind [`DELACK`](super::DELACK)) and one four-tuple. The active end
+//! [`RTO`](super::RTO) and kind [`DELACK`](super::DELACK), and with RACK the sender's
+//! [`RACK_REO`](super::RACK_REO) and [`TLP`](super::TLP)) and one four-tuple. The active end
 //! (the flow's source) sends the SYN; the passive end's receiving half answers it with the
 //! SYN-ACK, and its sending half opens when the handshake's final ACK arrives. Each incoming
 //! segment goes to the sending half for its acknowledgment and window, then to the receiving
@@ -128,16 +129,18 @@ impl Endpoint for TcpSocket {
         self.stamp(start, cx);
     }
 
+    /// The receiving half's delayed-ACK timer is kind 1; the sending half has the others (with
+    /// RACK, its reorder and probe timers are kinds 2 and 3).
     fn timer_kinds(&self) -> u8 {
-        2
+        self.snd.timer_kinds().max(2)
     }
 
     fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
         let start = cx.out.len();
-        if kind == super::RTO {
-            self.snd.on_timer(kind, cx);
-        } else {
+        if kind == super::DELACK {
             self.rcv.on_timer(kind, cx);
+        } else {
+            self.snd.on_timer(kind, cx);
         }
         self.stamp(start, cx);
     }

@@ -48,8 +48,9 @@ impl Link {
         self.limit_bytes = Some(limit_bytes);
         self
     }
-    /// Returns false if the drop-tail queue is full.
-    fn send(&mut self, now: SimTime, p: Packet) -> bool {
+    /// Returns false if the drop-tail queue is full. `extra` is added to this packet's
+    /// propagation delay (after serialization), so a packet can be overtaken: reordering.
+    fn send(&mut self, now: SimTime, p: Packet, extra: Dur) -> bool {
         let arrival = match self.rate {
             Some(r) => {
                 let backlog = (self.free_at.since(now).as_nanos() as u128 * r.bps() as u128 / 8_000_000_000) as u64;
@@ -61,8 +62,10 @@ impl Link {
                 self.free_at + self.delay
             }
             None => now + self.delay,
-        };
-        self.q.push_back((arrival, p));
+        } + extra;
+        // Arrival order; equal times keep sending order.
+        let i = self.q.partition_point(|e| e.0 <= arrival);
+        self.q.insert(i, (arrival, p));
         true
     }
     fn head(&self) -> SimTime {
@@ -71,6 +74,7 @@ impl Link {
 }
 
 type DropFn = Box<dyn FnMut(SimTime, u64, &TcpHdr) -> bool>;
+type DelayFn = Box<dyn FnMut(u64, &TcpHdr) -> Dur>;
 
 #[derive(Clone, Debug)]
 struct Sent {
@@ -106,6 +110,8 @@ struct Harness {
     notices: Vec<TransportEvent>,
     drop_data: DropFn,
     drop_ack: DropFn,
+    /// Extra propagation delay per data packet (by index among data packets, as `drop_data`).
+    delay_data: DelayFn,
     n_data: u64,
     n_ack: u64,
     seq_in_flow: [u64; 2],
@@ -119,6 +125,8 @@ struct Harness {
     /// Invariant checking (property tests).
     check: bool,
     rto_seen: bool,
+    /// TLP probes sent before the current event.
+    tlp_probes: u64,
     arrived: RangeSet,
     written: u64,
 }
@@ -127,10 +135,11 @@ impl Harness {
     fn new(cfg: &TcpConfig, fwd: Link, rev: Link) -> Self {
         let s = setup();
         let mut timers = Timers::new();
-        let blocks = [timers.register(Owner(0), 1), timers.register(Owner(1), 2)];
+        let snd = TcpSender::new(cfg, &s);
+        let blocks = [timers.register(Owner(0), snd.timer_kinds()), timers.register(Owner(1), 2)];
         Harness {
             now: SimTime::ZERO,
-            snd: TcpSender::new(cfg, &s),
+            snd,
             rcv: TcpReceiver::new(cfg, &s),
             timers,
             blocks,
@@ -141,6 +150,7 @@ impl Harness {
             notices: vec![],
             drop_data: Box::new(|_, _, _| false),
             drop_ack: Box::new(|_, _, _| false),
+            delay_data: Box::new(|_, _| Dur::ZERO),
             n_data: 0,
             n_ack: 0,
             seq_in_flow: [0; 2],
@@ -152,6 +162,7 @@ impl Harness {
             last: None,
             check: false,
             rto_seen: false,
+            tlp_probes: 0,
             arrived: RangeSet::default(),
             written: 0,
         }
@@ -194,21 +205,21 @@ impl Harness {
                 l4: o.l4,
             });
             self.seq_in_flow[k] += 1;
-            let mut dropped = match o.dir {
+            let (mut dropped, extra) = match o.dir {
                 Dir::Fwd => {
                     let i = self.n_data;
                     self.n_data += 1;
-                    (self.drop_data)(now, i, &h)
+                    ((self.drop_data)(now, i, &h), (self.delay_data)(i, &h))
                 }
                 Dir::Rev => {
                     let i = self.n_ack;
                     self.n_ack += 1;
-                    (self.drop_ack)(now, i, &h)
+                    ((self.drop_ack)(now, i, &h), Dur::ZERO)
                 }
             };
             if !dropped {
                 let link = if o.dir == Dir::Fwd { &mut self.fwd } else { &mut self.rev };
-                dropped = !link.send(now, pkt);
+                dropped = !link.send(now, pkt, extra);
             }
             if o.dir == Dir::Fwd && h.payload > 0 {
                 assert!(h.seq + h.payload as u64 <= self.written + 1, "sent bytes never written");
@@ -236,8 +247,11 @@ impl Harness {
             snd_max: t.snd_max,
         };
         if self.check {
-            self.check_invariants(&snap, sent_new_data);
+            // A tail loss probe may be new data sent whatever cwnd says (RFC 8985 §7.3).
+            let probed = self.snd.tlp_counts().0 > self.tlp_probes;
+            self.check_invariants(&snap, sent_new_data && !probed);
         }
+        self.tlp_probes = self.snd.tlp_counts().0;
         if self.keep_log {
             self.trace.push(snap.clone());
         }
@@ -250,6 +264,9 @@ impl Harness {
         assert!(s.snd_una <= s.snd_max && s.snd_max <= self.written + 1);
         assert!(s.snd_max - s.snd_una <= self.snd.rwnd.min(self.snd.snd_buf), "{}: beyond the send window", s.t);
         self.snd.board.check();
+        if let Some(r) = &self.snd.rack {
+            r.q.check();
+        }
         let pipe = self.snd.in_flight();
         // Conservation: new data goes out only while pipe <= cwnd (forced retransmissions may
         // exceed it, but then no new data follows them).
@@ -837,9 +854,13 @@ proptest! {
         timestamps in any::<bool>(),
         rate_limited in any::<bool>(),
         bytes in 1u64..400_000,
+        rack in any::<bool>(),
     ) {
         let cc = if cubic { CcConfig::default() } else { CcConfig::NewReno(Default::default()) };
-        let cfg = TcpConfig { cc, sack, delayed_ack: Some(delayed_ack), timestamps, rcv_buf: 64 * MSS, ..Default::default() };
+        let cfg = TcpConfig {
+            cc, sack, delayed_ack: Some(delayed_ack), timestamps, rcv_buf: 64 * MSS, rack: Some(rack && sack),
+            ..Default::default()
+        };
         let fwd = if rate_limited { Link::new(ms(5)).rate(Rate(20_000_000), 20 * 1500) } else { Link::new(ms(5)) };
         let mut h = Harness::new(&cfg, fwd, Link::new(ms(5)));
         h.keep_log = false;
@@ -985,4 +1006,135 @@ fn prr_spreads_the_reduction_over_the_recovery() {
     assert!((0.35..=0.65).contains(&with), "prr: {with:.3} segments per ACK");
     assert!(without < 0.2, "rfc 6675: {without:.3} segments per ACK");
     assert_eq!(cwnd, ssthresh, "RFC 6937: cwnd = ssthresh on leaving recovery");
+}
+
+// ---------------------------------------------------------------------------------------------
+// RACK-TLP (RFC 8985).
+
+fn rack_cfg(rack: bool) -> TcpConfig {
+    // The rfc profile with RACK switched on or off: every other behaviour is the same.
+    TcpConfig { rack: Some(rack), ..Default::default() }
+}
+
+/// Bulk transfer over the 10 Mbit/s, 20 ms RTT bottleneck (min_RTT/4 ≈ 5.3 ms; a segment takes
+/// 1.2 ms to serialize), with every 40th data packet from the 40th on delayed by 3.8 ms
+/// (overtaken by three segments) and packet 20 by 1.5 ms (overtaken by one). Returns duplicate
+/// segments at the receiver, retransmissions, recoveries, and whether RACK saw reordering.
+fn reordering_run(rack: bool, shallow_first: bool) -> (u64, usize, u64, bool) {
+    let (f, r) = bottleneck();
+    let mut h = Harness::new(&rack_cfg(rack), f, r);
+    h.delay_data = Box::new(move |i, hd| match i {
+        _ if hd.payload == 0 => Dur::ZERO,
+        20 if shallow_first => Dur::from_micros(1500),
+        i if i >= 40 && i % 40 == 0 => Dur::from_micros(3800),
+        _ => Dur::ZERO,
+    });
+    h.write(3000 * MSS);
+    h.run_until(SimTime(Dur::from_secs(5).as_nanos()));
+    assert_eq!(h.snd.acked_bytes(), 3000 * MSS, "rack = {rack}: transfer incomplete");
+    (h.rcv.dup_segments, h.retransmissions().len(), h.snd.fast_retransmit_count(), h.snd.reordering_seen())
+}
+
+#[test]
+fn rack_tolerates_reordering_within_a_quarter_of_min_rtt() {
+    let (dup, rxt, rec, seen) = reordering_run(true, true);
+    let (dup3, rxt3, rec3, _) = reordering_run(false, true);
+    eprintln!(
+        "reordering: rack {dup} dup, {rxt} rxt, {rec} recoveries; dupthresh {dup3} dup, {rxt3} rxt, {rec3} recoveries"
+    );
+    assert!(seen, "the shallow reordering of packet 20 was not seen");
+    assert_eq!((dup, rxt, rec), (0, 0, 0), "RACK retransmitted reordered segments");
+    // RFC 6675's DupThresh of 3 takes every reordering by three segments for a loss.
+    assert!(rxt3 >= 25 && dup3 as usize == rxt3, "dupthresh: {rxt3} retransmissions, {dup3} duplicates");
+    assert!(rec3 >= 25, "dupthresh: {rec3} needless recoveries");
+    // Not modelled (no DSACK): a connection that has never seen reordering uses a zero window
+    // once three segments are SACKed (RFC 8985 §6.2 step 4), and a repaired segment says nothing
+    // about reordering, so deep reorderings are resent until a shallow one is seen.
+    let (dup0, rxt0, _, seen0) = reordering_run(true, false);
+    eprintln!("rack, deep reordering only: {dup0} dup, {rxt0} rxt, seen {seen0}");
+    assert!(rxt0 >= 1 && rxt0 < rxt3, "rack without a shallow reordering first: {rxt0} rxt vs {rxt3}");
+}
+
+/// Drops data packet 30 and the first retransmission of the same sequence number.
+fn drop_segment_and_its_repair() -> DropFn {
+    let mut target = None;
+    let mut repairs_dropped = 0;
+    Box::new(move |_, i, h| {
+        if h.payload == 0 {
+            return false;
+        }
+        if i == 30 {
+            target = Some(h.seq);
+            return true;
+        }
+        if Some(h.seq) == target && repairs_dropped == 0 {
+            repairs_dropped += 1;
+            return true;
+        }
+        false
+    })
+}
+
+#[test]
+fn rack_recovers_a_lost_retransmission_without_a_timeout() {
+    let mut out = vec![];
+    for rack in [true, false] {
+        let (f, r) = bottleneck();
+        let mut h = Harness::new(&rack_cfg(rack), f, r);
+        h.drop_data = drop_segment_and_its_repair();
+        h.write(2000 * MSS);
+        h.run_until(SimTime(Dur::from_secs(5).as_nanos()));
+        assert_eq!(h.snd.acked_bytes(), 2000 * MSS, "rack = {rack}");
+        let lost = h.log.iter().filter(|s| s.dir == Dir::Fwd).nth(30).expect("30 data packets").h.seq;
+        let rxt: Vec<_> = h.retransmissions().iter().map(|s| (s.t, s.h.seq)).collect();
+        out.push((h.snd.rto_count(), rxt.clone(), lost));
+        if rack {
+            assert_eq!(h.snd.rto_count(), 0, "RACK needed a timeout: {rxt:?}");
+            assert_eq!(rxt.iter().map(|x| x.1).collect::<Vec<_>>(), vec![lost, lost], "the segment, twice");
+            // The second repair follows the first by about one RTT (RACK sees the first repair
+            // SACKed around), not by an RTO (at least 200 ms).
+            let gap = rxt[1].0.since(rxt[0].0);
+            assert!(gap < ms(80), "second repair {gap:?} after the first");
+        } else {
+            assert!(h.snd.rto_count() >= 1, "RFC 6675 recovered a lost retransmission without an RTO");
+        }
+    }
+    eprintln!("lost retransmission: {out:?}");
+}
+
+#[test]
+fn tlp_recovers_a_tail_loss_in_about_two_srtt() {
+    let mut done = vec![];
+    for rack in [true, false] {
+        let (f, r) = bottleneck();
+        let mut h = Harness::new(&rack_cfg(rack), f, r);
+        let total = 40 * MSS;
+        // The last two segments of the transfer are lost (first transmissions only).
+        let mut seen = std::collections::BTreeSet::new();
+        h.drop_data = Box::new(move |_, _, hd| hd.payload > 0 && hd.seq + 2 * MSS > total && seen.insert(hd.seq));
+        h.write(total);
+        h.run_until(SimTime(Dur::from_secs(5).as_nanos()));
+        assert_eq!(h.snd.acked_bytes(), total, "rack = {rack}");
+        let (t_end, _) = *h.snd_rx.iter().find(|(_, a)| a.ack == total + 1).expect("all acked");
+        done.push(t_end);
+        let rxt = h.retransmissions();
+        if rack {
+            assert_eq!(h.snd.rto_count(), 0);
+            assert_eq!(h.snd.tlp_counts().0, 1, "one probe");
+            // The probe is the last segment, sent 2·SRTT after the last ACK before it.
+            let probe = rxt[0];
+            assert_eq!(probe.h.seq + probe.h.payload as u64, total + 1, "probe = last segment");
+            let (t_ack, _) = *h.snd_rx.iter().filter(|(t, _)| *t <= probe.t).last().unwrap();
+            let srtt = h.snd.srtt().unwrap().as_nanos();
+            let wait = probe.t.since(t_ack).as_nanos();
+            assert!(wait > srtt * 3 / 2 && wait < srtt * 3, "probe {wait} ns after the last ACK (SRTT {srtt} ns)");
+            // The probe's SACK lets RACK mark the other segment lost at once.
+            assert_eq!(rxt.len(), 2);
+            assert!(rxt[1].t.since(probe.t).as_nanos() < srtt * 2);
+        } else {
+            assert!(h.snd.rto_count() >= 1, "the tail loss needs an RTO without TLP");
+        }
+    }
+    eprintln!("tail loss: all acked at {} (rack) vs {} (rfc)", done[0], done[1]);
+    assert!(done[0] + ms(100) < done[1], "TLP should beat the 200 ms RTO floor");
 }
