@@ -20,7 +20,6 @@ from qoelab.verify import suite as S
 #: starts failing, this set no longer matches and the test below fails, so the list (and
 #: docs/validation.md) must be updated with the new table.
 KNOWN_FAILING_QUICK = {
-    "ns3[dumbbell-10m, UDP loss, profile=ns3]",
     "ns3[tfd-1g, UDP loss, profile=ns3]",
 }
 
