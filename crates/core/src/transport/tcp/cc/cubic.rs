@@ -38,11 +38,15 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3). Default true.
     pub reno_friendly: bool,
+    /// RFC 9438 §4.3's switch of α_cubic to 1 once W_est has reached `cwnd_prior` (a SHOULD).
+    /// Default true. false: α_cubic stays 3(1 − β)/(1 + β), as Linux's `tcp_cubic.c` and ns-3.44's
+    /// `TcpCubic` keep it (see "CUBIC against NewReno" in `docs/models/tcp.md`).
+    pub alpha_switch: bool,
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, reno_friendly: true }
+        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, reno_friendly: true, alpha_switch: true }
     }
 }
 
@@ -76,6 +80,7 @@ pub struct Cubic {
     beta: f64,
     fast_convergence: bool,
     reno_friendly: bool,
+    alpha_switch: bool,
     /// W_max in segments; 0 means "take cwnd at the start of congestion avoidance" (§4.8).
     w_max: f64,
     /// K in seconds (§4.2 eq. 2).
@@ -245,6 +250,7 @@ impl Cubic {
             beta: c.beta,
             fast_convergence: c.fast_convergence,
             reno_friendly: c.reno_friendly,
+            alpha_switch: c.alpha_switch,
             w_max: 0.0,
             k: 0.0,
             epoch_start: None,
@@ -278,9 +284,10 @@ impl Cubic {
         self.w_est
     }
 
-    /// α_cubic of §4.3: 3(1 - β)/(1 + β), and 1 once W_est has reached cwnd_prior.
+    /// α_cubic of §4.3: 3(1 - β)/(1 + β), and 1 once W_est has reached cwnd_prior (unless the
+    /// switch is off).
     fn alpha(&self) -> f64 {
-        if self.w_est >= self.cwnd_prior {
+        if self.alpha_switch && self.w_est >= self.cwnd_prior {
             1.0
         } else {
             3.0 * (1.0 - self.beta) / (1.0 + self.beta)
@@ -490,6 +497,18 @@ mod tests {
         cc2.on_loss(&loss(10 * MSS), &mut tcb2);
         let got2 = run(&mut cc2, &mut tcb2, Dur::from_millis(10), 1);
         assert!(got2[0] < 11.0, "{}", got2[0]);
+    }
+
+    #[test]
+    fn alpha_switch_off_keeps_the_reno_friendly_slope() {
+        // As above, without §4.3's switch to α = 1: W_est grows by 3(1 − 0.7)/(1 + 0.7) = 0.529
+        // segments per RTT for all of the ~100 RTTs: 7 + 52.9 ≈ 60 segments after 1 s (with the
+        // switch, ≈ 100).
+        let mut cc = Cubic::new(&CubicConfig { alpha_switch: false, ..Default::default() });
+        let mut tcb = Tcb::for_test(MSS, 10 * MSS);
+        cc.on_loss(&loss(10 * MSS), &mut tcb);
+        let got = run(&mut cc, &mut tcb, Dur::from_millis(10), 1);
+        assert!(got[0] > 55.0 && got[0] < 65.0, "cwnd after 1 s = {}", got[0]);
     }
 
     #[test]
