@@ -60,7 +60,7 @@ use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SAC
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent};
-pub use profile::{Behaviours, Profile, RtoRule};
+pub use profile::{Behaviours, HystartRule, Profile, PrrRule, RtoRule, SsthreshRule};
 use rtt::RttEstimator;
 use sack::{Marker, RangeSet, Scoreboard};
 use serde::{Deserialize, Serialize};
@@ -123,6 +123,21 @@ pub struct TcpConfig {
     /// rises. Only with `cc = "cubic"`. Profile default: on in `linux`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
+    /// What ssthresh is computed from on a fast retransmit: `"flight_size"` (RFC 5681, RFC 9438),
+    /// `"pipe"` (RFC 6675 pipe with the head marked lost, ns-3's NewReno) or `"cwnd"` (Linux,
+    /// ns-3's CUBIC). Profile default: `"flight_size"`; in `ns3`, `"pipe"` with NewReno and
+    /// `"cwnd"` with CUBIC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssthresh_rule: Option<SsthreshRule>,
+    /// Which HyStart (with `hystart`): `"rfc9406"` (HyStart++) or `"ns3"` (ns-3.44 `TcpCubic`'s
+    /// ACK-train and delay detection, see [`HystartRule`]). Profile default: `"ns3"` in `ns3`,
+    /// `"rfc9406"` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hystart_rule: Option<HystartRule>,
+    /// PRR's arithmetic (with `prr`): `"linux"` or `"ns3"` (`TcpPrrRecovery`, see
+    /// [`PrrRule`]). Profile default: `"ns3"` in `ns3`, `"linux"` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prr_rule: Option<PrrRule>,
     /// Lower bound on the RTO, time. Profile default `"200ms"` (Linux `TCP_RTO_MIN`), `"1s"` in
     /// `ns3` (RFC 6298 §2.4), `"30ms"` in `freebsd` (`TCPTV_MIN`). Range: 1 µs to `max_rto`.
     #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
@@ -169,6 +184,9 @@ impl Default for TcpConfig {
             rto_rearm: None,
             prr: None,
             hystart: None,
+            ssthresh_rule: None,
+            hystart_rule: None,
+            prr_rule: None,
             min_rto: None,
             max_rto: Dur::from_secs(60),
             initial_rto: None,
@@ -199,6 +217,17 @@ impl TcpConfig {
             init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
             // RACK reads the SACK scoreboard; without SACK a profile's RACK is off.
             rack: self.sack && self.rack.unwrap_or(d.rack),
+            ssthresh_rule: self.ssthresh_rule.unwrap_or(match (self.profile, &self.cc) {
+                // ns-3.44 TcpCubic::GetSsThresh ignores the bytes in flight it is given.
+                (Profile::Ns3, CcConfig::Cubic(_)) => SsthreshRule::Cwnd,
+                _ => d.ssthresh_rule,
+            }),
+            prr_rule: self.prr_rule.unwrap_or(d.prr_rule),
+            hystart_rule: self.hystart_rule.unwrap_or(d.hystart_rule),
+            abc: match &self.cc {
+                CcConfig::NewReno(c) => c.abc.unwrap_or(d.abc),
+                _ => d.abc,
+            },
         }
     }
 
@@ -367,6 +396,10 @@ pub struct TcpSender {
     /// Proportional Rate Reduction (RFC 6937) in SACK recovery, and its state: bytes delivered
     /// and sent since recovery began, and `RecoverFS` (Linux: cwnd before the reduction).
     prr: bool,
+    /// Linux's or ns-3's PRR arithmetic.
+    prr_rule: PrrRule,
+    /// What ssthresh is computed from on a fast retransmit.
+    ssthresh_rule: SsthreshRule,
     prr_delivered: u64,
     prr_out: u64,
     recover_fs: u64,
@@ -444,6 +477,8 @@ impl TcpSender {
             rtt: RttEstimator::new(b.initial_rto, b.min_rto, cfg.max_rto).with_rule(b.rto_rule),
             rto_rearm: b.rto_rearm,
             prr: b.prr,
+            prr_rule: b.prr_rule,
+            ssthresh_rule: b.ssthresh_rule,
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
@@ -810,29 +845,42 @@ impl TcpSender {
         self.tcb.in_recovery = true;
         self.partial_seen = false;
         self.fast_rxt_count += 1;
+        // RFC 5681 §3.2 step 2 / RFC 6675 §5 (4.3): the segment at snd_una is lost.
+        self.board.raise(Marker::Lost, (una + self.tcb.mss).min(self.tcb.snd_max));
+        // RFC 6675 pipe with the head marked lost (ns-3's `BytesInFlight()` in `EnterRecovery`).
+        let pipe = self.in_flight();
         // RFC 6937 §3: RecoverFS, prr_delivered, prr_out. Linux (`tcp_init_cwnd_reduction`)
-        // takes the cwnd before the reduction as RecoverFS.
-        self.recover_fs = self.tcb.cwnd.max(1);
+        // takes the cwnd before the reduction as RecoverFS, ns-3 (`TcpPrrRecovery::EnterRecovery`)
+        // the pipe.
+        self.recover_fs = match self.prr_rule {
+            PrrRule::Linux => self.tcb.cwnd,
+            PrrRule::Ns3 => pipe,
+        }
+        .max(1);
         self.prr_delivered = 0;
         self.prr_out = 0;
         if let Some(r) = self.rack.as_deref_mut() {
             // Linux `tcp_init_cwnd_reduction`: a recovery ends any TLP episode.
             r.tlp_end = None;
         }
-        let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight };
+        let base = match self.ssthresh_rule {
+            SsthreshRule::FlightSize => flight,
+            SsthreshRule::Pipe => pipe,
+            SsthreshRule::Cwnd => self.tcb.cwnd,
+        };
+        let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight, base };
         self.cc.on_loss(&ev, &mut self.tcb); // ssthresh; cwnd = ssthresh (RFC 6675 §5 (4.2))
         if !self.sack {
             self.tcb.cwnd = self.tcb.ssthresh + 3 * self.tcb.mss; // RFC 5681 §3.2 step 3
         }
-        // RFC 5681 §3.2 step 2 / RFC 6675 §5 (4.3): the segment at snd_una is lost.
-        self.board.raise(Marker::Lost, (una + self.tcb.mss).min(self.tcb.snd_max));
         cx.notify(TransportEvent::FastRetransmit { seq: una });
     }
 
     /// RFC 6937 §3, on an ACK during recovery: sets cwnd to `pipe + sndcnt`, so that the sending
     /// rule `pipe + segment <= cwnd` sends `sndcnt` bytes. Proportional while pipe is above
-    /// ssthresh; the slow-start reduction bound (PRR-SSRB) below it.
-    fn prr_step(&mut self, delivered: u64) {
+    /// ssthresh; below it the slow-start reduction bound (PRR-SSRB), or under ns-3's rule the
+    /// conservative bound (PRR-CRB) unless `safe` (the ACK covers retransmitted data).
+    fn prr_step(&mut self, delivered: u64, safe: bool) {
         self.prr_delivered += delivered;
         let pipe = self.in_flight();
         let ssthresh = self.tcb.ssthresh;
@@ -841,8 +889,11 @@ impl TcpSender {
             let want = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs as u128);
             (want as u64).saturating_sub(self.prr_out)
         } else {
-            // limit = MAX(prr_delivered - prr_out, DeliveredData) + MSS; sndcnt = MIN(ssthresh - pipe, limit)
-            let limit = self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + self.tcb.mss;
+            // limit = MAX(prr_delivered - prr_out, DeliveredData) (+ MSS for SSRB);
+            // sndcnt = MIN(ssthresh - pipe, limit)
+            let ssrb = self.prr_rule == PrrRule::Linux || safe;
+            let limit =
+                self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + if ssrb { self.tcb.mss } else { 0 };
             (ssthresh - pipe).min(limit)
         };
         if self.prr_out == 0 {
@@ -850,6 +901,33 @@ impl TcpSender {
             sndcnt = sndcnt.max(self.tcb.mss);
         }
         self.tcb.cwnd = pipe + sndcnt;
+    }
+
+    /// ns-3.44's PRR on one ACK in recovery (`TcpSocketBase::DupAck` and `ProcessAck` calling
+    /// `TcpPrrRecovery::DoRecovery`): an ACK that SACKs new data is a duplicate ACK and counts one
+    /// more segment as delivered while `prr_delivered` < RecoverFS; an ACK that advances
+    /// `snd_una` by at least a segment (a partial ACK) runs the step again, so an ACK that does
+    /// both is counted twice, as in ns-3. The bound is SSRB only when the ACK covers
+    /// retransmitted data. On a partial ACK whose new head has not been retransmitted, ns-3
+    /// sends one segment whatever the window (`DoRetransmit`): the return value asks for it.
+    fn prr_step_ns3(&mut self, advanced: u64, delivered: u64, dup: bool, high_rxt: u64) -> bool {
+        let mss = self.tcb.mss;
+        if dup {
+            let extra = if self.prr_delivered < self.recover_fs { mss } else { 0 };
+            if delivered + extra > 0 {
+                self.prr_step(delivered + extra, false);
+            }
+        }
+        if advanced == 0 || self.tcb.snd_una >= self.recover {
+            return false;
+        }
+        // ns-3 `m_isRetransDataAcked`: the cumulative ACK covers retransmitted data.
+        let safe = self.tcb.snd_una - advanced < high_rxt;
+        if delivered >= mss {
+            self.prr_step(delivered, safe);
+        }
+        // `IsRetransmittedDataAcked(ack + SMSS)`: the segment now at the head was retransmitted.
+        self.tcb.snd_una >= self.board.marker(Marker::HighRxt)
     }
 
     fn on_ack(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
@@ -863,6 +941,7 @@ impl TcpSender {
         self.rwnd = h.wnd as u64;
         let prior_in_flight = self.in_flight();
         let prior_sacked = self.board.sacked_bytes();
+        let high_rxt = self.board.marker(Marker::HighRxt);
         let mss = self.tcb.mss;
 
         let mut new_sacked = 0;
@@ -962,7 +1041,19 @@ impl TcpSender {
         if self.prr && self.tcb.in_recovery {
             // RFC 6937 §3: DeliveredData = change in snd_una + change in SACKed bytes.
             let delivered = (h.ack - una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
-            self.prr_step(delivered);
+            match self.prr_rule {
+                PrrRule::Linux => self.prr_step(delivered, false),
+                PrrRule::Ns3 => {
+                    if self.prr_step_ns3(h.ack - una, delivered, new_sacked > 0, high_rxt) {
+                        // ns-3 `DoRetransmit`: the next lost segment, else new data, outside cwnd.
+                        let (lost, _) = self.loss_frontier();
+                        if let Some((seq, len, rxt)) = self.next_seg(lost) {
+                            self.transmit(seq, len, rxt, cx);
+                            force = false;
+                        }
+                    }
+                }
+            }
         }
         self.try_send(cx, force);
     }
@@ -1063,7 +1154,12 @@ impl TcpSender {
                     r.tlp_recoveries += 1;
                     if !self.tcb.in_recovery {
                         let flight = (self.tcb.snd_max - self.tcb.snd_una).min(self.tcb.cwnd);
-                        let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight };
+                        let ev = LossEvent {
+                            now: cx.now,
+                            kind: LossKind::FastRetransmit,
+                            flight_size: flight,
+                            base: flight,
+                        };
                         self.cc.on_loss(&ev, &mut self.tcb);
                     }
                 }
@@ -1089,7 +1185,7 @@ impl TcpSender {
             force = true;
         }
         if self.prr && self.tcb.in_recovery && marked {
-            self.prr_step(0);
+            self.prr_step(0, false);
         }
         self.try_send(cx, force);
     }

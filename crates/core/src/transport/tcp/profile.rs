@@ -16,7 +16,12 @@
 //!   `tcp_incr_quickack`, `tcp_send_delayed_ack`), HyStart++ in CUBIC (RFC 9406), RACK-TLP
 //!   (RFC 8985; `net.ipv4.tcp_recovery = 1`, `tcp_early_retrans = 3`; see [`super::rack`]).
 //! - `ns3`: ns-3.44 `TcpSocketBase` attribute defaults that differ from `rfc`: `MinRto` 1 s,
-//!   `DelAckCount` 2, `DelAckTimeout` 200 ms.
+//!   `DelAckCount` 2, `DelAckTimeout` 200 ms; and the choices of its congestion and recovery
+//!   operations (`src/internet/model/`): ssthresh from bytes in flight for NewReno
+//!   (`TcpNewReno::GetSsThresh` called from `TcpSocketBase::EnterRecovery` with `BytesInFlight()`)
+//!   and from cwnd for CUBIC (`TcpCubic::GetSsThresh`), NewReno counting ACKs rather than bytes
+//!   (`TcpNewReno::SlowStart`, `CongestionAvoidance`), and PRR as the recovery
+//!   (`TcpL4Protocol::RecoveryType` = `TcpPrrRecovery`) in ns-3's own form (see [`PrrRule`]).
 //! - `freebsd`: FreeBSD (current) `sys/netinet/tcp_timer.h`: `TCPTV_MIN` (the RTO floor,
 //!   `net.inet.tcp.rexmit_min`) = hz/33 = 30 ms at hz = 1000, `TCPTV_CPU_VAR` (the slop
 //!   `TCPT_RANGESET` adds to every RTO, `net.inet.tcp.rexmit_slop`) = 200 ms, `TCPTV_DELACK` =
@@ -57,6 +62,50 @@ pub enum RtoRule {
     Linux,
 }
 
+/// What the multiplicative decrease on a fast retransmit applies to (`ssthresh = β · base`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SsthreshRule {
+    /// RFC 5681 §3.2 eq. (4), RFC 9438 §4.6: FlightSize, `snd_max − snd_una`.
+    FlightSize,
+    /// RFC 6675 `pipe` once the head is marked lost: ns-3.44 `TcpSocketBase::EnterRecovery`
+    /// passes `BytesInFlight()` to `TcpNewReno::GetSsThresh`. With many segments of one window
+    /// lost it is well below FlightSize.
+    Pipe,
+    /// cwnd when the loss is detected: Linux `tcp_reno_ssthresh` and `bictcp_recalc_ssthresh`,
+    /// ns-3.44 `TcpCubic::GetSsThresh` (cwnd in whole segments).
+    Cwnd,
+}
+
+/// Which slow-start exit runs in CUBIC when `hystart` is on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HystartRule {
+    /// HyStart++ (RFC 9406), in the first slow start only.
+    Rfc9406,
+    /// ns-3.44 `TcpCubic::HystartUpdate`: Linux's original HyStart (ACK train and delay
+    /// increase) with ns-3's thresholds: from a window of 16 segments (`HyStartLowWindow`), slow
+    /// start ends (ssthresh = cwnd) when ACKs spaced at most 2 ms apart (`HyStartAckDelta`) have
+    /// arrived for longer than the minimum SRTT since the round began, or when the minimum of
+    /// the round's first 8 SRTT values exceeds the minimum SRTT plus clamp(minimum SRTT, 4 ms,
+    /// 1 s) (`HystartDelayThresh`). Re-armed after a timeout (`CubicReset`).
+    Ns3,
+}
+
+/// How Proportional Rate Reduction (RFC 6937) is computed, when `prr` is on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrrRule {
+    /// Linux `tcp_cwnd_reduction`: RecoverFS = cwnd before the reduction, the slow-start
+    /// reduction bound (PRR-SSRB) always.
+    Linux,
+    /// ns-3.44 `TcpPrrRecovery`: RecoverFS = pipe when recovery starts; every duplicate ACK
+    /// counts one more segment as delivered (while `prr_delivered` < RecoverFS), on top of the
+    /// bytes it SACKs; the conservative reduction bound (PRR-CRB), with SSRB's extra segment
+    /// only on an ACK that cumulatively acknowledges retransmitted data.
+    Ns3,
+}
+
 /// The concrete behaviours of one TCP end: the profile's defaults with explicit keys applied.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Behaviours {
@@ -76,6 +125,15 @@ pub struct Behaviours {
     pub init_cwnd: u32,
     /// RACK-TLP (RFC 8985) loss detection and tail loss probes (needs SACK).
     pub rack: bool,
+    /// Which HyStart runs (with `hystart`).
+    pub hystart_rule: HystartRule,
+    /// What ssthresh is computed from on a fast retransmit.
+    pub ssthresh_rule: SsthreshRule,
+    /// How PRR computes its sending count (when `prr` is on).
+    pub prr_rule: PrrRule,
+    /// NewReno's Appropriate Byte Counting (RFC 3465, the `cc.abc` key); off: one ACK grows cwnd
+    /// by at most one SMSS in slow start and SMSS²/cwnd in congestion avoidance.
+    pub abc: bool,
 }
 
 impl Profile {
@@ -93,6 +151,10 @@ impl Profile {
             quickack: false,
             init_cwnd: 10,
             rack: false,
+            hystart_rule: HystartRule::Rfc9406,
+            ssthresh_rule: SsthreshRule::FlightSize,
+            prr_rule: PrrRule::Linux,
+            abc: true,
         };
         match self {
             Profile::Rfc => rfc,
@@ -113,12 +175,24 @@ impl Profile {
                 init_cwnd: 10,
                 // net.ipv4.tcp_recovery = 1 (TCP_RACK_LOSS_DETECTION), tcp_early_retrans = 3 (TLP).
                 rack: true,
+                ..rfc
             },
             Profile::Ns3 => Behaviours {
                 // TcpSocketBase::MinRto, DelAckCount = 2, DelAckTimeout.
                 min_rto: Dur::from_secs(1),
                 delayed_ack: true,
                 delack_timeout: Dur::from_millis(200),
+                // TcpNewReno::GetSsThresh(tcb, BytesInFlight()); CUBIC's cwnd rule is applied
+                // in TcpConfig::resolved, which knows the controller.
+                ssthresh_rule: SsthreshRule::Pipe,
+                // TcpL4Protocol::RecoveryType = TcpPrrRecovery.
+                prr: true,
+                prr_rule: PrrRule::Ns3,
+                // TcpNewReno::SlowStart / CongestionAvoidance count ACKs (segmentsAcked).
+                abc: false,
+                // TcpCubic::HyStart = true, HyStartDetect = BOTH.
+                hystart: true,
+                hystart_rule: HystartRule::Ns3,
                 ..rfc
             },
             Profile::Freebsd => Behaviours {

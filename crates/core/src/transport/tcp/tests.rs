@@ -903,6 +903,18 @@ fn profiles_set_defaults_and_explicit_keys_win() {
     assert_eq!(Behaviours { delayed_ack: true, min_rto: ms(200), ..l2 }, linux);
     let ns3 = parse("profile = \"ns3\"").resolved();
     assert_eq!((ns3.min_rto, ns3.delayed_ack, ns3.delack_timeout), (Dur::from_secs(1), true, ms(200)));
+    // ns-3's ssthresh rule depends on the controller; its PRR, HyStart and ACK counting.
+    assert_eq!((ns3.ssthresh_rule, ns3.prr, ns3.prr_rule), (SsthreshRule::Cwnd, true, PrrRule::Ns3));
+    assert_eq!((ns3.hystart, ns3.hystart_rule), (true, HystartRule::Ns3));
+    let ns3_reno = parse("profile = \"ns3\"\ncc = \"newreno\"").resolved();
+    assert_eq!((ns3_reno.ssthresh_rule, ns3_reno.abc), (SsthreshRule::Pipe, false));
+    let abc =
+        parse("profile = \"ns3\"\ncc = { kind = \"newreno\", abc = true }\nssthresh_rule = \"flight_size\"").resolved();
+    assert_eq!((abc.ssthresh_rule, abc.abc), (SsthreshRule::FlightSize, true));
+    assert_eq!(
+        (rfc.ssthresh_rule, rfc.prr_rule, rfc.hystart_rule, rfc.abc),
+        (SsthreshRule::FlightSize, PrrRule::Linux, HystartRule::Rfc9406, true)
+    );
     let bsd = parse("profile = \"freebsd\"").resolved();
     assert_eq!((bsd.rto_rule, bsd.min_rto, bsd.delack_timeout), (RtoRule::Freebsd, ms(30), ms(100)));
     // PRR counts SACKed data: a profile's PRR is off without SACK, an explicit one is an error.
@@ -981,9 +993,12 @@ fn linux_quickack_at_start_then_every_second_segment() {
 /// Fraction of ACKs in the first half of the first recovery answered by a data segment, and
 /// cwnd vs ssthresh at the end of that recovery.
 fn recovery_send_ratio(prr: bool) -> (f64, u64, u64) {
+    recovery_send_ratio_with(&TcpConfig { prr: Some(prr), ..newreno(true) })
+}
+
+fn recovery_send_ratio_with(cfg: &TcpConfig) -> (f64, u64, u64) {
     let (f, r) = bottleneck();
-    let cfg = TcpConfig { prr: Some(prr), ..newreno(true) };
-    let mut h = Harness::new(&cfg, f, r);
+    let mut h = Harness::new(cfg, f, r);
     h.drop_data = drop_data_indices(&[100]);
     h.write(400 * MSS);
     h.run_until(SimTime(Dur::from_secs(2).as_nanos()));
@@ -1013,7 +1028,7 @@ fn prr_spreads_the_reduction_over_the_recovery() {
 
 fn rack_cfg(rack: bool) -> TcpConfig {
     // The rfc profile with RACK switched on or off: every other behaviour is the same.
-    TcpConfig { rack: Some(rack), ..Default::default() }
+    TcpConfig { rack: Some(rack), profile: Profile::Rfc, ..Default::default() }
 }
 
 /// Bulk transfer over the 10 Mbit/s, 20 ms RTT bottleneck (min_RTT/4 ≈ 5.3 ms; a segment takes
@@ -1137,4 +1152,45 @@ fn tlp_recovers_a_tail_loss_in_about_two_srtt() {
     }
     eprintln!("tail loss: all acked at {} (rack) vs {} (rfc)", done[0], done[1]);
     assert!(done[0] + ms(100) < done[1], "TLP should beat the 200 ms RTO floor");
+}
+
+#[test]
+fn ns3_prr_reduces_later_than_linux_prr() {
+    // ns-3.44's TcpPrrRecovery counts one extra segment per duplicate ACK while prr_delivered <
+    // RecoverFS, so in the first half of a one-loss recovery it answers about every ACK (the
+    // window shrinks only later); Linux's PRR about every second one (β = 0.5).
+    let ns3 = TcpConfig { prr: Some(true), prr_rule: Some(PrrRule::Ns3), ..newreno(true) };
+    let (r_ns3, cwnd, ssthresh) = recovery_send_ratio_with(&ns3);
+    let (r_linux, _, _) = recovery_send_ratio(true);
+    eprintln!("first-half send ratio: ns-3 prr {r_ns3:.3}, linux prr {r_linux:.3}");
+    assert!((0.85..=1.1).contains(&r_ns3), "ns-3 prr: {r_ns3:.3} segments per ACK");
+    assert!(r_ns3 > r_linux + 0.3, "ns-3 {r_ns3:.3} vs linux {r_linux:.3}");
+    assert_eq!(cwnd, ssthresh, "cwnd = ssthresh on leaving recovery (TcpSocketBase::ProcessAck)");
+}
+
+#[test]
+fn ssthresh_rules_take_flight_size_pipe_or_cwnd() {
+    // Six consecutive segments of one window lost, SACK on, ACK every segment: recovery starts
+    // on the ACK that SACKs the third segment above the hole, when all six are deemed lost
+    // (RFC 6675 IsLost). FlightSize counts them and the SACKed ones; pipe counts neither.
+    let mut got = vec![];
+    for rule in [SsthreshRule::FlightSize, SsthreshRule::Pipe, SsthreshRule::Cwnd] {
+        let (f, r) = bottleneck();
+        let cfg = TcpConfig { ssthresh_rule: Some(rule), ..newreno(true) };
+        let mut h = Harness::new(&cfg, f, r);
+        h.drop_data = drop_data_indices(&[30, 31, 32, 33, 34, 35]);
+        h.write(1 << 30);
+        h.run_until(SimTime(Dur::from_secs(2).as_nanos()));
+        let i = h.trace.iter().position(|s| s.in_recovery).unwrap();
+        let before = &h.trace[i - 1];
+        let flight = before.snd_max - before.snd_una;
+        let want = match rule {
+            SsthreshRule::FlightSize => flight / 2,
+            SsthreshRule::Pipe => (flight - 9 * MSS) / 2,
+            SsthreshRule::Cwnd => before.cwnd / 2,
+        };
+        assert_eq!(h.trace[i].ssthresh, want, "{rule:?}: flight {flight}, cwnd {}", before.cwnd);
+        got.push(want);
+    }
+    assert!(got[1] < got[2] && got[2] < got[0], "pipe < cwnd < FlightSize here: {got:?}");
 }

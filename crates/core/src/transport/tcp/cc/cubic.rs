@@ -22,7 +22,7 @@
 
 use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent};
 use crate::time::{Dur, SimTime};
-use crate::transport::tcp::Behaviours;
+use crate::transport::tcp::{Behaviours, HystartRule};
 use crate::transport::tcp::Tcb;
 use serde::{Deserialize, Serialize};
 
@@ -38,11 +38,15 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// Reno-friendly region (RFC 9438 §4.3). Default true.
     pub reno_friendly: bool,
+    /// RFC 9438 §4.3's switch of α_cubic to 1 once W_est has reached `cwnd_prior` (a SHOULD).
+    /// Default true. false: α_cubic stays 3(1 − β)/(1 + β), as Linux's `tcp_cubic.c` and ns-3.44's
+    /// `TcpCubic` keep it (see "CUBIC against NewReno" in `docs/models/tcp.md`).
+    pub alpha_switch: bool,
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, reno_friendly: true }
+        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, reno_friendly: true, alpha_switch: true }
     }
 }
 
@@ -52,7 +56,11 @@ impl BuildCc for CubicConfig {
     }
     fn build_with(&self, b: &Behaviours) -> Box<dyn CongestionControl> {
         let mut c = Cubic::new(self);
-        c.hystart = b.hystart.then(HyStart::default);
+        match (b.hystart, b.hystart_rule) {
+            (true, HystartRule::Rfc9406) => c.hystart = Some(HyStart::default()),
+            (true, HystartRule::Ns3) => c.ns3_hystart = Some(Ns3HyStart::default()),
+            (false, _) => {}
+        }
         Box::new(c)
     }
     fn validate(&self) -> Result<(), String> {
@@ -72,6 +80,7 @@ pub struct Cubic {
     beta: f64,
     fast_convergence: bool,
     reno_friendly: bool,
+    alpha_switch: bool,
     /// W_max in segments; 0 means "take cwnd at the start of congestion avoidance" (§4.8).
     w_max: f64,
     /// K in seconds (§4.2 eq. 2).
@@ -88,6 +97,72 @@ pub struct Cubic {
     frac: f64,
     /// HyStart++ state while the first slow start lasts (`None`: plain slow start).
     hystart: Option<HyStart>,
+    /// ns-3.44's HyStart, when the end runs it (`hystart_rule = "ns3"`).
+    ns3_hystart: Option<Ns3HyStart>,
+}
+
+/// ns-3.44 `TcpCubic`'s HyStart state (see [`HystartRule::Ns3`]).
+#[derive(Clone, Debug, Default)]
+pub struct Ns3HyStart {
+    /// Start of the current round (`m_roundStart`); `None` before the first ACK.
+    round_start: Option<SimTime>,
+    /// Last ACK of the current ACK train (`m_lastAck`).
+    last_ack: SimTime,
+    /// The round ends when `snd_una` passes this (`m_endSeq`).
+    end_seq: u64,
+    /// Minimum SRTT of the round's first samples (`m_currRtt`) and their count.
+    curr_rtt: Option<Dur>,
+    sample_cnt: u32,
+    /// Minimum SRTT seen (`m_delayMin`).
+    delay_min: Option<Dur>,
+    /// Slow start has been ended (`m_found`).
+    found: bool,
+}
+
+/// ns-3.44 `TcpCubic` attribute defaults.
+const NS3_HS_LOW_WINDOW: u64 = 16;
+const NS3_HS_ACK_DELTA: Dur = Dur::from_millis(2);
+const NS3_HS_MIN_SAMPLES: u32 = 8;
+const NS3_HS_DELAY_MIN: Dur = Dur::from_millis(4);
+const NS3_HS_DELAY_MAX: Dur = Dur::from_secs(1);
+
+impl Ns3HyStart {
+    /// `HystartReset`: a new round starts now and ends when everything sent so far is acked.
+    fn reset(&mut self, now: SimTime, tcb: &Tcb) {
+        self.round_start = Some(now);
+        self.last_ack = now;
+        self.end_seq = tcb.snd_max;
+        self.curr_rtt = None;
+        self.sample_cnt = 0;
+    }
+
+    /// `PktsAcked` → `HystartUpdate`, on every ACK outside recovery, with ns-3's argument, the
+    /// SRTT. Sets ssthresh = cwnd when slow start should end.
+    fn update(&mut self, now: SimTime, tcb: &mut Tcb) {
+        let Some(srtt) = tcb.srtt else { return };
+        let delay_min = *self.delay_min.insert(self.delay_min.map_or(srtt, |d| d.min(srtt)));
+        if self.found || tcb.cwnd > tcb.ssthresh || tcb.cwnd < NS3_HS_LOW_WINDOW * tcb.mss {
+            return;
+        }
+        let Some(round_start) = self.round_start else { return };
+        // ACK-train detection.
+        if now.since(self.last_ack) <= NS3_HS_ACK_DELTA {
+            self.last_ack = now;
+            if now.since(round_start) > delay_min {
+                self.found = true;
+            }
+        }
+        // Delay detection.
+        if self.sample_cnt < NS3_HS_MIN_SAMPLES {
+            self.curr_rtt = Some(self.curr_rtt.map_or(srtt, |c| c.min(srtt)));
+            self.sample_cnt += 1;
+        } else if self.curr_rtt.is_some_and(|c| c > delay_min + delay_min.clamp(NS3_HS_DELAY_MIN, NS3_HS_DELAY_MAX)) {
+            self.found = true;
+        }
+        if self.found {
+            tcb.ssthresh = tcb.cwnd;
+        }
+    }
 }
 
 /// RFC 9406 §4.2 constants.
@@ -175,6 +250,7 @@ impl Cubic {
             beta: c.beta,
             fast_convergence: c.fast_convergence,
             reno_friendly: c.reno_friendly,
+            alpha_switch: c.alpha_switch,
             w_max: 0.0,
             k: 0.0,
             epoch_start: None,
@@ -183,6 +259,7 @@ impl Cubic {
             cwnd_prior: 0.0,
             frac: 0.0,
             hystart: None,
+            ns3_hystart: None,
         }
     }
 
@@ -207,9 +284,10 @@ impl Cubic {
         self.w_est
     }
 
-    /// α_cubic of §4.3: 3(1 - β)/(1 + β), and 1 once W_est has reached cwnd_prior.
+    /// α_cubic of §4.3: 3(1 - β)/(1 + β), and 1 once W_est has reached cwnd_prior (unless the
+    /// switch is off).
     fn alpha(&self) -> f64 {
-        if self.w_est >= self.cwnd_prior {
+        if self.alpha_switch && self.w_est >= self.cwnd_prior {
             1.0
         } else {
             3.0 * (1.0 - self.beta) / (1.0 + self.beta)
@@ -219,10 +297,19 @@ impl Cubic {
 
 impl CongestionControl for Cubic {
     fn on_ack(&mut self, ack: &AckSample, tcb: &mut Tcb) {
+        if let Some(hs) = &mut self.ns3_hystart {
+            // ns-3 calls PktsAcked (HyStart's detection) before IncreaseWindow, limited or not.
+            hs.update(ack.now, tcb);
+        }
         if !ack.cwnd_limited {
             return;
         }
         if tcb.cwnd < tcb.ssthresh {
+            if let Some(hs) = &mut self.ns3_hystart {
+                if hs.round_start.is_none() || tcb.snd_una > hs.end_seq {
+                    hs.reset(ack.now, tcb);
+                }
+            }
             // RFC 9438 §4.10: slow start, with HyStart++ (RFC 9406) if on, else standard.
             match &mut self.hystart {
                 Some(hs) => {
@@ -283,8 +370,9 @@ impl CongestionControl for Cubic {
         // bandwidth by remembering a lower W_max.
         self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
         self.cwnd_prior = cwnd;
-        // §4.6: ssthresh = flight_size * β_cubic; cwnd = max(ssthresh, 2 segments).
-        let ssthresh = ((loss.flight_size as f64 * self.beta) as u64).max(2 * tcb.mss);
+        // §4.6: ssthresh = flight_size * β_cubic (or the `ssthresh_rule`'s base in its place);
+        // cwnd = max(ssthresh, 2 segments).
+        let ssthresh = ((loss.base as f64 * self.beta) as u64).max(2 * tcb.mss);
         tcb.ssthresh = ssthresh;
         tcb.cwnd = ssthresh;
         self.epoch_start = None;
@@ -303,6 +391,10 @@ impl CongestionControl for Cubic {
         self.epoch_start = None;
         self.frac = 0.0;
         self.hystart = None;
+        if let Some(hs) = &mut self.ns3_hystart {
+            // CubicReset + HystartReset on CA_LOSS: detection runs again in the next slow start.
+            *hs = Ns3HyStart { round_start: None, ..Ns3HyStart::default() };
+        }
     }
 }
 
@@ -318,7 +410,7 @@ mod tests {
         AckSample { now: t, acked_bytes: bytes, rtt: None, prior_in_flight: 0, cwnd_limited: true }
     }
     fn loss(flight: u64) -> LossEvent {
-        LossEvent { now: SimTime::ZERO, kind: LossKind::FastRetransmit, flight_size: flight }
+        LossEvent { now: SimTime::ZERO, kind: LossKind::FastRetransmit, flight_size: flight, base: flight }
     }
 
     /// Drives CUBIC with an ACK clock: every RTT, one ACK per segment of the current window,
@@ -408,6 +500,18 @@ mod tests {
     }
 
     #[test]
+    fn alpha_switch_off_keeps_the_reno_friendly_slope() {
+        // As above, without §4.3's switch to α = 1: W_est grows by 3(1 − 0.7)/(1 + 0.7) = 0.529
+        // segments per RTT for all of the ~100 RTTs: 7 + 52.9 ≈ 60 segments after 1 s (with the
+        // switch, ≈ 100).
+        let mut cc = Cubic::new(&CubicConfig { alpha_switch: false, ..Default::default() });
+        let mut tcb = Tcb::for_test(MSS, 10 * MSS);
+        cc.on_loss(&loss(10 * MSS), &mut tcb);
+        let got = run(&mut cc, &mut tcb, Dur::from_millis(10), 1);
+        assert!(got[0] > 55.0 && got[0] < 65.0, "cwnd after 1 s = {}", got[0]);
+    }
+
+    #[test]
     fn fast_convergence_and_timeout() {
         let mut cc = Cubic::new(&CubicConfig::default());
         let mut tcb = Tcb::for_test(MSS, 100 * MSS);
@@ -441,5 +545,36 @@ mod tests {
         tcb.ssthresh = 7 * MSS;
         cc.on_rto(&ev2, &mut tcb);
         assert_eq!(tcb.ssthresh, 7 * MSS);
+    }
+
+    #[test]
+    fn ns3_hystart_ends_slow_start_on_an_ack_train_longer_than_the_min_rtt() {
+        // ns-3.44 TcpCubic::HystartUpdate: ACKs 1 ms apart (< HyStartAckDelta = 2 ms), SRTT
+        // 10 ms, cwnd from 20 segments (detection needs 16): slow start ends at the first ACK
+        // more than 10 ms after the round began, with ssthresh = cwnd. (A train only counts
+        // from the round's start: `m_lastAck` moves only while detection runs.)
+        let rtt = Dur::from_millis(10);
+        for gap_ms in [1u64, 3] {
+            let mut cc = Cubic::new(&CubicConfig::default());
+            cc.ns3_hystart = Some(Ns3HyStart::default());
+            let mut tcb = Tcb::for_test(MSS, 20 * MSS);
+            tcb.srtt = Some(rtt);
+            tcb.snd_max = 1 + 10_000 * MSS; // the first round lasts the whole test
+            let mut ended = None;
+            for k in 0..40u64 {
+                let t = SimTime(Dur::from_millis(k * gap_ms).as_nanos());
+                tcb.snd_una += MSS;
+                cc.on_ack(&ack_at(t, MSS), &mut tcb);
+                if tcb.ssthresh != crate::transport::tcp::INITIAL_SSTHRESH && ended.is_none() {
+                    ended = Some((k, tcb.cwnd / MSS, tcb.ssthresh / MSS));
+                }
+            }
+            if gap_ms == 1 {
+                // Round starts at the first ACK (t = 0); t = 11 ms is the first ACK past 10 ms.
+                assert_eq!(ended, Some((11, 31, 31)), "train of 1 ms gaps");
+            } else {
+                assert_eq!(ended, None, "gaps of 3 ms are no train, and the delay did not rise");
+            }
+        }
     }
 }

@@ -76,6 +76,10 @@ pub struct LossEvent {
     pub kind: LossKind,
     /// RFC 5681 FlightSize (`snd_max - snd_una`) when the loss was detected, bytes.
     pub flight_size: u64,
+    /// What the multiplicative decrease applies to, bytes: FlightSize, pipe or cwnd, as the TCP
+    /// end's [`SsthreshRule`](super::SsthreshRule) says (FlightSize unless a profile or key
+    /// chooses otherwise).
+    pub base: u64,
 }
 
 /// A retransmission timeout. When the hook runs the transport has already applied RFC 5681

@@ -9,25 +9,24 @@ use crate::transport::tcp::Tcb;
 use serde::{Deserialize, Serialize};
 
 /// NewReno parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NewRenoConfig {
     /// Appropriate Byte Counting (RFC 3465): grow by bytes acknowledged, so delayed ACKs do not
-    /// slow growth. Default true (Linux). false: RFC 5681 §3.1 per-ACK counting, cwnd +=
-    /// SMSS²/cwnd per ACK in congestion avoidance, as ns-3's `TcpNewReno` does; with delayed
-    /// ACKs the window then grows by about half a segment per RTT (Padhye's b = 2).
-    pub abc: bool,
-}
-
-impl Default for NewRenoConfig {
-    fn default() -> Self {
-        NewRenoConfig { abc: true }
-    }
+    /// slow growth. Profile default true (Linux); false in `ns3`: RFC 5681 §3.1 per-ACK
+    /// counting, cwnd += SMSS²/cwnd per ACK in congestion avoidance, as ns-3's `TcpNewReno` does;
+    /// with delayed ACKs the window then grows by about half a segment per RTT (Padhye's b = 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub abc: Option<bool>,
 }
 
 impl BuildCc for NewRenoConfig {
     fn build(&self) -> Box<dyn CongestionControl> {
         Box::new(NewReno::new(self))
+    }
+    fn build_with(&self, b: &super::Behaviours) -> Box<dyn CongestionControl> {
+        // `b.abc` is `self.abc` when given, else the profile's default.
+        Box::new(NewReno { abc: b.abc, bytes_acked: 0 })
     }
 }
 
@@ -46,7 +45,7 @@ impl Default for NewReno {
 
 impl NewReno {
     pub fn new(c: &NewRenoConfig) -> Self {
-        NewReno { abc: c.abc, bytes_acked: 0 }
+        NewReno { abc: c.abc.unwrap_or(true), bytes_acked: 0 }
     }
 }
 
@@ -74,8 +73,9 @@ impl CongestionControl for NewReno {
     }
 
     fn on_loss(&mut self, loss: &LossEvent, tcb: &mut Tcb) {
-        // RFC 5681 §3.2 step 2, eq. (4): ssthresh = max(FlightSize / 2, 2*SMSS).
-        tcb.ssthresh = (loss.flight_size / 2).max(2 * tcb.mss);
+        // RFC 5681 §3.2 step 2, eq. (4): ssthresh = max(FlightSize / 2, 2*SMSS), FlightSize or
+        // what the TCP end's `ssthresh_rule` puts in its place.
+        tcb.ssthresh = (loss.base / 2).max(2 * tcb.mss);
         tcb.cwnd = tcb.ssthresh;
         self.bytes_acked = 0;
     }
@@ -130,7 +130,7 @@ mod tests {
 
     #[test]
     fn packet_counting_without_abc() {
-        let mut cc = NewReno::new(&NewRenoConfig { abc: false });
+        let mut cc = NewReno::new(&NewRenoConfig { abc: Some(false) });
         let mut tcb = Tcb::for_test(1000, 2_000);
         tcb.ssthresh = 4_000;
         // Slow start: at most one SMSS per ACK even for a stretch ACK (RFC 5681 eq. (2), L = SMSS).
@@ -149,9 +149,9 @@ mod tests {
     fn loss_halves_flight_with_floor() {
         let mut cc = NewReno::default();
         let mut tcb = Tcb::for_test(1000, 20_000);
-        cc.on_loss(&LossEvent { now: SimTime::ZERO, kind: LossKind::FastRetransmit, flight_size: 18_000 }, &mut tcb);
+        cc.on_loss(&LossEvent { now: SimTime::ZERO, kind: LossKind::FastRetransmit, flight_size: 18_000, base: 18_000 }, &mut tcb);
         assert_eq!((tcb.ssthresh, tcb.cwnd), (9_000, 9_000));
-        cc.on_loss(&LossEvent { now: SimTime::ZERO, kind: LossKind::FastRetransmit, flight_size: 3_000 }, &mut tcb);
+        cc.on_loss(&LossEvent { now: SimTime::ZERO, kind: LossKind::FastRetransmit, flight_size: 3_000, base: 3_000 }, &mut tcb);
         assert_eq!(tcb.ssthresh, 2_000, "2*SMSS floor");
         cc.on_rto(&RtoEvent { now: SimTime::ZERO, flight_size: 0, prior_cwnd: 0, consecutive: 1 }, &mut tcb);
     }
