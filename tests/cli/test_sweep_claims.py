@@ -20,23 +20,7 @@ import sweep_probe
 from conftest import run_cli
 
 # About 0.25 s of wall time per run on one core.
-SCEN = """
-[sim]
-duration = "1s"
-seed = 1
-[[links]]
-a = "A"
-b = "B"
-rate = "1Gbps"
-delay = "5ms"
-queue = { kind = "fifo", limit = "100p" }
-[[flows]]
-name = "p"
-src = "A"
-dst = "B"
-transport = { kind = "udp" }
-app = { kind = "poisson", rate = "900Mbps", payload = "1000B" }
-"""
+SCEN = sweep_probe.UDP_SCENARIO
 
 
 def rates(n: int) -> str:

@@ -15,26 +15,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+import sweep_probe
 from conftest import run_cli
 
 # About a second of wall time per run on one core (900 Mbit/s of 1000-B datagrams for 4 s).
-SLOW = """
-[sim]
-duration = "4s"
-seed = 1
-[[links]]
-a = "A"
-b = "B"
-rate = "1Gbps"
-delay = "5ms"
-queue = { kind = "fifo", limit = "100p" }
-[[flows]]
-name = "p"
-src = "A"
-dst = "B"
-transport = { kind = "udp" }
-app = { kind = "poisson", rate = "900Mbps", payload = "1000B" }
-"""
+SLOW = sweep_probe.UDP_SCENARIO.replace('"1s"', '"4s"')
 
 FAST = SLOW.replace('duration = "4s"', 'duration = "200ms"')
 

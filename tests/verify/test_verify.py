@@ -22,10 +22,10 @@ from qoelab.verify import suite as S
 #: docs/validation.md) must be updated with the new table.
 KNOWN_FAILING_QUICK = {
     "ns3[tfd-1g, UDP loss, profile=ns3]",
-    # Since the default profile became linux (its RTT-unfairness rows run the default TCP): the
-    # NewReno 20/80 ms exponent leaves the AIMD range [1, 2] (the full table already failed at
-    # 20/40 ms under rfc); under investigation with the drop-tail phase effects.
-    "rtt_unfairness[newreno, RTT 20/80 ms]",
+    # The RTT-unfairness rows run the default TCP and are dominated by drop-tail phase effects
+    # (scripts/rtt_phase_sweep.py: the exponent changes sign with sub-service-time RTT offsets):
+    # the quick NewReno 20/80 ms row failed under linux without RACK and passes with it; the
+    # full table's 20/40 ms rows fail (docs/validation.md).
 }
 
 
