@@ -123,10 +123,12 @@ pub struct TcpConfig {
     /// rises. Only with `cc = "cubic"`. Profile default: on in `linux`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
-    /// What ssthresh is computed from on a fast retransmit: `"flight_size"` (RFC 5681, RFC 9438),
-    /// `"pipe"` (RFC 6675 pipe with the head marked lost, ns-3's NewReno) or `"cwnd"` (Linux,
-    /// ns-3's CUBIC). Profile default: `"flight_size"`; in `ns3`, `"pipe"` with NewReno and
-    /// `"cwnd"` with CUBIC.
+    /// What ssthresh is computed from on a fast retransmit (and on a TLP loss response):
+    /// `"flight_size"` (RFC 5681, RFC 9438), `"pipe"` (RFC 6675 pipe with the head marked lost,
+    /// ns-3's NewReno), `"cwnd"` (Linux, ns-3's CUBIC) or `"flight_capped"` (min(FlightSize,
+    /// cwnd)). Default: `"flight_capped"` in `linux`, and in any profile that says
+    /// `"flight_size"` when `rack` is on; in `ns3`, `"pipe"` with NewReno and `"cwnd"` with
+    /// CUBIC; otherwise `"flight_size"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssthresh_rule: Option<SsthreshRule>,
     /// Which HyStart (with `hystart`): `"rfc9406"` (HyStart++) or `"ns3"` (ns-3.44 `TcpCubic`'s
@@ -203,6 +205,8 @@ impl TcpConfig {
     /// The profile's defaults with every explicit key applied.
     pub fn resolved(&self) -> Behaviours {
         let d = self.profile.defaults();
+        // RACK reads the SACK scoreboard; without SACK a profile's RACK is off.
+        let rack = self.sack && self.rack.unwrap_or(d.rack);
         Behaviours {
             rto_rule: self.rto_rule.unwrap_or(d.rto_rule),
             rto_rearm: self.rto_rearm.unwrap_or(d.rto_rearm),
@@ -215,11 +219,11 @@ impl TcpConfig {
             delack_timeout: self.delack_timeout.unwrap_or(d.delack_timeout),
             quickack: self.quickack.unwrap_or(d.quickack),
             init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
-            // RACK reads the SACK scoreboard; without SACK a profile's RACK is off.
-            rack: self.sack && self.rack.unwrap_or(d.rack),
+            rack,
             ssthresh_rule: self.ssthresh_rule.unwrap_or(match (self.profile, &self.cc) {
                 // ns-3.44 TcpCubic::GetSsThresh ignores the bytes in flight it is given.
                 (Profile::Ns3, CcConfig::Cubic(_)) => SsthreshRule::Cwnd,
+                _ if rack && d.ssthresh_rule == SsthreshRule::FlightSize => SsthreshRule::FlightCapped,
                 _ => d.ssthresh_rule,
             }),
             prr_rule: self.prr_rule.unwrap_or(d.prr_rule),
@@ -831,16 +835,21 @@ impl TcpSender {
         }
     }
 
+    /// `(FlightSize, base)` of a multiplicative decrease: RFC 5681's FlightSize (`snd_max −
+    /// snd_una`) and what the `ssthresh_rule` computes ssthresh from, given RFC 6675's `pipe`.
+    fn reduction_base(&self, pipe: u64) -> (u64, u64) {
+        let flight = self.tcb.snd_max - self.tcb.snd_una;
+        let base = match self.ssthresh_rule {
+            SsthreshRule::FlightSize => flight,
+            SsthreshRule::Pipe => pipe,
+            SsthreshRule::Cwnd => self.tcb.cwnd,
+            SsthreshRule::FlightCapped => flight.min(self.tcb.cwnd),
+        };
+        (flight, base)
+    }
+
     fn enter_recovery(&mut self, cx: &mut FlowCtx) {
         let una = self.tcb.snd_una;
-        let mut flight = self.tcb.snd_max - una; // RFC 5681 FlightSize
-        if self.rack.is_some() {
-            // RACK repairs lost retransmissions within one recovery instead of timing out, so
-            // `snd_max - snd_una` can hold far more SACKed data than the window (up to the send
-            // buffer) when the next loss comes; a reduction from it would raise cwnd. Linux
-            // reduces from cwnd (`tcp_init_cwnd_reduction`, CUBIC `ssthresh = cwnd·β`).
-            flight = flight.min(self.tcb.cwnd);
-        }
         self.recover = self.tcb.snd_max; // RFC 6582 §3.2 step 2; RFC 6675 §5 (4.1) RecoveryPoint
         self.tcb.in_recovery = true;
         self.partial_seen = false;
@@ -863,11 +872,7 @@ impl TcpSender {
             // Linux `tcp_init_cwnd_reduction`: a recovery ends any TLP episode.
             r.tlp_end = None;
         }
-        let base = match self.ssthresh_rule {
-            SsthreshRule::FlightSize => flight,
-            SsthreshRule::Pipe => pipe,
-            SsthreshRule::Cwnd => self.tcb.cwnd,
-        };
+        let (flight, base) = self.reduction_base(pipe);
         let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight, base };
         self.cc.on_loss(&ev, &mut self.tcb); // ssthresh; cwnd = ssthresh (RFC 6675 §5 (4.2))
         if !self.sack {
@@ -1153,13 +1158,8 @@ impl TcpSender {
                     r.tlp_end = None;
                     r.tlp_recoveries += 1;
                     if !self.tcb.in_recovery {
-                        let flight = (self.tcb.snd_max - self.tcb.snd_una).min(self.tcb.cwnd);
-                        let ev = LossEvent {
-                            now: cx.now,
-                            kind: LossKind::FastRetransmit,
-                            flight_size: flight,
-                            base: flight,
-                        };
+                        let (flight, base) = self.reduction_base(self.in_flight());
+                        let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight, base };
                         self.cc.on_loss(&ev, &mut self.tcb);
                     }
                 }

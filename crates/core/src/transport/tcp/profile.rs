@@ -75,6 +75,12 @@ pub enum SsthreshRule {
     /// cwnd when the loss is detected: Linux `tcp_reno_ssthresh` and `bictcp_recalc_ssthresh`,
     /// ns-3.44 `TcpCubic::GetSsThresh` (cwnd in whole segments).
     Cwnd,
+    /// FlightSize, but never above cwnd: `min(snd_max − snd_una, cwnd)`. The default whenever
+    /// RACK is on (a derived default, as `cwnd` is for ns-3's CUBIC): RACK repairs lost
+    /// retransmissions within one recovery, so at the next loss `snd_max − snd_una` can hold far
+    /// more SACKed data than the window, and a reduction from it would raise cwnd; Linux
+    /// reduces from cwnd. An application-limited sender still reduces from what it had out.
+    FlightCapped,
 }
 
 /// Which slow-start exit runs in CUBIC when `hystart` is on.
@@ -175,6 +181,8 @@ impl Profile {
                 init_cwnd: 10,
                 // net.ipv4.tcp_recovery = 1 (TCP_RACK_LOSS_DETECTION), tcp_early_retrans = 3 (TLP).
                 rack: true,
+                // tcp_init_cwnd_reduction: the reduction starts from cwnd (at most what is out).
+                ssthresh_rule: SsthreshRule::FlightCapped,
                 ..rfc
             },
             Profile::Ns3 => Behaviours {

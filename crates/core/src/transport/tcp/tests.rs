@@ -915,6 +915,16 @@ fn profiles_set_defaults_and_explicit_keys_win() {
         (rfc.ssthresh_rule, rfc.prr_rule, rfc.hystart_rule, rfc.abc),
         (SsthreshRule::FlightSize, PrrRule::Linux, HystartRule::Rfc9406, true)
     );
+    // Linux caps FlightSize at cwnd; so does any profile with RACK on that says FlightSize,
+    // unless a rule is named.
+    assert_eq!(linux.ssthresh_rule, SsthreshRule::FlightCapped);
+    assert_eq!(parse("profile = \"linux\"\nrack = false").resolved().ssthresh_rule, SsthreshRule::FlightCapped);
+    assert_eq!(
+        parse("profile = \"linux\"\nssthresh_rule = \"flight_size\"").resolved().ssthresh_rule,
+        SsthreshRule::FlightSize
+    );
+    assert_eq!(parse("profile = \"rfc\"\nrack = true").resolved().ssthresh_rule, SsthreshRule::FlightCapped);
+    assert_eq!(parse("profile = \"ns3\"\nrack = true").resolved().ssthresh_rule, SsthreshRule::Cwnd);
     let bsd = parse("profile = \"freebsd\"").resolved();
     assert_eq!((bsd.rto_rule, bsd.min_rto, bsd.delack_timeout), (RtoRule::Freebsd, ms(30), ms(100)));
     // PRR counts SACKed data: a profile's PRR is off without SACK, an explicit one is an error.
@@ -1174,7 +1184,7 @@ fn ssthresh_rules_take_flight_size_pipe_or_cwnd() {
     // on the ACK that SACKs the third segment above the hole, when all six are deemed lost
     // (RFC 6675 IsLost). FlightSize counts them and the SACKed ones; pipe counts neither.
     let mut got = vec![];
-    for rule in [SsthreshRule::FlightSize, SsthreshRule::Pipe, SsthreshRule::Cwnd] {
+    for rule in [SsthreshRule::FlightSize, SsthreshRule::Pipe, SsthreshRule::Cwnd, SsthreshRule::FlightCapped] {
         let (f, r) = bottleneck();
         let cfg = TcpConfig { ssthresh_rule: Some(rule), ..newreno(true) };
         let mut h = Harness::new(&cfg, f, r);
@@ -1188,9 +1198,11 @@ fn ssthresh_rules_take_flight_size_pipe_or_cwnd() {
             SsthreshRule::FlightSize => flight / 2,
             SsthreshRule::Pipe => (flight - 9 * MSS) / 2,
             SsthreshRule::Cwnd => before.cwnd / 2,
+            SsthreshRule::FlightCapped => flight.min(before.cwnd) / 2,
         };
         assert_eq!(h.trace[i].ssthresh, want, "{rule:?}: flight {flight}, cwnd {}", before.cwnd);
         got.push(want);
     }
     assert!(got[1] < got[2] && got[2] < got[0], "pipe < cwnd < FlightSize here: {got:?}");
+    assert_eq!(got[3], got[2], "FlightSize above cwnd here, so the capped rule takes cwnd: {got:?}");
 }
