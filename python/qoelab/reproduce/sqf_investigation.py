@@ -1,5 +1,7 @@
-"""Why SQF does not protect the video in ``scenarios/sqf/testbed.toml``: the reduction behind
-the section "Why SQF does not protect the video here: investigation" of ``sqf_reading.md``.
+"""Why SQF does not protect the video in ``scenarios/sqf/testbed.toml``: a stand-alone
+investigation, run by hand (``reproduce sqf`` does not call it). It dates from the H.264 testbed;
+the recalibrated report (MPEG-2, both VLC sender modes) makes the same point from its own data in
+its "Model vs simulator" section, and this script remains for readers who want the reduction.
 
 The testbed (SQF, 50-packet buffer, 10 Mbit/s) is run with the video source replaced by
 smoother or burstier ones, against n = 1, 5, 20 downloads, with SQF's per-flow backlog samples
