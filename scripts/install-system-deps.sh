@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system tools qoelab's tests and tools use, if missing: tshark (reads our pcaps and
-# runs the TFD Wireshark dissector). Needs root (as on the project's machines) for apt-get.
+# runs the TFD Wireshark dissector) and Chromium (the browser test of index.html drives it with Playwright;
+# Playwright's own browser download needs its CDN, Debian's package needs only apt). Needs root (as on the project's machines) for apt-get.
 set -euo pipefail
 need=()
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -330,6 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     from qoelab.reproduce import tfd as reproduce_tfd
 
     reproduce_tfd.register(sub)  # after sqf: it joins the `reproduce` group sqf created
+    from qoelab.reproduce import all as reproduce_all
+
+    reproduce_all.register(sub)  # `reproduce all` and `report html`
     from qoelab.verify import cli as verify_cli
 
     verify_cli.register(sub)

@@ -1,5 +1,9 @@
 """Reproductions of published experiments (`qoelab reproduce ...`)."""
 
+# The submodule ``papers`` (the list of papers) is loaded first, so that the function ``papers``
+# below stays this package's attribute: loading the submodule later would replace it.
+from qoelab.reproduce import papers as _papers_list  # noqa: F401
+
 
 def papers(subparsers):
     """The sub-command group of ``qoelab reproduce``: the one an earlier ``register`` created,

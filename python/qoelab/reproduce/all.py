@@ -1,0 +1,150 @@
+"""``qoelab reproduce all``: every paper with a reproduction, each into ``DIR/<key>/``, then one
+``DIR/index.html`` (:mod:`qoelab.report.html`); ``qoelab report html DIR`` rebuilds the page only.
+
+A paper folder whose ``report.json`` loads is reused unless ``--force`` (resume after a stop). A
+paper whose run fails is shown as failed with its error's one line, the other papers still run,
+and the command exits 1 at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from pathlib import Path
+from typing import Any, Callable
+
+from qoelab.errors import QoelabError
+from qoelab.reproduce.papers import PAPERS
+
+
+def _one_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    head = text[0] if text else ""
+    return head if isinstance(e, QoelabError) else f"{type(e).__name__}: {head}"
+
+
+class _Across:
+    """One progress display over several papers: each paper reports ``(done, total)`` of its own
+    runs; the display shows the runs of the finished papers plus the current one's. Papers still
+    to come are not counted (their totals are not known before they start)."""
+
+    def __init__(self, update: Callable[[int, int], None]) -> None:
+        self.update, self.done, self.total = update, 0, 0
+
+    def paper(self) -> Callable[[int, int], None]:
+        last = [0, 0]
+
+        def progress(done: int, total: int) -> None:
+            last[:] = [done, total]
+            self.update(self.done + done, self.total + total)
+
+        def close() -> None:
+            self.done += last[0]
+            self.total += last[1]
+
+        progress.close = close  # type: ignore[attr-defined]
+        return progress
+
+
+def run_all(out: Path, *, quick: bool = False, jobs: int = 1, force: bool = False,
+            progress: Callable[[int, int], None] | None = None, executor: Any = None,
+            log: Callable[[str], None] = print) -> dict[str, str]:
+    """Runs every paper whose ``module`` is set into ``out/<key>/`` (reusing a folder whose
+    ``report.json`` loads, unless ``force``) and writes ``out/index.html``. Returns the one-line
+    errors of the papers that failed, by key (empty: all ran)."""
+    from qoelab.experiment.report import load_report
+    from qoelab.report.html import entries_from, write_index
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    across = _Across(progress or (lambda done, total: None))
+    errors: dict[str, str] = {}
+    for p in PAPERS:
+        if p.module is None:
+            continue
+        folder = out / p.key
+        if not force:
+            try:
+                load_report(folder / "report.json")
+                log(f"{p.key}: reusing the finished report in {folder}")
+                continue
+            except QoelabError:
+                pass
+        update = across.paper()
+        try:
+            mod = importlib.import_module(f"qoelab.reproduce.{p.module}")
+            mod.run(folder, quick=quick, jobs=jobs, progress=update, executor=executor)
+            load_report(folder / "report.json")
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:  # one paper's failure must not stop the others; it is shown in the page
+            errors[p.key] = _one_line(e)
+            log(f"{p.key}: failed: {errors[p.key]}")
+        finally:
+            update.close()  # type: ignore[attr-defined]
+    write_index(out, entries_from(out, errors))
+    return errors
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Adds ``reproduce all`` (under the ``reproduce`` group) and ``report html``."""
+    from qoelab.reproduce import papers
+
+    sub = papers(subparsers)
+    s = sub.add_parser("all", help="every reproduction, each into DIR/<paper>/, and one DIR/index.html (resumable)")
+    s.add_argument("--quick", action="store_true", help="the quick version of each reproduction (CI)")
+    s.add_argument("-o", "--output", metavar="DIR", required=True, help="folder of the paper folders and index.html")
+    s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
+    s.add_argument("--force", action="store_true", help="rerun papers whose report.json already loads")
+    s.add_argument("--report-only", action="store_true", help="run nothing; rebuild index.html from the paper folders")
+    from qoelab.executors import add_arguments
+
+    add_arguments(s)
+
+    def cmd(a: argparse.Namespace) -> int:
+        from qoelab.outdir import check_folder
+
+        out = check_folder(Path(a.output))
+        if a.report_only:
+            return _report_only(out)
+        from rich.console import Console
+
+        from qoelab.executors import open_from_args
+        from qoelab.progress import progress
+        from qoelab.sweep import resolve_jobs
+
+        console = Console(stderr=True)
+        with open_from_args(a) as ex, progress(console, "reproduce all") as update:
+            errors = run_all(out, quick=a.quick, jobs=resolve_jobs(a.jobs), force=a.force, progress=update,
+                             executor=ex, log=lambda s: console.print(s, markup=False, highlight=False))
+        print(out / "index.html")
+        if errors:
+            print(f"{len(errors)} of {sum(p.module is not None for p in PAPERS)} reproductions failed: "
+                  + ", ".join(errors))
+            return 1
+        return 0
+
+    s.set_defaults(func=cmd)
+
+    rep = subparsers.choices.get("report") or subparsers.add_parser("report", help="reports built from finished runs")
+    rsub = rep.add_subparsers(dest="kind", required=True)
+    h = rsub.add_parser("html", help="rebuild DIR/index.html from the paper folders of `reproduce all`")
+    h.add_argument("dir", metavar="DIR", help="the folder `qoelab reproduce all -o DIR` wrote")
+    h.set_defaults(func=lambda a: _report_only(Path(a.dir), must_exist=True))
+
+
+def _report_only(out: Path, must_exist: bool = False) -> int:
+    from qoelab.outdir import check_folder
+    from qoelab.report.html import entries_from, write_index
+
+    check_folder(out, "DIR" if must_exist else "-o/--output")
+    if not out.is_dir():
+        raise QoelabError(f"{out}: no such folder (run `qoelab reproduce all -o {out}` first)")
+    entries = entries_from(out)
+    write_index(out, entries)
+    print(out / "index.html")
+    bad = [e.paper.key for e in entries if e.error is not None]
+    if bad:
+        print(f"no loadable report.json for: {', '.join(bad)}")
+        return 1
+    return 0

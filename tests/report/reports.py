@@ -1,0 +1,73 @@
+"""Synthetic report folders for the HTML index tests: valid ``report.json`` files written with
+:func:`qoelab.experiment.report.write_report`, with real PNG figures drawn by matplotlib and an
+HTML injection attempt in every kind of string a report carries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+INJECT = "<script>window.__pwned = 1</script><img src=x onerror=alert(1)>"
+
+
+def png(path: Path, seed: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 2.5), dpi=60)
+    ax.plot([1, 2, 3, 4], [seed, seed + 1, seed * 2, 1])
+    ax.set_title(f"figure {seed}")
+    fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)
+
+
+def report(paper: str, *, holds: bool, n_rows: int) -> dict:
+    rows = [{"scheduler": f"S{i}", "n": i + 1,
+             "share": {"mean": 9.1 + i, "lo": 9.0 + i, "hi": 9.2 + i, "n": 5},
+             "paper_share": 9.3 + i} for i in range(n_rows)]
+    rows[0]["scheduler"] = INJECT  # a string cell
+    return {
+        "paper": paper, "mode": "quick", "title": f"{paper} reproduction " + INJECT,
+        "summary": "We ran **two** schedulers. " + INJECT,
+        "setup": "5 repetitions, seeds 1-5",
+        "tables": [{"id": f"{paper}-t1", "title": "Table I " + INJECT, "source": "paper Table I",
+                    "columns": [{"key": "scheduler", "title": "scheduler"}, {"key": "n", "title": "n"},
+                                {"key": "share", "title": "data share", "unit": "Mbit/s", "side": "ours"},
+                                {"key": "paper_share", "title": "data share", "unit": "Mbit/s", "side": "paper"}],
+                    "rows": rows, "csv": "t1.csv", "note": "note *under* the table"}],
+        "figures": [{"id": f"{paper}-f1", "title": "Fig. 1 " + INJECT, "path": "f1.png", "source": "paper Fig. 1"},
+                    {"id": f"{paper}-f2", "title": "Fig. 2", "path": "f2.png"}],
+        "findings": [
+            {"key": "a", "claim": "claim A " + INJECT, "source": "Sec. V", "label": "substantive",
+             "statistic": "paired difference", "estimate": {"mean": 0.12, "lo": 0.08, "hi": 0.16, "n": 5},
+             "unit": "fraction", "verdict": "holds"},
+            {"key": "b", "claim": "claim B", "label": "substantive", "statistic": "difference",
+             "estimate": {"mean": -0.01, "lo": -0.03, "hi": 0.01, "n": 5},
+             "verdict": "holds" if holds else "within noise"},
+            {"key": "c", "claim": "claim C", "label": "by construction", "estimate": None, "verdict": "undecided"},
+        ],
+        "reading": "## Reading\n\nSQF keeps loss at *0.12* [a link](https://example.org).\n\n" + INJECT
+                   + "\n\n[bad](javascript:alert(1))",
+        "cost": {"runs": 120, "sim_wall_s": 812.4, "cpu_s": 1600.0},
+        "provenance": {"qoelab": "0.1.0", "git": "5423afe", "command": f"qoelab reproduce {paper} --quick", "seeds": [1, 2]},
+    }
+
+
+def make_folder(folder: Path, paper: str, *, holds: bool = True, n_rows: int = 3, seed: int = 1) -> Path:
+    from qoelab.experiment.report import write_report
+
+    folder.mkdir(parents=True, exist_ok=True)
+    png(folder / "f1.png", seed)
+    png(folder / "f2.png", seed + 1)
+    (folder / "t1.csv").write_text("scheduler,n\n")
+    write_report(folder, report(paper, holds=holds, n_rows=n_rows))
+    return folder
+
+
+def make_all(out: Path) -> Path:
+    """``out/tfd`` (partly: one substantive finding within noise, 4 rows) and ``out/sqf``
+    (reproduced, 3 rows), as ``reproduce all -o out`` would leave them."""
+    make_folder(out / "tfd", "tfd", holds=False, n_rows=4, seed=1)
+    make_folder(out / "sqf", "sqf", holds=True, n_rows=3, seed=3)
+    return out

@@ -1,0 +1,135 @@
+"""The static index page (qoelab.report.html) and `qoelab reproduce all` / `qoelab report html`."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pytest
+
+from qoelab.cli import main
+from qoelab.report import html as H
+from qoelab.reproduce.papers import PAPERS
+
+from .reports import INJECT, make_all
+
+
+@pytest.fixture
+def built(tmp_path):
+    out = make_all(tmp_path / "all")
+    return out, H.render(H.entries_from(out))
+
+
+def test_page_is_deterministic(tmp_path, built):
+    out, page = built
+    assert H.render(H.entries_from(out)) == page
+    # same reports in another folder (figures drawn again): still the same page
+    other = make_all(tmp_path / "again")
+    assert H.render(H.entries_from(other)) == page
+
+
+def test_report_strings_are_escaped(built):
+    _, page = built
+    assert "<script" not in page.lower()
+    assert "onerror=" not in page.replace("onerror=alert(1)&gt;", "")
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page
+    assert 'href="javascript:' not in page
+    # Markdown is rendered, not shown raw
+    assert "<strong>two</strong>" in page and "<em>0.12</em>" in page
+
+
+def test_status_table(tmp_path, built):
+    out, page = built
+    status = page[page.index('<table id="status">'):page.index("</table>")]
+    assert status.count("<tr id=\"status-") == len(PAPERS)
+    assert re.search(r'id="status-sqf".*?class="s-reproduced">reproduced<', status)
+    assert re.search(r'id="status-tfd".*?class="s-partly">partly<', status)
+    assert "substantive: 1/2 hold; by construction: 0/0 hold" in status
+    for p in PAPERS:
+        if p.module is None:
+            assert f"not yet reproduced (issue {p.issue})" in status
+        assert f'href="#paper-{p.key}"' in status and f'<section id="paper-{p.key}">' in page
+    assert "120 runs, 14 min wall, 27 min CPU" in status
+
+
+def test_tables_estimates_and_paper_columns(built):
+    _, page = built
+    assert "9.1 ± 0.1 (n=5)" in page
+    assert '<td class="paper num">9.3</td>' in page and '<th class="paper">data share (Mbit/s)</th>' in page
+    assert "0.12 ± 0.04 (n=5), 95 % CI [0.08, 0.16] fraction" in page
+    assert '<tr class="v-within-noise">' in page and "<strong>within noise</strong>" in page
+
+
+def test_figures_embedded_as_data_png(built):
+    out, page = built
+    srcs = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([^"]+)"', page)
+    assert len(srcs) == 4
+    assert base64.b64decode(srcs[0]) == (out / "tfd" / "f1.png").read_bytes()
+    assert not re.search(r'(src|href)="(https?:|//|file:)', page.replace('href="https://example.org"', ""))
+
+
+def test_fmt_cell():
+    assert H.fmt_cell(None) == "–"
+    assert H.fmt_cell({"mean": 2.0, "lo": None, "hi": None, "n": 1}) == "2 (n=1)"
+    assert H.fmt_cell({"mean": 0.5, "lo": 0.25, "hi": 0.75, "n": 3}) == "0.5 ± 0.25 (n=3)"
+    assert H.fmt_cell(1234.6) == "1235" and H.fmt_cell(7) == "7"
+
+
+def test_reproduce_all_reuses_finished_folders(tmp_path, monkeypatch, capsys):
+    out = make_all(tmp_path / "o")
+    import qoelab.reproduce.sqf as sqf
+    import qoelab.reproduce.tfd as tfd
+
+    def boom(*a, **k):
+        raise AssertionError("a finished paper must not run again")
+
+    monkeypatch.setattr(sqf, "run", boom)
+    monkeypatch.setattr(tfd, "run", boom)
+    assert main(["reproduce", "all", "--quick", "-o", str(out)]) == 0
+    assert (out / "index.html").read_text() == H.render(H.entries_from(out))
+
+
+def test_reproduce_all_failures_are_shown_and_exit_nonzero(tmp_path, monkeypatch, capsys):
+    import qoelab.reproduce.sqf as sqf
+    import qoelab.reproduce.tfd as tfd
+    from qoelab.errors import QoelabError
+
+    calls = []
+
+    def tfd_run(out, **k):
+        calls.append(("tfd", k["quick"], k["jobs"]))
+        raise QoelabError("trace.bin: the trace is missing\nsecond line")
+
+    def sqf_run(out, **k):  # runs, but writes no report.json (as before the reproduction layer)
+        calls.append(("sqf", k["quick"], k["jobs"]))
+        out.mkdir(parents=True, exist_ok=True)
+        return {}
+
+    monkeypatch.setattr(tfd, "run", tfd_run)
+    monkeypatch.setattr(sqf, "run", sqf_run)
+    out = tmp_path / "o"
+    assert main(["reproduce", "all", "--quick", "-o", str(out)]) == 1
+    assert calls == [("tfd", True, 1), ("sqf", True, 1)]  # sqf still ran after tfd failed
+    page = (out / "index.html").read_text()
+    assert "failed: trace.bin: the trace is missing<" in page and "second line" not in page
+    assert f"failed: {out / 'sqf' / 'report.json'}: no such report" in page
+    assert "2 of 2 reproductions failed: tfd, sqf" in capsys.readouterr().out
+
+
+def test_report_html_rebuilds(tmp_path, capsys):
+    out = make_all(tmp_path / "o")
+    assert main(["report", "html", str(out)]) == 0
+    assert (out / "index.html").read_text() == H.render(H.entries_from(out))
+    (out / "sqf" / "report.json").write_text("{")
+    assert main(["report", "html", str(out)]) == 1
+    assert "not JSON" in (out / "index.html").read_text()
+
+
+@pytest.mark.parametrize("args", [["reproduce", "all", "-o", "{f}"], ["report", "html", "{f}"],
+                                  ["reproduce", "all", "--report-only", "-o", "{d}/missing"]])
+def test_bad_output_is_one_line_exit_2(tmp_path, capsys, args):
+    f = tmp_path / "file"
+    f.write_text("x")
+    assert main([a.format(f=f, d=tmp_path) for a in args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("not a directory" in err or "no such folder" in err)
