@@ -220,8 +220,6 @@ def test_report_json_is_valid_and_carries_the_csv_numbers(report: Path):
     fs = _rows(report / "findings.csv")
     assert [(f["mode"], f["key"], f["verdict"]) for f in fs] == [
         (f["group"], f["key"], f["verdict"]) for f in doc["findings"]]
-    p = sqf.plan(True)
     assert doc["cost"]["runs"] > 0
     assert doc["cost"]["runs"] == len(list((report / "runs").rglob("timing.json")))
     assert all(f["path"] in {x.name for x in report.iterdir()} for f in doc["figures"])
-    assert p.reps >= 2
