@@ -51,8 +51,14 @@ from qoelab.scenario import Scenario, parse_value
 
 @dataclass(frozen=True)
 class Cell:
+    """One run of a sweep. A grid cell (:func:`cells`) holds key paths set on the base scenario,
+    and its seed is the base seed plus ``rep``. A built cell (:func:`run_cells`, ``built``) holds
+    only ``(("cell", id),)``: its scenario comes whole from the caller, run with ``seed``."""
+
     params: tuple[tuple[str, Any], ...]
     rep: int
+    seed: int | None = None
+    built: bool = False
 
     @property
     def run_id(self) -> str:
@@ -218,10 +224,13 @@ def _task(scenario: Scenario, cell: Cell, run_dir: str, claim: str | None, token
 def _produce(scenario: Scenario, cell: Cell, into: Path) -> None:
     """Runs the cell and writes its files (all but the ``done`` marker) into ``into``."""
     sc = scenario.copy()
-    for k, v in cell.params:
-        sc.set(k, v)
-    base_seed = int(sc.data.get("sim", {}).get("seed", 1))
-    sc.set("sim.seed", base_seed + cell.rep)
+    if cell.built:
+        sc.set("sim.seed", cell.seed)
+    else:
+        for k, v in cell.params:
+            sc.set(k, v)
+        base_seed = int(sc.data.get("sim", {}).get("seed", 1))
+        sc.set("sim.seed", base_seed + cell.rep)
     started = time.time()
     w0, c0 = time.perf_counter(), time.process_time()
     # A progress callback runs Python code now and then, so Ctrl-C reaches a serial sweep
@@ -229,7 +238,8 @@ def _produce(scenario: Scenario, cell: Cell, into: Path) -> None:
     res = sc.run(progress=_tick)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     res.write_into(into, plot=False)
-    (into / "cell.json").write_text(json.dumps({"params": dict(cell.params), "rep": cell.rep}, sort_keys=True, default=str) + "\n")
+    meta = {"params": dict(cell.params), "rep": cell.rep, **({"seed": cell.seed} if cell.built else {})}
+    (into / "cell.json").write_text(json.dumps(meta, sort_keys=True, default=str) + "\n")
     (into / "timing.json").write_text(json.dumps({"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "started_unix": round(started, 3),
                                                   "finished_unix": round(time.time(), 3), **_code_version()}, sort_keys=True) + "\n")
 
@@ -458,11 +468,81 @@ def run_sweep(
     return counts
 
 
+@dataclass(frozen=True)
+class _CellSet:
+    """The cells of :func:`run_cells` as :func:`_check_same_sweep` digests them: each id with its
+    scenario, the seed left out (the cell's runs set it)."""
+
+    by_id: dict[str, Scenario]
+    source: str
+
+    def to_toml(self) -> str:
+        def unseeded(sc: Scenario) -> dict[str, Any]:
+            d = dict(sc.data)
+            d["sim"] = {k: v for k, v in d.get("sim", {}).items() if k != "seed"}
+            return d
+
+        return json.dumps({cid: unseeded(sc) for cid, sc in sorted(self.by_id.items())}, sort_keys=True, default=str)
+
+
+def run_cells(
+    items: list[tuple[str, Scenario]],
+    reps: int,
+    seed: Callable[[str, int], int],
+    out_dir: Path,
+    jobs: int,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    executor: ExecutorSpec | Executor | None = None,
+) -> dict[str, int]:
+    """Runs ``reps`` repetitions of each built cell ``(cell id, scenario)`` into
+    ``out_dir/runs/cell=<id>__rep=<r>``, repetition ``r`` of cell ``id`` with seed
+    ``seed(id, r)``; the rest is :func:`run_sweep`'s: the same claims, resume, executors,
+    shards, counts and combined tables. The folder belongs to one set of cells: it records the
+    digest of the cell ids and scenarios (seeds aside), and a resume with other cells or changed
+    scenarios is refused (more repetitions are fine)."""
+    if reps < 1:
+        raise QoelabError(f"--reps {reps}: must be at least 1")
+    if reps * len(items) > MAX_RUNS:
+        raise QoelabError(f"--reps: {reps * len(items)} runs, more than the {MAX_RUNS} a sweep may hold")
+    jobs = resolve_jobs(jobs)
+    if executor is None:
+        executor = ExecutorSpec(jobs=jobs)
+    elif isinstance(executor, ExecutorSpec):
+        executor = dataclasses.replace(executor, jobs=jobs)
+    by_id: dict[str, Scenario] = {}
+    for cid, sc in items:
+        if cid in by_id:
+            raise QoelabError(f"{out_dir}: two cells share the id {cid!r}")
+        sc.validate()
+        by_id[cid] = sc
+    all_cells = [Cell((("cell", cid),), r, int(seed(cid, r)), True) for r in range(reps) for cid, _ in items]
+    check_run_ids(all_cells)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise QoelabError(f"-o/--output {out_dir}: exists and is not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "runs").mkdir(exist_ok=True)
+        held = Claims(out_dir)
+    except OSError as e:
+        raise QoelabError(f"-o/--output {out_dir}: cannot use as sweep folder: {e.strerror or e}") from None
+    _check_same_sweep(_CellSet(by_id, str(out_dir)), [("cell", list(by_id))], reps, out_dir)
+    shard = executor.shard if isinstance(executor, ExecutorSpec) else getattr(executor, "shard", None)
+    mine = shard_of(all_cells, shard)
+    if isinstance(executor, ExecutorSpec):
+        with executor.open() as ex:
+            counts = _run_cells(by_id, mine, out_dir, ex, held, progress)
+    else:
+        counts = _run_cells(by_id, mine, out_dir, executor, held, progress)
+    collect(out_dir, all_cells)
+    return counts
+
+
 #: Seconds between two looks at cells that other sweeps are running.
 POLL_S = 1.0
 
 
-def _run_cells(scenario: Scenario, mine: list[Cell], out_dir: Path, ex: Executor, held: Claims,
+def _run_cells(scenario: Scenario | dict[str, Scenario], mine: list[Cell], out_dir: Path, ex: Executor, held: Claims,
                progress: Callable[[int, int], None] | None) -> dict[str, int]:
     runs = out_dir / "runs"
     todo = [c for c in mine if not (runs / c.run_id).exists() or damage(runs / c.run_id) is not None]
@@ -502,7 +582,8 @@ def _run_cells(scenario: Scenario, mine: list[Cell], out_dir: Path, ex: Executor
                     elif token is None:
                         waiting.append(c)
                     else:
-                        h = ex.submit(_task, scenario, c, str(runs / c.run_id), str(held.path(c.run_id)), token, mode, probe)
+                        sc = scenario if isinstance(scenario, Scenario) else scenario[c.params[0][1]]
+                        h = ex.submit(_task, sc, c, str(runs / c.run_id), str(held.path(c.run_id)), token, mode, probe)
                         inflight[h] = (c, token)
                 if failed is None and not queue and waiting and time.monotonic() - last_look >= POLL_S:
                     # Look again at the cells others hold: finished, or free to claim (their

@@ -195,3 +195,31 @@ def test_committed_report_is_generated():
 def test_report_json_is_strict(report: Path, strict_json_tree):
     """summary.json and every run's JSON are strict JSON of native types (issue 22 item 6)."""
     assert strict_json_tree(report) >= 1
+
+
+def test_report_json_is_valid_and_carries_the_csv_numbers(report: Path):
+    """report.json (docs/report-format.md) loads, its Table I cells are testbed.csv's means and
+    intervals, the paper's column is PAPER_TABLE1, and its findings are findings.csv's."""
+    from qoelab.experiment.report import load_report
+
+    doc = load_report(report / "report.json")
+    assert doc["paper"] == "sqf" and doc["mode"] == "quick"
+    tb = _rows(report / "testbed.csv")
+    by_id = {t["id"]: t for t in doc["tables"]}
+    for mode in sqf.MODES:
+        t = by_id[f"table1-{mode}"]
+        assert len(t["rows"]) == len([r for r in tb if r["mode"] == mode])
+        for row in t["rows"]:
+            q = next(k for k, v in sqf.LABEL.items() if v == row["scheduler"])
+            mean = _get(tb, mode, q, row["n"], "data_share_mbps")
+            hw = _get(tb, mode, q, row["n"], "data_share_mbps_ci")
+            assert row["data_share_mbps"]["mean"] == pytest.approx(mean)
+            assert row["data_share_mbps"]["hi"] - row["data_share_mbps"]["lo"] == pytest.approx(2 * hw)
+            paper = dict(zip(sqf.TABLE1_N, sqf.PAPER_TABLE1.get(q, [])))
+            assert row["paper_share"] == (paper[row["n"]][0] if row["n"] in paper else None)
+    fs = _rows(report / "findings.csv")
+    assert [(f["mode"], f["key"], f["verdict"]) for f in fs] == [
+        (f["group"], f["key"], f["verdict"]) for f in doc["findings"]]
+    assert doc["cost"]["runs"] > 0
+    assert doc["cost"]["runs"] == len(list((report / "runs").rglob("timing.json")))
+    assert all(f["path"] in {x.name for x in report.iterdir()} for f in doc["figures"])

@@ -7,6 +7,13 @@ Today it holds what every ``reproduce`` needs to state a result honestly:
 - :mod:`qoelab.experiment.findings`: a paper's finding as data: the claim, its label
   (*substantive*, *trivial* or *by construction*), the statistic that tests it with its interval,
   and the verdict (*holds*, *does not hold*, *within noise*, *undecided*).
+- :mod:`qoelab.experiment.core`: an experiment as a declaration (cells through a builder,
+  metrics, treatments); repetitions with derived seeds, runs through
+  :func:`qoelab.sweep.run_cells`, aggregation and paired differences.
+- :mod:`qoelab.experiment.tables`: tables rendered to Markdown, CSV and ``report.json`` from one
+  object, the paper's values as data, the findings list of a reading, and the report.
+
+``docs/experiments.md`` shows a toy experiment end to end.
 """
 
 from qoelab.experiment.findings import (Finding, Label, Verdict, judge_all, judge_below, judge_positive, judge_within,

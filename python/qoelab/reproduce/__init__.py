@@ -5,7 +5,9 @@
 from qoelab.reproduce import papers as _papers_list  # noqa: F401
 
 
-def papers(subparsers):
+# Not named `papers`: the submodule `qoelab.reproduce.papers` (the five papers as data) replaces
+# that attribute of the package as soon as it is imported.
+def paper_group(subparsers):
     """The sub-command group of ``qoelab reproduce``: the one an earlier ``register`` created,
     or a new one. Each paper's module adds its own parser to it (``reproduce sqf``, ``reproduce
     tfd``, …)."""

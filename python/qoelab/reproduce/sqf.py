@@ -986,13 +986,61 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
     md += ["### Analytical model (Fig. 3/4 recomputed from eq. (2))", "", "`fig3_analytic.png`, `fig4_analytic.png`.", ""]
     md += [f"- {k}: {v:.4g}" for k, v in ana.items()]
     md += [""]
-    md += _reading_md(p, all_findings, al, model)
+    reading = _reading_md(p, all_findings, al, model)
+    md += reading
     (out / "report.md").write_text("\n".join(md) + "\n")
+    _report_json(out, p, tb, all_findings, "\n".join(reading[2:]) + "\n")
     summary = {"quick": quick, "reps": p.reps, "wall_s": time.time() - t0, "analytic": ana,
                "findings": {m: {"holds": summary_count_of(F)[0], "decided": summary_count_of(F)[1]} for m, F in all_findings.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
     log(f"report: {out / 'report.md'} ({time.time() - t0:.0f} s)")
     return summary
+
+
+def _report_json(out: Path, p: Plan, tb: list[dict[str, Any]], all_findings: dict[str, list[Finding]],
+                 reading: str) -> None:
+    """``report.json`` (``docs/report-format.md``) through the experiment layer's tables: Table I
+    per sender mode (ours beside the paper's), the Fig. 6 losses, the figures, the findings of
+    both modes and the generated reading. An adapter over this module's own aggregates: the
+    report's numbers are those of ``testbed.csv`` and ``findings.csv``."""
+    from qoelab.experiment.core import cost
+    from qoelab.experiment.tables import Column, PaperValues, Table, finding_json, report
+
+    share = PaperValues("paper Table I", ("discipline", "n"),
+                        {(q, n): v[0] for q, vals in PAPER_TABLE1.items() for n, v in zip(TABLE1_N, vals)})
+    jain = PaperValues("paper Table I", ("discipline", "n"),
+                       {(q, n): v[1] for q, vals in PAPER_TABLE1.items() for n, v in zip(TABLE1_N, vals)})
+    tables = []
+    for mode, (label, _) in MODES.items():
+        rows = [{"scheduler": LABEL[r["discipline"]], "discipline": r["discipline"], "n": r["n"],
+                 **{m: _est_of(r, m) for m in METRICS}} for r in tb if r["mode"] == mode]
+        rows = jain.join(share.join(rows, "paper_share"), "paper_jain")
+        tables.append(Table(f"table1-{mode}", f"Table I, {label}", [
+            Column("scheduler", "scheduler"), Column("n", "n"),
+            Column("data_share_mbps", "data share", "Mbit/s", "ours"), share.column("paper_share", "data share", "Mbit/s"),
+            Column("jain", "Jain's index", "", "ours"), jain.column("paper_jain", "Jain's index")],
+            rows, source="paper Table I", csv="testbed.csv"))
+        tables.append(Table(f"fig6-{mode}", f"Fig. 6/7, {label}: loss and jitter", [
+            Column("scheduler", "scheduler"), Column("n", "n"),
+            Column("video_loss", "video loss", "%", "ours", 100.0), Column("audio_loss", "audio loss", "%", "ours", 100.0),
+            Column("video_jitter_ms", "video jitter", "ms", "ours"), Column("audio_jitter_ms", "audio jitter", "ms", "ours")],
+            rows, source="paper Fig. 6, Fig. 7", csv="testbed.csv"))
+    figures = [{"id": f"fig6-{m}", "title": f"Fig. 6 (ours, {lab}): loss vs n", "path": f"fig6_loss_{m}.png",
+                "source": "paper Fig. 6"} for m, (lab, _) in MODES.items()]
+    figures += [{"id": f"fig7-{m}", "title": f"Fig. 7 (ours, {lab}): jitter vs n", "path": f"fig7_jitter_{m}.png",
+                 "source": "paper Fig. 7"} for m, (lab, _) in MODES.items()]
+    figures += [{"id": "fig8", "title": "Fig. 8 (ours): video loss vs source jitter", "path": "fig8_jitter.png",
+                 "source": "paper Fig. 8"}]
+    found = [finding_json(f, group=m, source="paper Sec. V") for m, F in all_findings.items() for f in F]
+    # Each grid is a sweep folder (``runs/<grid>[/rep<r>]``) holding its runs under ``runs/``.
+    sweeps = sorted({t.parent.parent.parent for t in (out / "runs").rglob("timing.json")})
+    costs = [cost(d) for d in sweeps]
+    c = {k: round(sum(x[k] for x in costs), 3) for k in ("sim_wall_s", "cpu_s")}
+    c["runs"] = sum(x["runs"] for x in costs)
+    report(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",
+           tables=tables, figures=figures, findings=found, reading=reading, cost=c,
+           setup=f"{p.reps} repetitions per cell; testbed runs of {p.duration}; n = {', '.join(map(str, p.n_values))}; "
+                 f"buffer {BUFFER}; Linux TCP CUBIC.")
 
 
 def summary_count_of(F: list[Finding]) -> tuple[int, int]:

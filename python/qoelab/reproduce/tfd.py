@@ -1198,9 +1198,9 @@ def write_overview(out: Path, grid: Grid, profile: str, results: dict[str, dict[
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds ``reproduce tfd`` to the CLI, under the ``reproduce`` group (created if absent)."""
-    from qoelab.reproduce import papers
+    from qoelab.reproduce import paper_group
 
-    sub = papers(subparsers)
+    sub = paper_group(subparsers)
     t = sub.add_parser("tfd", help="Chodorek & Chodorek: TFD-capable dynamic QoS for HD video vs RSVP (Tables I, II, Fig. 3)")
     t.add_argument("--quick", action="store_true", help="short runs on a coarse grid (CI, a few minutes on 2 cores)")
     t.add_argument("--reps", type=int, default=None, help="repetitions per cell (default 1 with --quick, else 20 as in the paper)")
