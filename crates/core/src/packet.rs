@@ -75,6 +75,9 @@ pub struct UdpHdr {
     pub dst_port: u16,
     pub rtp: Option<RtpHdr>,
     pub media: MediaTag,
+    /// The TFRC header inside the datagram, if the flow runs TFRC (RFC 5348; its bytes are
+    /// counted in the packet's size by the transport).
+    pub tfrc: Option<crate::transport::tfrc::TfrcHdr>,
 }
 
 pub mod tcp_flags {
