@@ -28,8 +28,9 @@ pub use receiver::{LossHistory, TfrcReceiver, WEIGHTS};
 pub use sender::TfrcSender;
 
 use super::{Endpoint, EndpointSetup};
+pub use crate::packet::TfrcHdr;
 use crate::packet::{IPV4_HEADER, UDP_HEADER};
-use crate::time::{Dur, SimTime};
+use crate::time::Dur;
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
 
@@ -39,33 +40,6 @@ pub const DATA_HEADER: u32 = 12;
 /// TFRC feedback header on top of UDP: timestamp echo, t_delay, X_recv and p (RFC 5348
 /// §3.2.2), 4 bytes each.
 pub const FEEDBACK_HEADER: u32 = 16;
-
-/// The TFRC header fields a packet carries (inside its UDP datagram).
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub enum TfrcHdr {
-    /// Sender → receiver (RFC 5348 §3.2.1).
-    Data {
-        /// Sequence number, from 0, one per data packet.
-        seq: u64,
-        /// When the sender sent it.
-        ts: SimTime,
-        /// The sender's RTT estimate R, ns (0 before the first sample).
-        rtt_ns: u64,
-        /// Application payload, bytes (what `s` and `X_recv` count).
-        payload: u32,
-    },
-    /// Receiver → sender (RFC 5348 §3.2.2).
-    Feedback {
-        /// Timestamp of the last data packet received.
-        ts_echo: SimTime,
-        /// Time between that packet's arrival and this feedback, ns.
-        t_delay_ns: u64,
-        /// Receive rate since the previous feedback, payload bytes per second.
-        x_recv: f64,
-        /// Loss event rate (0 before the first loss).
-        p: f64,
-    },
-}
 
 /// TFRC parameters, `kind = "tfrc"` in a scenario's transport table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
