@@ -75,6 +75,37 @@ pub struct UdpHdr {
     pub dst_port: u16,
     pub rtp: Option<RtpHdr>,
     pub media: MediaTag,
+    /// The TFRC header inside the datagram, if the flow runs TFRC (RFC 5348; its bytes are
+    /// counted in the packet's size by the transport).
+    pub tfrc: Option<TfrcHdr>,
+}
+
+/// The TFRC header fields a packet carries inside its UDP datagram (RFC 5348 §3.2; sizes and
+/// the transport in `transport::tfrc`).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum TfrcHdr {
+    /// Sender → receiver (RFC 5348 §3.2.1).
+    Data {
+        /// Sequence number, from 0, one per data packet.
+        seq: u64,
+        /// When the sender sent it.
+        ts: SimTime,
+        /// The sender's RTT estimate R, ns (0 before the first sample).
+        rtt_ns: u64,
+        /// Application payload, bytes (what `s` and `X_recv` count).
+        payload: u32,
+    },
+    /// Receiver → sender (RFC 5348 §3.2.2).
+    Feedback {
+        /// Timestamp of the last data packet received.
+        ts_echo: SimTime,
+        /// Time between that packet's arrival and this feedback, ns.
+        t_delay_ns: u64,
+        /// Receive rate since the previous feedback, payload bytes per second.
+        x_recv: f64,
+        /// Loss event rate (0 before the first loss).
+        p: f64,
+    },
 }
 
 pub mod tcp_flags {

@@ -72,6 +72,11 @@ const TEMPLATES: &[Template] = &[
     },
     Template { name: "transport/udp", at: "flows[1].transport", config: r#"{ kind = "udp" }"# },
     Template { name: "transport/rtp", at: "flows[1].transport", config: r#"{ kind = "rtp" }"# },
+    Template {
+        name: "transport/tfrc",
+        at: "flows[1].transport",
+        config: r#"{ kind = "tfrc", send_buffer = "100p", oscillation_prevention = true, history_discounting = true, t_mbi = "64s" }"#,
+    },
     // Applications (stream ones on flow 0, TCP; datagram ones on flow 1, UDP).
     Template { name: "app/bulk", at: "flows[0].app", config: r#"{ kind = "bulk", bytes = "1MB" }"# },
     Template {
@@ -359,7 +364,7 @@ fn every_registered_kind_has_a_template_with_every_key() {
         ("app", AppConfig::NAMES),
         ("loss", LossConfig::NAMES),
         ("channel", ChannelConfig::NAMES),
-        ("transport", &["tcp", "udp", "rtp"][..]),
+        ("transport", &["tcp", "udp", "rtp", "tfrc"][..]),
     ] {
         for k in kinds {
             assert!(names.contains(format!("{registry}/{k}").as_str()), "no template for {registry} kind {k:?}");

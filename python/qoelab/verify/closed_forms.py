@@ -122,3 +122,13 @@ def cubic_response(p: float, rtt: float, c: float = 0.4, beta: float = 0.7) -> t
 def _check_p(p: float) -> None:
     if not 0.0 < p < 1.0:
         raise ValueError(f"loss rate must be in (0, 1), got {p}")
+
+
+def tfrc_equation(s: float, r: float, p: float) -> float:
+    """RFC 5348 §3.1's throughput equation with b = 1 and t_RTO = 4R: bytes/s for segment size
+    ``s`` bytes, RTT ``r`` seconds and loss event rate ``p``.
+
+    >>> round(tfrc_equation(1000.0, 0.1, 0.01))
+    112332
+    """
+    return s / (r * math.sqrt(2 * p / 3) + 4 * r * 3 * math.sqrt(3 * p / 8) * p * (1 + 32 * p * p))

@@ -520,5 +520,90 @@ NS3 = Validation(
     digits=4,
 )
 
+# --- TFRC (RFC 5348) ------------------------------------------------------------------------
+
+TFRC_GRID = [{"rtt_ms": rtt, "p": p} for rtt in (20.0, 100.0) for p in (0.005, 0.01, 0.02, 0.05, 0.1)]
+TFRC_QUICK = [{"rtt_ms": 20.0, "p": 0.01}, {"rtt_ms": 100.0, "p": 0.05}]
+
+
+@functools.cache
+def _tfrc_run(rtt_ms: float, p: float) -> dict[str, float]:
+    """One TFRC flow of 1000-B payloads from a 50 Mbit/s CBR source (far above its allowed
+    rate) over a 1 Gbit/s link of one-way delay RTT/2, Bernoulli loss ``p`` on the data
+    direction, 200 s (the cells of crates/core/tests/tfrc.rs and scripts/tfrc_table.py)."""
+    secs = 200.0
+    res = _run({
+        "sim": {"duration": f"{secs}s", "seed": 7},
+        "links": [{"a": "S", "b": "D", "rate": "1Gbps", "delay": f"{int(rtt_ms * 500)}us",
+                   "queue": {"kind": "fifo", "limit": "10000p"}, "loss_ab": {"kind": "bernoulli", "p": p}}],
+        "flows": [{"name": "tfrc", "src": "S", "dst": "D", "transport": {"kind": "tfrc"},
+                   "app": {"kind": "cbr", "rate": "50Mbps", "payload": "1000B"}}],
+    })
+    f = res.flow("tfrc")
+    sent = f["tfrc_sent_pkts"]
+    return {"pkts_per_s": sent / secs, "s": f["tfrc_s_bytes"], "rtt_s": f["tfrc_rtt_ms"] / 1e3,
+            "p_event": f["tfrc_loss_events"] / sent, "p_loss": f["tfrc_lost_pkts"] / sent}
+
+
+def measure_tfrc_rate(params: Params) -> dict[str, Any]:
+    m = _tfrc_run(params["rtt_ms"], params["p"])
+    return {"value": m["pkts_per_s"], **m}
+
+
+def ref_tfrc_rate(params: Params, m: dict[str, Any]) -> float:
+    return cf.tfrc_equation(m["s"], m["rtt_s"], m["p_event"]) / m["s"]
+
+
+def _describe_tfrc(p: Params) -> str:
+    return f"p={_pct(p['p'])}, RTT={p['rtt_ms']:g} ms"
+
+
+TFRC_RATE = Validation(
+    name="tfrc_rate",
+    title="TFRC send rate vs RFC 5348's equation at the measured loss event rate",
+    citation="RFC 5348 §3.1 (b = 1, t_RTO = 4R); the issue 18 acceptance band",
+    grid=TFRC_GRID,
+    quick=TFRC_QUICK,
+    measure=measure_tfrc_rate,
+    reference=ref_tfrc_rate,
+    tolerance=Tolerance(0.10, 0.10, why="the issue's band: the long-run rate within 10 % of the equation"),
+    unit="pkt/s",
+    describe=_describe_tfrc,
+    limits=(Limit(
+        applies=lambda p: p["p"] >= 0.1,
+        reason=("documented TFRC property (docs/models/tfrc.md): the equation is convex in p and p is estimated "
+                "from eight geometric intervals, so the mean rate lies below the rate at the mean p (Rhee & Xu, "
+                "SIGCOMM 2005); measured 13–17 % below at 10 % loss. The rate must still be below the equation "
+                "and within 20 %"),
+        check=lambda value, params, m: 0.8 * ref_tfrc_rate(params, m) < value < ref_tfrc_rate(params, m)),),
+)
+
+
+def measure_tfrc_events(params: Params) -> dict[str, Any]:
+    m = _tfrc_run(params["rtt_ms"], params["p"])
+    return {"value": m["p_event"] * 100, **m}
+
+
+def ref_tfrc_events(params: Params, m: dict[str, Any]) -> float:
+    # Losses within one RTT of an event's first loss join it: with W packets per RTT a loss
+    # starts an event about once in 1 + p·W.
+    w = m["pkts_per_s"] * m["rtt_s"]
+    return m["p_loss"] / (1 + m["p_loss"] * w) * 100
+
+
+TFRC_EVENTS = Validation(
+    name="tfrc_loss_events",
+    title="TFRC loss event rate vs the packet loss rate thinned by one-RTT loss events",
+    citation="RFC 5348 §5.2 (losses within one RTT of a loss event's first loss belong to it)",
+    grid=TFRC_GRID,
+    quick=TFRC_QUICK,
+    measure=measure_tfrc_events,
+    reference=ref_tfrc_events,
+    tolerance=Tolerance(0.05, 0.05, why="the issue's 5 % band for the loss event rate against the loss rate"),
+    unit="%",
+    describe=_describe_tfrc,
+    digits=4,
+)
+
 SUITE: tuple[Validation, ...] = (PADHYE, PADHYE_SACK, MD1, GE_RATE, GE_BURST, FAIRNESS, RTT_UNFAIRNESS,
-                                 CUBIC_RESPONSE, SPURIOUS, NS3)
+                                 CUBIC_RESPONSE, SPURIOUS, NS3, TFRC_RATE, TFRC_EVENTS)

@@ -208,7 +208,7 @@ pub struct OutputConfig {
     #[serde(default)]
     pub packet_trace: bool,
     /// Typed probes to record, each into a result table `probe_<name>` (default none):
-    /// `"queue"`, `"drops"`, `"cwnd"`, `"rto"`, `"retransmit"`, `"tcp_state"`, `"app"`; see
+    /// `"queue"`, `"drops"`, `"cwnd"`, `"rto"`, `"retransmit"`, `"tcp_state"`, `"app"`, `"tfrc"`; see
     /// [`crate::trace::probe`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<crate::trace::probe::ProbeKind>,

@@ -97,11 +97,14 @@ pub enum ProbeKind {
     TcpState,
     /// Named values applications report (table `probe_app`).
     App,
+    /// A TFRC sender's X, X_recv, p and R after every feedback and no-feedback expiry (table
+    /// `probe_tfrc`).
+    Tfrc,
 }
 
 /// Every kind with its scenario name: the one place the names are written (parsing, errors,
 /// table names and docs derive from it).
-const KINDS: [(ProbeKind, &str); 7] = [
+const KINDS: [(ProbeKind, &str); 8] = [
     (ProbeKind::Queue, "queue"),
     (ProbeKind::Drops, "drops"),
     (ProbeKind::Cwnd, "cwnd"),
@@ -109,6 +112,7 @@ const KINDS: [(ProbeKind, &str); 7] = [
     (ProbeKind::Retransmit, "retransmit"),
     (ProbeKind::TcpState, "tcp_state"),
     (ProbeKind::App, "app"),
+    (ProbeKind::Tfrc, "tfrc"),
 ];
 
 impl ProbeKind {
@@ -200,6 +204,9 @@ pub enum ProbeEvent {
     TcpState { flow: FlowId, end: u8, state: &'static str },
     /// An application reported `value` under `name`.
     App { flow: FlowId, end: u8, name: &'static str, value: f64 },
+    /// A TFRC sender's allowed rate X and the receive rate X_recv it was told (bits/s), the
+    /// loss event rate p and its RTT estimate R (ns).
+    Tfrc { flow: FlowId, end: u8, x_bps: f64, x_recv_bps: f64, p: f64, rtt_ns: u64 },
 }
 
 impl ProbeEvent {
@@ -212,6 +219,7 @@ impl ProbeEvent {
             ProbeEvent::Retransmit { .. } => ProbeKind::Retransmit,
             ProbeEvent::TcpState { .. } => ProbeKind::TcpState,
             ProbeEvent::App { .. } => ProbeKind::App,
+            ProbeEvent::Tfrc { .. } => ProbeKind::Tfrc,
         }
     }
 }
@@ -261,6 +269,11 @@ pub struct Probes {
     app: Key,
     app_name: Vec<&'static str>,
     app_value: Vec<f64>,
+    tfrc: Key,
+    tfrc_x_bps: Vec<f64>,
+    tfrc_x_recv_bps: Vec<f64>,
+    tfrc_p: Vec<f64>,
+    tfrc_rtt_ns: Vec<u64>,
 }
 
 impl Probes {
@@ -329,6 +342,13 @@ impl Probes {
                 self.app_name.push(name);
                 self.app_value.push(value);
             }
+            ProbeEvent::Tfrc { flow, end, x_bps, x_recv_bps, p, rtt_ns } => {
+                self.tfrc.push(t, flow, end);
+                self.tfrc_x_bps.push(x_bps);
+                self.tfrc_x_recv_bps.push(x_recv_bps);
+                self.tfrc_p.push(p);
+                self.tfrc_rtt_ns.push(rtt_ns);
+            }
         }
     }
 
@@ -346,6 +366,7 @@ impl Probes {
             ProbeKind::Retransmit => &self.rxt,
             ProbeKind::TcpState => &self.state,
             ProbeKind::App => &self.app,
+            ProbeKind::Tfrc => &self.tfrc,
         }
     }
 }
@@ -396,6 +417,12 @@ pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port
                 ProbeKind::App => {
                     t.push("name", Column::Str(cat(srcs, |p| &p.app_name, |s| s.to_string())));
                     t.push("value", Column::F64(cat(srcs, |p| &p.app_value, |x| *x)));
+                }
+                ProbeKind::Tfrc => {
+                    t.push("x_bps", Column::F64(cat(srcs, |p| &p.tfrc_x_bps, |x| *x)));
+                    t.push("x_recv_bps", Column::F64(cat(srcs, |p| &p.tfrc_x_recv_bps, |x| *x)));
+                    t.push("p", Column::F64(cat(srcs, |p| &p.tfrc_p, |x| *x)));
+                    t.push("rtt_ns", Column::U64(cat(srcs, |p| &p.tfrc_rtt_ns, |x| *x)));
                 }
             }
             t

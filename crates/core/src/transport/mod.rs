@@ -5,6 +5,7 @@
 
 pub mod mptcp;
 pub mod tcp;
+pub mod tfrc;
 pub mod udp;
 
 use crate::engine::{TimerCtx, TimerKind};
@@ -24,6 +25,8 @@ pub enum TransportConfig {
     Rtp,
     /// TCP (RFC 9293) with NewReno or CUBIC congestion control; see [`tcp::TcpConfig`].
     Tcp(tcp::TcpConfig),
+    /// TFRC (RFC 5348): rate-paced datagrams; see [`tfrc::TfrcConfig`].
+    Tfrc(tfrc::TfrcConfig),
 }
 
 impl<'de> Deserialize<'de> for TransportConfig {
@@ -31,7 +34,7 @@ impl<'de> Deserialize<'de> for TransportConfig {
     /// keep their key path (`flows[0].transport.min_rto`, `flows[0].transport.cc.beta`).
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        const NAMES: &[&str] = &["udp", "rtp", "tcp"];
+        const NAMES: &[&str] = &["udp", "rtp", "tcp", "tfrc"];
         let (kind, rest) = crate::registry::split_kind(d)?;
         match kind.as_str() {
             "udp" | "rtp" => {
@@ -41,6 +44,7 @@ impl<'de> Deserialize<'de> for TransportConfig {
                 Ok(if kind == "udp" { TransportConfig::Udp } else { TransportConfig::Rtp })
             }
             "tcp" => crate::registry::config_from(rest).map(TransportConfig::Tcp),
+            "tfrc" => crate::registry::config_from(rest).map(TransportConfig::Tfrc),
             other => Err(crate::registry::unknown_kind(other, NAMES)),
         }
     }
@@ -68,7 +72,7 @@ pub struct EndpointSetup {
 impl TransportConfig {
     pub fn service(&self) -> Service {
         match self {
-            TransportConfig::Udp | TransportConfig::Rtp => Service::Datagram,
+            TransportConfig::Udp | TransportConfig::Rtp | TransportConfig::Tfrc(_) => Service::Datagram,
             TransportConfig::Tcp(_) => Service::Stream,
         }
     }
@@ -77,6 +81,7 @@ impl TransportConfig {
     pub fn validate(&self, mtu_bytes: u32) -> Result<(), String> {
         match self {
             TransportConfig::Tcp(c) => c.validate(mtu_bytes),
+            TransportConfig::Tfrc(c) => c.validate(mtu_bytes),
             _ => Ok(()),
         }
     }
@@ -88,6 +93,7 @@ impl TransportConfig {
             TransportConfig::Udp => (Box::new(udp::UdpSender::new(s, false)), Box::new(udp::UdpReceiver)),
             TransportConfig::Rtp => (Box::new(udp::UdpSender::new(s, true)), Box::new(udp::UdpReceiver)),
             TransportConfig::Tcp(c) => c.build(s),
+            TransportConfig::Tfrc(c) => c.build(s),
         }
     }
 }

@@ -46,7 +46,7 @@ impl Endpoint for UdpSender {
         cx.send(Outgoing {
             dir: Dir::Fwd,
             size_bytes,
-            l4: L4::Udp(UdpHdr { src_port: self.src_port, dst_port: self.dst_port, rtp, media }),
+            l4: L4::Udp(UdpHdr { src_port: self.src_port, dst_port: self.dst_port, rtp, media, tfrc: None }),
             path: 0,
             tfd,
         });
