@@ -1,10 +1,5 @@
 """Reproductions of published experiments (`qoelab reproduce ...`)."""
 
-# The submodule ``papers`` (the list of papers) is loaded first, so that the function ``papers``
-# below stays this package's attribute: loading the submodule later would replace it.
-from qoelab.reproduce import papers as _papers_list  # noqa: F401
-
-
 # Not named `papers`: the submodule `qoelab.reproduce.papers` (the five papers as data) replaces
 # that attribute of the package as soon as it is imported.
 def paper_group(subparsers):

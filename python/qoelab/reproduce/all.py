@@ -88,9 +88,9 @@ def run_all(out: Path, *, quick: bool = False, jobs: int = 1, force: bool = Fals
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Adds ``reproduce all`` (under the ``reproduce`` group) and ``report html``."""
-    from qoelab.reproduce import papers
+    from qoelab.reproduce import paper_group
 
-    sub = papers(subparsers)
+    sub = paper_group(subparsers)
     s = sub.add_parser("all", help="every reproduction, each into DIR/<paper>/, and one DIR/index.html (resumable)")
     s.add_argument("--quick", action="store_true", help="the quick version of each reproduction (CI)")
     s.add_argument("-o", "--output", metavar="DIR", required=True, help="folder of the paper folders and index.html")

@@ -524,7 +524,8 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
     meta["substantive_hold"], meta["substantive_decided"] = summary_count(fs)
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     write_report(out, grid, ours, meta, sens, held, full_reps)
-    return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held, "reps": full_reps, "findings": fs, "out": out}
+    return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held, "reps": full_reps, "findings": fs, "out": out,
+            "nreps": nreps}
 
 
 def _duration(seconds: float) -> str:
@@ -1191,6 +1192,53 @@ def write_overview(out: Path, grid: Grid, profile: str, results: dict[str, dict[
         w = csv.writer(fh)
         w.writerow(["calibration", "profile", "key", "label", "verdict", "mean", "half_width", "n"])
         w.writerows(csv_rows)
+    _report_json(out, grid, profile, results, "\n".join(md))
+
+
+def _report_json(out: Path, grid: Grid, profile: str, results: dict[str, dict[str, Any]], overview: str) -> None:
+    """``out/report.json`` (``docs/report-format.md``): Tables I and II of the headline calibration
+    (or, if it did not run, the first that did) beside the paper's, its figures, its findings, and
+    as reading the overview of every calibration followed by the headline's own. An adapter over
+    this module's aggregates: its numbers are those of the calibration's ``table1.csv``,
+    ``table2.csv`` and ``findings.csv``."""
+    from qoelab.experiment import Estimate
+    from qoelab.experiment.tables import Column, Table, finding_json, report
+
+    key = HEADLINE.key if HEADLINE.key in results else next(iter(results))
+    r = results[key]
+    folder = Path(r["out"]).relative_to(out).as_posix()
+    paper = paper_tables()
+    tables = []
+    for name, metrics, src in (("table1", METRICS[:2], "paper Table I"), ("table2", METRICS[2:], "paper Table II")):
+        cols = [Column("scenario", "scenario"), Column("K", "K"), Column("N", "N")]
+        for m, label, _ in metrics:
+            cols += [Column(m, label, "", "ours"), Column(f"paper_{m}", label, "", "paper")]
+        rows = []
+        for (sc, k, n), v in sorted(r["ours"].items()):
+            row: dict[str, Any] = {"scenario": sc, "K": k, "N": n}
+            for m, _, _ in metrics:
+                row[m] = Estimate(v[m], v.get(f"{m}_ci95", float("nan")), r["nreps"].get((sc, k, n), 0))
+                row[f"paper_{m}"] = paper[(sc, k, n)][m]
+            rows.append(row)
+        tables.append(Table(f"{name}-{key}", f"{src[6:]}, calibration {key}: ours beside the paper's", cols, rows,
+                            source=src, csv=f"{folder}/{name}.csv"))
+    figures = [{"id": "fig3", "title": f"Fig. 3 (ours, {key}): PER vs N", "path": f"{folder}/fig3_per_vs_n.png",
+                "source": "paper Fig. 3"}]
+    figures += [{"id": f"diff-{m}", "title": f"{label}: ours minus the paper's ({key})", "path": f"{folder}/diff_{m}.png"}
+                for m, label, _ in METRICS if (Path(r["out"]) / f"diff_{m}.png").is_file()]
+    found = [finding_json(f, group=key, source="paper Sec. IV") for f in r["findings"]]
+    m = r["meta"]
+    cost = {"runs": sum(x["meta"]["runs_timed"] for x in results.values()),
+            "sim_wall_s": round(sum(x["meta"]["runs_wall_s"] for x in results.values()), 3),
+            "cpu_s": round(sum(x["meta"]["runs_cpu_s"] for x in results.values()), 3)}
+    reading = overview + "\n\n" + (Path(r["out"]) / "README.md").read_text()
+    report(out, paper="tfd", mode="quick" if m["quick"] else "full",
+           title=f"TFD reproduction (Chodorek & Chodorek), TCP profile {profile}",
+           tables=tables, figures=figures, findings=found, reading=reading, cost=cost,
+           setup=f"Grid N ∈ {list(grid.n)}, K ∈ {list(grid.k)}, {grid.duration_s} s per run; calibrations "
+                 f"{', '.join(results)}; tables and findings of {key}"
+                 f"{' (the headline)' if key == HEADLINE.key else ''}; {m['reps_done_min']}–{m['reps_done_max']} "
+                 "repetition(s) per cell.")
 
 
 # --- CLI -------------------------------------------------------------------------------------
