@@ -120,6 +120,11 @@ const TEMPLATES: &[Template] = &[
         at: "links[0].channel",
         config: r#"{ kind = "tdd", frame = "5ms", slot_ab = { start = "0ms", end = "3ms" }, slot_ba = { start = "3ms", end = "5ms" }, medium = "cell" }"#,
     },
+    Template {
+        name: "channel/wimax",
+        at: "links[0].channel",
+        config: r#"{ kind = "wimax", medium = "bs", frame = "5ms", dl_ul = "1:3", symbol = "136us", dl_overhead_symbols = 3, ul_overhead_symbols = 3, mac_overhead = 10, class = "rtps" }"#,
+    },
 ];
 
 /// A two-node scenario with a TCP flow (0) and a UDP flow (1): every template slots into it.
@@ -207,6 +212,11 @@ fn with_template(t: &Template) -> Value {
     if t.name == "app/http_server" {
         *at(&mut doc, &steps("flows[0].app")) =
             toml::from_str::<Value>("x = { kind = \"http_client\", size = \"20KB\" }").unwrap()["x"].clone();
+    }
+    if t.name == "channel/wimax" {
+        // A WiMAX link carries packets of at most 1024 B (one SDU per PDU).
+        *at(&mut doc, &steps("links[0].mtu")) = Value::Integer(1024);
+        *at(&mut doc, &steps("flows[1].app.payload")) = Value::String("900B".into());
     }
     if t.name == "queue/tfd" {
         // The TFD router needs video senders to act on; it also runs without them.
