@@ -111,7 +111,7 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "loss/gilbert_elliott",
         at: "links[0].loss_ab",
-        config: r#"{ kind = "gilbert_elliott", p = 0.01, r = 0.3, loss_good = 0.0, loss_bad = 1.0 }"#,
+        config: r#"{ kind = "gilbert_elliott", p = 0.01, r = 0.3, loss_good = 0.0, loss_bad = 1.0, step = "5ms" }"#,
     },
     // Channels.
     Template { name: "channel/point_to_point", at: "links[0].channel", config: r#"{ kind = "point_to_point" }"# },
