@@ -248,7 +248,7 @@ fn rtps_before_nrtps() {
 /// A lone Poisson source at light load: a packet arriving uniformly in frame k waits for the
 /// end of the frame (F/2 on average), then for the data region of frame k+1 (`data_start`),
 /// then its transmission: E[D] = F/2 + data_start + (L + overhead)/R. Within 2 % (queueing
-/// behind another packet of the same frame is rare at 2 % of the capacity). The medium costs
+/// behind another packet of the same frame is rare below 1 % of the capacity). The medium costs
 /// at most four events per packet (arrival, a wake-up at the next frame's start, one at its
 /// burst, delivery): none while idle.
 #[test]
