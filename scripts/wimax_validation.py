@@ -1,7 +1,7 @@
 """The WiMAX channel's validation table (docs/models/wimax.md): saturated uplinks in whole runs.
 
 For every frame length, DL:UL split 1:1 and 1:3 and 1, 3 and 10 subscriber stations, each
-station is offered 5 Mbit/s of UDP in 1000-B packets (more than the uplink carries) for 10 s.
+station is offered 12 Mbit/s of UDP in 1000-B packets (more than the uplink carries) for 10 s.
 The table gives the bytes on the air per frame (packets plus the 10-B MAC overhead each) over
 the run against the per-frame capacity of the frame layout, and the spread between stations
 (max/min − 1). The capacity comes from the layout formula of the model page: symbols
@@ -53,7 +53,7 @@ def run(frame_us: int, split: str, stations: int) -> tuple[float, float]:
                 "src": f"ss{i}",
                 "dst": "bs",
                 "transport": {"kind": "udp"},
-                "app": {"kind": "cbr", "rate": "5Mbps", "payload": "972B"},
+                "app": {"kind": "cbr", "rate": "12Mbps", "payload": "972B"},
             }
         )
     sc = Scenario.from_dict({"sim": {"duration": f"{DURATION_S}s", "seed": 1}, "links": links, "flows": flows})
