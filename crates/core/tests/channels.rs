@@ -101,7 +101,7 @@ fn channel_mistakes_name_their_key_path() {
     let e = err(&ok.replacen("frame = \"5ms\"", "frame = \"10ms\"", 1));
     assert!(e.starts_with("links[1].channel.frame: medium \"wimax\" has a frame of 10ms"), "{e}");
     let e = err(&ok.replacen("kind = \"tdd\"", "kind = \"csma\"", 1));
-    assert_eq!(e, "links[0].channel.kind: unknown variant `csma`, expected `point_to_point` or `tdd`");
+    assert_eq!(e, "links[0].channel.kind: unknown variant `csma`, expected one of `point_to_point`, `tdd`, `wimax`");
     let e = err(&ok.replacen("medium = \"wimax\", ", "", 1).replacen("frame = \"5ms\", ", "", 1));
     assert!(e.starts_with("links[0].channel") && e.contains("missing field `frame`"), "{e}");
 }

@@ -116,7 +116,7 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "loss/gilbert_elliott",
         at: "links[0].loss_ab",
-        config: r#"{ kind = "gilbert_elliott", p = 0.01, r = 0.3, loss_good = 0.0, loss_bad = 1.0 }"#,
+        config: r#"{ kind = "gilbert_elliott", p = 0.01, r = 0.3, loss_good = 0.0, loss_bad = 1.0, step = "5ms" }"#,
     },
     // Channels.
     Template { name: "channel/point_to_point", at: "links[0].channel", config: r#"{ kind = "point_to_point" }"# },
@@ -124,6 +124,11 @@ const TEMPLATES: &[Template] = &[
         name: "channel/tdd",
         at: "links[0].channel",
         config: r#"{ kind = "tdd", frame = "5ms", slot_ab = { start = "0ms", end = "3ms" }, slot_ba = { start = "3ms", end = "5ms" }, medium = "cell" }"#,
+    },
+    Template {
+        name: "channel/wimax",
+        at: "links[0].channel",
+        config: r#"{ kind = "wimax", medium = "bs", frame = "5ms", dl_ul = "1:3", symbol = "136us", dl_overhead_symbols = 3, ul_overhead_symbols = 3, mac_overhead = 10, class = "rtps" }"#,
     },
 ];
 
@@ -212,6 +217,11 @@ fn with_template(t: &Template) -> Value {
     if t.name == "app/http_server" {
         *at(&mut doc, &steps("flows[0].app")) =
             toml::from_str::<Value>("x = { kind = \"http_client\", size = \"20KB\" }").unwrap()["x"].clone();
+    }
+    if t.name == "channel/wimax" {
+        // A WiMAX link carries packets of at most 1024 B (one SDU per PDU).
+        *at(&mut doc, &steps("links[0].mtu")) = Value::Integer(1024);
+        *at(&mut doc, &steps("flows[1].app.payload")) = Value::String("900B".into());
     }
     if t.name == "queue/tfd" {
         // The TFD router needs video senders to act on; it also runs without them.

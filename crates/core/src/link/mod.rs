@@ -297,6 +297,9 @@ impl Port {
             }
         }
         self.collect_queue_drops(now, drops);
+        // A medium that grants from demand hears of every change (the point-to-point channel
+        // ignores it: one branch).
+        self.channel.backlog_changed(now, self.backlog);
         let mut out = PortOutcome::default();
         if self.wake_pending {
             // A wake-up at `busy_until` (possibly this very instant) will start the next packet.
@@ -375,6 +378,7 @@ impl Port {
         self.probe(now, &p, |port, flow, end, bytes| ProbeEvent::Dequeue { port, flow, end, bytes });
         self.backlog.packets -= 1;
         self.backlog.bytes -= p.size_bytes as u64;
+        self.channel.backlog_changed(now, self.backlog);
         self.busy_until = self.channel.tx_end(now, p.size_bytes as u64);
         self.stats.busy_ns += self.busy_until.0 - now.0;
         self.stats.tx_pkts += 1;

@@ -82,6 +82,8 @@ impl Scenario {
         let mut ifaces: Vec<IfaceAddr> = Vec::new();
         let mut iface_keys: BTreeMap<Addr, String> = BTreeMap::new();
         let mut ports = Vec::with_capacity(links.len() * 2);
+        // The schedulers of shared media whose grants follow demand (WiMAX).
+        let media = crate::link::channel::Media::default();
         let mut adj: Vec<Vec<(PortId, NodeId)>> = vec![Vec::new(); n];
         for l in &links {
             let c = &l.item;
@@ -97,6 +99,12 @@ impl Scenario {
             let (a, b) = (index[&c.a], index[&c.b]);
             let phy = LinkPhy { rate: c.rate, delay: c.delay };
             c.channel.validate(phy).map_err(|(f, r)| ScenarioError::new(format!("{}.channel.{f}", l.path), r))?;
+            if let Some(max) = c.channel.config().max_packet().filter(|&m| c.mtu > m) {
+                return Err(ScenarioError::new(
+                    format!("{}.mtu", l.path),
+                    format!("{} B exceeds the {max} B largest packet of a {} channel", c.mtu, c.channel.kind()),
+                ));
+            }
             for (dir, (from, to), q, loss, suffix) in [
                 (LinkDir::Ab, (a, b), c.queue_ab.as_ref().unwrap_or(&c.queue), &c.loss_ab, "loss_ab"),
                 (LinkDir::Ba, (b, a), c.queue_ba.as_ref().unwrap_or(&c.queue), &c.loss_ba, "loss_ba"),
@@ -118,7 +126,7 @@ impl Scenario {
                         to,
                         c.mtu,
                         q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate }),
-                        c.channel.device(phy, dir, loss.build(), rng),
+                        c.channel.device_in(phy, dir, loss.build(), rng, &media),
                         Some(self.output.queue_sample),
                     )
                     .with_flow_samples(q.flow_sample()),

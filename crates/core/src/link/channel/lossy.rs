@@ -51,6 +51,10 @@ impl<C: Channel> Channel for Lossy<C> {
     fn delay(&self) -> Dur {
         self.inner.delay()
     }
+    #[inline]
+    fn backlog_changed(&mut self, now: SimTime, backlog: crate::queue::Backlog) {
+        self.inner.backlog_changed(now, backlog)
+    }
     /// Lost on the medium, or else as the loss model decides.
     #[inline]
     fn lost(&mut self, pkt: &PacketData, now: SimTime) -> bool {

@@ -12,6 +12,8 @@
 //!   port runs it inline, with no virtual call ([`Device::PointToPoint`]).
 //! - `tdd`: a time-division duplexed shared medium. Each frame grants every station (port) a
 //!   fixed slot; see [`tdd`].
+//! - `wimax`: an 802.16e OFDMA TDD medium whose base station grants each frame's capacity to
+//!   its stations from their reported backlog; see [`wimax`].
 //!
 //! A channel that grants capacity in slots tells its port "not before T" through `ready_at`;
 //! the port, holding packets, schedules a wake-up at T and asks again then (the mechanism a
@@ -24,10 +26,13 @@ pub mod lossy;
 use super::loss::LossModel;
 use crate::engine::SimRng;
 use crate::packet::PacketData;
+use crate::queue::Backlog;
 use crate::registry::registry;
 use crate::time::{Dur, SimTime};
 use crate::units::Rate;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 pub use lossy::Lossy;
 pub use point_to_point::PointToPoint;
@@ -65,6 +70,13 @@ pub trait Channel: Send {
         let _ = (pkt, now);
         false
     }
+    /// The port's backlog changed to `backlog` at `now` (after an arrival or a dequeue), for a
+    /// medium whose grants follow the stations' demand. The port calls it only for channels
+    /// that are not point-to-point.
+    #[inline]
+    fn backlog_changed(&mut self, now: SimTime, backlog: Backlog) {
+        let _ = (now, backlog);
+    }
 }
 
 impl<C: Channel + ?Sized> Channel for Box<C> {
@@ -86,6 +98,9 @@ impl<C: Channel + ?Sized> Channel for Box<C> {
     fn lost(&mut self, pkt: &PacketData, now: SimTime) -> bool {
         (**self).lost(pkt, now)
     }
+    fn backlog_changed(&mut self, now: SimTime, backlog: Backlog) {
+        (**self).backlog_changed(now, backlog)
+    }
 }
 
 registry! {
@@ -94,6 +109,7 @@ registry! {
     pub enum ChannelConfig: dyn BuildChannel {
         point_to_point::PointToPoint(PointToPointConfig) = "point_to_point",
         tdd::Tdd(TddConfig) = "tdd",
+        wimax::Wimax(WimaxConfig) = "wimax",
     }
 }
 
@@ -113,15 +129,32 @@ pub enum LinkDir {
     Ba,
 }
 
-/// What a channel direction is built from. More fields may come (a shared medium's state, for
-/// grants decided per frame), so it is `#[non_exhaustive]`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a channel direction is built from. More fields may come, so it is `#[non_exhaustive]`.
+#[derive(Clone, Copy)]
 #[non_exhaustive]
-pub struct ChannelCtx {
+pub struct ChannelCtx<'a> {
     /// The link's rate and delay.
     pub phy: LinkPhy,
     /// Which direction of the link.
     pub dir: LinkDir,
+    /// The state of the scenario's named shared media, for channels whose stations share a
+    /// scheduler (`None`: the channel stands alone).
+    pub media: Option<&'a Media>,
+}
+
+/// Shared state of named media, one per scenario build: the stations of a medium that grants
+/// capacity from demand reach one scheduler through it. Keys are the channel's own (medium name
+/// and direction); the map is ordered, so nothing depends on hash order.
+#[derive(Default)]
+pub struct Media {
+    wimax: RefCell<BTreeMap<String, Arc<Mutex<wimax::Sched>>>>,
+}
+
+impl Media {
+    /// The WiMAX scheduler named `key`, made by `new` on first use.
+    pub(crate) fn shared(&self, key: &str, new: impl FnOnce() -> wimax::Sched) -> Arc<Mutex<wimax::Sched>> {
+        self.wimax.borrow_mut().entry(key.to_string()).or_insert_with(|| Arc::new(Mutex::new(new()))).clone()
+    }
 }
 
 /// A slot a direction claims on a named shared medium, for the check that the stations sharing
@@ -137,6 +170,9 @@ pub struct Share<'a> {
     /// The slot, as offsets `[start, end)` into every frame.
     pub start: Dur,
     pub end: Dur,
+    /// Parameters every station of the medium must share besides the frame, as text for the
+    /// error message (`None`: nothing more).
+    pub profile: Option<String>,
 }
 
 /// Builds a channel direction from its config; every [`ChannelConfig`] kind implements it.
@@ -152,6 +188,11 @@ pub trait BuildChannel {
     /// The slots this link's directions claim on named shared media (none by default).
     fn shares(&self) -> Vec<Share<'_>> {
         Vec::new()
+    }
+    /// The largest packet the channel carries, in bytes, if it limits it (the link's `mtu` is
+    /// checked against it).
+    fn max_packet(&self) -> Option<u32> {
+        None
     }
 }
 
@@ -173,9 +214,33 @@ impl ChannelConfig {
         *self == ChannelConfig::default()
     }
 
-    /// Direction `dir` of the channel, decorated with its loss model, which draws from `rng`.
+    /// Direction `dir` of the channel, decorated with its loss model, which draws from `rng`;
+    /// standing alone (a shared medium's stations are built with [`ChannelConfig::device_in`]).
     pub fn device(&self, phy: LinkPhy, dir: LinkDir, loss: Option<Box<dyn LossModel>>, rng: SimRng) -> Device {
-        match self.config().build(&ChannelCtx { phy, dir }) {
+        self.build_device(phy, dir, loss, rng, None)
+    }
+
+    /// As [`ChannelConfig::device`], a station of the named media in `media`.
+    pub fn device_in(
+        &self,
+        phy: LinkPhy,
+        dir: LinkDir,
+        loss: Option<Box<dyn LossModel>>,
+        rng: SimRng,
+        media: &Media,
+    ) -> Device {
+        self.build_device(phy, dir, loss, rng, Some(media))
+    }
+
+    fn build_device(
+        &self,
+        phy: LinkPhy,
+        dir: LinkDir,
+        loss: Option<Box<dyn LossModel>>,
+        rng: SimRng,
+        media: Option<&Media>,
+    ) -> Device {
+        match self.config().build(&ChannelCtx { phy, dir, media }) {
             None => Device::PointToPoint(Lossy::new(PointToPoint::new(phy), loss, rng)),
             Some(c) => Device::Other(Lossy::new(c, loss, rng)),
         }
@@ -196,6 +261,15 @@ pub fn check_shares<'a>(links: impl IntoIterator<Item = (&'a str, &'a ChannelCon
                     return Err((
                         format!("{path}.channel.frame"),
                         format!("medium {:?} has a frame of {} at {first}, not {}", s.medium, ms(f.frame), ms(s.frame)),
+                    ));
+                }
+            }
+            if let Some((first, f)) = claims.first() {
+                if f.profile != s.profile {
+                    let p = |p: &Option<String>| p.clone().unwrap_or_else(|| "fixed slots".into());
+                    return Err((
+                        format!("{path}.channel"),
+                        format!("medium {:?} has {} at {first}, not {}", s.medium, p(&f.profile), p(&s.profile)),
                     ));
                 }
             }
@@ -260,6 +334,12 @@ impl Channel for Device {
         match self {
             Device::PointToPoint(c) => c.lost(pkt, now),
             Device::Other(c) => c.lost(pkt, now),
+        }
+    }
+    #[inline]
+    fn backlog_changed(&mut self, now: SimTime, backlog: Backlog) {
+        if let Device::Other(c) = self {
+            c.backlog_changed(now, backlog);
         }
     }
 }

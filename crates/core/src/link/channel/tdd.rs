@@ -94,7 +94,7 @@ impl BuildChannel for TddConfig {
 
     fn shares(&self) -> Vec<Share<'_>> {
         let Some(medium) = self.medium.as_deref() else { return Vec::new() };
-        let share = |field, s: &Slot| Share { medium, frame: self.frame, field, start: s.start, end: s.end };
+        let share = |field, s: &Slot| Share { medium, frame: self.frame, field, start: s.start, end: s.end, profile: None };
         vec![share("slot_ab", &self.slot_ab), share("slot_ba", &self.slot_ba)]
     }
 }

@@ -107,6 +107,37 @@ mod tests {
         assert!((rate / want - 1.0).abs() < 0.05, "{rate} vs {want}");
     }
 
+    /// Stepped per interval: every packet of one interval is judged in the same state, the
+    /// states of successive intervals follow the chain (stationary loss rate within 5 %, mean
+    /// bad run 1/r intervals within 5 %), and skipping idle intervals keeps the stationary law.
+    #[test]
+    fn gilbert_elliott_stepped_per_interval() {
+        use super::gilbert_elliott::TimedGilbertElliott;
+        let (p, r) = (0.05, 0.06);
+        let ge = GilbertElliott { p, r, loss_good: 0.0, loss_bad: 1.0, bad: false };
+        let mut m = TimedGilbertElliott { ge, step: 5_000_000, at: 0 };
+        let mut rng = SimRng::stream(9, "ge-step");
+        let pk = pkt(0, 100, 0);
+        let (mut lost_frames, mut runs, mut prev, n) = (0u64, 0u64, false, 400_000u64);
+        for f in 0..n {
+            // Four packets per frame: all judged alike (loss 0 or 1 by state).
+            let l: Vec<bool> = (0..4).map(|i| m.drops(&pk, SimTime(f * 5_000_000 + i * 1000), &mut rng)).collect();
+            assert!(l.iter().all(|&x| x == l[0]), "frame {f}: {l:?}");
+            lost_frames += l[0] as u64;
+            runs += (l[0] && !prev) as u64;
+            prev = l[0];
+        }
+        let rate = lost_frames as f64 / n as f64;
+        assert!((rate / (p / (p + r)) - 1.0).abs() < 0.05, "{rate}");
+        assert!((lost_frames as f64 / runs as f64 * r - 1.0).abs() < 0.05);
+        // Sparse packets, 50 frames apart: the state is (nearly) stationary at each.
+        let mut lost = 0u64;
+        for f in 0..200_000u64 {
+            lost += m.drops(&pk, SimTime((n + 50 * f) * 5_000_000), &mut rng) as u64;
+        }
+        assert!((lost as f64 / 200_000.0 / (p / (p + r)) - 1.0).abs() < 0.05);
+    }
+
     #[test]
     fn bernoulli_rate() {
         let mut b = Bernoulli { p: 0.01 };
@@ -116,8 +147,9 @@ mod tests {
 
     #[test]
     fn validation_rejects_bad_probabilities() {
-        let ge =
-            |p, r, loss_good, loss_bad| LossConfig::GilbertElliott(GilbertElliottConfig { p, r, loss_good, loss_bad });
+        let ge = |p, r, loss_good, loss_bad| {
+            LossConfig::GilbertElliott(GilbertElliottConfig { p, r, loss_good, loss_bad, step: None })
+        };
         assert!(LossConfig::Bernoulli(BernoulliConfig { p: 1.5 }).validate().is_err());
         assert!(ge(0.0, 0.0, 0.0, 1.0).validate().is_err());
         assert!(ge(0.1, 0.2, -0.1, 1.0).validate().is_err());
