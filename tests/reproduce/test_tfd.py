@@ -453,3 +453,30 @@ def test_headline_rule_uses_the_setups_rate_then_the_k0_premise_then_ns2s_queue(
     only_40 = {k: v for k, v in both_clean.items() if k.startswith("40M")}
     assert tfd.headline_rule(tfd.QUICK, only_40)[0] == "40M-50p"
     assert tfd.headline_rule(tfd.QUICK, {}) == (None, [])
+
+
+def test_report_json_holds_the_headline_tables_and_findings(quick_all, quick):
+    """report.json (docs/report-format.md) loads, and its Table I/II cells are the calibration's
+    own numbers: ours from table1.csv/table2.csv, the paper's from paper_tables(); its findings
+    are the headline calibration's."""
+    import csv
+
+    from qoelab.experiment.report import load_report
+
+    doc = load_report(quick_all["out"] / "report.json")
+    assert (doc["paper"], doc["mode"]) == ("tfd", "quick")
+    paper = tfd.paper_tables()
+    by_id = {t["id"]: t for t in doc["tables"]}
+    for name, metrics in (("table1", tfd.METRICS[:2]), ("table2", tfd.METRICS[2:])):
+        t = by_id[f"{name}-{tfd.HEADLINE.key}"]
+        with open(quick_all["out"] / t["csv"], newline="") as fh:
+            csv_rows = {(r["scenario"], int(r["K"]), int(r["N"])): r for r in csv.DictReader(fh)}
+        assert len(t["rows"]) == len(csv_rows) == len(quick["ours"])
+        for row in t["rows"]:
+            key = (row["scenario"], row["K"], row["N"])
+            for m, _, _ in metrics:
+                assert row[m]["mean"] == pytest.approx(float(csv_rows[key][f"{m}_ours"]), abs=1e-4)
+                assert row[m]["n"] == 1 and row[m]["lo"] is None  # one quick repetition: no interval
+                assert row[f"paper_{m}"] == paper[key][m]
+    assert [f["key"] for f in doc["findings"]] == [f.key for f in quick["findings"]]
+    assert [f["verdict"] for f in doc["findings"]] == [f.verdict.value for f in quick["findings"]]
