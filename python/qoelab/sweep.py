@@ -450,20 +450,28 @@ def run_sweep(
         for k, v in c.params:
             sc.set(k, v)
         sc.validate()
+    return _execute(scenario, scenario, axes, reps, all_cells, out_dir, executor, progress)
+
+
+def _execute(source: Any, recorded: Any, axes: list, reps: int, all_cells: list[Cell], out_dir: Path, executor: Any,
+             progress: Callable[[int, int], None] | None) -> dict[str, int]:
+    """What :func:`run_sweep` and :func:`run_cells` share once their cells are known: the folder,
+    its claims, the same-sweep check (``recorded`` with ``axes``), this shard's cells run from
+    ``source`` on the executor, and the combined tables."""
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "runs").mkdir(exist_ok=True)
         held = Claims(out_dir)
     except OSError as e:
         raise QoelabError(f"-o/--output {out_dir}: cannot use as sweep folder: {e.strerror or e}") from None
-    _check_same_sweep(scenario, axes, reps, out_dir)
+    _check_same_sweep(recorded, axes, reps, out_dir)
     shard = executor.shard if isinstance(executor, ExecutorSpec) else getattr(executor, "shard", None)
     mine = shard_of(all_cells, shard)
     if isinstance(executor, ExecutorSpec):
         with executor.open() as ex:
-            counts = _run_cells(scenario, mine, out_dir, ex, held, progress)
+            counts = _run_cells(source, mine, out_dir, ex, held, progress)
     else:
-        counts = _run_cells(scenario, mine, out_dir, executor, held, progress)
+        counts = _run_cells(source, mine, out_dir, executor, held, progress)
     collect(out_dir, all_cells)
     return counts
 
@@ -520,22 +528,8 @@ def run_cells(
     check_run_ids(all_cells)
     if out_dir.exists() and not out_dir.is_dir():
         raise QoelabError(f"-o/--output {out_dir}: exists and is not a directory")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "runs").mkdir(exist_ok=True)
-        held = Claims(out_dir)
-    except OSError as e:
-        raise QoelabError(f"-o/--output {out_dir}: cannot use as sweep folder: {e.strerror or e}") from None
-    _check_same_sweep(_CellSet(by_id, str(out_dir)), [("cell", list(by_id))], reps, out_dir)
-    shard = executor.shard if isinstance(executor, ExecutorSpec) else getattr(executor, "shard", None)
-    mine = shard_of(all_cells, shard)
-    if isinstance(executor, ExecutorSpec):
-        with executor.open() as ex:
-            counts = _run_cells(by_id, mine, out_dir, ex, held, progress)
-    else:
-        counts = _run_cells(by_id, mine, out_dir, executor, held, progress)
-    collect(out_dir, all_cells)
-    return counts
+    return _execute(by_id, _CellSet(by_id, str(out_dir)), [("cell", list(by_id))], reps, all_cells, out_dir, executor,
+                    progress)
 
 
 #: Seconds between two looks at cells that other sweeps are running.
