@@ -217,7 +217,7 @@ fn loss_model_fields() {
     );
     assert_eq!(
         err(&with_loss("{ kind = \"gilbert_elliott\", p = 0.1, r = 0.2, q = 1 }")),
-        "links[0].loss_ab.q: unknown field `q`, expected one of `p`, `r`, `loss_good`, `loss_bad`"
+        "links[0].loss_ab.q: unknown field `q`, expected one of `p`, `r`, `loss_good`, `loss_bad`, `step`"
     );
     assert_eq!(
         err(&with_loss("{ kind = \"none\", p = 0.1 }")),
