@@ -274,9 +274,6 @@ impl Endpoint for TfrcSender {
     fn send_datagram(&mut self, d: Datagram, cx: &mut FlowCtx) {
         if self.queue.is_empty() && self.next_send() <= cx.now {
             self.transmit(d, cx);
-            if !self.queue.is_empty() {
-                self.pump(cx);
-            }
             return;
         }
         if self.full(d.payload) {
