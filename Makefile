@@ -2,16 +2,22 @@
 PY ?= python3
 PIP ?= $(PY) -m pip
 
-.PHONY: install system-deps demo test test-rust test-python bench
+.PHONY: install system-deps demo test test-rust test-python bench lock
 
 # System tools: tshark (pcap checks). Installed only when missing.
 system-deps:
 	@bash scripts/install-system-deps.sh
 
-# Builds the Rust core (release) and installs the Python package in editable mode, with pinned
-# Python dependencies.
+# Builds the Rust core (release) and installs the Python package in editable mode. pyproject.toml
+# declares ranges; requirements.lock pins the exact versions CI and this command install.
 install: system-deps
-	$(PIP) install --disable-pip-version-check -q -e '.[test]'
+	$(PIP) install --disable-pip-version-check -q -c requirements.lock -e '.[test]'
+
+# Re-resolves requirements.lock from pyproject.toml's ranges (needs `pip install uv`); review the
+# diff, run `make test`, commit both.
+lock:
+	uv pip compile pyproject.toml --extra test --python-version 3.11 \
+	  --python-platform x86_64-manylinux_2_28 --no-header --annotation-style line -o requirements.lock
 
 demo: install
 	$(PY) -m qoelab.cli demo
