@@ -15,6 +15,28 @@ if TYPE_CHECKING:
     from qoelab.results import Results
 
 MAX_FLOWS = 12
+#: Queue panels drawn: the links with the most queue drops, then the largest backlog.
+MAX_LINKS = 3
+
+
+def busiest_links(drops: np.ndarray, max_backlog: np.ndarray, n: int = MAX_LINKS) -> list[int]:
+    """Indices of the `n` links with the most queue drops, ties broken by the largest backlog,
+    then by table order; links that never held a packet are left out. The columns are unsigned
+    counters: they are widened to signed 64-bit before sorting (negating a uint64 wraps, which
+    once ranked idle links first)."""
+    d = np.asarray(drops).astype(np.int64)
+    b = np.asarray(max_backlog).astype(np.int64)
+    order = np.lexsort((np.arange(len(d)), -b, -d))
+    return [int(i) for i in order if b[i] > 0 or d[i] > 0][:n]
+
+
+def flow_colors(n: int) -> list:
+    """`n` distinct colours: tab10 up to 10 flows, tab20 up to 20, then evenly spaced hues."""
+    if n <= 10:
+        return [plt.get_cmap("tab10")(i) for i in range(n)]
+    if n <= 20:
+        return [plt.get_cmap("tab20")(i) for i in range(n)]
+    return [plt.get_cmap("hsv")(i / n) for i in range(n)]
 
 
 def plot_run(res: "Results", path: Path) -> Path:
@@ -26,9 +48,10 @@ def plot_run(res: "Results", path: Path) -> Path:
     links = res.tables["links"]
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
     names = list(dict.fromkeys(flows.tolist()))
-    for name in names[:MAX_FLOWS]:
+    shown = names[:MAX_FLOWS]
+    for name, color in zip(shown, flow_colors(len(shown))):
         m = flows == name
-        a1.plot(t[m], bps[m] / 1e6, lw=1, label=name)
+        a1.plot(t[m], bps[m] / 1e6, lw=1, label=name, color=color)
     if len(names) > MAX_FLOWS:
         a1.set_title(f"first {MAX_FLOWS} of {len(names)} flows")
     a1.set_ylabel("received (Mbit/s)")
@@ -37,7 +60,7 @@ def plot_run(res: "Results", path: Path) -> Path:
     # Queue occupancy of the (up to 3) links with the most drops or the largest backlog.
     drops = links.column("drop_queue_pkts").to_numpy()
     maxb = links.column("max_backlog_pkts").to_numpy()
-    order = np.lexsort((-maxb, -drops))[:3]
+    order = busiest_links(drops, maxb)
     ql = q.column("link").to_numpy(zero_copy_only=False)
     qt = q.column("t_s").to_numpy()
     qp = q.column("packets").to_numpy()
