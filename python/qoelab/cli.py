@@ -80,7 +80,8 @@ def print_summary(res: Any, title: str = "") -> None:
     jain = s.get("jain_index", float("nan"))
     out.print(
         f"simulated {s['duration_s']:.3f} s, {int(s['events']):,} events"
-        + (f", Jain's index over {int(s['jain_flows'])} flows: {jain:.4f}" if not math.isnan(jain) else "")
+        + (f", Jain's index over {int(s['jain_flows'])} flow{'' if int(s['jain_flows']) == 1 else 's'}: {jain:.4f}"
+           if not math.isnan(jain) else "")
     )
 
 

@@ -20,6 +20,17 @@ TABLES = ("flows", "links", "throughput", "queues", "packets")
 OPTIONAL_TABLES = ("packets", "flow_queues")
 
 
+#: Summary keys that are measurements (seconds, rates, indices); every other key counts
+#: something (seed, events, nodes, links, flows, jain_flows, rsvp_sent, …) and is an integer.
+_REAL_SUFFIXES = ("_s", "_ms", "_bps", "_index", "_ratio", "_rate")
+
+
+def _summary_value(key: str, v: float) -> float | int:
+    if key.endswith(_REAL_SUFFIXES) or not math.isfinite(v) or not v.is_integer():
+        return v
+    return int(v)
+
+
 class Results:
     """The tables of one run, as pyarrow Tables (``res.flows``, ``res.links``, …)."""
 
@@ -36,12 +47,17 @@ class Results:
                 arrays["recv_ns"] = pa.array(r, pa.int64(), mask=r < 0)
             self.tables[name] = pa.table(arrays)
         s = native["summary"]
-        self.summary: dict[str, float] = {k: float(v) for k, v in zip(s["key"], s["value"])}
+        self.summary: dict[str, float | int] = {k: _summary_value(k, float(v)) for k, v in zip(s["key"], s["value"])}
 
     def __getattr__(self, name: str) -> pa.Table:
+        # Every table of the run by name: flows, links, throughput, queues, packets,
+        # flow_queues, probe_<kind>.
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
         if name in TABLES:
-            return self.tables[name]
-        raise AttributeError(name)
+            return tables[name]
+        raise AttributeError(f"no table {name!r} in these results (tables: {', '.join(sorted(tables))})")
 
     def series(self, name: str, flow: str | None = None, *, link: str | None = None) -> pa.Table:
         """The events of probe ``name`` (enabled by ``[output] probes``), in time order, as a
