@@ -1,6 +1,6 @@
 """Type stubs of the private native module (crates/py)."""
 
-from typing import Any
+from typing import Any, Callable
 
 __version__: str
 
@@ -8,7 +8,12 @@ class ScenarioError(ValueError):
     """A scenario mistake: ``path: reason``."""
 
 def validate(text: str, base_dir: str | None = None) -> None: ...
-def run(text: str, base_dir: str | None = None, out_dir: str | None = None) -> dict[str, dict[str, Any]]: ...
+def run(
+    text: str,
+    base_dir: str | None = None,
+    out_dir: str | None = None,
+    progress: Callable[[float, float], Any] | None = None,
+) -> dict[str, dict[str, Any]]: ...
 def bench(text: str, base_dir: str | None = None) -> tuple[int, float, dict[str, dict[str, Any]]]: ...
 def normalize(text: str) -> str: ...
 
