@@ -83,6 +83,12 @@ def print_summary(res: Any, title: str = "") -> None:
         + (f", Jain's index over {int(s['jain_flows'])} flow{'' if int(s['jain_flows']) == 1 else 's'}: {jain:.4f}"
            if not math.isnan(jain) else "")
     )
+    idle = [n for n, st in zip(f.column("flow").to_pylist(), f.column("start_s").to_pylist())
+            if st >= s["duration_s"]]
+    if idle:
+        out.print(f"warning: {len(idle)} flow{'' if len(idle) == 1 else 's'} never started (start at or after "
+                  f"the end of the run, {s['duration_s']:g} s): {', '.join(idle[:10])}"
+                  + (" …" if len(idle) > 10 else "") + "; Jain's index leaves them out")
 
 
 def _load(path: str, sets: Sequence[str]) -> Any:

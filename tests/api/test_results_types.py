@@ -13,7 +13,7 @@ from qoelab.scenario import Scenario
 @pytest.fixture(scope="module")
 def res():
     sc = Scenario.load(root() / "scenarios" / "demo" / "scenario.toml")
-    sc.data["sim"]["duration"] = "2s"
+    sc.data["sim"]["duration"] = "8s"  # the demo's TCP flows start at 2, 7, 12, 17 s
     return sc.run()
 
 
@@ -23,8 +23,8 @@ def test_summary_counts_are_integers_and_measurements_floats(res, tmp_path) -> N
     for key in ("seed", "events", "nodes", "links", "flows", "jain_flows"):
         assert type(s[key]) is int, (key, s[key])
     assert s["nodes"] == 4 and s["flows"] == 5
-    assert type(s["duration_s"]) is float and s["duration_s"] == 2.0
-    assert type(s["jain_index"]) is float
+    assert type(s["duration_s"]) is float and s["duration_s"] == 8.0
+    assert type(s["jain_index"]) is float and s["jain_flows"] == 2  # the two TCP flows that started
     assert res.summary["events"] == s["events"]
 
 
@@ -33,3 +33,26 @@ def test_every_table_is_an_attribute(res) -> None:
     assert res.flows.num_rows == 5
     with pytest.raises(AttributeError, match="no table 'nope'.*flows"):
         res.nope
+
+
+def test_jain_leaves_out_flows_that_never_started(tmp_path) -> None:
+    from qoelab.cli import main
+    flows = [{"name": f"tcp{i}", "src": "A", "dst": "B", "start": start, "app": {"kind": "bulk"},
+              "transport": {"kind": "tcp"}} for i, start in enumerate(["0s", "0.1s", "5s", "9s"])]
+    data = {"sim": {"duration": "3s", "seed": 1},
+            "links": [{"a": "A", "b": "B", "rate": "10Mbps", "delay": "5ms",
+                       "queue": {"kind": "fifo", "limit": "50p"}}],
+            "flows": flows}
+    res = Scenario.from_dict(data).run()
+    assert res.summary["jain_flows"] == 2          # tcp2 and tcp3 start after the run's 3 s
+    assert res.summary["jain_index"] == pytest.approx(res.jain(["tcp0", "tcp1"]))
+    assert res.summary["jain_index"] > 0.5          # two flows that ran: not 2 of 4 idle ones
+    import tomli_w
+    p = tmp_path / "s.toml"
+    p.write_text(tomli_w.dumps(data))
+    import contextlib, io
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["run", str(p), "-o", str(tmp_path / "out"), "--no-plot"])
+    assert rc in (0, None)
+    assert "2 flows never started" in buf.getvalue() and "tcp2, tcp3" in buf.getvalue()

@@ -231,10 +231,12 @@ impl Simulation {
                 ),
             );
         }
+        // Jain's index counts the flows that ran: a flow starting at or after the end of the run
+        // (a shortened run of a longer scenario) has no rate to be fair about.
         let fair: Vec<f64> = fl
             .iter()
             .enumerate()
-            .filter(|(_, f)| f.fairness)
+            .filter(|(_, f)| f.fairness && f.start < self.now)
             .map(|(i, f)| if f.service == Service::Stream { delivered[i] } else { f.fwd.recv_bytes as f64 } / active_s[i].max(1e-12))
             .collect();
         tables.push(t);
