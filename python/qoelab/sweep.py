@@ -687,11 +687,20 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
     """Combines finished runs into ``flows.parquet`` and ``summary.parquet`` (one row per run
     per flow, and per run), with the grid parameters and rep as leading columns."""
     flows, summaries = [], []
+    first_rep: dict[tuple, bytes] = {}
+    identical: dict[tuple, int] = {}
     for c in all_cells:
         d = out_dir / "runs" / c.run_id
         if not is_done(d):
             continue
         t = pq.read_table(d / "flows.parquet")
+        key = tuple((k, str(v)) for k, v in c.params)
+        # compared as IPC bytes: Table.equals() says NaN != NaN (goodput of a UDP flow)
+        ipc = _ipc_bytes(t)
+        if key not in first_rep:
+            first_rep[key] = ipc
+        elif ipc == first_rep[key]:
+            identical[key] = identical.get(key, 1) + 1
         extra = {k: [str(v)] * t.num_rows for k, v in c.params}
         extra["rep"] = [c.rep] * t.num_rows
         extra["run_id"] = [c.run_id] * t.num_rows
@@ -700,9 +709,23 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
         flows.append(t)
         s = json.loads((d / "summary.json").read_text())
         summaries.append({**{k: str(v) for k, v in c.params}, "rep": c.rep, "run_id": c.run_id, **s})
+    if identical:
+        # Repetitions differ only by their seed: identical ones mean nothing in the scenario
+        # draws from it (no random loss, start, jitter, …), so the interval over them is empty.
+        cell = ", ".join(f"{k}={v}" for k, v in next(iter(identical))) or "the scenario"
+        _warn(f"{len(identical)} of {len(first_rep)} cells ran repetitions with identical flows tables "
+              f"(e.g. {cell}: {next(iter(identical.values()))} identical runs): nothing in the scenario "
+              "depends on the seed, so repetitions add no information")
     if flows:
         _atomic_parquet(pa.concat_tables(flows, promote_options="default"), out_dir / "flows.parquet")
         _atomic_parquet(pa.Table.from_pylist(summaries), out_dir / "summary.parquet")
+
+
+def _ipc_bytes(t: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as w:
+        w.write_table(t)
+    return sink.getvalue().to_pybytes()
 
 
 def _atomic_parquet(t: pa.Table, path: Path) -> None:

@@ -213,3 +213,19 @@ def test_union_length_counts_overlaps_once():
     # Two workers overlapping for 5 s, then a pause, then one more run.
     assert union_length([(0.0, 10.0), (5.0, 12.0), (20.0, 23.0), (21.0, 22.0)]) == pytest.approx(15.0)
     assert union_length([(3.0, 4.0), (0.0, 1.0)]) == pytest.approx(2.0)
+
+
+def test_sweep_warns_when_repetitions_are_identical(scen: Path, tmp_path: Path):
+    # The fixture draws random loss and Poisson arrivals: repetitions differ, no warning.
+    code, _, err = run_cli("sweep", str(scen), "--reps", "2", "-o", str(tmp_path / "random"))
+    assert code == 0, err
+    assert "identical" not in err
+    # CBR over a lossless link: nothing depends on the seed.
+    fixed = tmp_path / "fixed.toml"
+    fixed.write_text(SCEN.replace('loss_ab = { kind = "bernoulli", p = 0.02 }\n', "")
+                     .replace('kind = "poisson"', 'kind = "cbr"'))
+    code, _, err = run_cli("sweep", str(fixed), "--grid", "links[0].rate=5Mbps,10Mbps", "--reps", "3",
+                           "-o", str(tmp_path / "fixed"))
+    assert code == 0, err
+    assert "2 of 2 cells ran repetitions with identical flows tables" in err
+    assert "3 identical runs" in err
