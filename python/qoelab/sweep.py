@@ -687,6 +687,7 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
     """Combines finished runs into ``flows.parquet`` and ``summary.parquet`` (one row per run
     per flow, and per run), with the grid parameters and rep as leading columns."""
     flows, summaries = [], []
+    types = _param_types(all_cells)
     first_rep: dict[tuple, bytes] = {}
     identical: dict[tuple, int] = {}
     for c in all_cells:
@@ -701,14 +702,14 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
             first_rep[key] = ipc
         elif ipc == first_rep[key]:
             identical[key] = identical.get(key, 1) + 1
-        extra = {k: [str(v)] * t.num_rows for k, v in c.params}
+        extra = {k: [v] * t.num_rows for k, v in _typed_params(c.params, types)}
         extra["rep"] = [c.rep] * t.num_rows
         extra["run_id"] = [c.run_id] * t.num_rows
         for i, (k, v) in enumerate(extra.items()):
             t = t.add_column(i, k, pa.array(v))
         flows.append(t)
         s = json.loads((d / "summary.json").read_text())
-        summaries.append({**{k: str(v) for k, v in c.params}, "rep": c.rep, "run_id": c.run_id, **s})
+        summaries.append({**dict(_typed_params(c.params, types)), "rep": c.rep, "run_id": c.run_id, **s})
     if identical:
         # Repetitions differ only by their seed: identical ones mean nothing in the scenario
         # draws from it (no random loss, start, jitter, …), so the interval over them is empty.
@@ -719,6 +720,49 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
     if flows:
         _atomic_parquet(pa.concat_tables(flows, promote_options="default"), out_dir / "flows.parquet")
         _atomic_parquet(pa.Table.from_pylist(summaries), out_dir / "summary.parquet")
+
+
+def _param_types(cells: list[Cell]) -> dict[str, str]:
+    """How each grid parameter is tabulated: "int" or "float" when every value is that number;
+    a quantity kind ("rate_bps", "time_s", "bytes", "packets") when every value is a string
+    with a unit of that kind; else "str"."""
+    from qoelab.units import quantity
+
+    values: dict[str, list[Any]] = {}
+    for c in cells:
+        for k, v in c.params:
+            values.setdefault(k, []).append(v)
+    out = {}
+    for k, vs in values.items():
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in vs):
+            out[k] = "int"
+        elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vs):
+            out[k] = "float"
+        else:
+            kinds = {(q[0] if (q := quantity(v)) else None) if isinstance(v, str) else None for v in vs}
+            out[k] = kinds.pop() if len(kinds) == 1 and None not in kinds else "str"
+    return out
+
+
+def _typed_params(params: tuple[tuple[str, Any], ...], types: dict[str, str]) -> list[tuple[str, Any]]:
+    """The grid columns of one run: numbers as numbers (so 1, 2, 4, 10 sort as numbers); a
+    quantity as its original string plus `<key>.si`, its value in SI units (bit/s, s, bytes,
+    packets: so "5Mbps" sorts before "20Mbps"); anything else as its string."""
+    from qoelab.units import quantity
+
+    out: list[tuple[str, Any]] = []
+    for k, v in params:
+        kind = types.get(k, "str")
+        if kind == "int":
+            out.append((k, int(v)))
+        elif kind == "float":
+            out.append((k, float(v)))
+        elif kind == "str":
+            out.append((k, str(v)))
+        else:
+            q = quantity(v)
+            out += [(k, str(v)), (f"{k}.si", q[1] if q else None)]
+    return out
 
 
 def _ipc_bytes(t: pa.Table) -> bytes:

@@ -229,3 +229,30 @@ def test_sweep_warns_when_repetitions_are_identical(scen: Path, tmp_path: Path):
     assert code == 0, err
     assert "2 of 2 cells ran repetitions with identical flows tables" in err
     assert "3 identical runs" in err
+
+
+def test_sweep_tables_keep_grid_values_typed(scen: Path, tmp_path: Path):
+    out = tmp_path / "typed"
+    code, _, err = run_cli("sweep", str(scen), "--grid", "links[0].rate=20Mbps,5Mbps",
+                           "--grid", "sim.seed=1,10,2", "-o", str(out))
+    assert code == 0, err
+    for name in ("summary.parquet", "flows.parquet"):
+        t = pq.read_table(out / name)
+        assert str(t.schema.field("sim.seed").type) == "int64", name
+        assert sorted(t.column("sim.seed").to_pylist())[:3] == [1, 1, 2]      # numeric order
+        assert str(t.schema.field("links[0].rate").type) == "string"
+        assert str(t.schema.field("links[0].rate.si").type) == "double"
+        rows = sorted(t.select(["links[0].rate.si", "links[0].rate"]).to_pylist(), key=lambda r: r["links[0].rate.si"])
+        assert rows[0] == {"links[0].rate.si": 5e6, "links[0].rate": "5Mbps"}
+        assert rows[-1] == {"links[0].rate.si": 20e6, "links[0].rate": "20Mbps"}
+
+
+def test_quantities_read_as_the_core_reads_them():
+    from qoelab.units import quantity
+
+    assert quantity("5Mbps") == ("rate_bps", 5e6)
+    assert quantity("1.5 Gb/s") == ("rate_bps", 1.5e9)
+    assert quantity("10ms") == ("time_s", pytest.approx(0.01))
+    assert quantity("64KiB") == ("bytes", 65536.0)
+    assert quantity("50p") == ("packets", 50.0)
+    assert quantity("5 furlongs") is None and quantity("fifo") is None and quantity("5") is None
