@@ -1,0 +1,117 @@
+"""docs/outputs.md documents every column of every result table, with its type.
+
+A corpus of scenarios fills every table (flows of each transport, subflows, the packet log, an
+SQF port with per-flow samples); each column must be in the page's table for it with the type
+the run produced, and each column the page lists must exist. Probe tables are checked against
+the column lists of docs/models/probes.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from qoelab.paths import root
+from qoelab.scenario import Scenario
+
+DOC = root() / "docs" / "outputs.md"
+PROBES_DOC = root() / "docs" / "models" / "probes.md"
+
+
+def _doc_tables() -> dict[str, dict[str, str]]:
+    """`## \\`name\\`` sections → {column: type} from their markdown tables."""
+    out: dict[str, dict[str, str]] = {}
+    section = None
+    for line in DOC.read_text().splitlines():
+        if m := re.match(r"## `([a-z_.]+)`", line):
+            section = m.group(1)
+            out[section] = {}
+        elif line.startswith("## "):
+            section = None
+        elif section and (m := re.match(r"\| `([a-z0-9_]+)` \| ([a-z0-9 ]+?) \|", line)):
+            out[section][m.group(1)] = m.group(2)
+    return out
+
+
+def _link(a, b, **k):
+    return {"a": a, "b": b, "rate": "10Mbps", "delay": "5ms", **k}
+
+
+CORPUS = {
+    "sim": {"duration": "2s"},
+    "links": [_link("A", "R1", a_addr="10.1.0.1"), _link("A", "R2", a_addr="10.1.1.1"),
+              _link("R1", "B", b_addr="10.2.0.1", queue={"kind": "fifo", "limit": "20p"},
+                    loss_ab={"kind": "bernoulli", "p": 0.01}),
+              _link("R2", "B", b_addr="10.2.1.1")],
+    "flows": [
+        {"name": "mp", "src": "A", "dst": "B", "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"},
+         "transport": {"kind": "udp"}, "packet_log": True,
+         "subflows": [{"src_addr": "10.1.0.1", "dst_addr": "10.2.0.1"}, {"src_addr": "10.1.1.1", "dst_addr": "10.2.1.1"}]},
+        {"name": "tf", "src": "A", "dst": "B", "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"},
+         "transport": {"kind": "tfrc"}},
+        {"name": "tcp", "src": "A", "dst": "B", "app": {"kind": "bulk"}, "transport": {"kind": "tcp"}},
+    ],
+    "output": {"probes": ["queue", "drops", "cwnd", "rto", "retransmit", "tcp_state", "app", "tfrc"]},
+}
+
+
+@pytest.fixture(scope="module")
+def produced() -> dict[str, dict[str, str]]:
+    runs = [Scenario.from_dict(CORPUS).run()]
+    for p in ("scenarios/demo/scenario.toml", "scenarios/sqf/model-check.toml"):
+        sc = Scenario.load(root() / p)
+        sc.data["sim"]["duration"] = "3s"
+        runs.append(sc.run())
+    cols: dict[str, dict[str, str]] = {}
+    for res in runs:
+        for name, t in res.tables.items():
+            for f in t.schema:
+                cols.setdefault(name, {}).setdefault(f.name, str(f.type))
+    return cols
+
+
+def test_every_table_and_column_is_documented_with_its_type(produced) -> None:
+    doc = _doc_tables()
+    for name, cols in produced.items():
+        if name.startswith("probe_"):
+            continue
+        assert name in doc, f"docs/outputs.md has no section for table {name!r}"
+        for col, typ in cols.items():
+            assert col in doc[name], f"docs/outputs.md: table {name}: column {col!r} ({typ}) is not documented"
+            assert doc[name][col] == typ, f"docs/outputs.md: {name}.{col} says {doc[name][col]}, the run has {typ}"
+
+
+def test_every_documented_column_exists(produced) -> None:
+    for name, cols in _doc_tables().items():
+        if name == "summary.json":
+            continue
+        assert name in produced, f"docs/outputs.md documents table {name!r}, which no run produced"
+        stale = set(cols) - set(produced[name])
+        assert not stale, f"docs/outputs.md: table {name}: documented but not produced: {sorted(stale)}"
+
+
+def test_summary_keys_are_documented_with_their_json_type(tmp_path) -> None:
+    res = Scenario.from_dict(CORPUS).run()
+    res.write(tmp_path / "o", plot=False)
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    doc = _doc_tables()["summary.json"]
+    assert set(s) == set(doc), set(s) ^ set(doc)
+    for k, v in s.items():
+        allowed = {"int": (int,), "float": (float,), "float or null": (float, type(None))}[doc[k]]
+        assert type(v) in allowed, (k, v, doc[k])
+
+
+def test_probe_tables_match_the_probe_page(produced) -> None:
+    rows = {}
+    for line in PROBES_DOC.read_text().splitlines():
+        if m := re.match(r"\| `([a-z_]+)` \| [^|]* \| ([^|]*) \|", line):
+            rows[m.group(1)] = {c.strip() for g in re.findall(r"`([^`]+)`", m.group(2)) for c in g.split(",")}
+    probe_tables = {n[len("probe_"):]: c for n, c in produced.items() if n.startswith("probe_")}
+    assert probe_tables, "the corpus enabled probes but produced no probe table"
+    for kind, cols in probe_tables.items():
+        assert kind in rows, f"docs/models/probes.md has no row for probe {kind!r}"
+        own = set(cols) - {"t_ns", "flow", "end"}
+        missing = own - rows[kind]
+        assert not missing, f"docs/models/probes.md: probe {kind}: columns not listed: {sorted(missing)}"
