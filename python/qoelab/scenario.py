@@ -33,8 +33,14 @@ from qoelab.results import Results
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\.(\d+)(?=\.|\[|$)")
 
 
+class Named(str):
+    """A list item chosen by name in a key path: ``flows[video]`` (the flow whose ``name`` is
+    ``video``), ``links[R1-R2]`` (the link between nodes R1 and R2, either way round)."""
+
+
 def parse_key_path(path: str) -> list[str | int]:
-    """Splits ``links[2].queue.limit`` (or ``links.2.queue.limit``) into keys and indices."""
+    """Splits ``links[2].queue.limit`` (or ``links.2.queue.limit``) into keys and indices; a
+    bracket holding anything but digits selects a list item by name (:class:`Named`)."""
     parts: list[str | int] = []
     pos = 0
     s = path.strip()
@@ -57,10 +63,44 @@ def parse_key_path(path: str) -> list[str | int]:
             parts.append(int(m.group(1)))
             pos += m.end()
             continue
+        m = re.match(r"\[([^\[\]]+)\]", s[pos:])
+        if m and parts:
+            parts.append(Named(m.group(1).strip()))
+            pos += m.end()
+            continue
         raise ValueError(f"malformed key path {path!r} at position {pos}")
-    if not parts or not isinstance(parts[0], str):
+    if not parts or not isinstance(parts[0], str) or isinstance(parts[0], Named):
         raise ValueError(f"malformed key path {path!r}")
     return parts
+
+
+def _select(items: list[Any], sel: Named, where: str) -> int:
+    """Index of the item `sel` names in `items`: by its `name`, or for a link (`a`/`b`) by
+    `A-B` / `A->B` (either order). None or several matches are errors naming the candidates."""
+    hits = [i for i, it in enumerate(items) if isinstance(it, dict) and it.get("name") == sel]
+    if not hits:
+        ends = re.fullmatch(r"(.+?)\s*(?:->|-)\s*(.+)", sel)
+        if ends:
+            pair = {ends.group(1), ends.group(2)}
+            hits = [i for i, it in enumerate(items)
+                    if isinstance(it, dict) and {it.get("a"), it.get("b")} == pair]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise KeyError(f"{where}[{sel}] is ambiguous: items {', '.join(map(str, hits))} match; use an index")
+    names = [str(it.get("name") or (f"{it.get('a')}-{it.get('b')}" if "a" in it else "")) for it in items
+             if isinstance(it, dict)]
+    known = ", ".join(n for n in names if n) or "none named"
+    raise KeyError(f"{where}[{sel}]: no item named {sel!r} (items: {known})")
+
+
+def _step(node: Any, key: str | int, where: str) -> Any:
+    """One key of a path: a Named key becomes the index of the item it names."""
+    if isinstance(key, Named):
+        if not isinstance(node, list):
+            raise KeyError(f"{where} is not a list")
+        return _select(node, key, where)
+    return key
 
 
 def parse_value(text: str) -> Any:
@@ -99,10 +139,15 @@ class Scenario:
 
     def get(self, path: str) -> Any:
         node: Any = self.data
-        for k in parse_key_path(path):
+        keys = parse_key_path(path)
+        for i, k in enumerate(keys):
             try:
-                node = node[k]
-            except (KeyError, IndexError, TypeError):
+                node = node[_step(node, k, _fmt(keys[:i]))]
+            except KeyError as e:
+                if isinstance(k, Named):
+                    raise ScenarioError(self.source, f"{path}: {e.args[0]}") from None
+                raise ScenarioError(self.source, f"{path}: no such key") from None
+            except (IndexError, TypeError):
                 raise ScenarioError(self.source, f"{path}: no such key") from None
         return node
 
@@ -120,11 +165,20 @@ class Scenario:
         node: Any = self.data
         for i, k in enumerate(keys[:-1]):
             try:
-                node = node[k]
-            except (KeyError, IndexError, TypeError):
+                node = node[_step(node, k, _fmt(keys[:i]))]
+            except KeyError as e:
+                if isinstance(k, Named):
+                    raise ScenarioError(self.source, f"{path}: {e.args[0]}") from None
+                raise ScenarioError(self.source, f"{path}: {_fmt(keys[: i + 1])} does not exist") from None
+            except (IndexError, TypeError):
                 prefix = _fmt(keys[: i + 1])
                 raise ScenarioError(self.source, f"{path}: {prefix} does not exist") from None
         last = keys[-1]
+        if isinstance(last, Named):
+            try:
+                last = _step(node, last, _fmt(keys[:-1]))
+            except KeyError as e:
+                raise ScenarioError(self.source, f"{path}: {e.args[0]}") from None
         if isinstance(last, int):
             if not isinstance(node, list) or last >= len(node):
                 raise ScenarioError(self.source, f"{path}: index {last} out of range")
@@ -249,5 +303,5 @@ def _short(v: Any, n: int = 40) -> str:
 def _fmt(keys: list[str | int]) -> str:
     out = ""
     for k in keys:
-        out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else k)
+        out += f"[{k}]" if isinstance(k, (int, Named)) else (f".{k}" if out else k)
     return out

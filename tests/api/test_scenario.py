@@ -100,3 +100,22 @@ def test_progress_callback_error_stops_the_run():
 
     with pytest.raises(Stop):
         _tcp_scenario().run(progress=cb)
+
+
+def test_key_paths_select_list_items_by_name():
+    data = {**BASE, "links": [dict(l) for l in BASE["links"]] + [{"a": "R", "b": "B", "rate": "1Mbps", "delay": "1ms"}]}
+    sc = Scenario.from_dict(data)
+    sc.set("flows[cbr].app.rate", "3Mbps")
+    assert sc.data["flows"][0]["app"]["rate"] == "3Mbps"
+    sc.set("links[A-R].rate", "50Mbps")          # a link by its ends,
+    sc.set("links[R->A].delay", "2ms")           # either way round
+    assert sc.data["links"][0]["rate"] == "50Mbps" and sc.data["links"][0]["delay"] == "2ms"
+    assert sc.get("links[A-R].rate") == "50Mbps" and sc.get("flows[cbr].name") == "cbr"
+    with pytest.raises(ScenarioError, match=r"links\[R-B\] is ambiguous: items 1, 2 match; use an index"):
+        sc.set("links[R-B].rate", "2Mbps")
+    with pytest.raises(ScenarioError, match=r"flows\[nope\]: no item named 'nope' \(items: cbr\)"):
+        sc.set("flows[nope].app.rate", "1Mbps")
+    with pytest.raises(ScenarioError, match=r"sim\[x\]: sim is not a list|sim is not a list"):
+        sc.get("sim[x].duration")
+    sc.set("flows[cbr]", {**sc.data["flows"][0], "start": "1s"})   # the item itself, by name
+    assert sc.data["flows"][0]["start"] == "1s"
