@@ -102,3 +102,42 @@ def test_gaussian_ssim_is_wangs_and_differs_from_block():
     img = (128 + 60 * np.sin(xx / 5.0) * np.cos(yy / 7.0)).astype(np.uint8)
     noisy = np.clip(img + np.random.default_rng(1).normal(0, 8, img.shape), 0, 255).astype(np.uint8)
     assert ssim_y_block(img, noisy, 48) - ssim_y_gaussian(img, noisy, 48) > 0.05
+
+
+def _ssim_brute_force(x: np.ndarray, y: np.ndarray) -> float:
+    """Wang et al.'s SSIM written out window by window: an explicit 11×11 Gaussian (σ = 1.5,
+    normalised), weighted moments, every window wholly inside the picture, mean of the map."""
+    k = np.exp(-(np.arange(-5, 6) ** 2) / (2 * 1.5**2))
+    w = np.outer(k, k) / np.outer(k, k).sum()
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    x, y = x.astype(float), y.astype(float)
+    vals = []
+    for i in range(5, x.shape[0] - 5):
+        for j in range(5, x.shape[1] - 5):
+            px, py = x[i - 5:i + 6, j - 5:j + 6], y[i - 5:i + 6, j - 5:j + 6]
+            mx, my = (w * px).sum(), (w * py).sum()
+            vx, vy = (w * (px - mx) ** 2).sum(), (w * (py - my) ** 2).sum()
+            cxy = (w * (px - mx) * (py - my)).sum()
+            vals.append((2 * mx * my + c1) * (2 * cxy + c2) / ((mx**2 + my**2 + c1) * (vx + vy + c2)))
+    return float(np.mean(vals))
+
+
+def test_gaussian_ssim_border_rule_is_wangs_valid_windows():
+    # A picture whose borders differ from its interior: a rule that averages over reflected
+    # border windows (the previous one) is off by ~1e-3 here; the valid-window rule is exact.
+    rng = np.random.default_rng(7)
+    yy, xx = np.mgrid[0:40, 0:36]
+    img = (128 + 60 * np.sin(xx / 4.0) * np.cos(yy / 6.0)).astype(np.uint8)
+    noisy = np.clip(img + rng.normal(0, 12, img.shape), 0, 255).astype(np.uint8)
+    noisy[:, :3] = 255 - noisy[:, :3]                      # a damaged border strip
+    want = _ssim_brute_force(img, noisy)
+    assert ssim_y_gaussian(img, noisy, 40) == pytest.approx(want, abs=1e-9)
+    # the reflected-border mean over every pixel is measurably different
+    from scipy.ndimage import gaussian_filter
+    g = dict(sigma=1.5, truncate=3.5, mode="reflect")
+    x, y = img.astype(float), noisy.astype(float)
+    mx, my = gaussian_filter(x, **g), gaussian_filter(y, **g)
+    c1, c2 = (0.01 * 255) ** 2, (0.03 * 255) ** 2
+    full = np.mean((2 * mx * my + c1) * (2 * (gaussian_filter(x * y, **g) - mx * my) + c2)
+                   / ((mx**2 + my**2 + c1) * (gaussian_filter(x * x, **g) - mx**2 + gaussian_filter(y * y, **g) - my**2 + c2)))
+    assert abs(full - want) > 1e-3

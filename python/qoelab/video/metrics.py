@@ -13,7 +13,8 @@
     the sums (so variances use the 1/(N−1) estimator), averaged over the `(w/4 − 1)(h/4 − 1)`
     windows;
   - `ssim_y_gaussian` ("gaussian"): Wang et al. (2004), an 11×11 Gaussian window (σ = 1.5),
-    K1 = 0.01, K2 = 0.03, averaged over the picture.
+    K1 = 0.01, K2 = 0.03, averaged over the windows wholly inside the picture (the border rule
+    of Wang's `ssim_index.m` and of scikit-image with `use_sample_covariance=False`).
   On a decoded-vs-source pair they differ by about 0.005, so the definition is always named.
 - MOS follows EvalVid 2.7's `mos.c` (Klaue et al., 2003, Table 1): PSNR > 37 → 5, > 31 → 4,
   > 25 → 3, > 20 → 2, else 1, applied to the PSNR as `psnr.c` prints it (three decimals); a
@@ -100,19 +101,36 @@ _C2 = (0.03 * 255) ** 2
 
 
 def ssim_y_gaussian(a: np.ndarray, b: np.ndarray, height: int) -> float:
-    """Mean SSIM of the luma planes with Wang et al.'s 11×11 Gaussian window."""
-    x = a[:height].astype(np.float32)
-    y = b[:height].astype(np.float32)
+    """Mean SSIM of the luma planes with Wang et al.'s 11×11 Gaussian window.
+
+    The border rule is that of Wang's reference implementation (`ssim_index.m`, its
+    `filter2(..., 'valid')`): only windows wholly inside the picture count, so the mean is over
+    the `(h − 10) × (w − 10)` window centres; statistics are the window's Gaussian-weighted
+    moments (the population estimator). scikit-image's `structural_similarity(...,
+    gaussian_weights=True, use_sample_covariance=False, data_range=255)` follows the same rule
+    (it crops 5 pixels); its default `use_sample_covariance=True` scales the variances by
+    N/(N−1) and differs by a few 1e-4. Pictures smaller than the window: the mean over windows
+    reflected at the borders (no valid centre exists)."""
+    x = a[:height].astype(np.float64)
+    y = b[:height].astype(np.float64)
     if np.array_equal(x, y):
         return 1.0
-    g = dict(sigma=1.5, truncate=3.5, mode="reflect")  # 11-tap window
+    g = dict(sigma=1.5, truncate=3.5, mode="reflect")  # 11-tap window, weights summing to 1
     mx, my = gaussian_filter(x, **g), gaussian_filter(y, **g)
     sxx = gaussian_filter(x * x, **g) - mx * mx
     syy = gaussian_filter(y * y, **g) - my * my
     sxy = gaussian_filter(x * y, **g) - mx * my
     num = (2 * mx * my + _C1) * (2 * sxy + _C2)
     den = (mx * mx + my * my + _C1) * (sxx + syy + _C2)
-    return float(np.mean(num / den))
+    s = num / den
+    r = _SSIM_RADIUS
+    if s.shape[0] > 2 * r and s.shape[1] > 2 * r:
+        s = s[r:-r, r:-r]  # centres whose window lies wholly inside: unaffected by the reflection
+    return float(np.mean(s))
+
+
+#: Half-width of the 11×11 Gaussian window (σ = 1.5, truncated at 3.5σ).
+_SSIM_RADIUS = 5
 
 
 SSIM_DEFINITIONS = {"block": ssim_y_block, "gaussian": ssim_y_gaussian}
