@@ -59,6 +59,28 @@ class Results:
             return tables[name]
         raise AttributeError(f"no table {name!r} in these results (tables: {', '.join(sorted(tables))})")
 
+    def to_pandas(self, table: str = "flows"):
+        """One table as a pandas DataFrame (``res.to_pandas("links")``). Needs pandas
+        (``pip install 'qoelab[notebooks]'``)."""
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            raise ImportError("to_pandas() needs pandas: pip install 'qoelab[notebooks]' (or pandas)") from None
+        return self._table(table).to_pandas()
+
+    def to_polars(self, table: str = "flows"):
+        """One table as a polars DataFrame, zero-copy where Arrow allows. Needs polars."""
+        try:
+            import polars as pl
+        except ImportError:
+            raise ImportError("to_polars() needs polars: pip install polars") from None
+        return pl.from_arrow(self._table(table))
+
+    def _table(self, name: str) -> pa.Table:
+        if name not in self.tables:
+            raise KeyError(f"no table {name!r} in these results (tables: {', '.join(sorted(self.tables))})")
+        return self.tables[name]
+
     def series(self, name: str, flow: str | None = None, *, link: str | None = None) -> pa.Table:
         """The events of probe ``name`` (enabled by ``[output] probes``), in time order, as a
         pyarrow Table whose first column ``t_s`` is the time in seconds; ``flow`` and ``link``

@@ -56,3 +56,11 @@ def test_jain_leaves_out_flows_that_never_started(tmp_path) -> None:
         rc = main(["run", str(p), "-o", str(tmp_path / "out"), "--no-plot"])
     assert rc in (0, None)
     assert "2 flows never started" in buf.getvalue() and "tcp2, tcp3" in buf.getvalue()
+
+
+def test_dataframes(res) -> None:
+    df = res.to_pandas()
+    assert list(df.columns) == res.flows.column_names and len(df) == 5
+    assert res.to_pandas("links")["link"].tolist() == res.links.column("link").to_pylist()
+    with pytest.raises(KeyError, match="no table 'nope'"):
+        res.to_pandas("nope")
