@@ -239,6 +239,30 @@ def _write_file(p: Path, text: str, what: str) -> None:
         raise QoelabError(f"{what} {p}: cannot write: {e.strerror or e}") from None
 
 
+def cmd_examples(a: argparse.Namespace) -> int:
+    """Copies `scenarios/` and `data/` (the scenarios refer to traces as `../../data/…`, so both
+    keep their layout) into a new or empty folder."""
+    import shutil
+
+    from qoelab.paths import root
+
+    dest = Path(a.directory)
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise QoelabError(f"{dest}: exists and is not an empty folder; give a new or empty one")
+    src = root()
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        for name in ("scenarios", "data"):
+            # bundled files only: no symlinks followed out of the bundle, no caches
+            shutil.copytree(src / name, dest / name, symlinks=True,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+    except OSError as e:
+        raise QoelabError(f"{dest}: cannot copy the examples: {e.strerror or e}") from None
+    n = sum(1 for _ in (dest / "scenarios").rglob("*.toml"))
+    out.print(f"copied {n} scenarios and their data into {dest}/ — e.g. qoelab run {dest}/scenarios/demo/scenario.toml")
+    return 0
+
+
 def cmd_demo(a: argparse.Namespace) -> int:
     a.scenario = "demo"
     a.set = a.set or []
@@ -324,6 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("-o", "--output", metavar="DIR", help="results directory (default results/demo)")
     d.add_argument("--set", action="append", metavar="KEY.PATH=VALUE")
     d.set_defaults(func=cmd_demo)
+
+    e = sub.add_parser("examples", help="copy the bundled scenarios and data (traces, clips) into DIR for editing")
+    e.add_argument("directory", metavar="DIR", help="a new or empty folder")
+    e.set_defaults(func=cmd_examples)
 
     try:
         from qoelab.video import cli as video_cli

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +65,15 @@ def test_dataframes(res) -> None:
     assert res.to_pandas("links")["link"].tolist() == res.links.column("link").to_pylist()
     with pytest.raises(KeyError, match="no table 'nope'"):
         res.to_pandas("nope")
+
+
+def test_bundled_scenario_name_beats_a_folder_of_that_name(tmp_path, monkeypatch) -> None:
+    # `qoelab demo -o demo` made a folder "demo" in the working directory; the video-quality
+    # step then looked up scenario "demo" and got the folder.
+    from qoelab.paths import scenario_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo").mkdir()
+    assert scenario_path("demo") == root() / "scenarios" / "demo" / "scenario.toml"
+    (tmp_path / "mine.toml").write_text("")
+    assert scenario_path("mine.toml") == Path("mine.toml")

@@ -13,11 +13,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from qoelab.paths import root
+
 from .encode import EncodeConfig, EncodeResult, encode
 
 __all__ = ["CLIP", "cif_config", "build_cif", "main"]
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = root()  # the folder holding data/ (a checkout, or an installed wheel's bundle)
 CLIP = REPO / "data" / "clips" / "bigbuckbunny.mp4"
 
 # The multi-TFRC paper's setting (Paris, CIF, 30 Hz, QP 26, GOP 15 IPBB..., 900-byte slices, 1063

@@ -41,12 +41,14 @@ from pathlib import Path
 
 import numpy as np
 
+from qoelab.paths import root
+
 from .trace import NalTrace, read_trace, write_trace
 
 __all__ = ["SOURCE", "TARGET_IP_BPS", "scale_vcl", "ip_mean_rate_bps", "ip_max_window_rate_bps", "factor_ppm_for",
            "build_hd62"]
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = root()  # the folder holding data/ (a checkout, or an installed wheel's bundle)
 SOURCE = "hd1080_40M"
 NAME = "hd1080_62M"
 #: The paper's delivered rate per stream (Table II, K = 0: 622 Mbit/s for N = 10).

@@ -36,13 +36,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qoelab.paths import root
+
 from .errors import VideoInputError
 
 __all__ = ["read_small_text", "load_small_toml", "SourceSpec", "CLIPS", "GENERATORS", "SAFE_FILTERS", "check_filters", "parse_lavfi", "load_source",
            "sha256_of", "clip_path", "source_from_input", "migrate_legacy_source"]
 
-REPO = Path(__file__).resolve().parents[3]
-CLIP_DIR = REPO / "data" / "clips"
+CLIP_DIR = root() / "data" / "clips"
 # Bundled clips by name: file and SHA-256 (checked before use).
 CLIPS = {
     "bigbuckbunny": ("bigbuckbunny.mp4", "f25b31f155970c46300934bda4a76cd2f581acab45c49762832ffdfddbcf9fdd"),

@@ -1,0 +1,74 @@
+"""The wheel works outside the repository.
+
+Builds the wheel (scripts/build_wheel.sh), installs it into a fresh virtual environment in a
+temporary folder with `--no-deps` (its dependencies come from this interpreter's site-packages:
+`--system-site-packages`, so the test needs no network), and from another temporary folder, with
+no `cargo` on PATH and no checkout in reach, runs `qoelab demo`, a three-cell sweep and
+`qoelab examples`. The installed package must be the wheel's, not this checkout's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qoelab.paths import root
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git to list the tracked files")
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory) -> Path:
+    pytest.importorskip("maturin")
+    wheels = tmp_path_factory.mktemp("wheels")
+    r = subprocess.run(["bash", str(root() / "scripts" / "build_wheel.sh"), str(wheels)],
+                       capture_output=True, text=True, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (wheel,) = wheels.glob("qoelab-*.whl")
+    env_dir = tmp_path_factory.mktemp("venv") / "v"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)], check=True)
+    py = env_dir / "bin" / "python"
+    r = subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return env_dir
+
+
+def _run(venv: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "QOELAB_HOME")}
+    # no Rust toolchain: only the venv and the system's basic tools
+    env["PATH"] = os.pathsep.join([str(venv / "bin"), "/usr/bin", "/bin"])
+    assert shutil.which("cargo", path=env["PATH"]) is None
+    return subprocess.run([str(venv / "bin" / "qoelab"), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=900)
+
+
+def test_installed_package_is_the_wheels_and_finds_its_bundle(venv: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "QOELAB_HOME")}
+    code = "import qoelab, qoelab.paths as p, json; print(json.dumps([qoelab.__file__, str(p.root()), p.in_checkout()]))"
+    r = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    pkg, bundle, checkout = json.loads(r.stdout)
+    assert Path(pkg).is_relative_to(venv), pkg
+    assert Path(bundle).is_relative_to(venv) and Path(bundle, "scenarios", "demo", "scenario.toml").is_file()
+    assert checkout is False
+
+
+def test_demo_sweep_and_examples_run_from_anywhere(venv: Path, tmp_path: Path) -> None:
+    r = _run(venv, tmp_path, "demo", "--set", "sim.duration=3s", "-o", "demo")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (tmp_path / "demo" / "flows.parquet").is_file() and (tmp_path / "demo" / "video_quality.json").is_file()
+    r = _run(venv, tmp_path, "sweep", "bench/dumbbell-10m", "--set", "sim.duration=1s",
+             "--grid", "links[R1-R2].rate=5Mbps,10Mbps,20Mbps", "-o", "sw")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "3 runs (0 already done, 3 run now)" in r.stdout
+    r = _run(venv, tmp_path, "examples", "ex")
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = _run(venv, tmp_path, "validate", "ex/scenarios/demo/scenario.toml")
+    assert r.returncode == 0, r.stderr[-3000:]
