@@ -162,17 +162,21 @@ class Results:
         return out_dir
 
     def write_into(self, d: Path, *, plot: bool = True) -> None:
+        from qoelab.outputs import parquet_metadata
+
+        toml = self.scenario.to_toml() if self.scenario is not None else None
         for name, t in self.tables.items():
             # Tables only some runs fill (the packet log, per-flow backlog samples) are not
             # written when empty: no file means the run did not record them.
             if name in OPTIONAL_TABLES and t.num_rows == 0:
                 continue
-            pq.write_table(t, d / f"{name}.parquet", compression="zstd")
+            meta = {**(t.schema.metadata or {}), **parquet_metadata(name, t.column_names, toml)}
+            pq.write_table(t.replace_schema_metadata(meta), d / f"{name}.parquet", compression="zstd")
         # Strict JSON: a statistic with no value (Jain's index without TCP flows) is null, not NaN.
         summary = {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in self.summary.items()}
         (d / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True, allow_nan=False) + "\n")
-        if self.scenario is not None:
-            (d / "scenario.toml").write_text(self.scenario.to_toml())
+        if toml is not None:
+            (d / "scenario.toml").write_text(toml)
         if plot:
             from qoelab.report.plots import plot_run
 

@@ -115,3 +115,50 @@ def test_probe_tables_match_the_probe_page(produced) -> None:
         own = set(cols) - {"t_ns", "flow", "end"}
         missing = own - rows[kind]
         assert not missing, f"docs/models/probes.md: probe {kind}: columns not listed: {sorted(missing)}"
+
+
+_DIMENSIONAL = {"s", "ms", "ns", "bit/s", "bytes", "packets", "ratio"}
+
+
+def _doc_units() -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    section = None
+    for line in DOC.read_text().splitlines():
+        if m := re.match(r"## `([a-z_.]+)`", line):
+            section = m.group(1)
+            out[section] = {}
+        elif line.startswith("## "):
+            section = None
+        elif section and (m := re.match(r"\| `([a-z0-9_]+)` \| [^|]+ \| ([^|]*) \|", line)):
+            out[section][m.group(1)] = m.group(2).strip()
+    return out
+
+
+def test_parquet_files_carry_version_scenario_hash_and_the_documented_units(tmp_path) -> None:
+    import hashlib
+
+    import pyarrow.parquet as pq
+
+    import qoelab
+
+    res = Scenario.from_dict(CORPUS).run()
+    res.write(tmp_path / "o", plot=False)
+    scenario_sha = hashlib.sha256((tmp_path / "o" / "scenario.toml").read_bytes()).hexdigest()
+    doc = _doc_units()
+    checked = 0
+    for f in sorted((tmp_path / "o").glob("*.parquet")):
+        meta = {k.decode(): v.decode() for k, v in pq.read_schema(f).metadata.items()}
+        assert meta["qoelab.version"] == qoelab.__version__ and meta["qoelab.table"] == f.stem
+        assert meta["qoelab.scenario_sha256"] == scenario_sha
+        units = json.loads(meta["qoelab.units"])
+        if f.stem.startswith("probe_"):
+            continue
+        for col, doc_unit in doc[f.stem].items():
+            if col not in pq.read_schema(f).names:
+                continue
+            if doc_unit in _DIMENSIONAL:
+                assert units.get(col) == doc_unit, f"{f.name}: {col}: metadata {units.get(col)!r}, docs {doc_unit!r}"
+                checked += 1
+            else:
+                assert col not in units, f"{f.name}: {col}: metadata unit {units[col]!r}, docs {doc_unit!r}"
+    assert checked > 60
