@@ -118,6 +118,8 @@ def test_pivot_half_width_csv_and_findings_units(tmp_path):
     assert "| scheduler | n = 1 | n = 5 |" in md
     assert "| fifo | 0.20 | 0.60 |" in md and "| sqf | – | 0.00 |" in md
     assert "**wide**" in md and "**wide**" not in w.markdown(title=False)
+    dash = pivot("w", "wide", rows, (Column("q", "scheduler"),), "n", [1, 5], lambda r: "x", missing="-")
+    assert "| sqf | - | x |" in dash.markdown()
     t = Table("l", "long", [Column("q", "q"), Column("n", "n"), Column("loss", "loss")], rows, ci="half_width")
     got = list(csv.DictReader(io.StringIO(t.csv_text())))
     assert list(got[0]) == ["q", "n", "loss", "loss_ci", "reps"]

@@ -169,11 +169,12 @@ class Table:
 
 def pivot(id: str, title: str, rows: list[dict[str, Any]], index: tuple[Column, ...], across: str,
           values: list[Any], cell: Callable[[dict[str, Any]], str], *, label: Callable[[Any], str] = str,
-          **kw: Any) -> Table:
+          missing: str | None = None, **kw: Any) -> Table:
     """A wide view of ``rows`` for reading: one row per distinct ``index`` tuple (first-seen
     order), one column per value of ``across`` in ``values`` (titled ``label(value)``), each
-    cell ``cell(row)`` of the row with those index values and that value ("–" where there is
-    none). The cells are text: the numbers stay in the long table it is made from."""
+    cell ``cell(row)`` of the row with those index values and that value (``missing`` where there
+    is none; None renders "–"). The cells are text: the numbers stay in the long table it is
+    made from."""
     keys = tuple(c.key for c in index)
     by: dict[tuple, dict[Any, dict[str, Any]]] = {}
     for r in rows:
@@ -182,7 +183,7 @@ def pivot(id: str, title: str, rows: list[dict[str, Any]], index: tuple[Column, 
     out = []
     for k, got in by.items():
         row: dict[str, Any] = dict(zip(keys, k))
-        row.update({f"{across}={v}": cell(got[v]) if v in got else None for v in values})
+        row.update({f"{across}={v}": cell(got[v]) if v in got else missing for v in values})
         out.append(row)
     return Table(id, title, cols, out, **kw)
 

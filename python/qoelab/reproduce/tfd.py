@@ -57,6 +57,7 @@ from qoelab.experiment import (Estimate, Finding, Label, Verdict, judge_all, jud
                                summary_count)
 from qoelab.experiment import core
 from qoelab.experiment.core import Experiment
+from qoelab.experiment.tables import Column, Table, pivot
 from qoelab.scenario import Scenario
 
 SCENARIOS = ("s1", "s2", "s3", "s4")
@@ -521,7 +522,7 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
     fs = findings(grid, ours, full_reps)
     meta["substantive_hold"], meta["substantive_decided"] = summary_count(fs)
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-    write_report(out, grid, ours, meta, sens, held, full_reps)
+    write_report(out, grid, ours, meta, sens, held, full_reps, nreps)
     return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held, "reps": full_reps, "findings": fs, "out": out,
             "nreps": nreps}
 
@@ -656,36 +657,71 @@ METRICS = (
 )
 
 
-def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[str, Any]] | None = None,
-                 held: list[dict[str, Any]] | None = None, reps: list[dict] | None = None) -> None:
+#: The paper's two tables: (name, metrics, source).
+TABLES = (("table1", 2, "paper Table I"), ("table2", 4, "paper Table II"))
+
+
+def cell_tables(grid: Grid, ours: dict, nreps: dict, key: str) -> dict[str, Any]:
+    """Tables I and II of one calibration, ours beside the paper's, as the layer's
+    :class:`~qoelab.experiment.tables.Table`\\ s: ``table1``/``table2`` (``report.json``: our
+    estimates and the paper's values), ``table1_csv``/``table2_csv`` (the CSV: ours rounded to
+    4 decimals, the paper's, and our 95 % half-widths) and ``table1_md``/``table2_md`` (one
+    K × N :func:`~qoelab.experiment.tables.pivot` per metric and scenario)."""
     paper = paper_tables()
-    # CSV: one row per cell, ours beside the paper's.
-    for table, metrics in (("table1", METRICS[:2]), ("table2", METRICS[2:])):
-        with open(out / f"{table}.csv", "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["scenario", "K", "N"] + [f"{m}_{who}" for m, _, _ in metrics for who in ("ours", "paper")]
-                       + [f"{m}_ours_ci95" for m, _, _ in metrics])
-            for (sc, k, n), v in sorted(ours.items()):
-                p = paper[(sc, k, n)]
-                ci = [v.get(f"{m}_ci95", float("nan")) for m, _, _ in metrics]
-                w.writerow([sc, k, n] + [x for m, _, _ in metrics for x in (round(v[m], 4), p[m])]
-                           + ["" if math.isnan(c) else round(c, 4) for c in ci])
+    T: dict[str, Any] = {}
+    lo = 0
+    for name, hi, src in TABLES:
+        metrics = METRICS[lo:hi]
+        lo = hi
+        rows = []
+        for (sc, k, n), v in sorted(ours.items()):
+            row: dict[str, Any] = {"scenario": sc, "K": k, "N": n}
+            for m, _, _ in metrics:
+                ci = v.get(f"{m}_ci95", float("nan"))
+                row[m] = Estimate(v[m], ci, nreps.get((sc, k, n), 0))
+                row[f"paper_{m}"] = paper[(sc, k, n)][m]
+                row[f"{m}_ours"], row[f"{m}_paper"] = round(v[m], 4), paper[(sc, k, n)][m]
+                row[f"{m}_ours_ci95"] = None if math.isnan(ci) else round(ci, 4)
+            rows.append(row)
+        index = [Column("scenario", "scenario"), Column("K", "K"), Column("N", "N")]
+        csv_keys = [f"{m}_{who}" for m, _, _ in metrics for who in ("ours", "paper")] + [f"{m}_ours_ci95" for m, _, _ in metrics]
+        T[f"{name}_csv"] = Table(f"{name}_csv", name, index + [Column(c, c) for c in csv_keys], rows)
+        cols = list(index)
+        for m, label, _ in metrics:
+            cols += [Column(m, label, "", "ours"), Column(f"paper_{m}", label, "", "paper")]
+        T[name] = Table(f"{name}-{key}", f"{src[6:]}, calibration {key}: ours beside the paper's", cols, rows, source=src)
+        views = []
+        for m, label, fmt in metrics:
+            def text(r: dict[str, Any], m: str = m, fmt: str = fmt) -> str:
+                e = r[m]
+                pm = "" if math.isnan(e.half_width) else "±" + fmt.format(e.half_width)
+                return f"{fmt.format(e.mean)}{pm} ({fmt.format(r[f'paper_{m}'])})"
+
+            for sc in grid.scenarios:
+                views.append(pivot(f"{name}-{m}-{sc}", f"{label}, scenario {sc} (rows K, columns N)",
+                                   [r for r in rows if r["scenario"] == sc], (Column("K", "K \\ N"),), "N",
+                                   list(grid.n), text, missing="-"))
+        # The K × N view lists every K of the grid, with or without runs.
+        for t in views:
+            have = {r["K"] for r in t.rows}
+            t.rows = sorted(t.rows + [{"K": k, **{f"N={n}": "-" for n in grid.n}} for k in grid.k if k not in have],
+                            key=lambda r: list(grid.k).index(r["K"]))
+        T[f"{name}_md"] = views
+    return T
+
+
+def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[str, Any]] | None = None,
+                 held: list[dict[str, Any]] | None = None, reps: list[dict] | None = None,
+                 nreps: dict | None = None) -> None:
+    paper = paper_tables()
+    T = cell_tables(grid, ours, nreps or {}, meta.get("calibration", ""))
+    for table in ("table1", "table2"):
+        # CSV: one row per cell, ours beside the paper's; Markdown: a K × N view per metric and scenario.
+        T[f"{table}_csv"].write_csv(out, f"{table}.csv")
         md = [f"# {table.title()}: ours (paper)\n", f"Duration {grid.duration_s} s, {meta['reps_done_min']}–{meta['reps_done_max']} "
               "repetition(s) per cell (± is the half-width of a Student-t 95 % confidence interval over them, shown from 2 "
               "repetitions on); paper values typed from the paper (20 repetitions, 152 s).\n"]
-        for m, label, fmt in metrics:
-            for sc in grid.scenarios:
-                md.append(f"\n## {label}, scenario {sc} (rows K, columns N)\n")
-                md.append("| K \\ N | " + " | ".join(str(n) for n in grid.n) + " |")
-                md.append("|---" * (len(grid.n) + 1) + "|")
-                for k in grid.k:
-                    cells = []
-                    for n in grid.n:
-                        v = ours.get((sc, k, n))
-                        ci = v.get(f"{m}_ci95", float("nan")) if v is not None else float("nan")
-                        pm = "" if math.isnan(ci) else "±" + fmt.format(ci)
-                        cells.append("-" if v is None else f"{fmt.format(v[m])}{pm} ({fmt.format(paper[(sc, k, n)][m])})")
-                    md.append(f"| {k} | " + " | ".join(cells) + " |")
+        md += [f"\n## {t.title}\n\n" + t.markdown(title=False).rstrip("\n") for t in T[f"{table}_md"]]
         (out / f"{table}.md").write_text("\n".join(md) + "\n")
     plots(out, grid, ours, paper)
     if sens:
@@ -1179,31 +1215,19 @@ def write_overview(out: Path, grid: Grid, profile: str, results: dict[str, dict[
 
 def _report_json(out: Path, grid: Grid, profile: str, results: dict[str, dict[str, Any]], overview: str) -> None:
     """``out/report.json`` (``docs/report-format.md``): Tables I and II of the headline calibration
-    (or, if it did not run, the first that did) beside the paper's, its figures, its findings, and
-    as reading the overview of every calibration followed by the headline's own. An adapter over
-    this module's aggregates: its numbers are those of the calibration's ``table1.csv``,
-    ``table2.csv`` and ``findings.csv``."""
-    from qoelab.experiment import Estimate
-    from qoelab.experiment.tables import Column, Table, finding_json, report
+    (or, if it did not run, the first that did) beside the paper's (:func:`cell_tables`, the
+    tables its ``table1.csv``/``table2.csv`` come from), its figures, its findings, and as reading
+    the overview of every calibration followed by the headline's own."""
+    from qoelab.experiment.tables import finding_json, report
 
     key = HEADLINE.key if HEADLINE.key in results else next(iter(results))
     r = results[key]
     folder = Path(r["out"]).relative_to(out).as_posix()
-    paper = paper_tables()
+    T = cell_tables(QUICK if r["meta"]["quick"] else FULL, r["ours"], r["nreps"], key)
     tables = []
-    for name, metrics, src in (("table1", METRICS[:2], "paper Table I"), ("table2", METRICS[2:], "paper Table II")):
-        cols = [Column("scenario", "scenario"), Column("K", "K"), Column("N", "N")]
-        for m, label, _ in metrics:
-            cols += [Column(m, label, "", "ours"), Column(f"paper_{m}", label, "", "paper")]
-        rows = []
-        for (sc, k, n), v in sorted(r["ours"].items()):
-            row: dict[str, Any] = {"scenario": sc, "K": k, "N": n}
-            for m, _, _ in metrics:
-                row[m] = Estimate(v[m], v.get(f"{m}_ci95", float("nan")), r["nreps"].get((sc, k, n), 0))
-                row[f"paper_{m}"] = paper[(sc, k, n)][m]
-            rows.append(row)
-        tables.append(Table(f"{name}-{key}", f"{src[6:]}, calibration {key}: ours beside the paper's", cols, rows,
-                            source=src, csv=f"{folder}/{name}.csv"))
+    for name, _, _ in TABLES:
+        T[name].csv = f"{folder}/{name}.csv"
+        tables.append(T[name])
     figures = [{"id": "fig3", "title": f"Fig. 3 (ours, {key}): PER vs N", "path": f"{folder}/fig3_per_vs_n.png",
                 "source": "paper Fig. 3"}]
     figures += [{"id": f"diff-{m}", "title": f"{label}: ours minus the paper's ({key})", "path": f"{folder}/diff_{m}.png"}
