@@ -10,18 +10,20 @@ from conftest import run_cli
 
 
 def test_reproduce_tfd_shard_runs_its_share_of_each_grid_and_no_report(tmp_path: Path):
+    from qoelab.executors import shard_of
     from qoelab.reproduce import tfd
-    from qoelab.sweep import cells, shard_of
 
     out = tmp_path / "tfd"
     code, o, err = run_cli("reproduce", "tfd", "--quick", "--calibration", "headline", "--shard", "1/40", "-o", str(out))
     assert code == 0, err
     assert "shard 1/40 done" in o and not (out / "README.md").exists(), o
-    g = tfd.QUICK
-    axes = [("tfd.scenario", list(g.scenarios)), ("tfd.n", list(g.n)), ("tfd.k", list(g.k))]
-    want = sorted(c.run_id for c in shard_of(cells(axes, 1), (1, 40)))
+    # The quick grid has one repetition: its folder sweep/rep0 holds the shard's share of the cells.
+    exp = tfd.experiments(tfd.HEADLINE, tfd.DEFAULT_PROFILE, tfd.QUICK, 1, Path(), 0, True)["sweep"]
+    assert len(exp.cells) == 36
+    ids = [exp.id_of(c) for c in exp.cells]
+    want = sorted(f"cell={i}__rep=0" for i in shard_of(ids, (1, 40)))
     cal = out / tfd.HEADLINE.folder(tfd.DEFAULT_PROFILE)
-    got = sorted(p.parent.name for p in (cal / "sweep" / "runs").glob("*/done"))
+    got = sorted(p.parent.name for p in (cal / "sweep" / "rep0" / "runs").glob("*/done"))
     assert got == want and len(want) == 1
     for side in ("sensitivity", "held"):
         assert len(list((cal / side / "runs").glob("*/done"))) >= 1, side

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -74,15 +75,27 @@ def test_premise_the_mpeg2_video_alone_loses_nothing_in_both_sender_modes(report
 
 
 def test_repetitions_draw_their_own_offsets_and_starts(report: Path):
+    from qoelab.experiment.core import seed_of
+
     d0, d1 = sqf.draws(0), sqf.draws(1)
-    assert d0 == sqf.draws(0) and d0 != d1 and d0.seed != d1.seed
+    assert d0 == sqf.draws(0) and d0 != d1
     for d in (d0, d1):
         assert 0 <= d.video_offset_s < sqf.TRACE_S and 0 <= d.audio_offset_s < sqf.TRACE_S
         assert 0 <= d.video_start_s < sqf.START_SPREAD_S and 0 <= d.data_start_s < sqf.START_SPREAD_S
-    # The runs of repetition r carry repetition r's draws.
+    # The runs of repetition r carry repetition r's draws, and all share the layer's seed of
+    # repetition r (every parameter is a treatment), which differs between repetitions.
+    exp = sqf.experiments(sqf.plan(True))["testbed"]
+    seeds = []
     for r, d in ((0, d0), (1, d1)):
-        cells = [json.loads(c.read_text())["params"] for c in (report / "runs" / "testbed" / f"rep{r}" / "runs").glob("*/cell.json")]
-        assert cells and all(c["flows[0].app"]["offset"] == f"{d.video_offset_s:g}s" for c in cells)
+        folders = sorted((report / "runs" / "testbed" / f"rep{r}" / "runs").glob("*/cell.json"))
+        assert len(folders) == len(exp.cells)
+        for c in folders:
+            assert tomllib.loads((c.parent / "scenario.toml").read_text())["flows"][0]["app"]["offset"] == \
+                f"{d.video_offset_s:g}s"
+        got = {json.loads(c.read_text())["seed"] for c in folders}
+        assert got == {seed_of(exp.name, exp.cells[0], exp.paired, r)}
+        seeds += got
+    assert seeds[0] != seeds[1]
 
 
 def test_fifo_loss_grows_with_n_and_fq_protects_only_audio(report: Path):

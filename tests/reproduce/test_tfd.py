@@ -129,8 +129,8 @@ def test_report_only_reads_a_grid_stopped_part_way(quick, tmp_path: Path):
     top = tmp_path / "part"
     part = top / quick["out"].name
     shutil.copytree(quick["out"], part)
-    runs = sorted((part / "sweep" / "runs").iterdir())
-    gone = [d for d in runs if "tfd.scenario=s1__tfd.n=4__tfd.k=3__" in d.name]
+    runs = sorted((part / "sweep" / "rep0" / "runs").iterdir())
+    gone = [d for d in runs if d.name == "cell=scenario=s1__n=4__k=3__rep=0"]
     assert len(gone) == 1
     (gone[0] / "done").unlink()
     r = tfd.run(top, quick=True, reps=2, report_only=True)
@@ -164,6 +164,21 @@ def test_report_only_without_runs_is_a_clear_error(tmp_path: Path):
 
     with pytest.raises(QoelabError, match="no runs to report on"):
         tfd.run(tmp_path / "empty", quick=True, report_only=True)
+
+
+def test_a_folder_of_the_earlier_layout_is_refused_not_read_as_empty(tmp_path: Path):
+    """Runs written before the experiment layer (all repetitions in sweep/runs/) are not this
+    version's cells: running or reporting on such a folder is one clear error, not an empty or
+    partial report."""
+    from qoelab.errors import QoelabError
+
+    old = tmp_path / "o" / tfd.HEADLINE.folder(tfd.DEFAULT_PROFILE) / "sweep" / "runs" / "tfd.scenario=s1__rep=0"
+    old.mkdir(parents=True)
+    (old / "done").write_text("{}")
+    for report_only in (True, False):
+        with pytest.raises(QoelabError, match=r"sweep/runs: runs of an earlier qoelab.*new output folder"):
+            tfd.run(tmp_path / "o", quick=True, report_only=report_only, calibrations=(tfd.HEADLINE,))
+    assert not (tmp_path / "o" / "README.md").exists()
 
 
 def test_findings_on_the_papers_own_tables():
@@ -224,13 +239,9 @@ def test_a_calibration_reaches_every_cells_scenario(cal, profile):
     TCP flows' profile."""
     trace = paths.root() / cal.trace_path
     peak = tfd.peak_rate_bps(trace)
-    base = tfd.TfdCell({"sim": {"duration": "8s", "seed": 3}, "links": [], "flows": []}, "t", paths.root(),
-                       {"tfd.scenario": "s1", "tfd.n": 2, "tfd.k": 1},
-                       {"duration_s": 8.0, "trace": str(trace), "peak_bps": peak, "buffer": cal.buffer, "profile": profile})
+    E = tfd.experiments(cal, profile, tfd.QUICK, 1, trace, peak, True)
     for sc in tfd.SCENARIOS:
-        c = base.copy()
-        c.set("tfd.scenario", sc)
-        d = c.concrete().data
+        d = E["sweep"].scenario({"scenario": sc, "n": 2, "k": 1}, 2).data
         routers = [ln for ln in d["links"] if ln["a"][1:].isdigit() and ln["b"][1:].isdigit()]
         assert len(routers) == 4 and all(ln["queue"]["limit"] == cal.buffer for ln in routers), sc
         videos = [f for f in d["flows"] if f["name"].startswith("video")]
@@ -266,12 +277,17 @@ def test_calibrations_are_parsed_and_bad_ones_named():
 
 def test_confidence_interval_over_repetitions():
     """Mean and Student-t 95 % half-width over repetitions: for 1, 2, 3 the sample sd is 1 and
-    t(0.975, 2) = 4.3027, so the half-width is 4.3027 / sqrt(3) = 2.4841; one repetition has none."""
+    t(0.975, 2) = 4.3027, so the half-width is 4.3027 / sqrt(3) = 2.4841; one repetition has none.
+    (tfd.aggregate_reps takes them from the layer's core.aggregate, per cell.)"""
     import math
 
-    r = tfd._mean_ci([{"per_pct": 1.0}, {"per_pct": 2.0}, {"per_pct": 3.0}])
-    assert r["per_pct"] == 2.0 and abs(r["per_pct_ci95"] - 2.4841) < 1e-4
-    assert math.isnan(tfd._mean_ci([{"per_pct": 1.0}])["per_pct_ci95"])
+    from qoelab.experiment import core
+
+    rows = [{"scenario": "s1", "rep": r, "per_pct": v} for r, v in enumerate((1.0, 2.0, 3.0))]
+    (a,) = core.aggregate(rows, ("scenario",), ("per_pct",))
+    assert a["per_pct"].mean == 2.0 and abs(a["per_pct"].half_width - 2.4841) < 1e-4 and a["per_pct"].n == 3
+    (one,) = core.aggregate(rows[:1], ("scenario",), ("per_pct",))
+    assert math.isnan(one["per_pct"].half_width)
 
 
 def test_held_reservations_cost_utilisation_that_lent_ones_do_not(quick):

@@ -3,16 +3,24 @@
 A reproduction declares an :class:`Experiment`:
 
 - ``cells``: the parameters of each cell (a dict of plain values) and ``build``, a function from
-  those parameters to a :class:`~qoelab.scenario.Scenario`;
+  those parameters to a :class:`~qoelab.scenario.Scenario`; with ``per_rep = True``, ``build``
+  takes the repetition too (``build(params, rep)``), for scenarios with per-repetition random
+  draws (clip offsets, start times) that every cell of the repetition shares;
 - ``metrics``: a function from a finished run folder (and the cell's parameters) to one row of
   named numbers;
 - ``paired``: the parameter names that are *treatments*. Cells that differ only in them share
   their seeds repetition by repetition, so their differences are paired (:func:`paired`).
 
 :func:`run` runs every repetition of every cell through :func:`qoelab.sweep.run_cells` (so the
-executors, ``--shard``, claims and resume work as for any sweep); :func:`rows` reads one row
-per run back; :func:`aggregate` turns them into :class:`~qoelab.experiment.stats.Estimate`\\ s
-and :func:`paired` into paired differences.
+executors, ``--shard``, claims and resume work as for any sweep); :func:`run_many` runs several
+experiments under one progress display and one executor; :func:`rows` reads one row per run
+back; :func:`aggregate` turns them into :class:`~qoelab.experiment.stats.Estimate`\\ s and
+:func:`paired` into paired differences.
+
+Folders: the runs of an experiment are ``out/runs/cell=<id>__rep=<r>/``. A ``per_rep``
+experiment's scenarios differ between repetitions, so each repetition is its own sweep folder:
+``out/rep<r>/runs/cell=<id>__rep=0/`` (:func:`run_dir` names either); asking for more
+repetitions later adds folders and reuses the finished ones.
 
 Seeds (:func:`seed_of`): repetition ``r`` of a cell runs with
 ``1 + int(sha256("<experiment>/<params without treatments>/<r>")[:8], 16) mod (2**31 - 1)``,
@@ -42,12 +50,17 @@ class Experiment:
 
     name: str
     cells: list[dict[str, Any]]
-    build: Callable[[dict[str, Any]], Scenario]
+    build: Callable[..., Scenario]  # build(params), or build(params, rep) when per_rep
     metrics: Callable[[Path, dict[str, Any]], dict[str, float]]
     paired: tuple[str, ...] = ()
     reps: int = 1
     cell_id: Callable[[dict[str, Any]], str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    per_rep: bool = False
+
+    def scenario(self, params: dict[str, Any], rep: int) -> Scenario:
+        """The scenario of repetition ``rep`` of the cell ``params`` (without its seed)."""
+        return self.build(params, rep) if self.per_rep else self.build(params)  # type: ignore[call-arg]
 
     def id_of(self, params: dict[str, Any]) -> str:
         """The cell's id: ``cell_id(params)`` if declared, else ``k=v`` pairs in declaration order
@@ -77,16 +90,87 @@ def _index(exp: Experiment) -> dict[str, dict[str, Any]]:
     return by_id
 
 
+def run_dir(exp: Experiment, out: Path, cid: str, rep: int) -> Path:
+    """The folder of repetition ``rep`` of cell ``cid`` (see the module doc)."""
+    if exp.per_rep:
+        return out / f"rep{rep}" / "runs" / f"cell={cid}__rep=0"
+    return out / "runs" / f"cell={cid}__rep={rep}"
+
+
+def _sweeps(exp: Experiment, out: Path) -> list[tuple[Path, int | None]]:
+    """The sweep folders of ``exp`` under ``out``, each with its repetition (None: all)."""
+    return [(out / f"rep{r}", r) for r in range(exp.reps)] if exp.per_rep else [(out, None)]
+
+
 def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int], None] | None = None, *,
         executor: ExecutorSpec | Executor | None = None) -> dict[str, int]:
     """Runs the missing repetitions of every cell into ``out`` (a sweep folder; resumable);
-    returns :func:`qoelab.sweep.run_cells`'s counts."""
+    returns :func:`qoelab.sweep.run_cells`'s counts (summed over the repetitions' folders of a
+    ``per_rep`` experiment)."""
     from qoelab.sweep import run_cells
 
     by_id = _index(exp)
-    items = [(cid, exp.build(p)) for cid, p in by_id.items()]
-    return run_cells(items, exp.reps, lambda cid, r: seed_of(exp.name, by_id[cid], exp.paired, r), out, jobs,
-                     progress, executor=executor)
+    if not exp.per_rep:
+        items = [(cid, exp.scenario(p, 0)) for cid, p in by_id.items()]
+        return run_cells(items, exp.reps, lambda cid, r: seed_of(exp.name, by_id[cid], exp.paired, r), out, jobs,
+                         progress, executor=executor)
+    counts = {"total": 0, "skipped": 0, "ran": 0, "repaired": 0, "others": 0}
+    for folder, r in _sweeps(exp, out):
+        assert r is not None  # a per_rep experiment's folders each hold one repetition
+        items = [(cid, exp.scenario(p, r)) for cid, p in by_id.items()]
+        base = r * len(items)
+
+        def step(done: int, _total: int, base: int = base) -> None:
+            if progress:
+                progress(base + done, exp.reps * len(items))
+
+        got = run_cells(items, 1, lambda cid, _r, r=r: seed_of(exp.name, by_id[cid], exp.paired, r), folder, jobs,
+                        step, executor=executor)
+        for k in counts:
+            counts[k] += got.get(k, 0)
+    return counts
+
+
+def size(exp: Experiment) -> int:
+    """How many runs ``exp`` holds: cells times repetitions."""
+    return len(exp.cells) * exp.reps
+
+
+def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Callable[[int, int], None] | None = None, *,
+             executor: ExecutorSpec | Executor | None = None,
+             log: Callable[[str], None] | None = None) -> dict[str, dict[str, int]]:
+    """Runs several experiments, each into its folder, under one executor (an
+    :class:`~qoelab.executors.ExecutorSpec` is opened once for all of them) and one progress
+    display: ``progress(done, total)`` counts the runs of every experiment of the plan. Returns
+    :func:`run`'s counts per experiment name; ``log`` gets one line per experiment."""
+    import contextlib
+    import dataclasses
+    import time
+
+    names = [e.name for e, _ in plan]
+    if len(set(names)) != len(names):
+        raise QoelabError(f"run_many: experiment names repeat: {names}")
+    total = sum(size(e) for e, _ in plan)
+    out: dict[str, dict[str, int]] = {}
+    with contextlib.ExitStack() as stack:
+        ex = executor
+        if isinstance(ex, ExecutorSpec):
+            from qoelab.sweep import resolve_jobs
+
+            ex = stack.enter_context(dataclasses.replace(ex, jobs=resolve_jobs(jobs)).open())
+        base = 0
+        for exp, folder in plan:
+            t0 = time.monotonic()
+
+            def step(done: int, _total: int, base: int = base) -> None:
+                if progress:
+                    progress(base + done, total)
+
+            out[exp.name] = c = run(exp, folder, jobs, step, executor=ex)
+            base += size(exp)
+            if log:
+                log(f"  {exp.name}: {c['ran']} ran, {c['skipped']} reused, {time.monotonic() - t0:.1f} s")
+    return out
 
 
 def rows(exp: Experiment, out: Path) -> list[dict[str, Any]]:
@@ -97,7 +181,7 @@ def rows(exp: Experiment, out: Path) -> list[dict[str, Any]]:
     got = []
     for cid, p in _index(exp).items():
         for r in range(exp.reps):
-            d = out / "runs" / f"cell={cid}__rep={r}"
+            d = run_dir(exp, out, cid, r)
             if not is_done(d):
                 continue
             got.append({**p, "rep": r, "seed": seed_of(exp.name, p, exp.paired, r), **exp.metrics(d, p)})
@@ -138,10 +222,15 @@ def paired(rep_rows: list[dict[str, Any]], treatment: str, a: Any, b: Any, metri
     return out
 
 
-def cost(out: Path) -> dict[str, Any]:
-    """The compute cost of the runs under ``out`` (a sweep folder), for ``report.json``'s
-    ``cost``: runs, their summed simulation wall and CPU seconds."""
+def cost(*outs: Path | tuple[Experiment, Path]) -> dict[str, Any]:
+    """The compute cost of the runs under each of ``outs`` (a sweep folder, or an experiment with
+    its folder: all its repetitions' folders), for ``report.json``'s ``cost``: runs, their summed
+    simulation wall and CPU seconds."""
     from qoelab.sweep import timing
 
-    t = timing(out)
-    return {"runs": t["runs"], "sim_wall_s": round(t["wall_s"], 3), "cpu_s": round(t["cpu_s"], 3)}
+    folders: list[Path] = []
+    for o in outs:
+        folders += [f for f, _ in _sweeps(*o)] if isinstance(o, tuple) else [Path(o)]
+    ts = [timing(f) for f in folders if (f / "runs").is_dir()]
+    return {"runs": sum(t["runs"] for t in ts), "sim_wall_s": round(sum(t["wall_s"] for t in ts), 3),
+            "cpu_s": round(sum(t["cpu_s"] for t in ts), 3)}

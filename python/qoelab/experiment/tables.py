@@ -3,11 +3,15 @@
 A :class:`Table` is columns and rows; a cell is a string, a number, None or an
 :class:`~qoelab.experiment.stats.Estimate`. The same table renders as Markdown
 (:meth:`Table.markdown`), CSV (:meth:`Table.write_csv`: an estimate becomes ``mean``, ``lo``,
-``hi`` columns) and a ``report.json`` table (:meth:`Table.json`: an estimate becomes
+``hi``, ``n`` columns, or ``mean`` and the half-width ``_ci`` with one ``reps`` column, as
+``ci = "half_width"`` asks) and a ``report.json`` table (:meth:`Table.json`: an estimate becomes
 :func:`~qoelab.experiment.report.estimate_cell`), so the three never disagree.
 
 The paper's values are typed once, as :class:`PaperValues` (a source such as "Table I" and a
 value per row key), and join a table as a ``side = "paper"`` column (:meth:`PaperValues.column`).
+A wide view for reading (a value per row and one column per value of a parameter, e.g. "n = 1",
+"n = 5") is :func:`pivot`, itself a :class:`Table`. A :class:`Figure` is a drawing function with
+its file name and source; :meth:`Figure.write` draws it and gives its ``report.json`` entry.
 :func:`findings_md` lists findings with their label, verdict and interval: the skeleton of a
 reading, which quotes only computed numbers. :func:`report` assembles ``report.json``.
 """
@@ -19,7 +23,7 @@ import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from qoelab.experiment.findings import Finding
 from qoelab.experiment.report import estimate_cell, write_report
@@ -37,6 +41,10 @@ class Column:
     side: str | None = None
     scale: float = 1.0
     digits: int = 3
+
+
+def _csv_num(x: float) -> str:
+    return "nan" if math.isnan(x) else repr(float(x))
 
 
 def _num(x: float, digits: int) -> str:
@@ -64,21 +72,45 @@ class Table:
     source: str = ""
     note: str = ""
     csv: str | None = None
+    #: How an estimate column goes to CSV: ``"interval"`` (``k``, ``k_lo``, ``k_hi``, ``k_n``) or
+    #: ``"half_width"`` (``k``, ``k_ci`` the 95 % half-width, and one ``reps`` column last: the
+    #: row's largest ``n``).
+    ci: str = "interval"
 
-    def markdown(self) -> str:
+    @classmethod
+    def of_rows(cls, id: str, title: str, rows: list[dict[str, Any]], **kw: Any) -> "Table":
+        """A table with a column per key of ``rows`` (in first-seen order), titled by the key."""
+        keys: dict[str, None] = {}
+        for r in rows:
+            keys.update(dict.fromkeys(r))
+        return cls(id, title, [Column(k, k) for k in keys], rows, **kw)
+
+    def markdown(self, title: bool = True) -> str:
+        """The table in Markdown, under its bold title (``title=False``: without it, for a
+        report that already heads the table with its own words)."""
         head = [f"{c.title} ({c.unit})" if c.unit else c.title for c in self.columns]
-        lines = [f"**{self.title}**", "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines = [f"**{self.title}**", ""] if title else []
+        lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         lines += ["| " + " | ".join(cell_md(r.get(c.key), c) for c in self.columns) + " |" for r in self.rows]
         if self.note:
             lines += ["", self.note]
         return "\n".join(lines) + "\n"
 
     def csv_text(self) -> str:
-        """One header row; an estimate column ``k`` becomes ``k``, ``k_lo``, ``k_hi``, ``k_n``."""
+        """One header row; an estimate column ``k`` becomes ``k``, ``k_lo``, ``k_hi``, ``k_n``
+        (or ``k``, ``k_ci`` and a last ``reps`` column, see :attr:`ci`)."""
+        if self.ci not in ("interval", "half_width"):
+            raise ValueError(f"table {self.id}: ci must be 'interval' or 'half_width', got {self.ci!r}")
         est = {c.key for c in self.columns if any(isinstance(r.get(c.key), Estimate) for r in self.rows)}
+        hw = self.ci == "half_width"
         header = []
         for c in self.columns:
-            header += [c.key, f"{c.key}_lo", f"{c.key}_hi", f"{c.key}_n"] if c.key in est else [c.key]
+            if c.key not in est:
+                header.append(c.key)
+            else:
+                header += [c.key, f"{c.key}_ci"] if hw else [c.key, f"{c.key}_lo", f"{c.key}_hi", f"{c.key}_n"]
+        if hw and est:
+            header.append("reps")
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(header)
@@ -86,14 +118,20 @@ class Table:
             line: list[Any] = []
             for c in self.columns:
                 v = r.get(c.key)
-                if c.key in est:
+                if c.key in est and hw:
+                    ok = isinstance(v, Estimate)
+                    line += [_csv_num(v.mean * c.scale) if ok else "",
+                             _csv_num(v.half_width * c.scale) if ok else ""]
+                elif c.key in est:
                     e = estimate_cell(v, c.scale) if isinstance(v, Estimate) else None
-                    line += ["" if e is None else ("" if e[k] is None else repr(e[k])) for k in ("mean", "lo", "hi")]
+                    line += ["" if e is None else ("" if e[k] is None else repr(float(e[k]))) for k in ("mean", "lo", "hi")]
                     line.append("" if e is None else e["n"])
-                elif isinstance(v, float):
-                    line.append("" if math.isnan(v) else repr(v * c.scale))
+                elif isinstance(v, float):  # float() first: a NumPy scalar's repr names its type
+                    line.append("" if math.isnan(v) else repr(float(v * c.scale)))
                 else:
                     line.append("" if v is None else v)
+            if hw and est:
+                line.append(max((r[k].n for k in est if isinstance(r.get(k), Estimate)), default=0))
             w.writerow(line)
         return buf.getvalue()
 
@@ -129,6 +167,51 @@ class Table:
         return d
 
 
+def pivot(id: str, title: str, rows: list[dict[str, Any]], index: tuple[Column, ...], across: str,
+          values: list[Any], cell: Callable[[dict[str, Any]], str], *, label: Callable[[Any], str] = str,
+          missing: str | None = None, **kw: Any) -> Table:
+    """A wide view of ``rows`` for reading: one row per distinct ``index`` tuple (first-seen
+    order), one column per value of ``across`` in ``values`` (titled ``label(value)``), each
+    cell ``cell(row)`` of the row with those index values and that value (``missing`` where there
+    is none; None renders "–"). The cells are text: the numbers stay in the long table it is
+    made from."""
+    keys = tuple(c.key for c in index)
+    by: dict[tuple, dict[Any, dict[str, Any]]] = {}
+    for r in rows:
+        by.setdefault(tuple(r[k] for k in keys), {})[r[across]] = r
+    cols = list(index) + [Column(f"{across}={v}", label(v)) for v in values]
+    out = []
+    for k, got in by.items():
+        row: dict[str, Any] = dict(zip(keys, k))
+        row.update({f"{across}={v}": cell(got[v]) if v in got else missing for v in values})
+        out.append(row)
+    return Table(id, title, cols, out, **kw)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure of a report: ``draw(path)`` writes the file ``path`` (relative to the report
+    folder) shows; ``source`` names the paper's figure it stands beside."""
+
+    id: str
+    title: str
+    path: str
+    draw: Callable[[Path], None]
+    source: str = ""
+
+    def write(self, folder: Path) -> dict[str, str]:
+        """Draws the figure into ``folder`` and returns its ``report.json`` entry. A drawing
+        function that writes no file is a bug of the reproduction: :class:`ValueError`."""
+        target = Path(folder) / self.path
+        self.draw(target)
+        if not target.is_file() or target.stat().st_size == 0:
+            raise ValueError(f"figure {self.id}: its drawing wrote no {target}")
+        d = {"id": self.id, "title": self.title, "path": self.path}
+        if self.source:
+            d["source"] = self.source
+        return d
+
+
 @dataclass(frozen=True)
 class PaperValues:
     """The paper's values of one quantity, typed once: ``source`` (e.g. "Table I"), and a value
@@ -146,22 +229,28 @@ class PaperValues:
         return [{**r, key: self.values.get(tuple(r[k] for k in self.keys))} for r in rows]
 
 
-def interval_str(e: Estimate | None, scale: float = 1.0, digits: int = 3) -> str:
+def interval_str(e: Estimate | None, scale: float = 1.0, digits: int = 3, unit: str = "") -> str:
+    """An estimate as ``mean [lo, hi]unit (n = …)`` (``mean unit (n = 1)`` without an interval)."""
     if e is None or math.isnan(e.mean):
         return "n/a"
     m = _num(e.mean * scale, digits)
     if e.n < 2 or math.isnan(e.half_width):
-        return f"{m} (n = {e.n})"
-    return f"{m} [{_num(e.low * scale, digits)}, {_num(e.high * scale, digits)}] (n = {e.n})"
+        return f"{m}{unit} (n = {e.n})"
+    return f"{m} [{_num(e.low * scale, digits)}, {_num(e.high * scale, digits)}]{unit} (n = {e.n})"
 
 
-def findings_md(findings: list[Finding], scale: float = 1.0) -> str:
+def findings_md(findings: list[Finding], scale: float = 1.0, *,
+                units: Callable[[Finding], tuple[float, str]] | None = None, why: bool = False) -> str:
     """The reading's skeleton: one line per finding with its label, verdict, statistic and 95 %
-    interval, all from the computed :class:`Finding`."""
+    interval, all from the computed :class:`Finding`. ``units(finding)`` gives a finding's own
+    ``(scale, unit)`` when they differ between findings (e.g. losses in percent beside rates in
+    Mbit/s); ``why`` appends each finding's ``why`` (typed prose, no numbers)."""
     lines = []
     for f in findings:
-        stat = f"; {f.statistic} = {interval_str(f.estimate, scale)}" if f.statistic or f.estimate else ""
-        lines.append(f"- **{f.verdict.value}** ({f.label.value}) {f.claim}{stat}")
+        sc, unit = units(f) if units else (scale, "")
+        stat = f"; {f.statistic} = {interval_str(f.estimate, sc, unit=unit)}" if f.statistic or f.estimate else ""
+        tail = f". {f.why}" if why and f.why else ""
+        lines.append(f"- **{f.verdict.value}** ({f.label.value}) {f.claim}{stat}{tail}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -176,12 +265,15 @@ def finding_json(f: Finding, *, group: str | None = None, source: str | None = N
 
 
 def report(folder: Path, *, paper: str, mode: str, title: str, tables: list[Table], findings: list[dict[str, Any]],
-           reading: str, figures: list[dict[str, str]] = (), summary: str | None = None, setup: str | None = None,
-           cost: dict[str, Any] | None = None, provenance: dict[str, Any] | None = None) -> Path:
+           reading: str, figures: list[dict[str, str] | Figure] = (), summary: str | None = None,
+           setup: str | None = None, cost: dict[str, Any] | None = None,
+           provenance: dict[str, Any] | None = None) -> Path:
     """Writes ``folder/report.json`` (:func:`~qoelab.experiment.report.write_report`) from the
-    tables, figures (``{id, title, path[, source]}``) and findings (:func:`finding_json`)."""
+    tables (any number, in order), figures (a :class:`Figure`, drawn here, or an entry
+    ``{id, title, path[, source]}`` of a file already drawn) and findings (:func:`finding_json`)."""
+    figs = [f.write(folder) if isinstance(f, Figure) else f for f in figures]
     doc: dict[str, Any] = {"paper": paper, "mode": mode, "title": title, "tables": [t.json() for t in tables],
-                           "figures": list(figures), "findings": findings, "reading": reading}
+                           "figures": figs, "findings": findings, "reading": reading}
     for k, v in (("summary", summary), ("setup", setup), ("cost", cost), ("provenance", provenance)):
         if v is not None:
             doc[k] = v

@@ -18,13 +18,17 @@ both run, as a bracket (:data:`MODES`):
 - ``ts``: VLC's MPEG-TS mux, a constant rate per 200-ms chunk (``pacing = "ts"``), 1316-byte
   datagrams (7 TS packets).
 
-Every cell runs :attr:`Plan.reps` times. Repetition ``r`` has its own seed and its own random
-clip offsets and start times (:func:`draws`, seeded by ``r`` alone), the same for every cell of
-that repetition, so cells are compared paired. The downloads' TCP is Linux's
-(``profile = "linux"``), set explicitly in every builder.
+Every cell runs :attr:`Plan.reps` times. Repetition ``r`` has its own random clip offsets and
+start times (:func:`draws`, seeded by ``r`` alone), the same for every cell of that repetition,
+and every cell of a repetition runs with the same seed (the layer's, :func:`qoelab.experiment.core.seed_of`:
+every parameter of these grids is a treatment), so cells are compared paired. The downloads'
+TCP is Linux's (``profile = "linux"``), set explicitly in every builder.
 
-What runs (every grid through :func:`qoelab.sweep.run_sweep`, one sweep folder per repetition,
-so an interrupted reproduction resumes where it stopped):
+What runs: each grid is an :class:`~qoelab.experiment.core.Experiment` (:func:`experiments`),
+its cells a builder from parameters (and the repetition) to a scenario and its metrics a
+function of the finished run; :func:`qoelab.experiment.core.run_many` runs them all (one sweep
+folder per grid and repetition under ``runs/``, so an interrupted reproduction resumes where it
+stopped):
 
 ==============  ==========================================================================
 ``testbed``     ``scenarios/sqf/testbed.toml``: sender mode × queue discipline × n downloads
@@ -40,16 +44,16 @@ so an interrupted reproduction resumes where it stopped):
                 ACKs; 64 kB aggregates as a router with GRO/TSO hands to its qdisc) × n
 ==============  ==========================================================================
 
-The paper's numbers in the report (``PAPER_*`` below) are typed from the paper's text and
-Table I and always labelled as the paper's. The reading is generated: each claim of Sec. V is a
-:class:`~qoelab.experiment.Finding` judged from the measured tables of the same report, and
-every number the reading quotes comes from them.
+The paper's values (:data:`PAPER_SHARE`, :data:`PAPER_JAIN`, from ``PAPER_TABLE1``) are typed
+from Table I once, as :class:`~qoelab.experiment.tables.PaperValues`, and always labelled as the
+paper's. Statistics, tables, figures and ``report.json`` come from :mod:`qoelab.experiment`.
+The reading is generated: each claim of Sec. V is a :class:`~qoelab.experiment.Finding` judged
+from the measured tables of the same report, and every number the reading quotes comes from them.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import time
@@ -61,11 +65,14 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from qoelab import paths
-from qoelab.experiment import Estimate, Finding, Label, judge_below, judge_positive, judge_within, mean_ci, paired_ci
+from qoelab.experiment import Estimate, Finding, Label, judge_below, judge_positive, judge_within, summary_count
+from qoelab.experiment import core
+from qoelab.experiment.core import Experiment
+from qoelab.experiment.tables import Column, Figure, PaperValues, Table, cell_md, finding_json, findings_md, pivot, report
 from qoelab.scenario import Scenario
-from qoelab.sweep import resolve_jobs, run_sweep
+from qoelab.sweep import resolve_jobs
 
-__all__ = ["Plan", "plan", "run", "register", "draws", "findings", "PAPER_TABLE1", "MODES"]
+__all__ = ["Plan", "plan", "run", "register", "draws", "experiments", "findings", "PAPER_TABLE1", "MODES"]
 
 DISCIPLINES = ("fifo", "drr", "sqf", "pfq", "fq_codel")
 LABEL = {"fifo": "FIFO", "drr": "FQ (DRR+LQD)", "sqf": "SQF", "pfq": "PFQ", "fq_codel": "FQ-CoDel"}
@@ -129,6 +136,12 @@ PAPER_STATEMENTS = [
 ]
 
 
+PAPER_SHARE = PaperValues("paper Table I", ("discipline", "n"),
+                          {(q, n): v[0] for q, vals in PAPER_TABLE1.items() for n, v in zip(TABLE1_N, vals)})
+PAPER_JAIN = PaperValues("paper Table I", ("discipline", "n"),
+                         {(q, n): v[1] for q, vals in PAPER_TABLE1.items() for n, v in zip(TABLE1_N, vals)})
+
+
 @dataclass(frozen=True)
 class Plan:
     """What one reproduction runs."""
@@ -185,7 +198,7 @@ def _queue(kind: str) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
-# Running
+# Cells: the builders
 # --------------------------------------------------------------------------------------------
 
 
@@ -193,7 +206,6 @@ def _queue(kind: str) -> dict[str, Any]:
 class Draws:
     """One repetition's random choices (see :func:`draws`)."""
 
-    seed: int
     video_offset_s: float
     audio_offset_s: float
     video_start_s: float
@@ -201,17 +213,17 @@ class Draws:
 
 
 def draws(rep: int) -> Draws:
-    """Repetition ``rep``'s seed, clip offsets (video and audio independently, uniform over the
-    trace) and start times (video with its audio, and the first download, uniform in
+    """Repetition ``rep``'s clip offsets (video and audio independently, uniform over the trace)
+    and start times (video with its audio, and the first download, uniform in
     [0, START_SPREAD_S)), from a generator seeded by ``rep`` alone: deterministic, and the same
     for every cell of the repetition. Values are rounded to the millisecond, as written into
-    the scenario."""
+    the scenario. (The simulator's seed is the layer's, shared by the repetition's cells.)"""
     rng = np.random.default_rng([0x5CF, rep])
     v, a = rng.uniform(0, TRACE_S, 2)
     vs, ds = rng.uniform(0, START_SPREAD_S, 2)
     r3 = lambda x: round(float(x), 3)  # noqa: E731
-    return Draws(seed=1 + rep, video_offset_s=r3(v) % TRACE_S, audio_offset_s=r3(a) % TRACE_S,
-                 video_start_s=r3(vs), data_start_s=r3(ds))
+    return Draws(video_offset_s=r3(v) % TRACE_S, audio_offset_s=r3(a) % TRACE_S, video_start_s=r3(vs),
+                 data_start_s=r3(ds))
 
 
 def video_app(mode: str, d: Draws) -> dict[str, Any]:
@@ -222,7 +234,6 @@ def _base(d: Draws, duration: str) -> Scenario:
     """The testbed with repetition ``d``'s draws: MPEG-2 video and Layer II audio, Linux TCP."""
     sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "testbed.toml")
     sc.set("sim.duration", duration)
-    sc.set("sim.seed", d.seed)
     sc.set("flows[0].app", video_app("es", d))
     sc.set("flows[0].start", f"{d.video_start_s:g}s")
     sc.set("flows[1].app", {"kind": "video", "trace": AUDIO_TRACE, "loop": True, "pacing": "frame",
@@ -233,43 +244,62 @@ def _base(d: Draws, duration: str) -> Scenario:
     return sc
 
 
-def _testbed(p: Plan, d: Draws) -> tuple[Scenario, list]:
-    sc = _base(d, p.duration)
-    axes = [("flows[0].app", [video_app(m, d) for m in MODES]), ("links[2].queue_ab", [_queue(k) for k in p.disciplines]),
-            ("flows[2].count", list(p.n_values))]
-    return sc, axes
+def _testbed(p: Plan) -> Callable[[dict[str, Any], int], Scenario]:
+    def build(c: dict[str, Any], rep: int) -> Scenario:
+        d = draws(rep)
+        sc = _base(d, p.duration)
+        sc.set("flows[0].app", video_app(c["mode"], d))
+        sc.set("links[2].queue_ab", _queue(c["discipline"]))
+        sc.set("flows[2].count", c["n"])
+        return sc
+
+    return build
 
 
-def _alone(p: Plan, d: Draws) -> tuple[Scenario, list]:
+def _alone(p: Plan) -> Callable[[dict[str, Any], int], Scenario]:
     """The premise (Fig. 8 at δ = 0, Fig. 6's baseline): the video and audio on the line with
     no download (the one download is scheduled after the end of the run), FIFO."""
-    sc = _base(d, p.duration)
-    sc.set("links[2].queue_ab", _queue("fifo"))
-    sc.set("flows[2].count", 1)
-    sc.set("flows[2].start", "100000s")
-    return sc, [("flows[0].app", [video_app(m, d) for m in MODES])]
+
+    def build(c: dict[str, Any], rep: int) -> Scenario:
+        d = draws(rep)
+        sc = _base(d, p.duration)
+        sc.set("flows[0].app", video_app(c["mode"], d))
+        sc.set("links[2].queue_ab", _queue("fifo"))
+        sc.set("flows[2].count", 1)
+        sc.set("flows[2].start", "100000s")
+        return sc
+
+    return build
 
 
-def _jitter(p: Plan, d: Draws) -> tuple[Scenario, list]:
+def _jitter(p: Plan) -> Callable[[dict[str, Any], int], Scenario]:
     """Fig. 8 on Fig. 6's sender: the ES mode of the same MPEG-2 trace, no peak-rate limit."""
-    sc = _base(d, p.jitter_duration)
-    sc.set("links[2].queue_ab", _queue("sqf"))
-    sc.set("flows[2].count", JITTER_N)
-    axes = [("links[2].rate", list(p.jitter_rates)), ("flows[0].app.source_jitter", [f"{x:g}ms" for x in p.jitter_ms])]
-    return sc, axes
+
+    def build(c: dict[str, Any], rep: int) -> Scenario:
+        sc = _base(draws(rep), p.jitter_duration)
+        sc.set("links[2].queue_ab", _queue("sqf"))
+        sc.set("flows[2].count", JITTER_N)
+        sc.set("links[2].rate", c["access_rate"])
+        sc.set("flows[0].app.source_jitter", f"{c['delta_ms']:g}ms")
+        return sc
+
+    return build
 
 
-def _model(p: Plan) -> tuple[Scenario, list]:
-    sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "model-check.toml")
-    sc.set("sim.duration", p.model_duration)
-    sc.set("flows[1].transport", dict(TCP))
-    # lambda counts 1250-byte packets; the Poisson app's rate is of 1222-byte payloads.
-    rates = [f"{r * 1222 / 1250:.6g}Mbps" for r in p.model_rates_mbps]
-    axes = [("flows[0].app.rate", rates), ("flows[1].count", list(p.model_n))]
-    return sc, axes
+def _model(p: Plan) -> Callable[[dict[str, Any]], Scenario]:
+    def build(c: dict[str, Any]) -> Scenario:
+        sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "model-check.toml")
+        sc.set("sim.duration", p.model_duration)
+        sc.set("flows[1].transport", dict(TCP))
+        # lambda counts 1250-byte packets; the Poisson app's rate is of 1222-byte payloads.
+        sc.set("flows[0].app.rate", f"{c['peak_rate_mbps'] * 1222 / 1250:.6g}Mbps")
+        sc.set("flows[1].count", c["n"])
+        return sc
+
+    return build
 
 
-def _sensitivity(p: Plan) -> tuple[Scenario, list]:
+def _sens_base(p: Plan, c: dict[str, Any]) -> Scenario:
     """SQF only, repetition 0's draws. Every link carries up to 65 535-byte packets so that the
     GRO variant's TCP segments pass unfragmented; the MSS and the ACK policy are explicit in
     every variant, so only the listed factor changes between rows."""
@@ -278,69 +308,34 @@ def _sensitivity(p: Plan) -> tuple[Scenario, list]:
     for i in range(3):
         sc.set(f"links[{i}].mtu", 65535)
     sc.set("links[2].queue_ab", {"kind": "sqf", "limit": SENS_BUFFER})
-    axes = [("flows[0].app", [a for _, a in SENS_SOURCES]), ("flows[2].transport", [t for _, t in SENS_TCP]),
-            ("flows[2].count", list(p.sens_n))]
-    return sc, axes
+    sc.set("flows[0].app", dict(SENS_SOURCES[c["video_source"]][1]))
+    return sc
 
 
-def _sens_alone(p: Plan) -> tuple[Scenario, list]:
+def _sensitivity(p: Plan) -> Callable[[dict[str, Any]], Scenario]:
+    def build(c: dict[str, Any]) -> Scenario:
+        sc = _sens_base(p, c)
+        sc.set("flows[2].transport", dict(SENS_TCP[c["tcp"]][1]))
+        sc.set("flows[2].count", c["n"])
+        return sc
+
+    return build
+
+
+def _sens_alone(p: Plan) -> Callable[[dict[str, Any]], Scenario]:
     """The sensitivity grid's video sources with no download at all."""
-    sc, _ = _sensitivity(p)
-    sc.set("flows[2].count", 1)
-    sc.set("flows[2].start", "100000s")
-    return sc, [("flows[0].app", [a for _, a in SENS_SOURCES])]
 
+    def build(c: dict[str, Any]) -> Scenario:
+        sc = _sens_base(p, c)
+        sc.set("flows[2].count", 1)
+        sc.set("flows[2].start", "100000s")
+        return sc
 
-class _Counter:
-    """Runs done over the whole reproduction, for one progress display."""
-
-    def __init__(self, total: int, update: Callable[[int, int], None] | None) -> None:
-        self.total, self.base, self.update = total, 0, update
-
-    def sweep(self, total: int) -> Callable[[int, int], None]:
-        base = self.base
-        self.base += total
-
-        def progress(done: int, _total: int) -> None:
-            if self.update:
-                self.update(base + done, self.total)
-
-        return progress
-
-
-def _sweep(name: str, sc: Scenario, axes: list, out: Path, jobs: int, log, counter: _Counter,
-           executor: Any = None) -> None:
-    t0 = time.time()
-    total = math.prod(len(v) for _, v in axes)
-    r = run_sweep(sc, axes, 1, out / "runs" / name, jobs, counter.sweep(total), executor=executor)
-    log(f"  {name}: {r['ran']} ran, {r['skipped']} reused, {time.time() - t0:.1f} s")
-
-
-def _cells(out: Path, name: str) -> list[tuple[dict[str, Any], Path, int]]:
-    """(params, run dir, repetition) of every finished run of a sweep; the repetition is that of
-    the folder (``name/rep<r>``), 0 for a sweep without repetitions."""
-    res = []
-    base = out / "runs" / name
-    folders = sorted(base.glob("rep*"), key=lambda f: int(f.name[3:])) if base.exists() else []
-    for rep_dir, rep in ([(f, int(f.name[3:])) for f in folders] or [(base, 0)]):
-        runs = rep_dir / "runs"
-        if not runs.exists():
-            continue
-        for d in sorted(runs.iterdir()):
-            if (d / "done").exists():
-                res.append((json.loads((d / "cell.json").read_text())["params"], d, rep))
-    return res
-
-
-def _mode_of(app: dict[str, Any]) -> str:
-    for m, (_, keys) in MODES.items():
-        if all(app.get(k) == v for k, v in keys.items()):
-            return m
-    raise ValueError(f"no sender mode has the keys of {app}")
+    return build
 
 
 # --------------------------------------------------------------------------------------------
-# Metrics
+# Metrics: a finished run → one row
 # --------------------------------------------------------------------------------------------
 
 
@@ -353,105 +348,30 @@ def _flows(d: Path) -> dict[str, dict[str, Any]]:
 METRICS = ("video_loss", "audio_loss", "video_jitter_ms", "audio_jitter_ms", "video_mbps", "data_share_mbps", "jain")
 
 
-def testbed_rep_rows(out: Path, name: str = "testbed") -> list[dict[str, Any]]:
-    """One row per (mode, discipline, n, repetition): audio/video loss and jitter, data share,
-    Jain's index."""
-    rows = []
-    for params, d, rep in _cells(out, name):
-        q = params["links[2].queue_ab"]["kind"] if "links[2].queue_ab" in params else "fifo"
-        n = int(params.get("flows[2].count", 0))
-        alone = name == "alone"
-        fl = _flows(d)
-        summary = json.loads((d / "summary.json").read_text())
-        data = [] if alone else [fl[f"data{i}"] for i in range(n)]
-        rows.append({
-            "mode": _mode_of(params["flows[0].app"]), "discipline": q, "n": 0 if alone else n, "rep": rep,
-            "video_loss": fl["video"]["loss_ratio"], "audio_loss": fl["audio"]["loss_ratio"],
-            "video_jitter_ms": fl["video"]["ipdv_mean_abs_ms"], "audio_jitter_ms": fl["audio"]["ipdv_mean_abs_ms"],
-            "video_mbps": fl["video"]["throughput_bps"] / 1e6,
-            "data_share_mbps": sum(r["goodput_bps"] for r in data) / 1e6,
-            "jain": summary["jain_index"] if not alone else float("nan"),
-        })
-    rows.sort(key=lambda r: (list(MODES).index(r["mode"]), DISCIPLINES.index(r["discipline"]), r["n"], r["rep"]))
-    return rows
+def _testbed_metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
+    """Audio/video loss and jitter, the video's rate, the downloads' summed goodput and Jain's
+    index (NaN with no download)."""
+    fl = _flows(d)
+    n = c.get("n", 0)
+    return {
+        "video_loss": fl["video"]["loss_ratio"], "audio_loss": fl["audio"]["loss_ratio"],
+        "video_jitter_ms": fl["video"]["ipdv_mean_abs_ms"], "audio_jitter_ms": fl["audio"]["ipdv_mean_abs_ms"],
+        "video_mbps": fl["video"]["throughput_bps"] / 1e6,
+        "data_share_mbps": sum(fl[f"data{i}"]["goodput_bps"] for i in range(n)) / 1e6,
+        "jain": json.loads((d / "summary.json").read_text())["jain_index"] if n else float("nan"),
+    }
 
 
-def aggregate(rep_rows: list[dict[str, Any]], keys: tuple[str, ...], metrics: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Rows grouped by ``keys``: each metric's mean over the repetitions, ``<metric>_ci`` the
-    half-width of its Student-t 95 % interval (NaN with one repetition), and ``reps``."""
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for r in rep_rows:
-        groups.setdefault(tuple(r[k] for k in keys), []).append(r)
-    out = []
-    for key, rs in groups.items():
-        row: dict[str, Any] = dict(zip(keys, key))
-        for m in metrics:
-            vals = [r[m] for r in rs if r[m] is not None and not (isinstance(r[m], float) and math.isnan(r[m]))]
-            e = mean_ci(vals) if vals else Estimate(float("nan"), float("nan"), 0)
-            row[m], row[f"{m}_ci"] = e.mean, e.half_width
-        row["reps"] = len(rs)
-        out.append(row)
-    return out
+def _loss_metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
+    fl = _flows(d)
+    n = c.get("n", 0)
+    return {"video_loss": fl["video"]["loss_ratio"], "audio_loss": fl["audio"]["loss_ratio"],
+            "data_share_mbps": sum(fl[f"data{k}"]["goodput_bps"] for k in range(n)) / 1e6}
 
 
-def _series(rep_rows, **match) -> dict[int, float]:
-    """{repetition: value} of the one metric named by ``value=`` among rows matching the rest."""
-    key = match.pop("value")
-    return {r["rep"]: r[key] for r in rep_rows if all(r[k] == v for k, v in match.items())}
-
-
-def sensitivity_rows(out: Path) -> list[dict[str, Any]]:
-    """One row per (video source, TCP variant, n) of the sensitivity grid."""
-    src = [a for _, a in SENS_SOURCES]
-    tcp = [t for _, t in SENS_TCP]
-    rows = []
-    cells = [(p, d, False) for p, d, _ in _cells(out, "sensitivity")] + [(p, d, True) for p, d, _ in _cells(out, "sens_alone")]
-    for params, d, alone in cells:
-        i = src.index(params["flows[0].app"])
-        j = -1 if alone else tcp.index(params["flows[2].transport"])
-        n = 0 if alone else int(params["flows[2].count"])
-        fl = _flows(d)
-        rows.append({
-            "video_source": SENS_SOURCES[i][0], "tcp": "no downloads" if alone else SENS_TCP[j][0], "n": n,
-            "video_loss": fl["video"]["loss_ratio"], "audio_loss": fl["audio"]["loss_ratio"],
-            "data_share_mbps": sum(fl[f"data{k}"]["goodput_bps"] for k in range(n)) / 1e6,
-            "_order": (i, j, n),
-        })
-    rows.sort(key=lambda r: r["_order"])
-    for r in rows:
-        del r["_order"]
-    return rows
-
-
-def _sensitivity_md(rows, ns) -> list[str]:
-    md = [f"### Sensitivity (SQF, buffer {SENS_BUFFER}, one repetition): video loss / audio loss", "",
-          "Each row changes one factor against the testbed. The column 'alone' has no download at all: what the",
-          "10 Mbit/s line and its buffer by themselves do to that sender.", "",
-          "| video source | TCP as the router sees it | alone | " + " | ".join(f"n = {n}" for n in ns) + " |",
-          "|---|---|---" + "|---" * len(ns) + "|"]
-    for s_label, _ in SENS_SOURCES:
-        alone = [r for r in rows if r["video_source"] == s_label and r["n"] == 0]
-        a = f"{_pct(alone[0]['video_loss'])} / {_pct(alone[0]['audio_loss'])}" if alone else "–"
-        for t_label, _ in SENS_TCP:
-            rs = {r["n"]: r for r in rows if r["video_source"] == s_label and r["tcp"] == t_label}
-            md.append(f"| {s_label} | {t_label} | {a} | " + " | ".join(
-                f"{_pct(rs[n]['video_loss'])} / {_pct(rs[n]['audio_loss'])}" if n in rs else "–" for n in ns) + " |")
-    return md + [""]
-
-
-def jitter_rep_rows(out: Path) -> list[dict[str, Any]]:
-    rows = []
-    for params, d, rep in _cells(out, "jitter"):
-        fl = _flows(d)
-        rows.append({
-            "access_rate": params["links[2].rate"],
-            "delta_ms": float(str(params["flows[0].app.source_jitter"]).removesuffix("ms")),
-            "rep": rep,
-            "video_loss": fl["video"]["loss_ratio"],
-            "audio_loss": fl["audio"]["loss_ratio"],
-        })
-    rows.sort(key=lambda r: (float(r["access_rate"].removesuffix("Mbps")), r["delta_ms"], r["rep"]))
-    return rows
+def _jitter_metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
+    fl = _flows(d)
+    return {"video_loss": fl["video"]["loss_ratio"], "audio_loss": fl["audio"]["loss_ratio"]}
 
 
 def _first(t: np.ndarray, mask: np.ndarray) -> float:
@@ -459,8 +379,8 @@ def _first(t: np.ndarray, mask: np.ndarray) -> float:
     return float(t[k[0]]) if k.size else float("nan")
 
 
-def model_rep_rows(out: Path) -> list[dict[str, Any]]:
-    """Per model-check run: the model's event and the scheduler's, from SQF's per-flow backlog
+def _model_metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
+    """A model-check run: the model's event and the scheduler's, from SQF's per-flow backlog
     samples (10 ms), after the last TCP flow has started.
 
     - ``first_x_ge_b_s``: first time the video's backlog reaches b = B/(n+1) packets (the
@@ -474,215 +394,76 @@ def model_rep_rows(out: Path) -> list[dict[str, Any]]:
     """
     from qoelab.models import sqf_analytic as sa
 
-    rows = []
-    for params, d, rep in _cells(out, "model"):
-        n = int(params["flows[1].count"])
-        lam_mbps = float(str(params["flows[0].app.rate"]).removesuffix("Mbps")) * 1250 / 1222
-        # Columnar throughout: a 600-s run holds ~10^6 samples (a per-row loop took minutes).
-        fq = pq.read_table(d / "flow_queues.parquet", columns=["t_s", "flow", "bytes"])
-        t = fq.column("t_s").to_numpy()
-        codes = fq.column("flow").combine_chunks().dictionary_encode()
-        labels = [str(x) for x in codes.dictionary.to_pylist()]
-        code = codes.indices.to_numpy(zero_copy_only=False)
-        by = fq.column("bytes").to_numpy().astype(float)
-        instants, inv = np.unique(t, return_inverse=True)
-        names = sorted(f for f in labels if f and f != "video")
-        video = np.zeros(instants.size)
-        others = np.zeros((len(names), instants.size))
-        for c, f in enumerate(labels):
-            m = code == c
-            if f == "video":
-                video[inv[m]] = by[m]
-            elif f:
-                others[names.index(f), inv[m]] = by[m]
-        duration = float(json.loads((d / "summary.json").read_text())["duration_s"])
-        dt = np.diff(np.append(instants, duration))
-        # The TCP flows start 50 ms apart (model-check.toml): count from the last start on.
-        t_start = 0.05 * (n - 1)
-        keep = instants >= t_start
-        b_bytes = sa.BUFFER_PKTS * sa.PKT_BYTES / (n + 1)
-        active = others > 0
-        lost = (video > 0) & np.any(active & (others <= video[np.newaxis, :]), axis=0)
-        first_lost = _first(instants[keep], lost[keep])
-        after = keep & (instants >= first_lost) if not math.isnan(first_lost) else np.zeros_like(keep)
-        fl = _flows(d)
-        rows.append({
-            "n": n, "peak_rate_mbps": round(lam_mbps, 6), "rep": rep,
-            "first_x_ge_b_s": _first(instants[keep], video[keep] >= b_bytes),
-            "first_lost_priority_s": first_lost,
-            "deprioritised_time_fraction": sa.deprioritised_fraction(video[keep], others[:, keep], dt[keep]),
-            "deprioritised_after_first": float(np.sum(dt[after] * lost[after]) / np.sum(dt[after])) if after.any() else float("nan"),
-            "video_loss": fl["video"]["loss_ratio"],
-            "model_p_T": sa.p_deprioritised(duration - t_start, lam_mbps * 1e6, n),
-            "model_T_bar_s": sa.mean_prioritised_time(lam_mbps * 1e6, n),
-            "duration_s": duration,
-        })
-    rows.sort(key=lambda r: (r["n"], r["peak_rate_mbps"], r["rep"]))
-    return rows
-
-
-# --------------------------------------------------------------------------------------------
-# Report
-# --------------------------------------------------------------------------------------------
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    if not rows:
-        path.write_text("")
-        return
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-
-
-def _pct(x: float) -> str:
-    return "nan" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.3g} %"
-
-
-def _est_str(e: Estimate, scale: float = 1.0, unit: str = "", digits: int = 3) -> str:
-    """``mean ± half-width`` (``mean`` alone with one repetition)."""
-    if math.isnan(e.mean):
-        return "nan"
-    m = f"{e.mean * scale:.{digits}g}"
-    if e.n < 2 or math.isnan(e.half_width):
-        return f"{m}{unit}"
-    return f"{m} ± {e.half_width * scale:.2g}{unit}"
-
-
-def _cell(r: dict[str, Any], m: str, pct: bool = False) -> str:
-    e = Estimate(r[m], r[f"{m}_ci"], r["reps"])
-    return _est_str(e, 100, " %") if pct else _est_str(e, digits=3)
-
-
-def _fig_lines(path: Path, rows, key: str, ylabel: str, title: str, *, logy: bool = False) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    scale = 100 if key == "loss" else 1
-    for ax, stream in zip(axes, ("audio", "video")):
-        for q in DISCIPLINES:
-            rs = [r for r in rows if r["discipline"] == q]
-            if not rs:
-                continue
-            m = f"{stream}_{key}"
-            y = np.array([r[m] * scale for r in rs])
-            err = np.nan_to_num(np.array([r[f"{m}_ci"] * scale for r in rs]))
-            if logy:
-                y = np.maximum(y, 1e-3)
-                err = np.minimum(err, y - 1e-3 * 0.999)  # the bar stays on the log axis
-            ax.errorbar([r["n"] for r in rs], y, yerr=err, marker="o", ms=3, capsize=2, label=LABEL[q])
-        ax.set_title(f"{stream}")
-        ax.set_xlabel("number of data downloads n")
-        ax.grid(alpha=0.3)
-        if logy:
-            ax.set_yscale("log")
-    axes[0].set_ylabel(ylabel)
-    axes[1].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def _fig8(path: Path, rows) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for rate in sorted({r["access_rate"] for r in rows}, key=lambda s: float(s.removesuffix("Mbps"))):
-        rs = [r for r in rows if r["access_rate"] == rate]
-        y = np.maximum([100 * r["video_loss"] for r in rs], 1e-3)
-        err = np.minimum(np.nan_to_num([100 * r["video_loss_ci"] for r in rs]), y - 1e-3 * 0.999)
-        ax.errorbar([r["delta_ms"] for r in rs], y, yerr=err, marker="o", capsize=2, label=f"access {rate}")
-    ax.axvline(5, ls=":", color="0.5", label="paper: threshold ~5 ms on 10 Mbit/s")
-    ax.set_yscale("log")
-    ax.set_xlabel("source jitter std δ (ms)")
-    ax.set_ylabel("video loss (%)  [0 plotted at 1e-3]")
-    ax.set_title(f"Fig. 8 (ours): SQF, n = {JITTER_N}, MPEG-2 video, {MODES['es'][0]}; 95 % intervals", fontsize=9)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
-def _table1_md(rows, title: str) -> list[str]:
-    out = [f"### {title}", "", "Data bandwidth share (Mbit/s, mean ± 95 % half-width) / Jain's index. *Paper* rows are "
-           "BMO11 Table I.", ""]
-    ns = [n for n in TABLE1_N if any(r["n"] == n for r in rows)] or sorted({r["n"] for r in rows})
-    out.append("| scheduler | " + " | ".join(f"n = {n}" for n in ns) + " |")
-    out.append("|---" * (len(ns) + 1) + "|")
-    for q in DISCIPLINES:
-        rs = {r["n"]: r for r in rows if r["discipline"] == q}
-        if not rs:
-            continue
-        if q in PAPER_TABLE1:
-            paper = dict(zip(TABLE1_N, PAPER_TABLE1[q]))
-            out.append(f"| {LABEL[q]} (paper) | " + " | ".join(f"{paper[n][0]:.1f}/{paper[n][1]:.2f}" if n in paper else "–"
-                                                              for n in ns) + " |")
-        cells = [f"{_cell(rs[n], 'data_share_mbps')}/{rs[n]['jain']:.2f}" if n in rs else "–" for n in ns]
-        out.append(f"| {LABEL[q]} (ours) | " + " | ".join(cells) + " |")
-    return out + [""]
-
-
-def _loss_md(rows, title: str) -> list[str]:
-    ns = sorted({r["n"] for r in rows})
-
-    def table(cell) -> list[str]:
-        out = ["| scheduler | " + " | ".join(f"n = {n}" for n in ns) + " |", "|---" * (len(ns) + 1) + "|"]
-        for q in DISCIPLINES:
-            rs = {r["n"]: r for r in rows if r["discipline"] == q}
-            if rs:
-                out.append(f"| {LABEL[q]} | " + " | ".join(cell(rs[n]) if n in rs else "–" for n in ns) + " |")
-        return out
-
-    return ([f"### {title}", "", "Loss rate audio / video (mean ± 95 % half-width over the repetitions).", ""]
-            + table(lambda r: f"{_cell(r, 'audio_loss', True)} / {_cell(r, 'video_loss', True)}")
-            + ["", "Jitter (mean |IPDV|, RFC 3393, ms) audio / video.", ""]
-            + table(lambda r: f"{_cell(r, 'audio_jitter_ms')} / {_cell(r, 'video_jitter_ms')}") + [""])
-
-
-def _analytic(out: Path, quick: bool) -> dict[str, Any]:
-    """Fig. 3/4 from eq. (2) and the paper's n = 20 statements, computed."""
-    from qoelab.models import sqf_analytic as sa
-
-    kw = {}
-    if quick:
-        kw3 = {"peak_rates_bps": np.linspace(0, 10e6, 41)}
-        kw4 = {"peak_rates_bps": np.linspace(0.02, 0.98, 25) * 10e6}
-    else:
-        kw3, kw4 = kw, kw
-    f3 = sa.figure3(out / "fig3_analytic.png", **kw3)
-    f4 = sa.figure4(out / "fig4_analytic.png", **kw4)
-    rows = []
-    for i, n in enumerate(f3.n_values):
-        for j, r in enumerate(f3.peak_rates_bps):
-            rows.append({"n": n, "peak_rate_mbps": r / 1e6, "p_T_sqf": f3.p_sqf[i, j], "p_T_fq": f3.p_fq[i, j]})
-    _write_csv(out / "fig3_analytic.csv", rows)
-    rows = []
-    for i, n in enumerate(f4.n_values):
-        for j, r in enumerate(f4.peak_rates_bps):
-            rows.append({"n": n, "peak_rate_mbps": r / 1e6, "T_bar_min": f4.mean_time_s[i, j] / 60})
-    _write_csv(out / "fig4_analytic.csv", rows)
+    n = int(c["n"])
+    lam_mbps = float(c["peak_rate_mbps"])
+    # Columnar throughout: a 600-s run holds ~10^6 samples (a per-row loop took minutes).
+    fq = pq.read_table(d / "flow_queues.parquet", columns=["t_s", "flow", "bytes"])
+    t = fq.column("t_s").to_numpy()
+    codes = fq.column("flow").combine_chunks().dictionary_encode()
+    labels = [str(x) for x in codes.dictionary.to_pylist()]
+    code = codes.indices.to_numpy(zero_copy_only=False)
+    by = fq.column("bytes").to_numpy().astype(float)
+    instants, inv = np.unique(t, return_inverse=True)
+    names = sorted(f for f in labels if f and f != "video")
+    video = np.zeros(instants.size)
+    others = np.zeros((len(names), instants.size))
+    for k, f in enumerate(labels):
+        m = code == k
+        if f == "video":
+            video[inv[m]] = by[m]
+        elif f:
+            others[names.index(f), inv[m]] = by[m]
+    duration = float(json.loads((d / "summary.json").read_text())["duration_s"])
+    dt = np.diff(np.append(instants, duration))
+    # The TCP flows start 50 ms apart (model-check.toml): count from the last start on.
+    t_start = 0.05 * (n - 1)
+    keep = instants >= t_start
+    b_bytes = sa.BUFFER_PKTS * sa.PKT_BYTES / (n + 1)
+    active = others > 0
+    lost = (video > 0) & np.any(active & (others <= video[np.newaxis, :]), axis=0)
+    first_lost = _first(instants[keep], lost[keep])
+    after = keep & (instants >= first_lost) if not math.isnan(first_lost) else np.zeros_like(keep)
     return {
-        "p_T_n20_at_6mbps": sa.p_deprioritised(sa.VIDEO_DURATION_S, 6e6, 20),
-        "p_T_n20_at_5mbps": sa.p_deprioritised(sa.VIDEO_DURATION_S, 5e6, 20),
-        "rate_p_half_n20_mbps": sa.peak_rate_for_p(0.5, 20) / 1e6,
-        "T_bar_n20_at_6mbps_min": sa.mean_prioritised_time(6e6, 20) / 60,
-        "rate_T_bar_180min_n20_mbps": sa.peak_rate_for_mean_time(180 * 60, 20) / 1e6,
-        "fq_limit_n20_kbps": 10e6 / 21 / 1e3,
+        "first_x_ge_b_s": _first(instants[keep], video[keep] >= b_bytes),
+        "first_lost_priority_s": first_lost,
+        "deprioritised_time_fraction": sa.deprioritised_fraction(video[keep], others[:, keep], dt[keep]),
+        "deprioritised_after_first": float(np.sum(dt[after] * lost[after]) / np.sum(dt[after])) if after.any() else float("nan"),
+        "video_loss": _flows(d)["video"]["loss_ratio"],
+        "model_p_T": sa.p_deprioritised(duration - t_start, lam_mbps * 1e6, n),
+        "model_T_bar_s": sa.mean_prioritised_time(lam_mbps * 1e6, n),
+        "duration_s": duration,
     }
 
 
-# --------------------------------------------------------------------------------------------
-# Findings and the generated reading
-# --------------------------------------------------------------------------------------------
+MODEL_METRICS = ("first_x_ge_b_s", "first_lost_priority_s", "deprioritised_time_fraction", "deprioritised_after_first",
+                 "video_loss", "model_p_T", "model_T_bar_s")
+
+
+def experiments(p: Plan) -> dict[str, Experiment]:
+    """The grids of the reproduction, each an experiment of the layer. Every parameter is a
+    treatment (``paired``): all cells of a repetition share its seed (and its draws)."""
+
+    def exp(name: str, cells: list[dict[str, Any]], build, metrics, reps: int, per_rep: bool,
+            cell_id: Callable[[dict[str, Any]], str] | None = None) -> Experiment:
+        return Experiment(f"sqf-{name}", cells, build, metrics, paired=tuple(cells[0]), reps=reps, per_rep=per_rep,
+                          cell_id=cell_id)
+
+    sens_id = lambda c: f"src{c['video_source']}__tcp{c.get('tcp', 'none')}__n={c.get('n', 0)}"  # noqa: E731
+    return {
+        "testbed": exp("testbed", [{"mode": m, "discipline": q, "n": n} for m in MODES for q in p.disciplines
+                                   for n in p.n_values], _testbed(p), _testbed_metrics, p.reps, True),
+        "alone": exp("alone", [{"mode": m} for m in MODES], _alone(p), _testbed_metrics, p.reps, True),
+        "jitter": exp("jitter", [{"access_rate": r, "delta_ms": float(x)} for r in p.jitter_rates for x in p.jitter_ms],
+                      _jitter(p), _jitter_metrics, p.reps, True),
+        "model": exp("model", [{"n": n, "peak_rate_mbps": r} for n in p.model_n for r in p.model_rates_mbps],
+                     _model(p), _model_metrics, p.reps, False),
+        "sensitivity": exp("sensitivity", [{"video_source": i, "tcp": j, "n": n} for i in range(len(SENS_SOURCES))
+                                           for j in range(len(SENS_TCP)) for n in p.sens_n],
+                           _sensitivity(p), _loss_metrics, 1, False, sens_id),
+        "sens_alone": exp("sens_alone", [{"video_source": i} for i in range(len(SENS_SOURCES))], _sens_alone(p),
+                          _loss_metrics, 1, False, sens_id),
+    }
+
 
 #: Why each finding has its label, or what its verdict rests on: typed prose, never a number
 #: (the numbers come from the tables; ``tests/reproduce/test_sqf.py`` checks there is none).
@@ -709,20 +490,29 @@ WHY = {
 }
 
 
+def _est(r: dict[str, Any] | None, m: str) -> Estimate | None:
+    return None if r is None else r.get(m)
+
+
+def _mean(r: dict[str, Any], m: str) -> float:
+    e = r.get(m)
+    return float("nan") if e is None else e.mean
+
+
 def _worst(rows, q: str, m: str) -> dict[str, Any] | None:
-    rs = [r for r in rows if r["discipline"] == q]
-    return max(rs, key=lambda r: r[m]) if rs else None
+    rs = [r for r in rows if r["discipline"] == q and r.get(m) is not None]
+    return max(rs, key=lambda r: r[m].mean) if rs else None
 
 
-def _est_of(r: dict[str, Any] | None, m: str) -> Estimate | None:
-    return None if r is None else Estimate(r[m], r[f"{m}_ci"], r["reps"])
+def _rate(s: str) -> float:
+    return float(s.removesuffix("Mbps"))
 
 
 def findings(mode: str, reps: list[dict[str, Any]], agg: list[dict[str, Any]], jit_reps: list[dict[str, Any]],
              jit_agg: list[dict[str, Any]]) -> list[Finding]:
     """The claims of Sec. V for one sender mode, judged from the measured tables. Differences
-    between two cells of the same repetition are paired (they share seed, offsets and start
-    times). Fig. 8 runs on the ES sender only."""
+    between two cells of the same repetition are paired (:func:`qoelab.experiment.core.paired`:
+    they share seed, offsets and start times). Fig. 8 runs on the ES sender only."""
     rows = [r for r in agg if r["mode"] == mode]
     rr = [r for r in reps if r["mode"] == mode]
     ns = sorted({r["n"] for r in rows})
@@ -730,71 +520,61 @@ def findings(mode: str, reps: list[dict[str, Any]], agg: list[dict[str, Any]], j
     second = next((n for n in ns if n > 1), hi)
     F: list[Finding] = []
 
-    def paired(q: str, m: str, n_a: int, n_b: int, q_b: str | None = None) -> Estimate | None:
-        a = _series(rr, value=m, discipline=q, n=n_a)
-        b = _series(rr, value=m, discipline=q_b or q, n=n_b)
-        common = sorted(set(a) & set(b))
-        return paired_ci([a[k] for k in common], [b[k] for k in common]) if common else None
+    def over_n(q: str, m: str) -> Estimate | None:
+        return core.paired(rr, "n", hi, lo, m, by=("discipline",)).get((q,))
 
     def add(key, claim, label, verdict, statistic, est):
         F.append(Finding(key, claim, label, verdict, statistic, est, WHY[key]))
 
     for stream in ("video", "audio"):
         w = _worst(rows, "sqf", f"{stream}_loss")
-        e = _est_of(w, f"{stream}_loss")
+        e = _est(w, f"{stream}_loss")
         add(f"sqf_{stream}", f"Fig. 6, SQF: {stream} loss negligible for every n", Label.SUBSTANTIVE, judge_below(e, NEGLIGIBLE),
             f"SQF {stream} loss at its worst n ({w['n'] if w else '–'}), against {NEGLIGIBLE:.1%}", e)
     for stream in ("audio", "video"):
-        e = paired("fifo", f"{stream}_loss", hi, lo)
+        e = over_n("fifo", f"{stream}_loss")
         add(f"fifo_{stream}", f"Fig. 6, FIFO: {stream} loss grows with n", Label.SUBSTANTIVE, judge_positive(e),
             f"FIFO {stream} loss, n = {hi} minus n = {lo}, paired", e)
     w = _worst(rows, "drr", "audio_loss")
-    e = _est_of(w, "audio_loss")
+    e = _est(w, "audio_loss")
     add("fq_audio", "Fig. 6, FQ: audio loss low", Label.BY_CONSTRUCTION, judge_below(e, NEGLIGIBLE),
         f"FQ audio loss at its worst n ({w['n'] if w else '–'}), against {NEGLIGIBLE:.1%}", e)
     r2 = next((r for r in rows if r["discipline"] == "drr" and r["n"] == second), None)
-    e = _est_of(r2, "video_loss")
+    e = _est(r2, "video_loss")
     add("fq_video", "Fig. 6, FQ: video loss high as soon as n > 1", Label.BY_CONSTRUCTION, judge_positive(e, threshold=0.01),
         f"FQ video loss at n = {second}, against 1 %", e)
     for stream in ("audio", "video"):
-        e = paired("drr", f"{stream}_jitter_ms", hi, lo)
+        e = over_n("drr", f"{stream}_jitter_ms")
         add(f"fq_jitter_{stream}", f"Fig. 7, FQ: {stream} jitter increases with n", Label.SUBSTANTIVE, judge_positive(e),
             f"FQ {stream} jitter (ms), n = {hi} minus n = {lo}, paired", e)
     for stream in ("audio", "video"):
-        e = paired("fifo", f"{stream}_jitter_ms", hi, hi, q_b="sqf")
+        e = core.paired(rr, "discipline", "fifo", "sqf", f"{stream}_jitter_ms", by=("n",)).get((hi,))
         add(f"sqf_jitter_{stream}", f"Fig. 7, SQF: beneficial for the {stream} jitter (against FIFO)", Label.SUBSTANTIVE,
             judge_positive(e), f"{stream} jitter (ms), FIFO minus SQF at n = {hi}, paired", e)
-    e = paired("fifo", "data_share_mbps", hi, lo)
+    e = over_n("fifo", "data_share_mbps")
     add("fifo_share", "Table I, FIFO: data share grows with n", Label.SUBSTANTIVE, judge_positive(e),
         f"FIFO data share (Mbit/s), n = {hi} minus n = {lo}, paired", e)
-    e = paired("drr", "data_share_mbps", hi, lo)
+    e = over_n("drr", "data_share_mbps")
     add("fq_share", "Table I, FQ: data share grows with n", Label.BY_CONSTRUCTION, judge_positive(e),
         f"FQ data share (Mbit/s), n = {hi} minus n = {lo}, paired", e)
-    e = paired("sqf", "data_share_mbps", hi, lo)
+    e = over_n("sqf", "data_share_mbps")
     add("sqf_share", "Table I, SQF: data share constant in n", Label.SUBSTANTIVE, judge_within(e, SHARE_TOLERANCE_MBPS),
         f"SQF data share (Mbit/s), n = {hi} minus n = {lo}, paired, within ±{SHARE_TOLERANCE_MBPS:g} Mbit/s", e)
     if mode == "es" and jit_agg:
-        slow = min({r["access_rate"] for r in jit_agg}, key=lambda s: float(s.removesuffix("Mbps")))
-        fast = max({r["access_rate"] for r in jit_agg}, key=lambda s: float(s.removesuffix("Mbps")))
+        slow = min({r["access_rate"] for r in jit_agg}, key=_rate)
+        fast = max({r["access_rate"] for r in jit_agg}, key=_rate)
         deltas = sorted({r["delta_ms"] for r in jit_agg})
         d5 = next((x for x in deltas if x >= 5), deltas[-1])
         z = next((r for r in jit_agg if r["access_rate"] == slow and r["delta_ms"] == 0), None)
-        e = _est_of(z, "video_loss")
+        e = _est(z, "video_loss")
         add("fig8_zero", f"Fig. 8: at δ = 0 SQF protects the video (n = {JITTER_N}, {slow})", Label.SUBSTANTIVE,
             judge_below(e, NEGLIGIBLE), f"video loss at δ = 0, {slow}, against {NEGLIGIBLE:.1%}", e)
-
-        def jpair(rate_a, da, rate_b, db):
-            a = _series(jit_reps, value="video_loss", access_rate=rate_a, delta_ms=da)
-            b = _series(jit_reps, value="video_loss", access_rate=rate_b, delta_ms=db)
-            common = sorted(set(a) & set(b))
-            return paired_ci([a[k] for k in common], [b[k] for k in common]) if common else None
-
-        e = jpair(slow, d5, slow, 0.0)
+        e = core.paired(jit_reps, "delta_ms", d5, 0.0, "video_loss", by=("access_rate",)).get((slow,))
         add("fig8_delta", f"Fig. 8: δ = {d5:g} ms de-prioritises the video on {slow}", Label.SUBSTANTIVE,
             judge_positive(e, threshold=NEGLIGIBLE), f"video loss at δ = {d5:g} ms minus δ = 0, {slow}, paired, against "
             f"{NEGLIGIBLE:.1%}", e)
         if fast != slow:
-            e = jpair(slow, d5, fast, d5)
+            e = core.paired(jit_reps, "access_rate", slow, fast, "video_loss", by=("delta_ms",)).get((d5,))
             add("fig8_fast", f"Fig. 8: the threshold is larger on {fast}", Label.SUBSTANTIVE, judge_positive(e),
                 f"video loss at δ = {d5:g} ms, {slow} minus {fast}, paired", e)
     return F
@@ -805,57 +585,239 @@ def findings(mode: str, reps: list[dict[str, Any]], agg: list[dict[str, Any]], j
 SHARE_TOLERANCE_MBPS = 0.5
 
 
-def _finding_line(f: Finding) -> str:
-    scale, unit = (100, " pp") if "loss" in f.statistic else (1, "")
-    if "loss" in f.statistic and "minus" not in f.statistic:
-        unit = " %"
-    if f.estimate is None:
-        est = "no data"
-    else:
-        e = f.estimate
-        est = _est_str(e, scale, unit)
-        if e.n >= 2 and not math.isnan(e.half_width):
-            est += f" (95 % interval {e.low * scale:.3g} to {e.high * scale:.3g}{unit}, {e.n} repetitions)"
-    return f"- **{f.claim}** — *{f.verdict.value}* ({f.label.value}). {f.statistic}: {est}. {f.why}"
+def _finding_unit(f: Finding) -> tuple[float, str]:
+    """A finding's scale and unit in the reading: losses in percent, their differences in
+    percentage points, the rest in the statistic's own unit."""
+    if "loss" in f.statistic:
+        return 100.0, " pp" if "minus" in f.statistic else " %"
+    return 1.0, ""
 
 
-def _reading_md(p: Plan, all_findings: dict[str, list[Finding]], alone: list[dict[str, Any]],
+# --------------------------------------------------------------------------------------------
+# Tables and figures
+# --------------------------------------------------------------------------------------------
+
+def _pct(e: Estimate | None) -> str:
+    """A loss estimate in percent, ``mean ± half-width %``."""
+    s = cell_md(e, Column("", "", scale=100.0))
+    return s if e is None else f"{s} %"
+
+
+def _num(e: Estimate | None) -> str:
+    return cell_md(e, Column("", ""))
+
+
+def _label_n(n: int) -> str:
+    return f"n = {n}"
+
+
+def _tables(p: Plan, tb: list[dict[str, Any]], al: list[dict[str, Any]], jit: list[dict[str, Any]],
+            model: list[dict[str, Any]], sens: list[dict[str, Any]]) -> dict[str, Table]:
+    """Every table of the report, by id: the long tables (CSV and ``report.json``) and the wide
+    views of ``report.md`` (:func:`qoelab.experiment.tables.pivot`)."""
+    T: dict[str, Table] = {}
+    metric_cols = [Column(m, m) for m in METRICS]
+    T["testbed"] = Table("testbed", "Testbed: every cell", [Column("mode", "mode"), Column("discipline", "discipline"),
+                                                             Column("n", "n"), *metric_cols], tb, ci="half_width")
+    T["alone"] = Table("premise", "Premise: the video alone (FIFO, no downloads)", [
+        Column("sender", "sender"), Column("video_loss", "video loss", "%", "ours", 100.0),
+        Column("audio_loss", "audio loss", "%", "ours", 100.0), Column("video_mbps", "video", "Mbit/s", "ours"),
+        Column("video_loss_max", "largest single-run video loss", "%", "ours", 100.0)],
+        [{**r, "sender": MODES[r["mode"]][0]} for r in al], source="paper Sec. V (premise)")
+    T["alone_csv"] = Table("premise_csv", "premise", [Column("mode", "mode"), Column("video_loss", "video_loss"),
+                                                     Column("audio_loss", "audio_loss"), Column("video_mbps", "video_mbps"),
+                                                     Column("video_loss_max", "video_loss_max")], al, ci="half_width")
+    for mode, (label, _) in MODES.items():
+        rows = [{**r, "scheduler": LABEL[r["discipline"]]} for r in tb if r["mode"] == mode]
+        rows = PAPER_JAIN.join(PAPER_SHARE.join(rows, "paper_share"), "paper_jain")
+        T[f"table1-{mode}"] = Table(f"table1-{mode}", f"Table I, {label}", [
+            Column("scheduler", "scheduler"), Column("n", "n"),
+            Column("data_share_mbps", "data share", "Mbit/s", "ours"),
+            PAPER_SHARE.column("paper_share", "data share", "Mbit/s"),
+            Column("jain", "Jain's index", "", "ours"), PAPER_JAIN.column("paper_jain", "Jain's index")],
+            rows, source="paper Table I", csv="testbed.csv")
+        T[f"fig6-{mode}"] = Table(f"fig6-{mode}", f"Fig. 6/7, {label}: loss and jitter", [
+            Column("scheduler", "scheduler"), Column("n", "n"),
+            Column("video_loss", "video loss", "%", "ours", 100.0), Column("audio_loss", "audio loss", "%", "ours", 100.0),
+            Column("video_jitter_ms", "video jitter", "ms", "ours"), Column("audio_jitter_ms", "audio jitter", "ms", "ours")],
+            rows, source="paper Fig. 6, Fig. 7", csv="testbed.csv")
+        # The wide views of report.md: scheduler × n.
+        idx = (Column("scheduler", "scheduler"),)
+        T[f"loss-md-{mode}"] = pivot(f"loss-md-{mode}", "Loss rate audio / video (mean ± 95 % half-width over the "
+                                     "repetitions)", rows, idx, "n", sorted({r["n"] for r in rows}),
+                                     lambda r: f"{_pct(r['audio_loss'])} / {_pct(r['video_loss'])}", label=_label_n)
+        T[f"jitter-md-{mode}"] = pivot(f"jitter-md-{mode}", "Jitter (mean |IPDV|, RFC 3393, ms) audio / video", rows, idx,
+                                       "n", sorted({r["n"] for r in rows}),
+                                       lambda r: f"{_num(r['audio_jitter_ms'])} / {_num(r['video_jitter_ms'])}",
+                                       label=_label_n)
+        ns = [n for n in TABLE1_N if any(r["n"] == n for r in rows)] or sorted({r["n"] for r in rows})
+        both = []
+        for q in p.disciplines:
+            if q in PAPER_TABLE1:
+                both += [{"scheduler": f"{LABEL[q]} (paper)", "n": n, "text": f"{v[0]:.1f}/{v[1]:.2f}"}
+                         for n, v in zip(TABLE1_N, PAPER_TABLE1[q])]
+            both += [{"scheduler": f"{LABEL[q]} (ours)", "n": r["n"], "text": f"{_num(r['data_share_mbps'])}/{_mean(r, 'jain'):.2f}"}
+                     for r in rows if r["discipline"] == q]
+        T[f"table1-md-{mode}"] = pivot(f"table1-md-{mode}", "Data bandwidth share (Mbit/s, mean ± 95 % half-width) / "
+                                       "Jain's index; *paper* rows are BMO11 Table I", both, idx, "n", ns,
+                                       lambda r: r["text"], label=_label_n)
+    T["fig8"] = Table("fig8", f"Fig. 8: SQF, n = {JITTER_N}, video loss vs source jitter δ", [
+        Column("access_rate", "access"), Column("delta_ms", "δ", "ms"),
+        Column("video_loss", "video loss", "%", "ours", 100.0), Column("audio_loss", "audio loss", "%", "ours", 100.0)],
+        jit, source="paper Fig. 8", csv="fig8_jitter.csv")
+    T["fig8_csv"] = Table("fig8_csv", "Fig. 8", [Column(k, k) for k in ("access_rate", "delta_ms", "video_loss", "audio_loss")],
+                          jit, ci="half_width")
+    T["fig8-md"] = pivot("fig8-md", f"Fig. 8 (SQF, n = {JITTER_N}, {MODES['es'][0]}): video loss vs source jitter δ",
+                         jit, (Column("access_rate", "access"),), "delta_ms", [float(x) for x in p.jitter_ms],
+                         lambda r: _pct(r["video_loss"]), label=lambda x: f"δ = {x:g} ms")
+    T["model"] = Table("model-check", "Model vs simulator (Sec. IV; Linux TCP profile)", [
+        Column("n", "n"), Column("peak_rate_mbps", "λ", "Mbit/s"),
+        Column("first_lost_priority_s", "SQF test first true", "s", "ours"),
+        Column("first_x_ge_b_s", "x ≥ B/(n+1) first", "s", "ours"),
+        Column("deprioritised_time_fraction", "time de-prioritised", "%", "ours", 100.0),
+        Column("deprioritised_after_first", "after the first loss", "%", "ours", 100.0),
+        Column("video_loss", "video loss", "%", "ours", 100.0),
+        Column("model_p_T", "model p(T)"), Column("model_T_bar_s", "model T̄", "s")],
+        [{**r, "model_p_T": _mean(r, "model_p_T"), "model_T_bar_s": _mean(r, "model_T_bar_s")} for r in model],
+        source="paper Sec. IV, Fig. 3/4", csv="model_check.csv",
+        note="(–: the event did not happen in any repetition's run.)")
+    T["model_csv"] = Table("model_csv", "model check", [Column("n", "n"), Column("peak_rate_mbps", "peak_rate_mbps"),
+                                                       *[Column(m, m) for m in MODEL_METRICS]], model, ci="half_width")
+    T["sensitivity"] = Table.of_rows("sensitivity", "Sensitivity", sens)
+    cols = sorted({r["n"] for r in sens if r["n"]})
+    alone = {r["video_source"]: r for r in sens if r["n"] == 0}
+    wide = [{**r, "alone": (f"{_pct1(alone[r['video_source']]['video_loss'])} / "
+                            f"{_pct1(alone[r['video_source']]['audio_loss'])}") if r["video_source"] in alone else "–"}
+            for r in sens if r["n"]]
+    T["sensitivity-md"] = pivot("sensitivity-md", f"Sensitivity (SQF, buffer {SENS_BUFFER}, one repetition): video loss / "
+                                "audio loss", wide, (Column("video_source", "video source"),
+                                                     Column("tcp", "TCP as the router sees it"), Column("alone", "alone")),
+                                "n", cols, lambda r: f"{_pct1(r['video_loss'])} / {_pct1(r['audio_loss'])}", label=_label_n,
+                                note="Each row changes one factor against the testbed. The column 'alone' has no "
+                                     "download at all: what the 10 Mbit/s line and its buffer by themselves do to that "
+                                     "sender.")
+    return T
+
+
+def _pct1(x: float) -> str:
+    """One run's loss in percent."""
+    return "nan" if x is None or math.isnan(x) else f"{100 * x:.3g} %"
+
+
+def _fig_lines(rows, key: str, ylabel: str, title: str, *, logy: bool = False) -> Callable[[Path], None]:
+    def draw(path: Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+        scale = 100 if key == "loss" else 1
+        for ax, stream in zip(axes, ("audio", "video")):
+            for q in DISCIPLINES:
+                rs = [r for r in rows if r["discipline"] == q]
+                if not rs:
+                    continue
+                m = f"{stream}_{key}"
+                y = np.array([_mean(r, m) * scale for r in rs])
+                err = np.nan_to_num(np.array([r[m].half_width * scale for r in rs]))
+                if logy:
+                    y = np.maximum(y, 1e-3)
+                    err = np.minimum(err, y - 1e-3 * 0.999)  # the bar stays on the log axis
+                ax.errorbar([r["n"] for r in rs], y, yerr=err, marker="o", ms=3, capsize=2, label=LABEL[q])
+            ax.set_title(f"{stream}")
+            ax.set_xlabel("number of data downloads n")
+            ax.grid(alpha=0.3)
+            if logy:
+                ax.set_yscale("log")
+        axes[0].set_ylabel(ylabel)
+        axes[1].legend(fontsize=8)
+        fig.suptitle(title, fontsize=10)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+
+    return draw
+
+
+def _fig8(rows) -> Callable[[Path], None]:
+    def draw(path: Path) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for rate in sorted({r["access_rate"] for r in rows}, key=_rate):
+            rs = [r for r in rows if r["access_rate"] == rate]
+            y = np.maximum([100 * _mean(r, "video_loss") for r in rs], 1e-3)
+            err = np.minimum(np.nan_to_num([100 * r["video_loss"].half_width for r in rs]), y - 1e-3 * 0.999)
+            ax.errorbar([r["delta_ms"] for r in rs], y, yerr=err, marker="o", capsize=2, label=f"access {rate}")
+        ax.axvline(5, ls=":", color="0.5", label="paper: threshold ~5 ms on 10 Mbit/s")
+        ax.set_yscale("log")
+        ax.set_xlabel("source jitter std δ (ms)")
+        ax.set_ylabel("video loss (%)  [0 plotted at 1e-3]")
+        ax.set_title(f"Fig. 8 (ours): SQF, n = {JITTER_N}, MPEG-2 video, {MODES['es'][0]}; 95 % intervals", fontsize=9)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+
+    return draw
+
+
+def _figures(tb: list[dict[str, Any]], jit: list[dict[str, Any]]) -> list[Figure]:
+    figs = []
+    for m, (label, _) in MODES.items():
+        rows = [r for r in tb if r["mode"] == m]
+        figs.append(Figure(f"fig6-{m}", f"Fig. 6 (ours, {label}): loss vs n", f"fig6_loss_{m}.png",
+                           _fig_lines(rows, "loss", "loss rate (%)  [0 plotted at 1e-3]",
+                                      f"Fig. 6 (ours, {label}): loss vs n, 95 % intervals", logy=True), "paper Fig. 6"))
+    for m, (label, _) in MODES.items():
+        rows = [r for r in tb if r["mode"] == m]
+        figs.append(Figure(f"fig7-{m}", f"Fig. 7 (ours, {label}): jitter vs n", f"fig7_jitter_{m}.png",
+                           _fig_lines(rows, "jitter_ms", "mean |IPDV| (ms)", f"Fig. 7 (ours, {label}): jitter vs n"),
+                           "paper Fig. 7"))
+    figs.append(Figure("fig8", "Fig. 8 (ours): video loss vs source jitter", "fig8_jitter.png", _fig8(jit), "paper Fig. 8"))
+    return figs
+
+
+def _s(e: Estimate | None) -> str:
+    if e is None or math.isnan(e.mean):
+        return "never in the run"
+    return f"{e.mean:.3g} s"
+
+
+def _reading_md(all_findings: dict[str, list[Finding]], alone: list[dict[str, Any]],
                 model: list[dict[str, Any]]) -> list[str]:
-    """The reading, generated from the tables of this report (numbers included)."""
-    from qoelab.experiment import summary_count
-
+    """The reading, generated from the tables of this report (numbers included): the findings
+    through :func:`qoelab.experiment.tables.findings_md`."""
     L = ["## Reading (generated from the tables above)", ""]
     L += ["### Premise: the video alone on the line (FIFO, no download)", ""]
     for r in alone:
-        L.append(f"- {MODES[r['mode']][0]}: video loss {_cell(r, 'video_loss', True)}, audio loss "
-                 f"{_cell(r, 'audio_loss', True)} over {r['reps']} repetitions (largest single run: "
-                 f"{_pct(r['video_loss_max'])}).")
+        L.append(f"- {MODES[r['mode']][0]}: video loss {_pct(r['video_loss'])}, audio loss {_pct(r['audio_loss'])} over "
+                 f"{r['video_loss'].n} repetitions (largest single run: {_pct1(r['video_loss_max'])}).")
     L.append("")
     for mode, F in all_findings.items():
         held, decided = summary_count(F)
         L += [f"### The paper's claims, {MODES[mode][0]}", "",
               f"Substantive claims that hold: {held} of {decided} decided "
               f"(by-construction and trivial ones are listed but not counted).", ""]
-        L += [_finding_line(f) for f in F] + [""]
+        L += [findings_md(F, units=_finding_unit, why=True)]
     if model:
         L += ["### Model check (Sec. IV) under the Linux TCP profile", ""]
         for r in model:
             L.append(
                 f"- n = {r['n']}, λ = {r['peak_rate_mbps']:g} Mbit/s: SQF's test (an active download with no more bytes "
                 f"than the video) first true at {_s(r['first_lost_priority_s'])}, eq. (1)'s x ≥ B/(n+1) first at "
-                f"{_s(r['first_x_ge_b_s'])}; share of the time de-prioritised {_cell(r, 'deprioritised_time_fraction', True)}, "
-                f"of the time after the first loss of priority {_cell(r, 'deprioritised_after_first', True)}; video loss "
-                f"{_cell(r, 'video_loss', True)}; model p(T) {r['model_p_T']:.3g}, mean time of prioritisation "
-                f"{_s(r['model_T_bar_s'])} (means over {r['reps']} repetitions; a first time is averaged over the "
+                f"{_s(r['first_x_ge_b_s'])}; share of the time de-prioritised {_pct(r['deprioritised_time_fraction'])}, "
+                f"of the time after the first loss of priority {_pct(r['deprioritised_after_first'])}; video loss "
+                f"{_pct(r['video_loss'])}; model p(T) {_mean(r, 'model_p_T'):.3g}, mean time of prioritisation "
+                f"{_s(r['model_T_bar_s'])} (means over {r['model_p_T'].n} repetitions; a first time is averaged over the "
                 f"repetitions in which it happened).")
         L += ["", MODEL_CHECK_WHY, ""]
     return L
-
-
-def _s(x: float) -> str:
-    if x is None or math.isnan(x):
-        return "never in the run"
-    return f"{x:.3g} s"
 
 
 #: What the model-check table measures (typed, no numbers: they are in the table above it).
@@ -876,6 +838,38 @@ MODEL_CHECK_WHY = (
 )
 
 
+def _analytic(out: Path, quick: bool) -> dict[str, Any]:
+    """Fig. 3/4 from eq. (2) and the paper's n = 20 statements, computed."""
+    from qoelab.models import sqf_analytic as sa
+
+    kw = {}
+    if quick:
+        kw3 = {"peak_rates_bps": np.linspace(0, 10e6, 41)}
+        kw4 = {"peak_rates_bps": np.linspace(0.02, 0.98, 25) * 10e6}
+    else:
+        kw3, kw4 = kw, kw
+    f3 = sa.figure3(out / "fig3_analytic.png", **kw3)
+    f4 = sa.figure4(out / "fig4_analytic.png", **kw4)
+    rows = []
+    for i, n in enumerate(f3.n_values):
+        for j, r in enumerate(f3.peak_rates_bps):
+            rows.append({"n": n, "peak_rate_mbps": r / 1e6, "p_T_sqf": f3.p_sqf[i, j], "p_T_fq": f3.p_fq[i, j]})
+    Table.of_rows("fig3", "Fig. 3", rows).write_csv(out, "fig3_analytic.csv")
+    rows = []
+    for i, n in enumerate(f4.n_values):
+        for j, r in enumerate(f4.peak_rates_bps):
+            rows.append({"n": n, "peak_rate_mbps": r / 1e6, "T_bar_min": f4.mean_time_s[i, j] / 60})
+    Table.of_rows("fig4", "Fig. 4", rows).write_csv(out, "fig4_analytic.csv")
+    return {
+        "p_T_n20_at_6mbps": sa.p_deprioritised(sa.VIDEO_DURATION_S, 6e6, 20),
+        "p_T_n20_at_5mbps": sa.p_deprioritised(sa.VIDEO_DURATION_S, 5e6, 20),
+        "rate_p_half_n20_mbps": sa.peak_rate_for_p(0.5, 20) / 1e6,
+        "T_bar_n20_at_6mbps_min": sa.mean_prioritised_time(6e6, 20) / 60,
+        "rate_T_bar_180min_n20_mbps": sa.peak_rate_for_mean_time(180 * 60, 20) / 1e6,
+        "fq_limit_n20_kbps": 10e6 / 21 / 1e3,
+    }
+
+
 def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
         progress: Callable[[int, int], None] | None = None, executor: Any = None) -> dict[str, Any]:
     """Runs (or resumes) every grid and writes the report folder ``out``. Returns a summary.
@@ -885,61 +879,52 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     log(f"qoelab reproduce sqf{' --quick' if quick else ''}: writing {out} ({p.reps} repetitions)")
-    builders = []
-    for r in range(p.reps):
-        d = draws(r)
-        builders += [(f"testbed/rep{r}", *_testbed(p, d)), (f"alone/rep{r}", *_alone(p, d)), (f"jitter/rep{r}", *_jitter(p, d))]
-        sc, axes = _model(p)
-        sc.set("sim.seed", d.seed)
-        builders.append((f"model/rep{r}", sc, axes))
-    builders += [("sensitivity", *_sensitivity(p)), ("sens_alone", *_sens_alone(p))]
-    counter = _Counter(sum(math.prod(len(v) for _, v in axes) for _, _, axes in builders), progress)
-    for name, sc, axes in builders:
-        _sweep(name, sc, axes, out, jobs, log, counter, executor)
+    E = experiments(p)
+    core.run_many([(e, out / "runs" / name) for name, e in E.items()], jobs, progress, executor=executor, log=log)
     t_sim = time.time() - t0
     if getattr(executor, "shard", None):  # one task of a job array: the report comes after all
         return {"shard": executor.shard}
 
-    tb_reps = testbed_rep_rows(out, "testbed")
-    tb = aggregate(tb_reps, ("mode", "discipline", "n"), METRICS)
-    al_reps = testbed_rep_rows(out, "alone")
-    al = aggregate(al_reps, ("mode",), ("video_loss", "audio_loss", "video_mbps"))
+    def rows(name: str) -> list[dict[str, Any]]:
+        return core.rows(E[name], out / "runs" / name)
+
+    tb_reps = rows("testbed")
+    tb = core.aggregate(tb_reps, ("mode", "discipline", "n"), METRICS)
+    al_reps = rows("alone")
+    al = core.aggregate(al_reps, ("mode",), ("video_loss", "audio_loss", "video_mbps"))
     for r in al:
         r["video_loss_max"] = max(x["video_loss"] for x in al_reps if x["mode"] == r["mode"])
-    jit_reps = jitter_rep_rows(out)
-    jit = aggregate(jit_reps, ("access_rate", "delta_ms"), ("video_loss", "audio_loss"))
-    model_reps = model_rep_rows(out)
-    model = aggregate(model_reps, ("n", "peak_rate_mbps"),
-                      ("first_x_ge_b_s", "first_lost_priority_s", "deprioritised_time_fraction", "deprioritised_after_first",
-                       "video_loss", "model_p_T", "model_T_bar_s"))
-    sens = sensitivity_rows(out)
+    jit_reps = rows("jitter")
+    jit = core.aggregate(jit_reps, ("access_rate", "delta_ms"), ("video_loss", "audio_loss"))
+    model_reps = rows("model")
+    model = core.aggregate(model_reps, ("n", "peak_rate_mbps"), MODEL_METRICS)
+    sens = [{"video_source": SENS_SOURCES[r["video_source"]][0],
+             "tcp": SENS_TCP[r["tcp"]][0] if "tcp" in r else "no downloads", "n": r.get("n", 0),
+             **{k: r[k] for k in ("video_loss", "audio_loss", "data_share_mbps")}}
+            for r in rows("sens_alone") + rows("sensitivity")]
+    sens.sort(key=lambda r: ([s for s, _ in SENS_SOURCES].index(r["video_source"]),
+                             -1 if r["n"] == 0 else [t for t, _ in SENS_TCP].index(r["tcp"]), r["n"]))
     ana = _analytic(out, quick)
-    _write_csv(out / "testbed.csv", tb)
-    _write_csv(out / "testbed_reps.csv", tb_reps)
-    _write_csv(out / "premise_alone.csv", al)
-    _write_csv(out / "fig8_jitter.csv", jit)
-    _write_csv(out / "fig8_jitter_reps.csv", jit_reps)
-    _write_csv(out / "model_check.csv", model)
-    _write_csv(out / "model_check_reps.csv", model_reps)
-    _write_csv(out / "sensitivity.csv", sens)
-    paper = [
-        {"scheduler": q, "n": n, "paper_data_share_mbps": s, "paper_jain": j}
-        for q, vals in PAPER_TABLE1.items()
-        for n, (s, j) in zip(TABLE1_N, vals)
-    ]
-    _write_csv(out / "paper_table1.csv", paper)
-    for mode, (label, _) in MODES.items():
-        rows = [r for r in tb if r["mode"] == mode]
-        _fig_lines(out / f"fig6_loss_{mode}.png", rows, "loss", "loss rate (%)  [0 plotted at 1e-3]",
-                   f"Fig. 6 (ours, {label}): loss vs n, 95 % intervals", logy=True)
-        _fig_lines(out / f"fig7_jitter_{mode}.png", rows, "jitter_ms", "mean |IPDV| (ms)", f"Fig. 7 (ours, {label}): jitter vs n")
-    _fig8(out / "fig8_jitter.png", jit)
+    T = _tables(p, tb, al, jit, model, sens)
+    T["testbed"].write_csv(out, "testbed.csv")
+    Table.of_rows("testbed_reps", "testbed, per repetition", tb_reps).write_csv(out, "testbed_reps.csv")
+    T["alone_csv"].write_csv(out, "premise_alone.csv")
+    T["fig8_csv"].write_csv(out, "fig8_jitter.csv")
+    Table.of_rows("fig8_reps", "Fig. 8, per repetition", jit_reps).write_csv(out, "fig8_jitter_reps.csv")
+    T["model_csv"].write_csv(out, "model_check.csv")
+    T["model"].csv = "model_check.csv"
+    Table.of_rows("model_reps", "model check, per repetition", model_reps).write_csv(out, "model_check_reps.csv")
+    T["sensitivity"].write_csv(out, "sensitivity.csv")
+    Table.of_rows("paper_table1", "BMO11 Table I", [
+        {"scheduler": q, "n": n, "paper_data_share_mbps": PAPER_SHARE.values[(q, n)], "paper_jain": PAPER_JAIN.values[(q, n)]}
+        for q in PAPER_TABLE1 for n in TABLE1_N]).write_csv(out, "paper_table1.csv")
+    figures = _figures(tb, jit)
     all_findings = {m: findings(m, tb_reps, tb, jit_reps, jit) for m in MODES}
-    _write_csv(out / "findings.csv", [
+    Table.of_rows("findings", "findings", [
         {"mode": m, "key": f.key, "claim": f.claim, "label": f.label.value, "verdict": f.verdict.value,
          "statistic": f.statistic, "mean": f.estimate.mean if f.estimate else float("nan"),
          "half_width": f.estimate.half_width if f.estimate else float("nan"), "reps": f.estimate.n if f.estimate else 0}
-        for m, F in all_findings.items() for f in F])
+        for m, F in all_findings.items() for f in F]).write_csv(out, "findings.csv")
 
     md = [
         "# SQF reproduction (BMO11, ICC 2011)",
@@ -952,101 +937,39 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
         "",
         "Files: `testbed.csv` (means and 95 % half-widths, `_ci`), `testbed_reps.csv`, `premise_alone.csv`, `fig8_jitter.csv`, "
         "`fig8_jitter_reps.csv`, `model_check.csv`, `model_check_reps.csv`, `sensitivity.csv`, `findings.csv`, "
-        "`paper_table1.csv`, `fig3_analytic.csv`, `fig4_analytic.csv` and the PNG figures; raw runs under `runs/`.",
+        "`paper_table1.csv`, `fig3_analytic.csv`, `fig4_analytic.csv`, `report.json` and the PNG figures; raw runs under "
+        "`runs/`.",
         "",
         "## What the paper reports (typed from its text; not measured here)",
         "",
     ]
     md += [f"- **{k}**: {v}" for k, v in PAPER_STATEMENTS]
-    md += ["", "## Our measurements", ""]
-    md += ["### Premise: the video alone (FIFO, no downloads)", "", "| sender | video loss | audio loss | video Mbit/s |",
-           "|---|---|---|---|"]
-    md += [f"| {MODES[r['mode']][0]} | {_cell(r, 'video_loss', True)} | {_cell(r, 'audio_loss', True)} | {_cell(r, 'video_mbps')} |"
-           for r in al]
-    md += [""]
+    md += ["", "## Our measurements", "", "### Premise: the video alone (FIFO, no downloads)", "",
+           T["alone"].markdown(title=False)]
     for mode, (label, _) in MODES.items():
-        rows = [r for r in tb if r["mode"] == mode]
-        md += _loss_md(rows, f"Fig. 6/7, {label}")
-        md += _table1_md(rows, f"Table I, {label}")
-    md += [f"### Fig. 8 (SQF, n = {JITTER_N}, {MODES['es'][0]}: video loss vs source jitter δ)", "",
-           "| access | " + " | ".join(f"δ = {x:g} ms" for x in p.jitter_ms) + " |", "|---" * (len(p.jitter_ms) + 1) + "|"]
-    for rate in p.jitter_rates:
-        rs = {r["delta_ms"]: r for r in jit if r["access_rate"] == rate}
-        md.append(f"| {rate} | " + " | ".join(_cell(rs[float(x)], "video_loss", True) if float(x) in rs else "–"
-                                           for x in p.jitter_ms) + " |")
-    md += ["", "### Model vs simulator (Sec. IV; Linux TCP profile)", "",
-           "| n | λ (Mbit/s) | SQF test first true (s) | x ≥ B/(n+1) first (s) | time de-prioritised | after the first loss | "
-           "video loss | model p(T) | model T̄ (s) |", "|---|---|---|---|---|---|---|---|---|"]
-    for r in model:
-        md.append(f"| {r['n']} | {r['peak_rate_mbps']:g} | {_cell(r, 'first_lost_priority_s')} | {_cell(r, 'first_x_ge_b_s')} | "
-                  f"{_cell(r, 'deprioritised_time_fraction', True)} | {_cell(r, 'deprioritised_after_first', True)} | "
-                  f"{_cell(r, 'video_loss', True)} | {r['model_p_T']:.3g} | {r['model_T_bar_s']:.3g} |")
-    md += ["", "(nan: the event did not happen in any repetition's run.)", ""]
-    md += _sensitivity_md(sens, p.sens_n)
+        md += [f"### Fig. 6/7, {label}", "", T[f"loss-md-{mode}"].markdown(), T[f"jitter-md-{mode}"].markdown()]
+        md += [f"### Table I, {label}", "", T[f"table1-md-{mode}"].markdown()]
+    md += ["### Fig. 8", "", T["fig8-md"].markdown()]
+    md += ["### Model vs simulator (Sec. IV; Linux TCP profile)", "", T["model"].markdown(title=False)]
+    md += ["### Sensitivity", "", T["sensitivity-md"].markdown()]
     md += ["### Analytical model (Fig. 3/4 recomputed from eq. (2))", "", "`fig3_analytic.png`, `fig4_analytic.png`.", ""]
     md += [f"- {k}: {v:.4g}" for k, v in ana.items()]
     md += [""]
-    reading = _reading_md(p, all_findings, al, model)
+    reading = _reading_md(all_findings, al, model)
     md += reading
     (out / "report.md").write_text("\n".join(md) + "\n")
-    _report_json(out, p, tb, all_findings, "\n".join(reading[2:]) + "\n")
+    report(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",
+           tables=[T["alone"], *(T[f"{k}-{m}"] for m in MODES for k in ("table1", "fig6")), T["fig8"], T["model"]],
+           figures=figures, findings=[finding_json(f, group=m, source="paper Sec. V") for m, F in all_findings.items()
+                                      for f in F],
+           reading="\n".join(reading[2:]) + "\n", cost=core.cost(*((e, out / "runs" / n) for n, e in E.items())),
+           setup=f"{p.reps} repetitions per cell; testbed runs of {p.duration}; n = {', '.join(map(str, p.n_values))}; "
+                 f"buffer {BUFFER}; Linux TCP CUBIC.")
     summary = {"quick": quick, "reps": p.reps, "wall_s": time.time() - t0, "analytic": ana,
-               "findings": {m: {"holds": summary_count_of(F)[0], "decided": summary_count_of(F)[1]} for m, F in all_findings.items()}}
+               "findings": {m: dict(zip(("holds", "decided"), summary_count(F))) for m, F in all_findings.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
     log(f"report: {out / 'report.md'} ({time.time() - t0:.0f} s)")
     return summary
-
-
-def _report_json(out: Path, p: Plan, tb: list[dict[str, Any]], all_findings: dict[str, list[Finding]],
-                 reading: str) -> None:
-    """``report.json`` (``docs/report-format.md``) through the experiment layer's tables: Table I
-    per sender mode (ours beside the paper's), the Fig. 6 losses, the figures, the findings of
-    both modes and the generated reading. An adapter over this module's own aggregates: the
-    report's numbers are those of ``testbed.csv`` and ``findings.csv``."""
-    from qoelab.experiment.core import cost
-    from qoelab.experiment.tables import Column, PaperValues, Table, finding_json, report
-
-    share = PaperValues("paper Table I", ("discipline", "n"),
-                        {(q, n): v[0] for q, vals in PAPER_TABLE1.items() for n, v in zip(TABLE1_N, vals)})
-    jain = PaperValues("paper Table I", ("discipline", "n"),
-                       {(q, n): v[1] for q, vals in PAPER_TABLE1.items() for n, v in zip(TABLE1_N, vals)})
-    tables = []
-    for mode, (label, _) in MODES.items():
-        rows = [{"scheduler": LABEL[r["discipline"]], "discipline": r["discipline"], "n": r["n"],
-                 **{m: _est_of(r, m) for m in METRICS}} for r in tb if r["mode"] == mode]
-        rows = jain.join(share.join(rows, "paper_share"), "paper_jain")
-        tables.append(Table(f"table1-{mode}", f"Table I, {label}", [
-            Column("scheduler", "scheduler"), Column("n", "n"),
-            Column("data_share_mbps", "data share", "Mbit/s", "ours"), share.column("paper_share", "data share", "Mbit/s"),
-            Column("jain", "Jain's index", "", "ours"), jain.column("paper_jain", "Jain's index")],
-            rows, source="paper Table I", csv="testbed.csv"))
-        tables.append(Table(f"fig6-{mode}", f"Fig. 6/7, {label}: loss and jitter", [
-            Column("scheduler", "scheduler"), Column("n", "n"),
-            Column("video_loss", "video loss", "%", "ours", 100.0), Column("audio_loss", "audio loss", "%", "ours", 100.0),
-            Column("video_jitter_ms", "video jitter", "ms", "ours"), Column("audio_jitter_ms", "audio jitter", "ms", "ours")],
-            rows, source="paper Fig. 6, Fig. 7", csv="testbed.csv"))
-    figures = [{"id": f"fig6-{m}", "title": f"Fig. 6 (ours, {lab}): loss vs n", "path": f"fig6_loss_{m}.png",
-                "source": "paper Fig. 6"} for m, (lab, _) in MODES.items()]
-    figures += [{"id": f"fig7-{m}", "title": f"Fig. 7 (ours, {lab}): jitter vs n", "path": f"fig7_jitter_{m}.png",
-                 "source": "paper Fig. 7"} for m, (lab, _) in MODES.items()]
-    figures += [{"id": "fig8", "title": "Fig. 8 (ours): video loss vs source jitter", "path": "fig8_jitter.png",
-                 "source": "paper Fig. 8"}]
-    found = [finding_json(f, group=m, source="paper Sec. V") for m, F in all_findings.items() for f in F]
-    # Each grid is a sweep folder (``runs/<grid>[/rep<r>]``) holding its runs under ``runs/``.
-    sweeps = sorted({t.parent.parent.parent for t in (out / "runs").rglob("timing.json")})
-    costs = [cost(d) for d in sweeps]
-    c = {k: round(sum(x[k] for x in costs), 3) for k in ("sim_wall_s", "cpu_s")}
-    c["runs"] = sum(x["runs"] for x in costs)
-    report(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",
-           tables=tables, figures=figures, findings=found, reading=reading, cost=c,
-           setup=f"{p.reps} repetitions per cell; testbed runs of {p.duration}; n = {', '.join(map(str, p.n_values))}; "
-                 f"buffer {BUFFER}; Linux TCP CUBIC.")
-
-
-def summary_count_of(F: list[Finding]) -> tuple[int, int]:
-    from qoelab.experiment import summary_count
-
-    return summary_count(F)
 
 
 def register(subparsers) -> argparse.ArgumentParser:

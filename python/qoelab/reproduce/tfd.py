@@ -11,8 +11,9 @@ TCP CUBIC flows share one 1 Gbit/s link; four scenarios:
 
 Reservations of s2–s4 are served by the same SCFQ guaranteed-rate scheduler
 (``crates/core/src/queue/tfd.rs``). Each stream starts at a random clip of the 152 s trace and a
-random moment within it (seeded per repetition). The grid runs through
-:func:`qoelab.sweep.run_sweep`, so an interrupted run resumes where it stopped.
+random moment within it (seeded per repetition). Each grid is an experiment of the layer
+(:func:`experiments`, run by :mod:`qoelab.experiment.core`): one sweep folder per repetition,
+``sweep/rep<r>/``, so an interrupted run resumes where it stopped.
 
 Our reading of Fig. 2 (not in the text): video servers → R1, TCP servers → R2; R1→R3 and
 R2→R3; R3→R4 is the shared link; R4→R5 → video receivers; TCP receivers on R4. All links
@@ -54,6 +55,9 @@ from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import (Estimate, Finding, Label, Verdict, judge_all, judge_positive, judge_within, mean_ci,
                                summary_count)
+from qoelab.experiment import core
+from qoelab.experiment.core import Experiment
+from qoelab.experiment.tables import Column, Table, pivot
 from qoelab.scenario import Scenario
 
 SCENARIOS = ("s1", "s2", "s3", "s4")
@@ -330,45 +334,35 @@ def cell_toml(sc: str, n: int, k: int) -> str:
     return head + tomli_w.dumps(d)
 
 
-class TfdCell(Scenario):
-    """A scenario whose grid keys ``tfd.scenario``, ``tfd.n`` and ``tfd.k`` are not scenario
-    values but select the cell; the concrete scenario (with the repetition's random offsets,
-    drawn from ``sim.seed``) is built just before validation or a run. This lets the generic,
-    resumable :func:`qoelab.sweep.run_sweep` drive a grid whose cells differ in structure."""
+def experiments(cal: Calibration, profile: str, grid: Grid, reps: int, trace: Path, peak_bps: int,
+                quick: bool) -> dict[str, Experiment]:
+    """A calibration's grids as experiments of the layer (:mod:`qoelab.experiment.core`):
+    ``sweep`` (scenario × N × K, ``reps`` repetitions), and one repetition each of the side grids
+    ``sensitivity`` (s1 × K × N × sender pacing) and ``held`` (s2–s4 × K × N, reservations held
+    idle). A cell's random clips and offsets are drawn from its repetition (``build_scenario``'s
+    ``seed`` is ``1 + rep``, so repetition 0 is the bundled cell files'), the same for the four
+    scenarios of a cell; the scenario is a treatment, so they share the simulator's seed too.
+    The experiments' names carry the calibration and the profile, and their scenarios the trace
+    and the buffer, so a folder of one calibration refuses to resume with another's cells."""
 
-    KEYS = ("tfd.scenario", "tfd.n", "tfd.k", "tfd.pacing", "tfd.buffer", "tfd.lend")
-    # ``extra``: duration_s, trace, peak_bps, buffer (the calibration's) and profile.
+    def build(c: dict[str, Any], rep: int = 0) -> Scenario:
+        d = build_scenario(c.get("scenario", "s1"), int(c["n"]), int(c["k"]), 1 + rep, grid.duration_s, trace, peak_bps,
+                           pacing=c.get("pacing", "frame"), buffer=cal.buffer, lend=c.get("lend", True), profile=profile)
+        return Scenario.from_dict(d, source=f"reproduce tfd {d['name']}", base_dir=paths.root())
 
-    def __init__(self, data: dict[str, Any], source: str, base_dir: Path | None, cell: dict[str, Any], extra: dict[str, Any]):
-        super().__init__(data, source, base_dir)
-        self.cell = dict(cell)
-        self.extra = dict(extra)
+    def metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
+        return cell_metrics(d, grid.duration_s)
 
-    def copy(self) -> "TfdCell":
-        return TfdCell(json.loads(json.dumps(self.data)), self.source, self.base_dir, self.cell, self.extra)
-
-    def set(self, path: str, value: Any) -> None:
-        if path in self.KEYS:
-            self.cell[path] = value
-        else:
-            super().set(path, value)
-
-    def concrete(self) -> Scenario:
-        seed = int(self.data["sim"]["seed"])
-        d = build_scenario(
-            self.cell["tfd.scenario"], int(self.cell["tfd.n"]), int(self.cell["tfd.k"]), seed,
-            float(self.extra["duration_s"]), Path(self.extra["trace"]), int(self.extra["peak_bps"]),
-            pacing=str(self.cell.get("tfd.pacing", "frame")),
-            buffer=str(self.cell.get("tfd.buffer", self.extra.get("buffer", BUFFER))),
-            lend=bool(self.cell.get("tfd.lend", True)), profile=str(self.extra.get("profile", DEFAULT_PROFILE)),
-        )
-        return Scenario.from_dict(d, source=f"reproduce tfd {d['name']}", base_dir=self.base_dir)
-
-    def validate(self) -> None:
-        self.concrete().validate()
-
-    def run(self, out_dir: Path | None = None, progress=None):
-        return self.concrete().run(out_dir, progress=progress)
+    sk, sn = (SENS_K_QUICK, SENS_N_QUICK) if quick else (SENS_K, SENS_N)
+    name = f"tfd-{cal.folder(profile)}"
+    return {
+        "sweep": Experiment(name, [{"scenario": sc, "n": n, "k": k} for sc in grid.scenarios for n in grid.n for k in grid.k],
+                            build, metrics, paired=("scenario",), reps=reps, per_rep=True),
+        "sensitivity": Experiment(f"{name}-sensitivity", [{"k": k, "n": n, "pacing": pa} for k in sk for n in sn
+                                                           for pa in SENS_PACING], build, metrics, paired=("pacing",)),
+        "held": Experiment(f"{name}-held", [{"scenario": sc, "k": k, "n": n, "lend": False} for sc in ("s2", "s3", "s4")
+                                            for k in sk for n in sn], build, metrics, paired=("scenario",)),
+    }
 
 
 # --- metrics ---------------------------------------------------------------------------------
@@ -435,13 +429,15 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     cals = calibrations or CALIBRATIONS
     if profile not in PROFILES:
         raise QoelabError(f"--profile {profile}: unknown TCP profile (known: {', '.join(PROFILES)})")
-    if report_only and not any((out / c.folder(profile) / "sweep" / "runs").is_dir() for c in cals):
+    for c in cals:
+        _refuse_old_layout(out / c.folder(profile))
+    if report_only and not any(_has_runs(out / c.folder(profile)) for c in cals):
         raise QoelabError(f"{out}: no runs to report on (run without --report-only first)")
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
     for cal in cals:
         d = out / cal.folder(profile)
-        if report_only and not (d / "sweep" / "runs").is_dir():
+        if report_only and not _has_runs(d):
             continue
         results[cal.key] = run_calibration(d, cal, profile, quick=quick, reps=reps, jobs=jobs, progress=progress,
                                            report_only=report_only, side_grids=cal == HEADLINE, executor=executor)
@@ -451,12 +447,26 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
     return {"calibrations": results, "profile": profile, "out": out}
 
 
+def _refuse_old_layout(folder: Path) -> None:
+    """A calibration folder written before the experiment layer kept every repetition's runs in
+    one ``sweep/runs/``; its runs are not this version's cells, so it is refused, not resumed
+    (nor reported on) as if empty."""
+    if (folder / "sweep" / "runs").is_dir():
+        raise QoelabError(f"{folder / 'sweep' / 'runs'}: runs of an earlier qoelab (one folder for all repetitions); this "
+                          "version keeps repetition r in sweep/rep<r>/: write to a new output folder")
+
+
+def _has_runs(folder: Path) -> bool:
+    """Whether a calibration's folder holds its main grid's runs (of any repetition)."""
+    return any(d.is_dir() for d in (folder / "sweep").glob("rep*/runs"))
+
+
 def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = False, reps: int | None = None,
                     jobs: int = 1, progress: Callable[[int, int], None] | None = None, report_only: bool = False,
                     side_grids: bool = False, executor: Any = None) -> dict[str, Any]:
     """One calibration's grid and report in ``out``. ``side_grids`` adds the s1 pacing
     sensitivity and the held-reservation grids (one repetition of a few cells each)."""
-    from qoelab.sweep import cells, run_sweep, timing
+    from qoelab.sweep import timing
 
     grid = QUICK if quick else FULL
     reps = reps or (1 if quick else 20)
@@ -466,43 +476,29 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
         raise QoelabError(f"{cal.trace_path}: the trace of calibration {cal.key} is missing (python -m qoelab.video.rescale)")
     peak = peak_rate_bps(trace)
     mean = mean_rate_bps(trace)
-    base = TfdCell(
-        # The name carries the calibration into the sweep's scenario digest, so a folder of one
-        # calibration refuses to resume with another.
-        {"name": f"tfd {cal.folder(profile)}", "sim": {"duration": f"{grid.duration_s}s", "seed": 1}, "links": [], "flows": []},
-        "reproduce tfd",
-        paths.root(),
-        {"tfd.scenario": "s1", "tfd.n": 1, "tfd.k": 0},
-        {"duration_s": grid.duration_s, "trace": str(trace), "peak_bps": peak, "buffer": cal.buffer, "profile": profile},
-    )
-    axes = [("tfd.scenario", list(grid.scenarios)), ("tfd.n", list(grid.n)), ("tfd.k", list(grid.k))]
-    sens_base = base.copy()
-    sens_base.set("tfd.scenario", "s1")
-    sens_axes = [("tfd.k", list(SENS_K_QUICK if quick else SENS_K)), ("tfd.n", list(SENS_N_QUICK if quick else SENS_N)),
-                 ("tfd.pacing", list(SENS_PACING))]
-    hold_base = base.copy()
-    hold_base.set("tfd.lend", False)
-    hold_axes = [("tfd.scenario", ["s2", "s3", "s4"]), ("tfd.k", list(SENS_K_QUICK if quick else SENS_K)),
-                 ("tfd.n", list(SENS_N_QUICK if quick else SENS_N))]
+    _refuse_old_layout(out)
+    E = experiments(cal, profile, grid, reps, trace, peak, quick)
     t0 = time.time()
     if report_only:
         counts = None
     else:
         # The small side grids first, so that a long main grid stopped part-way still has them.
-        if side_grids:
-            run_sweep(sens_base, sens_axes, 1, out / "sensitivity", jobs, executor=executor)
-            run_sweep(hold_base, hold_axes, 1, out / "held", jobs, executor=executor)
-        counts = run_sweep(base, axes, reps, out / "sweep", jobs, progress, executor=executor)
+        side = [(E[k], out / k) for k in ("sensitivity", "held")] if side_grids else []
+        core.run_many(side, jobs, executor=executor)
+        counts = core.run(E["sweep"], out / "sweep", jobs, progress, executor=executor)
         if getattr(executor, "shard", None):  # one task of a job array: the report comes after all
             return {"shard": executor.shard, "runs": counts}
     wall = time.time() - t0
-    sens = sensitivity_rows(out / "sensitivity", grid.duration_s, cal.buffer)
-    held = held_rows(out / "held", grid.duration_s)
-    ours, nreps, by_rep = aggregate_reps(out / "sweep", grid, reps)
+    sens = sensitivity_rows(E["sensitivity"], out / "sensitivity", cal.buffer)
+    held = held_rows(E["held"], out / "held")
+    ours, nreps, by_rep = aggregate_reps(E["sweep"], out / "sweep")
     if not ours:
         raise QoelabError(f"{out}: no finished runs of this grid")
-    grid_cells = cells(axes, reps)
-    cost = timing(out / "sweep", grid_cells)
+    # Each repetition is its own sweep folder (``sweep/rep<r>``), so its cost is that folder's.
+    per_rep = [(r, timing(out / "sweep" / f"rep{r}")) for r in range(reps) if (out / "sweep" / f"rep{r}" / "runs").is_dir()]
+    versions: list[str] = []
+    for _, c in per_rep:
+        versions += [v for v in c["versions"] if v not in versions]
     # ``jobs`` and ``wall_s`` describe this invocation; a --report-only one ran nothing.
     meta = {"quick": quick, "reps": reps, "report_only": report_only, "jobs": None if report_only else jobs,
             "calibration": cal.key, "trace_rate": cal.trace, "buffer": cal.buffer, "profile": profile,
@@ -512,18 +508,21 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
             "wall_s": None if report_only else wall, "runs": counts,
             "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
             "cells": len(_keys(grid)), "cells_reported": len(ours),
-            "runs_cpu_s": cost["cpu_s"], "runs_wall_s": cost["wall_s"], "runs_timed": cost["runs"], "code_versions": cost["versions"],
-            "runs_active_wall_s": cost["active_wall_s"],
+            "runs_cpu_s": sum(c["cpu_s"] for _, c in per_rep), "runs_wall_s": sum(c["wall_s"] for _, c in per_rep),
+            "runs_timed": sum(c["runs"] for _, c in per_rep), "code_versions": versions,
+            # The repetitions' folders run one after the other: the grid's running time is the
+            # sum of theirs.
+            "runs_active_wall_s": sum(c["active_wall_s"] for _, c in per_rep),
             # Each repetition's own cost: how long the grid ran for it (the union of its runs'
             # intervals, with however many workers) and its CPU time.
             "per_rep_cost": [{"rep": r, "runs": c["runs"], "active_wall_s": c["active_wall_s"], "cpu_s": c["cpu_s"]}
-                             for r in range(reps) if (c := timing(out / "sweep", [x for x in grid_cells if x.rep == r]))["runs"]]}
+                             for r, c in per_rep if c["runs"]]}
     full_reps = complete_reps(grid, by_rep)
     meta["reps_complete"] = len(full_reps)
     fs = findings(grid, ours, full_reps)
     meta["substantive_hold"], meta["substantive_decided"] = summary_count(fs)
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
-    write_report(out, grid, ours, meta, sens, held, full_reps)
+    write_report(out, grid, ours, meta, sens, held, full_reps, nreps)
     return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held, "reps": full_reps, "findings": fs, "out": out,
             "nreps": nreps}
 
@@ -549,24 +548,21 @@ def _shown(p: Path) -> str:
         return str(p)
 
 
-def _side_runs(sweep_dir: Path, duration_s: float):
+def _side_runs(exp: Experiment, folder: Path):
     """(cell parameters, our metrics, the paper's values of that cell) for every finished run of
-    a side grid (sensitivity, held reservations); cells without ``tfd.scenario`` are s1."""
+    a side grid (sensitivity, held reservations); cells without ``scenario`` are s1."""
     paper = paper_tables()
-    for d in sorted((sweep_dir / "runs").glob("*")) if (sweep_dir / "runs").is_dir() else []:
-        if (d / "done").exists():
-            c = json.loads((d / "cell.json").read_text())["params"]
-            key = (c.get("tfd.scenario", "s1"), int(c["tfd.k"]), int(c["tfd.n"]))
-            yield c, cell_metrics(d, duration_s), paper[key]
+    for r in core.rows(exp, folder):
+        yield r, r, paper[(r.get("scenario", "s1"), int(r["k"]), int(r["n"]))]
 
 
-def held_rows(sweep_dir: Path, duration_s: float) -> list[dict[str, Any]]:
+def held_rows(exp: Experiment, folder: Path) -> list[dict[str, Any]]:
     """One row per finished run of the held-reservation grid (s2–s4 with ``lend_idle = false``)."""
     rows = []
-    for c, m, p in _side_runs(sweep_dir, duration_s):
-        sc, k, n = c["tfd.scenario"], int(c["tfd.k"]), int(c["tfd.n"])
-        rows.append({"scenario": sc, "K": k, "N": n, "per_pct": m["per_pct"], "per_pct_paper": p["per_pct"],
-                     "utilisation_pct": m["utilisation_pct"], "utilisation_pct_paper": p["utilisation_pct"]})
+    for c, m, p in _side_runs(exp, folder):
+        rows.append({"scenario": c["scenario"], "K": int(c["k"]), "N": int(c["n"]), "per_pct": m["per_pct"],
+                     "per_pct_paper": p["per_pct"], "utilisation_pct": m["utilisation_pct"],
+                     "utilisation_pct_paper": p["utilisation_pct"]})
     rows.sort(key=lambda r: (r["scenario"], r["K"], r["N"]))
     return rows
 
@@ -592,12 +588,11 @@ def _held_md(rows: list[dict[str, Any]], ours: dict) -> list[str]:
     return md
 
 
-def sensitivity_rows(sweep_dir: Path, duration_s: float, buffer: str) -> list[dict[str, Any]]:
+def sensitivity_rows(exp: Experiment, folder: Path, buffer: str) -> list[dict[str, Any]]:
     """One row per finished run of the s1 sensitivity grid, with the paper's values beside."""
     rows = []
-    for c, m, p in _side_runs(sweep_dir, duration_s):
-        k, n = int(c["tfd.k"]), int(c["tfd.n"])
-        rows.append({"pacing": c["tfd.pacing"], "buffer": buffer, "K": k, "N": n,
+    for c, m, p in _side_runs(exp, folder):
+        rows.append({"pacing": c["pacing"], "buffer": buffer, "K": int(c["k"]), "N": int(c["n"]),
                      "per_pct": m["per_pct"], "per_pct_paper": p["per_pct"],
                      "tcp_mbps": m["tcp_mbps"], "tcp_mbps_paper": p["tcp_mbps"]})
     order = {pa: i for i, pa in enumerate(SENS_PACING)}
@@ -629,41 +624,29 @@ def _keys(grid: Grid) -> list[tuple[str, int, int]]:
     return [(sc, k, n) for sc in grid.scenarios for k in grid.k for n in grid.n]
 
 
-def aggregate_reps(sweep_dir: Path, grid: Grid, reps: int):
-    """Mean over the finished repetitions of each cell's metrics (with CI half-widths), how many
-    there were, and each repetition's own cells (``{rep: {cell: metrics}}``), from which the
-    findings test whether a difference between scenarios exceeds the noise."""
-    from qoelab.sweep import Cell
+#: The metrics of a run (:func:`cell_metrics`), aggregated over repetitions.
+RUN_METRICS = ("per_pct", "utilisation_pct", "video_mbps", "tcp_mbps", "video_offered_mbps")
 
+
+def aggregate_reps(exp: Experiment, folder: Path):
+    """Each cell's metrics over its finished repetitions (:func:`qoelab.experiment.core.aggregate`:
+    the mean, and ``<metric>_ci95`` the half-width of its Student-t 95 % interval, NaN with one
+    repetition), how many there were, and each repetition's own cells (``{rep: {cell:
+    metrics}}``), from which the findings test whether a difference between scenarios exceeds
+    the noise. Cells are keyed ``(scenario, K, N)``."""
+    rows = core.rows(exp, folder)
+    by_rep: dict[int, dict[tuple[str, int, int], dict[str, float]]] = {}
+    for r in rows:
+        by_rep.setdefault(r["rep"], {})[(r["scenario"], r["k"], r["n"])] = {m: r[m] for m in RUN_METRICS}
     out: dict[tuple[str, int, int], dict[str, float]] = {}
     nreps: dict[tuple[str, int, int], int] = {}
-    by_rep: dict[int, dict[tuple[str, int, int], dict[str, float]]] = {}
-    for sc in grid.scenarios:
-        for n in grid.n:
-            for k in grid.k:
-                ms = []
-                for r in range(reps):
-                    c = Cell((("tfd.scenario", sc), ("tfd.n", n), ("tfd.k", k)), r)
-                    d = sweep_dir / "runs" / c.run_id
-                    if (d / "done").exists():
-                        m = cell_metrics(d, grid.duration_s)
-                        ms.append(m)
-                        by_rep.setdefault(r, {})[(sc, k, n)] = m
-                if ms:
-                    out[(sc, k, n)] = _mean_ci(ms)
-                    nreps[(sc, k, n)] = len(ms)
+    for a in core.aggregate(rows, ("scenario", "k", "n"), RUN_METRICS):
+        key = (a["scenario"], a["k"], a["n"])
+        out[key] = {}
+        for m in RUN_METRICS:
+            out[key][m], out[key][f"{m}_ci95"] = a[m].mean, a[m].half_width
+        nreps[key] = a[RUN_METRICS[0]].n
     return out, nreps, by_rep
-
-
-def _mean_ci(ms: list[dict[str, float]]) -> dict[str, float]:
-    """Mean of each metric over repetitions, and ``<metric>_ci95``: the half-width of its
-    Student-t 95 % confidence interval (NaN with a single repetition)."""
-    out: dict[str, float] = {}
-    for m in ms[0]:
-        e = mean_ci([x[m] for x in ms])
-        out[m] = e.mean
-        out[f"{m}_ci95"] = e.half_width
-    return out
 
 
 METRICS = (
@@ -674,36 +657,71 @@ METRICS = (
 )
 
 
-def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[str, Any]] | None = None,
-                 held: list[dict[str, Any]] | None = None, reps: list[dict] | None = None) -> None:
+#: The paper's two tables: (name, metrics, source).
+TABLES = (("table1", 2, "paper Table I"), ("table2", 4, "paper Table II"))
+
+
+def cell_tables(grid: Grid, ours: dict, nreps: dict, key: str) -> dict[str, Any]:
+    """Tables I and II of one calibration, ours beside the paper's, as the layer's
+    :class:`~qoelab.experiment.tables.Table`\\ s: ``table1``/``table2`` (``report.json``: our
+    estimates and the paper's values), ``table1_csv``/``table2_csv`` (the CSV: ours rounded to
+    4 decimals, the paper's, and our 95 % half-widths) and ``table1_md``/``table2_md`` (one
+    K × N :func:`~qoelab.experiment.tables.pivot` per metric and scenario)."""
     paper = paper_tables()
-    # CSV: one row per cell, ours beside the paper's.
-    for table, metrics in (("table1", METRICS[:2]), ("table2", METRICS[2:])):
-        with open(out / f"{table}.csv", "w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["scenario", "K", "N"] + [f"{m}_{who}" for m, _, _ in metrics for who in ("ours", "paper")]
-                       + [f"{m}_ours_ci95" for m, _, _ in metrics])
-            for (sc, k, n), v in sorted(ours.items()):
-                p = paper[(sc, k, n)]
-                ci = [v.get(f"{m}_ci95", float("nan")) for m, _, _ in metrics]
-                w.writerow([sc, k, n] + [x for m, _, _ in metrics for x in (round(v[m], 4), p[m])]
-                           + ["" if math.isnan(c) else round(c, 4) for c in ci])
+    T: dict[str, Any] = {}
+    lo = 0
+    for name, hi, src in TABLES:
+        metrics = METRICS[lo:hi]
+        lo = hi
+        rows = []
+        for (sc, k, n), v in sorted(ours.items()):
+            row: dict[str, Any] = {"scenario": sc, "K": k, "N": n}
+            for m, _, _ in metrics:
+                ci = v.get(f"{m}_ci95", float("nan"))
+                row[m] = Estimate(v[m], ci, nreps.get((sc, k, n), 0))
+                row[f"paper_{m}"] = paper[(sc, k, n)][m]
+                row[f"{m}_ours"], row[f"{m}_paper"] = round(v[m], 4), paper[(sc, k, n)][m]
+                row[f"{m}_ours_ci95"] = None if math.isnan(ci) else round(ci, 4)
+            rows.append(row)
+        index = [Column("scenario", "scenario"), Column("K", "K"), Column("N", "N")]
+        csv_keys = [f"{m}_{who}" for m, _, _ in metrics for who in ("ours", "paper")] + [f"{m}_ours_ci95" for m, _, _ in metrics]
+        T[f"{name}_csv"] = Table(f"{name}_csv", name, index + [Column(c, c) for c in csv_keys], rows)
+        cols = list(index)
+        for m, label, _ in metrics:
+            cols += [Column(m, label, "", "ours"), Column(f"paper_{m}", label, "", "paper")]
+        T[name] = Table(f"{name}-{key}", f"{src[6:]}, calibration {key}: ours beside the paper's", cols, rows, source=src)
+        views = []
+        for m, label, fmt in metrics:
+            def text(r: dict[str, Any], m: str = m, fmt: str = fmt) -> str:
+                e = r[m]
+                pm = "" if math.isnan(e.half_width) else "±" + fmt.format(e.half_width)
+                return f"{fmt.format(e.mean)}{pm} ({fmt.format(r[f'paper_{m}'])})"
+
+            for sc in grid.scenarios:
+                views.append(pivot(f"{name}-{m}-{sc}", f"{label}, scenario {sc} (rows K, columns N)",
+                                   [r for r in rows if r["scenario"] == sc], (Column("K", "K \\ N"),), "N",
+                                   list(grid.n), text, missing="-"))
+        # The K × N view lists every K of the grid, with or without runs.
+        for t in views:
+            have = {r["K"] for r in t.rows}
+            t.rows = sorted(t.rows + [{"K": k, **{f"N={n}": "-" for n in grid.n}} for k in grid.k if k not in have],
+                            key=lambda r: list(grid.k).index(r["K"]))
+        T[f"{name}_md"] = views
+    return T
+
+
+def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[str, Any]] | None = None,
+                 held: list[dict[str, Any]] | None = None, reps: list[dict] | None = None,
+                 nreps: dict | None = None) -> None:
+    paper = paper_tables()
+    T = cell_tables(grid, ours, nreps or {}, meta.get("calibration", ""))
+    for table in ("table1", "table2"):
+        # CSV: one row per cell, ours beside the paper's; Markdown: a K × N view per metric and scenario.
+        T[f"{table}_csv"].write_csv(out, f"{table}.csv")
         md = [f"# {table.title()}: ours (paper)\n", f"Duration {grid.duration_s} s, {meta['reps_done_min']}–{meta['reps_done_max']} "
               "repetition(s) per cell (± is the half-width of a Student-t 95 % confidence interval over them, shown from 2 "
               "repetitions on); paper values typed from the paper (20 repetitions, 152 s).\n"]
-        for m, label, fmt in metrics:
-            for sc in grid.scenarios:
-                md.append(f"\n## {label}, scenario {sc} (rows K, columns N)\n")
-                md.append("| K \\ N | " + " | ".join(str(n) for n in grid.n) + " |")
-                md.append("|---" * (len(grid.n) + 1) + "|")
-                for k in grid.k:
-                    cells = []
-                    for n in grid.n:
-                        v = ours.get((sc, k, n))
-                        ci = v.get(f"{m}_ci95", float("nan")) if v is not None else float("nan")
-                        pm = "" if math.isnan(ci) else "±" + fmt.format(ci)
-                        cells.append("-" if v is None else f"{fmt.format(v[m])}{pm} ({fmt.format(paper[(sc, k, n)][m])})")
-                    md.append(f"| {k} | " + " | ".join(cells) + " |")
+        md += [f"\n## {t.title}\n\n" + t.markdown(title=False).rstrip("\n") for t in T[f"{table}_md"]]
         (out / f"{table}.md").write_text("\n".join(md) + "\n")
     plots(out, grid, ours, paper)
     if sens:
@@ -1197,31 +1215,19 @@ def write_overview(out: Path, grid: Grid, profile: str, results: dict[str, dict[
 
 def _report_json(out: Path, grid: Grid, profile: str, results: dict[str, dict[str, Any]], overview: str) -> None:
     """``out/report.json`` (``docs/report-format.md``): Tables I and II of the headline calibration
-    (or, if it did not run, the first that did) beside the paper's, its figures, its findings, and
-    as reading the overview of every calibration followed by the headline's own. An adapter over
-    this module's aggregates: its numbers are those of the calibration's ``table1.csv``,
-    ``table2.csv`` and ``findings.csv``."""
-    from qoelab.experiment import Estimate
-    from qoelab.experiment.tables import Column, Table, finding_json, report
+    (or, if it did not run, the first that did) beside the paper's (:func:`cell_tables`, the
+    tables its ``table1.csv``/``table2.csv`` come from), its figures, its findings, and as reading
+    the overview of every calibration followed by the headline's own."""
+    from qoelab.experiment.tables import finding_json, report
 
     key = HEADLINE.key if HEADLINE.key in results else next(iter(results))
     r = results[key]
     folder = Path(r["out"]).relative_to(out).as_posix()
-    paper = paper_tables()
+    T = cell_tables(QUICK if r["meta"]["quick"] else FULL, r["ours"], r["nreps"], key)
     tables = []
-    for name, metrics, src in (("table1", METRICS[:2], "paper Table I"), ("table2", METRICS[2:], "paper Table II")):
-        cols = [Column("scenario", "scenario"), Column("K", "K"), Column("N", "N")]
-        for m, label, _ in metrics:
-            cols += [Column(m, label, "", "ours"), Column(f"paper_{m}", label, "", "paper")]
-        rows = []
-        for (sc, k, n), v in sorted(r["ours"].items()):
-            row: dict[str, Any] = {"scenario": sc, "K": k, "N": n}
-            for m, _, _ in metrics:
-                row[m] = Estimate(v[m], v.get(f"{m}_ci95", float("nan")), r["nreps"].get((sc, k, n), 0))
-                row[f"paper_{m}"] = paper[(sc, k, n)][m]
-            rows.append(row)
-        tables.append(Table(f"{name}-{key}", f"{src[6:]}, calibration {key}: ours beside the paper's", cols, rows,
-                            source=src, csv=f"{folder}/{name}.csv"))
+    for name, _, _ in TABLES:
+        T[name].csv = f"{folder}/{name}.csv"
+        tables.append(T[name])
     figures = [{"id": "fig3", "title": f"Fig. 3 (ours, {key}): PER vs N", "path": f"{folder}/fig3_per_vs_n.png",
                 "source": "paper Fig. 3"}]
     figures += [{"id": f"diff-{m}", "title": f"{label}: ours minus the paper's ({key})", "path": f"{folder}/diff_{m}.png"}
