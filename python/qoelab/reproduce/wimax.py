@@ -284,7 +284,8 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, video: Video, decode: set[t
     throughput over it (received slice bytes, kbit/s), mean one-way packet delay (ms), packet
     loss in the network (%, of sent packets) overall, the start-up delay a reorder buffer needs
     (s, see below) and by I/P/B frame type, the share of the
-    trace's slices never sent within the run (%), and (for the decoded cells) the mean PSNR-Y
+    trace's slices never sent within the run (%), the loss-event rate (%) and RTT (ms) the TFRC
+    connections measured (from ``flows.parquet``), and (for the decoded cells) the mean PSNR-Y
     against the source, decoded with FFmpeg's concealment (cached in the run folder as
     ``psnr.json``)."""
     import numpy as np
@@ -315,6 +316,18 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, video: Video, decode: set[t
         sel = types == k
         out[f"loss_{k}_pct"] = float(100 * (1 - got[sel].mean())) if sel.any() else nan
     out["unsent_pct"] = float(100 * (1 - np.unique(nal).size / len(video.nal_type)))
+    # What the TFRC connections measured (mean over the connections): the loss-event rate
+    # (events per packet, %) and the last RTT estimate R, ms.
+    fl = run_dir / "flows.parquet"
+    if fl.is_file():
+        import pyarrow.parquet as pq
+
+        rows = [r for r in pq.read_table(fl, columns=["flow", "tfrc_loss_event_rate", "tfrc_rtt_ms"]).to_pylist()
+                if r["flow"].startswith("video")]
+        out["tfrc_p_pct"] = float(100 * np.mean([r["tfrc_loss_event_rate"] for r in rows])) if rows else nan
+        out["tfrc_rtt_ms"] = float(np.mean([r["tfrc_rtt_ms"] for r in rows])) if rows else nan
+    else:
+        out["tfrc_p_pct"] = out["tfrc_rtt_ms"] = nan
     out["psnr_db"] = nan
     if p["path"] == "e2e" and (p["frame"], p["n"]) in decode and video.bitstream is not None:
         out["psnr_db"] = _psnr(run_dir, video)
@@ -342,7 +355,7 @@ def _psnr(run_dir: Path, video: Video) -> float:
 
 
 METRICS = ("period_s", "throughput_kbps", "delay_ms", "startup_s", "loss_pct", "loss_I_pct", "loss_P_pct", "loss_B_pct",
-           "unsent_pct", "psnr_db")
+           "unsent_pct", "tfrc_p_pct", "tfrc_rtt_ms", "psnr_db")
 TREATMENTS = ("path", "frame", "n", "cbr")
 
 
@@ -464,6 +477,19 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
                         rows, source="paper Fig. 3",
                         note="The paper gives Fig. 3 as a bar chart without numbers: no paper column. Loss counts "
                              "channel and queue drops of sent packets (SPS/PPS/SEI units are in `all` only).")
+
+    # What the TFRC connections measured: the inputs of their throughput equation.
+    rows = [{"path": "link only" if pth == "link" else "end to end", "frame": f, "conn": _conn(n),
+             "p": _est(agg, (pth, f, n, "paper"), "tfrc_p_pct"), "rtt": _est(agg, (pth, f, n, "paper"), "tfrc_rtt_ms"),
+             "thr": _est(agg, (pth, f, n, "paper"), "throughput_kbps")}
+            for pth, frames in (("link", grid.link_frames), ("e2e", grid.e2e_frames)) for f in frames for n in grid.n]
+    out["tfrc"] = Table("tfrc-view", "What the TFRC connections measured (mean over the connections of a run)",
+                        [Column("path", "path"), Column("frame", "frame", "ms"), Column("conn", "connections"),
+                         Column("p", "loss-event rate p", "%", "ours"), Column("rtt", "RTT estimate R", "ms", "ours"),
+                         Column("thr", "video throughput", "kbit/s", "ours")],
+                        rows, source="ours (the paper gives no such table)",
+                        note="p and R are each connection's last values; the equation gives a rate "
+                             "falling with R and with the square root of p (RFC 5348 §3.1).")
 
     # The CBR sensitivity: 1.5 Mbit/s (paper) against a 0.03-s gap (267 kbit/s), paired by seed.
     rows = []
@@ -716,6 +742,13 @@ def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding]) -> str:
     if r24 is not None and r24["startup"] is not None:
         md.append(f"- **Fig. 2**: with {r24['conn']} at 20 ms every arriving slice is in time after a start-up delay of "
                   f"{r24['startup'].mean:.3g} s (paper: about {PAPER_FIG2_STARTUP_S:g} s).")
+    tv = tabs["tfrc"]
+    for pth in ("link only", "end to end"):
+        for f in (grid.link_frames if pth == "link only" else grid.e2e_frames):
+            sel = (lambda pth, f: lambda r: r["path"] == pth and r["frame"] == f)(pth, f)
+            if any(sel(r) for r in tv.rows):
+                md.append(f"- **TFRC's view**, {pth}, {f:g} ms, N = {conns}: loss-event rate {_series(tv, 'p', '', sel)} %, "
+                          f"RTT {_series(tv, 'rtt', '', sel)} ms.")
     sens = tabs["sensitivity"]
     for r in sens.rows:
         d = r.get("thr_diff")
@@ -817,7 +850,8 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
     tabs = tables(grid, rep_rows)
     found = findings(grid, rep_rows)
     names = {"table3": "table3.csv", "table4": "table4.csv", "table5": "table5.csv", "table6": "table6.csv",
-             "fig2": "fig2_startup.csv", "fig3": "fig3_loss_by_type.csv", "sensitivity": "sensitivity_cbr.csv"}
+             "fig2": "fig2_startup.csv", "fig3": "fig3_loss_by_type.csv", "tfrc": "tfrc_view.csv",
+             "sensitivity": "sensitivity_cbr.csv"}
     for k, t in tabs.items():
         t.write_csv(out, names[k])
     with open(out / "repetitions.csv", "w", newline="") as fh:
