@@ -235,3 +235,14 @@ def test_an_output_path_that_is_a_file_is_refused(tmp_path: Path):
     assert code == 2 and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and str(f) in err
     assert f.read_text() == "x"
+
+
+def test_the_committed_expected_report_is_valid():
+    folder = ROOT / "scenarios" / "wimax" / "expected"
+    doc = load_report(folder / "report.json")
+    assert doc["paper"] == "wimax" and doc["mode"] == "quick"
+    assert {t["id"] for t in doc["tables"]} >= {"table3", "table4", "table5", "table6", "fig2-startup", "fig3-loss-by-type"}
+    # Its paper columns are today's transcription.
+    t6 = next(t for t in doc["tables"] if t["id"] == "table6")
+    for r in t6["rows"]:
+        assert r["paper_delay"] == w.PAPER_T6[(r["frame"], int(r["conn"].split("-")[0]))]
