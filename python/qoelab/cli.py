@@ -365,6 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
     from qoelab.reproduce import tfd as reproduce_tfd
 
     reproduce_tfd.register(sub)  # after sqf: it joins the `reproduce` group sqf created
+    from qoelab.reproduce import wimax as reproduce_wimax
+
+    reproduce_wimax.register(sub)
     from qoelab.reproduce import all as reproduce_all
 
     reproduce_all.register(sub)  # `reproduce all` and `report html`

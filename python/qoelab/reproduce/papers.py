@@ -55,8 +55,7 @@ PAPERS: tuple[Paper, ...] = (
         text="multi-tfrc-wimax.txt",
         question="Does splitting one video over several TFRC connections across a WiMAX TDD uplink with a "
                  "Gilbert-Elliott channel raise its decoded PSNR?",
-        module=None,
-        issue=18,
+        module="wimax",
     ),
     Paper(
         key="interactive",
