@@ -134,3 +134,12 @@ def test_cli_encode_and_estimate_work(tmp_path, capsys):
     rc = main(["video", "estimate", str(tmp_path / "t.trace.csv"), str(log), "--json", str(tmp_path / "e.json")])
     assert rc == 0
     assert '"decodable_frame_rate": 1.0' in (tmp_path / "e.json").read_text()
+
+
+def test_a_decoder_that_is_not_for_video_is_refused_with_a_clear_error():
+    from qoelab.video.decode import video_decoder
+    from qoelab.video.errors import VideoInputError
+
+    assert video_decoder("h264", 1).thread_count == 1
+    with pytest.raises(VideoInputError, match="'aac' is not a video decoder"):
+        video_decoder("aac", 1)
