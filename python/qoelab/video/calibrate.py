@@ -134,8 +134,8 @@ def calibrate(trace_path, bitstream_path, recipe_path, frames_path, *, losses=DE
         p0 = mean_psnr_y(estimate(trace, rec, frames, planes=("y",)), frames_path)
         p1 = mean_psnr_y(estimate(trace, rec, frames, lam=lam, kappa=kappa, gamma=gamma, planes=("y",)), frames_path)
         sq_default.append((p0 - real_db) ** 2)
-        table.append({"loss": loss, "seed": seed, "real_psnr_y_db": round(real_db, 4), "estimate_default_db": round(p0, 4),
-                      "estimate_calibrated_db": round(p1, 4)})
+        table.append({"loss": loss, "seed": seed, "real_psnr_y_db": round(real_db, 4),
+                      "estimate_default_db": round(p0, 4), "estimate_calibrated_db": round(p1, 4)})
     return Calibration(lam, kappa, gamma, float(err[g, i, j]), math.sqrt(float(np.mean(sq_default))), _sha256(Path(trace_path)),
                        len(runs), table)
 

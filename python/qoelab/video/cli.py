@@ -12,8 +12,8 @@ import json
 import re
 import sys
 from collections.abc import Callable, Collection
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from .errors import VideoInputError
 
@@ -190,8 +190,9 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if args.out:
         import pyarrow.parquet as pq
 
-        cols: dict[str, Collection[Any]] = {"display": range(e.decodable.size), "decodable": e.decodable, "shown": e.shown,
-                "err_mse_y_vs_decode": e.err_mse_y, "err_mse_yuv_vs_decode": e.err_mse_yuv}
+        cols: dict[str, Collection[Any]] = {
+            "display": range(e.decodable.size), "decodable": e.decodable, "shown": e.shown,
+            "err_mse_y_vs_decode": e.err_mse_y, "err_mse_yuv_vs_decode": e.err_mse_yuv}
         if e.psnr_y is not None and e.psnr_yuv is not None:
             cols |= {"psnr_y_vs_source": e.psnr_y, "psnr_yuv_vs_source": e.psnr_yuv}
         pq.write_table(pa.table({k: list(v) for k, v in cols.items()}), args.out)

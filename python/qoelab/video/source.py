@@ -33,9 +33,9 @@ import hashlib
 import math
 import os
 import re
-from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import VideoInputError
 
@@ -349,8 +349,8 @@ def migrate_legacy_source(recipe: dict, recipe_path: str | os.PathLike[str]) -> 
     fps = float(m.group("rt") or m.group("fps"))
     if f"{fps:g}" != a[5]:
         raise VideoInputError(p, f"{where}: -r {a[5][:20]!r} differs from the chain's rate {fps:g}; refused")
-    common: dict[str, Any] = dict(width=int(m.group("w")), height=int(m.group("h")), fps=fps, retime=m.group("rt") is not None,
-                  start_s=start_s, filters=m.group("pre") or "")
+    common: dict[str, Any] = dict(width=int(m.group("w")), height=int(m.group("h")), fps=fps,
+                                  retime=m.group("rt") is not None, start_s=start_s, filters=m.group("pre") or "")
     if lavfi:
         gen, params = parse_lavfi(a[1], f"{p}: {where}")
         return SourceSpec("lavfi", generator=gen, params=params, **common).check(f"{p}: source")
