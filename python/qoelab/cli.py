@@ -12,7 +12,7 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -32,7 +32,7 @@ EXIT_BUG = 3
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         fail(f"qoelab: {message} (see `{self.prog} --help`)")
         raise SystemExit(EXIT_USAGE)
 
@@ -356,9 +356,10 @@ def build_parser() -> argparse.ArgumentParser:
     try:
         from qoelab.video import cli as video_cli
     except ImportError:
-        video_cli = None
-    if video_cli is not None and hasattr(video_cli, "register"):
-        video_cli.register(sub)
+        pass
+    else:
+        if hasattr(video_cli, "register"):
+            video_cli.register(sub)
     from qoelab.reproduce import sqf as reproduce_sqf
 
     reproduce_sqf.register(sub)

@@ -330,16 +330,17 @@ def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
 
 def union_length(spans: list[tuple[float, float]]) -> float:
     """Total length covered by the intervals ``(start, end)`` (overlaps counted once)."""
-    total, cur_start, cur_end = 0.0, None, None
+    total = 0.0
+    cur: tuple[float, float] | None = None  # the interval being merged
     for a, b in sorted(spans):
-        if cur_end is None or a > cur_end:
-            if cur_end is not None:
-                total += cur_end - cur_start
-            cur_start, cur_end = a, b
+        if cur is None or a > cur[1]:
+            if cur is not None:
+                total += cur[1] - cur[0]
+            cur = (a, b)
         else:
-            cur_end = max(cur_end, b)
-    if cur_end is not None:
-        total += cur_end - cur_start
+            cur = (cur[0], max(cur[1], b))
+    if cur is not None:
+        total += cur[1] - cur[0]
     return total
 
 
@@ -732,7 +733,7 @@ def _param_types(cells: list[Cell]) -> dict[str, str]:
     for c in cells:
         for k, v in c.params:
             values.setdefault(k, []).append(v)
-    out = {}
+    out: dict[str, str] = {}
     for k, vs in values.items():
         if all(isinstance(v, int) and not isinstance(v, bool) for v in vs):
             out[k] = "int"
@@ -740,7 +741,8 @@ def _param_types(cells: list[Cell]) -> dict[str, str]:
             out[k] = "float"
         else:
             kinds = {(q[0] if (q := quantity(v)) else None) if isinstance(v, str) else None for v in vs}
-            out[k] = kinds.pop() if len(kinds) == 1 and None not in kinds else "str"
+            kind = kinds.pop() if len(kinds) == 1 else None
+            out[k] = kind if kind is not None else "str"
     return out
 
 

@@ -215,6 +215,20 @@ def test_union_length_counts_overlaps_once():
     assert union_length([(3.0, 4.0), (0.0, 1.0)]) == pytest.approx(2.0)
 
 
+def test_grid_columns_are_typed_by_their_values():
+    from types import SimpleNamespace
+
+    from qoelab.sweep import _param_types
+
+    cells = [SimpleNamespace(params=(("rate", "10Mbps"), ("aqm", "fifo"), ("n", 1), ("x", 1.5), ("mix", "5ms"),
+                                     ("half", "10Mbps"))),
+             SimpleNamespace(params=(("rate", "20Mbps"), ("aqm", "sqf"), ("n", 2), ("x", 2), ("mix", "20Mbps"),
+                                     ("half", "fifo")))]
+    # one quantity kind -> that kind; plain words, mixed kinds or words beside quantities -> "str"
+    assert _param_types(cells) == {"rate": "rate_bps", "aqm": "str", "n": "int", "x": "float", "mix": "str",
+                                   "half": "str"}
+
+
 def test_sweep_warns_when_repetitions_are_identical(scen: Path, tmp_path: Path):
     # The fixture draws random loss and Poisson arrivals: repetitions differ, no warning.
     code, _, err = run_cli("sweep", str(scen), "--reps", "2", "-o", str(tmp_path / "random"))

@@ -134,3 +134,35 @@ def test_cli_encode_and_estimate_work(tmp_path, capsys):
     rc = main(["video", "estimate", str(tmp_path / "t.trace.csv"), str(log), "--json", str(tmp_path / "e.json")])
     assert rc == 0
     assert '"decodable_frame_rate": 1.0' in (tmp_path / "e.json").read_text()
+
+
+def test_a_decoder_that_is_not_for_video_is_refused_with_a_clear_error():
+    from qoelab.video.decode import video_decoder
+    from qoelab.video.errors import VideoInputError
+
+    assert video_decoder("h264", 1).thread_count == 1
+    with pytest.raises(VideoInputError, match="'aac' is not a video decoder"):
+        video_decoder("aac", 1)
+
+
+def test_a_decoded_picture_without_pts_is_refused_not_a_type_error(short_clip, monkeypatch):
+    # mypy found that the first (display order) pass sorted the decoder's pts values, which may
+    # be None: a picture without one raised TypeError instead of the clean error.
+    import qoelab.video.encode as enc
+    from qoelab.video.errors import VideoInputError
+
+    real = enc.video_decoder
+
+    class NoPts:
+        def __init__(self, ctx):
+            self.ctx = ctx
+
+        def decode(self, pkt):
+            frames = self.ctx.decode(pkt)
+            for f in frames:
+                f.pts = None
+            return frames
+
+    monkeypatch.setattr(enc, "video_decoder", lambda codec, threads: NoPts(real(codec, threads)))
+    with pytest.raises(VideoInputError, match="decoder output"):
+        enc.analyze_bitstream(short_clip.bitstream, "h264", 30.0, 352, 288, source_args=None)

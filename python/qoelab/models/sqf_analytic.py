@@ -579,8 +579,8 @@ def figure4(
         else np.asarray(peak_rates_bps, dtype=float)
     )
     ns = tuple(int(n) for n in n_values)
-    kw = dict(link_rate_bps=link_rate_bps, buffer_pkts=buffer_pkts, pkt_bytes=pkt_bytes)
-    t_bar = np.array([[mean_prioritised_time(r, n, **kw) for r in rates] for n in ns])
+    t_bar = np.array([[mean_prioritised_time(r, n, link_rate_bps=link_rate_bps, buffer_pkts=buffer_pkts,
+                                             pkt_bytes=pkt_bytes) for r in rates] for n in ns])
     fq = np.array([link_rate_bps / (n + 1) for n in ns])
     data = Figure4Data(rates, ns, t_bar, fq)
 

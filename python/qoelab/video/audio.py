@@ -36,6 +36,8 @@ def audio_trace_from_file(path: str | os.PathLike[str]) -> NalTrace:
             if not c.streams.audio:
                 raise VideoInputError(path, "no audio stream")
             s = c.streams.audio[0]
+            if s.time_base is None:
+                raise VideoInputError(path, "audio stream has no time base")
             sizes, ts = [], []
             for pkt in c.demux(s):
                 if pkt.size == 0 or pkt.pts is None:

@@ -28,7 +28,7 @@ import numpy as np
 from .encode import read_frames_csv
 from .errors import VideoInputError
 from .source import load_small_toml
-from .estimate import GAMMA, KAPPA, LAMBDA, estimate
+from .estimate import GAMMA, KAPPA, LAMBDA, Estimate, estimate
 from .metrics import psnr
 from .trace import NalTrace, read_trace
 
@@ -44,6 +44,13 @@ DEFAULT_SEEDS = (1000, 1001)
 _LAMBDA_RANGE = (0.0, 1.5)
 _KAPPA_RANGE = (0.0, 3.0)
 _GAMMA_RANGE = (0.0, 2.0)
+
+
+def mean_psnr_y(e: Estimate, frames_path: str | os.PathLike[str]) -> float:
+    """Mean estimated PSNR-Y against the source of `e` (needs a frames file with `ref_mse_y`)."""
+    if e.psnr_y is None:
+        raise VideoInputError(frames_path, "frames file has no distortion against the source (ref_mse_y)")
+    return float(np.mean(e.psnr_y))
 
 
 def random_slice_loss(trace: NalTrace, loss: float, seed: int) -> np.ndarray:
@@ -95,16 +102,16 @@ def calibrate(trace_path, bitstream_path, recipe_path, frames_path, *, losses=DE
     frames = read_frames_csv(frames_path)
     if not np.isfinite(frames["ref_mse_y"]).all():
         raise VideoInputError(frames_path, "frames file has no distortion against the source (ref_mse_y)")
-    runs = []
+    runs: list[tuple[float, int, np.ndarray, float]] = []  # (loss, seed, received, real PSNR-Y)
     with tempfile.TemporaryDirectory(prefix="qoelab-calib-") as tmp:
         for loss in losses:
             for seed in seeds:
                 lost = random_slice_loss(trace, loss, seed)
                 log = Path(tmp) / "recv.parquet"
                 write_receive_log(synthetic_log(trace, lost), log)
-                real = evaluate(trace_path, bitstream_path, log, recipe_path=recipe_path, source_dirs=source_dirs,
-                                threads=threads)
-                runs.append((float(loss), int(seed), ~lost, real.summary["mean_psnr_y_vs_source_db"]))
+                res = evaluate(trace_path, bitstream_path, log, recipe_path=recipe_path, source_dirs=source_dirs,
+                               threads=threads)
+                runs.append((float(loss), int(seed), ~lost, res.summary["mean_psnr_y_vs_source_db"]))
     real = np.array([r[3] for r in runs])
     err = np.empty((len(GAMMA_GRID), LAMBDA_GRID.size, KAPPA_GRID.size))
     ref_mse = frames["ref_mse_y"]
@@ -119,16 +126,16 @@ def calibrate(trace_path, bitstream_path, recipe_path, frames_path, *, losses=DE
                 mse = ref_mse[None, :] + e0[None, :] + KAPPA_GRID[:, None] * (e1 - e0)[None, :]
                 est[r] = psnr(mse).mean(axis=1)
             err[g, i] = np.sqrt(np.mean((est - real[:, None]) ** 2, axis=0))
-    g, i, j = np.unravel_index(int(np.argmin(err)), err.shape)  # first minimum in grid order: deterministic
+    g, i, j = (int(k) for k in np.unravel_index(int(np.argmin(err)), err.shape))  # first minimum in grid order
     lam, kappa, gamma = float(LAMBDA_GRID[i]), float(KAPPA_GRID[j]), float(GAMMA_GRID[g])
     table = []
     sq_default = []
-    for (loss, seed, rec, r) in runs:
-        e0 = float(np.mean(estimate(trace, rec, frames, planes=("y",)).psnr_y))
-        e1 = float(np.mean(estimate(trace, rec, frames, lam=lam, kappa=kappa, gamma=gamma, planes=("y",)).psnr_y))
-        sq_default.append((e0 - r) ** 2)
-        table.append({"loss": loss, "seed": seed, "real_psnr_y_db": round(r, 4), "estimate_default_db": round(e0, 4),
-                      "estimate_calibrated_db": round(e1, 4)})
+    for (loss, seed, rec, real_db) in runs:
+        p0 = mean_psnr_y(estimate(trace, rec, frames, planes=("y",)), frames_path)
+        p1 = mean_psnr_y(estimate(trace, rec, frames, lam=lam, kappa=kappa, gamma=gamma, planes=("y",)), frames_path)
+        sq_default.append((p0 - real_db) ** 2)
+        table.append({"loss": loss, "seed": seed, "real_psnr_y_db": round(real_db, 4),
+                      "estimate_default_db": round(p0, 4), "estimate_calibrated_db": round(p1, 4)})
     return Calibration(lam, kappa, gamma, float(err[g, i, j]), math.sqrt(float(np.mean(sq_default))), _sha256(Path(trace_path)),
                        len(runs), table)
 

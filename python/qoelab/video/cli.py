@@ -11,8 +11,9 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
 from .errors import VideoInputError
 
@@ -189,9 +190,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     if args.out:
         import pyarrow.parquet as pq
 
-        cols = {"display": range(e.decodable.size), "decodable": e.decodable, "shown": e.shown,
-                "err_mse_y_vs_decode": e.err_mse_y, "err_mse_yuv_vs_decode": e.err_mse_yuv}
-        if e.psnr_y is not None:
+        cols: dict[str, Collection[Any]] = {
+            "display": range(e.decodable.size), "decodable": e.decodable, "shown": e.shown,
+            "err_mse_y_vs_decode": e.err_mse_y, "err_mse_yuv_vs_decode": e.err_mse_yuv}
+        if e.psnr_y is not None and e.psnr_yuv is not None:
             cols |= {"psnr_y_vs_source": e.psnr_y, "psnr_yuv_vs_source": e.psnr_yuv}
         pq.write_table(pa.table({k: list(v) for k, v in cols.items()}), args.out)
     if args.json:

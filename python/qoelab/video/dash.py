@@ -183,7 +183,7 @@ def _iso_duration(s: float) -> str:
 
 
 def _mpd(rows, ladder, L: float, duration_s: float, fps: float) -> str:
-    peak = {}
+    peak: dict[str, int] = {}
     for rep, _, _, _, _, seg_s, _, _, dur, size in rows:
         if seg_s == L:
             peak[rep] = max(peak.get(rep, 0), int(math.ceil(size * 8 / dur)))

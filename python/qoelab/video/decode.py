@@ -17,7 +17,7 @@ would show.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import av
@@ -41,10 +41,18 @@ class DecodeReport:
     decoded_mask: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
 
-def _decoder(codec: str, threads: int) -> av.CodecContext:
+def video_decoder(codec: str, threads: int) -> av.VideoCodecContext:
+    """A decoding context for the video codec named `codec` (an FFmpeg decoder name)."""
     ctx = av.CodecContext.create(codec, "r")
-    ctx.options = {"flags2": "+showall", "flags": "+output_corrupt", "ec": "guess_mvs+deblock"}
+    if not isinstance(ctx, av.VideoCodecContext):
+        raise VideoInputError("decoder", f"{codec[:30]!r} is not a video decoder")
     ctx.thread_count = threads
+    return ctx
+
+
+def _decoder(codec: str, threads: int) -> av.VideoCodecContext:
+    ctx = video_decoder(codec, threads)
+    ctx.options = {"flags2": "+showall", "flags": "+output_corrupt", "ec": "guess_mvs+deblock"}
     return ctx
 
 
@@ -66,7 +74,7 @@ def decode_display_order(
     rep = report if report is not None else DecodeReport()
     rep.decoded_mask = np.zeros(n, dtype=bool)
     ctx = _decoder(codec, threads)
-    prev = np.full((height * 3 // 2, width), 128, dtype=np.uint8)
+    prev: np.ndarray = np.full((height * 3 // 2, width), 128, dtype=np.uint8)
     next_slot = 0
 
     def place(frame: av.VideoFrame) -> Iterator[np.ndarray]:
@@ -139,7 +147,7 @@ def probe_video(path: str) -> dict:
 
 def read_source_frames(
     args: Sequence[str], width: int, height: int, *, path: str, limit: int | None = None
-) -> Iterator[np.ndarray]:
+) -> Generator[np.ndarray, None, None]:
     """Yield yuv420p pictures from an ffmpeg input (`args` are its input options and `-i ...` plus
     any `-vf`), scaled to `width`x`height`."""
     frame_bytes = width * height * 3 // 2

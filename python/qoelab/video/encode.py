@@ -25,6 +25,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import av
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from .bitstream import group_access_units, parse_nal_units
 from .mpeg2 import PACKING, group_pictures, parse_mpeg2_units
 from .mpeg2 import packets as mpeg2_packets
-from .decode import DecodeReport, decode_display_order, probe_video, read_source_frames
+from .decode import DecodeReport, decode_display_order, probe_video, read_source_frames, video_decoder
 from .errors import VideoInputError
 from .metrics import plane_mse, psnr
 from .source import SourceSpec, source_from_input
@@ -321,7 +322,7 @@ def encode(cfg: EncodeConfig, out_dir: str | os.PathLike[str], name: str, *, kee
     frames_path = out / f"{name}.frames.csv"
     write_frames_csv(frames_path, frames_table)
     stats = read_trace(trace_path).stats().as_dict()
-    recipe = {
+    recipe: dict[str, Any] = {
         "name": name,
         "notes": notes,
         "source": spec.as_dict(),
@@ -418,17 +419,17 @@ def analyze_bitstream(path: Path, codec: str, fps: float, width: int, height: in
         ftype[k] = 2 if "B" in types else 1 if "P" in types else 0
     packets = [b"".join(data[nals[i].offset: nals[i].offset + nals[i].size] for i in au) for au in aus]
     # First pass: decode with pts = decode index to learn display order.
-    ctx = av.CodecContext.create(DECODER[codec], "r")
-    ctx.thread_count = threads
+    ctx = video_decoder(DECODER[codec], threads)
+    # A picture the decoder returns without a pts counts as -1, which the check below refuses.
     order: list[int] = []
     for k, pkt_data in enumerate(packets):
         pkt = av.Packet(pkt_data)
         pkt.pts = pkt.dts = k
         try:
-            order.extend(f.pts for f in ctx.decode(pkt))
+            order.extend(-1 if f.pts is None else f.pts for f in ctx.decode(pkt))
         except av.error.FFmpegError as exc:
             raise VideoInputError(path, f"undamaged stream does not decode at frame {k}: {exc}") from None
-    order.extend(f.pts for f in ctx.decode(None))
+    order.extend(-1 if f.pts is None else f.pts for f in ctx.decode(None))
     if sorted(order) != list(range(n)):
         raise VideoInputError(path, f"decoder output {len(order)} pictures for {n} access units")
     display = np.empty(n, np.int64)
@@ -477,7 +478,7 @@ def analyze_bitstream(path: Path, codec: str, fps: float, width: int, height: in
         src_iter.close()
     if rep.decoded != n:
         raise VideoInputError(path, f"reference decode gave {rep.decoded} of {n} pictures")
-    table = {
+    table: dict[str, np.ndarray] = {
         "display": np.arange(n),
         "frame": decode_of_display,
         "type": by_display_type,
@@ -511,7 +512,7 @@ def read_frames_csv(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
         if len(r) != len(FRAMES_COLUMNS):
             raise VideoInputError(p, f"line {i + 2}: expected {len(FRAMES_COLUMNS)} fields, got {len(r)}")
     try:
-        out = {
+        out: dict[str, np.ndarray] = {
             "display": np.array([int(r[0]) for r in rows], np.int64),
             "frame": np.array([int(r[1]) for r in rows], np.int64),
             "type": np.array([_TYPE_CODE[r[2]] for r in rows], np.int8),

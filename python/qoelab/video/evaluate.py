@@ -199,7 +199,7 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
             vmaf_note = "unavailable: this ffmpeg has no libvmaf filter"
     yuv_files = {}
     decoded_file = open(decoded_out, "wb") if decoded_out is not None else None
-    vmaf_scores: dict[str, dict[str, list[float]]] = {}
+    vmaf_scores: dict[str, dict[str, list[float | None]]] = {}
     libvmaf_version = None
     try:
         if tmpdir is not None:
@@ -209,7 +209,7 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
             cols["mse_y_dec"][d], cols["mse_yuv_dec"][d] = plane_mse(dmg, ref, height)
             identical[d] = cols["mse_yuv_dec"][d] == 0.0
             cols["ssim_dec"][d] = 1.0 if identical[d] else ssim_fn(dmg, ref, height)
-            if have_src:
+            if src_iter is not None:
                 src = next(src_iter, None)
                 if src is None:
                     raise VideoInputError(recipe_path, f"source ended after {d} frames, the trace has {n}")
@@ -224,7 +224,7 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
                 yuv_files["dmg"].write(dmg.tobytes())
             if decoded_file is not None:
                 decoded_file.write(dmg.tobytes())
-        if have_src:
+        if src_iter is not None:
             src_iter.close()
         if tmpdir is not None:
             for f in yuv_files.values():
@@ -339,7 +339,7 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
         "mean_psnr_yuv_vs_decode_db": mean(table["psnr_yuv_vs_decode"]),
         "mean_ssim_y_vs_decode": mean(cols["ssim_dec"]),
     }
-    if have_src:
+    if evm is not None:
         summary |= {
             "identical_to_source": int(table["identical_to_source"].sum()),
             "mean_psnr_y_vs_source_db": mean(table["psnr_y_vs_source"]),
@@ -362,7 +362,7 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
 
 
 def _vmaf(dist: Path, ref: Path, log: Path, width: int, height: int, fps: float, n: int,
-          threads: int) -> tuple[dict[str, list[float]], str]:
+          threads: int) -> tuple[dict[str, list[float | None]], str]:
     """Per-frame VMAF (model `VMAF_MODEL`) and MS-SSIM of `dist` against `ref` (raw yuv420p),
     and libvmaf's version."""
     raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", f"{width}x{height}", "-r", f"{fps:g}"]
@@ -380,7 +380,7 @@ def _vmaf(dist: Path, ref: Path, log: Path, width: int, height: int, fps: float,
     frames = doc["frames"]
     if len(frames) != n:
         raise VideoInputError("libvmaf", f"VMAF scored {len(frames)} of {n} frames")
-    out = {"vmaf": [float(f["metrics"]["vmaf"]) for f in frames],
+    out: dict[str, list[float | None]] = {"vmaf": [float(f["metrics"]["vmaf"]) for f in frames],
            "ms_ssim": [float(f["metrics"]["float_ms_ssim"]) if ms else None for f in frames]}
     return out, str(doc.get("version", "unknown"))
 

@@ -35,6 +35,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from qoelab.paths import root
 
@@ -273,7 +274,7 @@ def source_from_input(text: str, *, width: int, height: int, fps: float, retime:
                       filters: str, base: Path) -> SourceSpec:
     """The spec of `video encode INPUT`: `lavfi:<generator>=k=v:...`, a bundled clip's file, or a
     file (recorded relative to `base`, the folder the recipe is written to)."""
-    common = dict(width=width, height=height, fps=fps, retime=retime, start_s=start_s, filters=filters)
+    common: dict[str, Any] = dict(width=width, height=height, fps=fps, retime=retime, start_s=start_s, filters=filters)
     if text.startswith("lavfi:"):
         gen, params = parse_lavfi(text[len("lavfi:"):], "input")
         return SourceSpec("lavfi", generator=gen, params=params, **common).check("input")
@@ -325,7 +326,8 @@ def migrate_legacy_source(recipe: dict, recipe_path: str | os.PathLike[str]) -> 
     part passes the same checks as a new recipe. The file is hashed now (the legacy format had no
     hash), so migrate only bundles you trust. Anything else is refused."""
     p = Path(recipe_path)
-    src = recipe.get("source") if isinstance(recipe.get("source"), dict) else {}
+    raw = recipe.get("source")
+    src: dict[str, Any] = raw if isinstance(raw, dict) else {}
     args = src.get("ffmpeg_input_args")
     where = "source.ffmpeg_input_args"
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
@@ -348,8 +350,8 @@ def migrate_legacy_source(recipe: dict, recipe_path: str | os.PathLike[str]) -> 
     fps = float(m.group("rt") or m.group("fps"))
     if f"{fps:g}" != a[5]:
         raise VideoInputError(p, f"{where}: -r {a[5][:20]!r} differs from the chain's rate {fps:g}; refused")
-    common = dict(width=int(m.group("w")), height=int(m.group("h")), fps=fps, retime=m.group("rt") is not None,
-                  start_s=start_s, filters=m.group("pre") or "")
+    common: dict[str, Any] = dict(width=int(m.group("w")), height=int(m.group("h")), fps=fps,
+                                  retime=m.group("rt") is not None, start_s=start_s, filters=m.group("pre") or "")
     if lavfi:
         gen, params = parse_lavfi(a[1], f"{p}: {where}")
         return SourceSpec("lavfi", generator=gen, params=params, **common).check(f"{p}: source")

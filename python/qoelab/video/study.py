@@ -19,10 +19,11 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .calibrate import DEFAULT_LOSSES, calibrate, random_slice_loss
+from .calibrate import DEFAULT_LOSSES, calibrate, mean_psnr_y, random_slice_loss
 from .encode import EncodeConfig, EncodeResult, encode, read_frames_csv
 from .estimate import estimate
 from .evaluate import evaluate
@@ -43,7 +44,7 @@ def _cfg(source: SourceSpec, frames: int) -> EncodeConfig:
 def _sources() -> dict[str, SourceSpec]:
     from .bundle import _PINGPONG
 
-    cif = dict(width=352, height=288, fps=30.0)
+    cif: dict[str, Any] = dict(width=352, height=288, fps=30.0)
     return {
         "natural": SourceSpec("clip", clip="bigbuckbunny", retime=True, filters=_PINGPONG, **cif),
         "pattern": SourceSpec("lavfi", generator="mandelbrot", params={"size": "352x288", "rate": "30",
@@ -75,9 +76,9 @@ def study_source(name: str, out: Path, frames: int = 300) -> list[dict]:
                 log = Path(tmp) / "recv.parquet"
                 write_receive_log(synthetic_log(trace, lost), log)
                 real = evaluate(r.trace, r.bitstream, log, recipe_path=r.recipe).summary
-                e0 = float(np.mean(estimate(trace, ~lost, fr, planes=("y",)).psnr_y))
-                e1 = float(np.mean(estimate(trace, ~lost, fr, lam=c.lam, kappa=c.kappa, gamma=c.gamma,
-                                            planes=("y",)).psnr_y))
+                e0 = mean_psnr_y(estimate(trace, ~lost, fr, planes=("y",)), r.frames)
+                e1 = mean_psnr_y(estimate(trace, ~lost, fr, lam=c.lam, kappa=c.kappa, gamma=c.gamma,
+                                          planes=("y",)), r.frames)
                 rows.append({"source": name, "loss": loss, "seed": seed, "lambda": c.lam, "kappa": c.kappa, "gamma": c.gamma,
                              "undamaged_db": real["ref_mean_psnr_y_vs_source_db"],
                              "real_db": real["mean_psnr_y_vs_source_db"], "default_db": e0, "calibrated_db": e1})
