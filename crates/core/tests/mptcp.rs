@@ -1,9 +1,6 @@
 //! MPTCP (issue 20 item 1, must-show): RFC 6356's goals on a shared bottleneck and over
 //! disjoint paths for LIA, OLIA and uncoupled subflows, and the lowest-RTT-first scheduler on
-//! unequal RTTs.
-//!
-//! Not here yet: the path-failure test (reinjection), which needs a loss model that starts at a
-//! given time.
+//! unequal RTTs; reinjection when a path fails.
 
 use qoelab_core::{BuildOptions, Scenario, Simulation};
 
@@ -200,4 +197,45 @@ fn min_rtt_prefers_the_fast_path_while_its_window_allows() {
     assert!(min_rtt < 0.5, "the fast path carries most: slow share {min_rtt:.3}");
     let red = share("redundant");
     assert!(red > 0.0, "redundant copies go on both paths: {red:.3}");
+}
+
+/// A path that fails (loss 100 % both ways from 1 s) during a 10 MB transfer: the data its
+/// subflow holds is reinjected on the other, the transfer completes, and every byte is
+/// delivered exactly once, in order (the connection's in-order count is the transfer's size,
+/// copies are dropped and counted).
+#[test]
+fn failed_path_data_is_reinjected_and_the_transfer_completes() {
+    for sched in ["min_rtt", "round_robin"] {
+        let t = format!(r#"{{ kind = "mptcp", scheduler = "{sched}" }}"#);
+        let fail = r#"loss_ab = { kind = "bernoulli", p = 1.0, start = "1s" }
+        loss_ba = { kind = "bernoulli", p = 1.0, start = "1s" }
+        [[links]]
+        a = "R2""#;
+        let toml = disjoint(&t, "10Mbps", "5ms", "5ms", 60, None)
+            .replace(r#"app = { kind = "bulk" }"#, r#"app = { kind = "bulk", bytes = "10MB" }"#)
+            .replacen(
+                "[[links]]
+        a = \"R2\"",
+                fail,
+                1,
+            );
+        assert!(toml.contains("start = \"1s\""), "the failure is in the scenario");
+        let mut sim = build(&toml);
+        sim.run();
+        let r = sim.results();
+        let v = |c: &str| r.flow_value("f", c);
+        eprintln!(
+            "{sched}: delivered {} B, reinjected {} B, rto {}, duplicate data {} B",
+            v("delivered_bytes"),
+            v("reinjected_bytes"),
+            v("rto_count"),
+            v("duplicate_data_bytes")
+        );
+        assert_eq!(v("delivered_bytes"), 1e7, "{sched}: the transfer completes, in order");
+        assert_eq!(v("acked_bytes"), 1e7, "{sched}: and the sender saw it DATA_ACKed");
+        assert!(v("reinjected_bytes") > 0.0, "{sched}: the failed subflow's data was reinjected");
+        assert!(v("rto_count") > 0.0, "{sched}: the failed subflow timed out");
+        let b = r.table("subflows").f64s("recv_bytes");
+        assert!(b[0] > b[1], "{sched}: the surviving path carried the rest: {b:?}");
+    }
 }
