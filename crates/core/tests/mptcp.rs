@@ -235,7 +235,54 @@ fn failed_path_data_is_reinjected_and_the_transfer_completes() {
         assert_eq!(v("acked_bytes"), 1e7, "{sched}: and the sender saw it DATA_ACKed");
         assert!(v("reinjected_bytes") > 0.0, "{sched}: the failed subflow's data was reinjected");
         assert!(v("rto_count") > 0.0, "{sched}: the failed subflow timed out");
-        let b = r.table("subflows").f64s("recv_bytes");
+        let t = r.table("subflows");
+        let b = t.f64s("recv_bytes");
         assert!(b[0] > b[1], "{sched}: the surviving path carried the rest: {b:?}");
+        // Per-subflow statistics: the failed subflow timed out, the surviving one took the
+        // reinjected data, and the connection's counters are the subflows' sums.
+        let col = |c: &str| t.f64s(c).to_vec();
+        assert!(col("rto_count")[1] > 0.0 && col("reinjected_bytes")[0] > 0.0, "{sched}");
+        assert_eq!(col("reinjected_bytes")[1], 0.0, "{sched}: nothing goes back to the failed path");
+        for c in ["retransmitted_segments", "rto_count", "fast_retransmits", "reinjected_bytes"] {
+            assert_eq!(col(c).iter().sum::<f64>(), v(c), "{sched}: {c}");
+        }
+        // Every DSN byte was scheduled at least once, and what the subflows handed up in order
+        // is the delivered bytes plus the copies dropped.
+        assert!(col("scheduled_bytes").iter().sum::<f64>() >= 1e7);
+        assert_eq!(
+            col("subflow_in_order_bytes").iter().sum::<f64>(),
+            v("delivered_bytes") + v("duplicate_data_bytes"),
+            "{sched}"
+        );
+        assert!(col("throughput_bps")[0] > col("throughput_bps")[1], "{sched}");
+    }
+}
+
+/// The `subflow` probe: a series per path, a row only when that subflow's window changed, the
+/// last row of each path equal to the end-of-run `subflows.cwnd_bytes`; and the coupled
+/// increase is visible in it (LIA keeps the sum of the windows growing by about one MSS per RTT
+/// between losses, so the windows change in congestion avoidance too).
+#[test]
+fn subflow_probe_follows_each_window() {
+    let t = r#"{ kind = "mptcp", coupled = "lia" }"#;
+    let toml = disjoint(t, "5Mbps", "5ms", "5ms", 20, None) + "\n[output]\nprobes = [\"subflow\"]\n";
+    let mut sim = build(&toml);
+    sim.run();
+    let r = sim.results();
+    let p = r.table("probe_subflow");
+    let (path, cwnd, ssth, tt) = (p.f64s("path"), p.f64s("cwnd_bytes"), p.f64s("ssthresh_bytes"), p.f64s("t_ns"));
+    assert!(tt.windows(2).all(|w| w[0] <= w[1]), "time order");
+    let end = r.table("subflows").f64s("cwnd_bytes");
+    for k in 0..2 {
+        let rows: Vec<usize> = (0..p.rows()).filter(|&i| path[i] == k as f64).collect();
+        assert!(rows.len() > 10, "path {k}: {} samples", rows.len());
+        // 10 segments of 1420 B (MSS less the DSS option) at the start.
+        assert_eq!(cwnd[rows[0]], 14_200.0, "path {k}: the initial window");
+        for w in rows.windows(2) {
+            assert!((cwnd[w[0]], ssth[w[0]]) != (cwnd[w[1]], ssth[w[1]]), "path {k}: a row per change");
+        }
+        assert_eq!(cwnd[*rows.last().unwrap()], end[k], "path {k}: last sample = end of run");
+        // Congestion avoidance samples exist (cwnd ≥ ssthresh after the first loss).
+        assert!(rows.iter().any(|&i| ssth[i] < 1e15 && cwnd[i] > ssth[i]), "path {k}: coupled growth sampled");
     }
 }

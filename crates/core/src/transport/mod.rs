@@ -142,6 +142,11 @@ pub trait Endpoint: Send {
     fn summary(&self) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// End-of-run counters of path `k` (name, value) for the `subflows` table, from a
+    /// transport that keeps state per path (MPTCP's subflows); empty otherwise.
+    fn path_summary(&self, _k: usize) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
 }
 
 /// Notices a transport gives its application (the TCP Interactive paper's "TCP tells the

@@ -37,6 +37,7 @@ use super::MptcpConfig;
 use crate::engine::{SimRng, TimerKind};
 use crate::packet::{tcp_flags, DssMap, MptcpOption, PacketData, L4};
 use crate::time::SimTime;
+use crate::trace::probe::{ProbeEvent, ProbeKind};
 use crate::transport::tcp::sack::RangeSet;
 use crate::transport::tcp::{TcpReceiver, TcpSender};
 use crate::transport::{notice_mask, Endpoint, EndpointSetup, FlowCtx, Service, TransportEvent};
@@ -90,6 +91,8 @@ struct SndSub {
     acked: u64,
     last_penalised: Option<SimTime>,
     c: SubflowCounters,
+    /// (cwnd, ssthresh) last reported to the `subflow` probe.
+    probed: (u64, u64),
 }
 
 /// The source end of an MPTCP connection. See the module docs.
@@ -380,6 +383,24 @@ impl MptcpSender {
         if timed_out && self.reinject {
             self.reinject_from(i);
         }
+        if cx.probing(ProbeKind::Subflow) {
+            for k in 0..self.subs.len() {
+                let s = &self.subs[k];
+                let now = (s.cwnd(), s.ssthresh());
+                if self.st[k].established && now != self.st[k].probed {
+                    self.st[k].probed = now;
+                    cx.probe(ProbeEvent::Subflow {
+                        flow: cx.flow,
+                        end: cx.end(),
+                        path: k as u8,
+                        cwnd_bytes: now.0,
+                        ssthresh_bytes: now.1,
+                        srtt_ns: s.srtt().map_or(0, |d| d.as_nanos()),
+                        in_flight_bytes: s.in_flight(),
+                    });
+                }
+            }
+        }
         let una = self.subs[i].snd_una();
         let st = &mut self.st[i];
         while st.maps.front().is_some_and(|m| m.ssn + m.len <= una) {
@@ -455,6 +476,22 @@ impl Endpoint for MptcpSender {
 
     fn delivered_bytes(&self) -> Option<u64> {
         Some(0)
+    }
+
+    fn path_summary(&self, k: usize) -> Vec<(&'static str, f64)> {
+        let (Some(s), Some(st)) = (self.subs.get(k), self.st.get(k)) else { return Vec::new() };
+        vec![
+            ("scheduled_bytes", st.c.scheduled_bytes as f64),
+            ("reinjected_bytes", st.c.reinjected_bytes as f64),
+            ("penalisations", st.c.penalisations as f64),
+            ("acked_bytes", s.acked_bytes() as f64),
+            ("retransmitted_segments", s.retransmitted_segments() as f64),
+            ("rto_count", s.rto_count() as f64),
+            ("fast_retransmits", s.fast_retransmit_count() as f64),
+            ("cwnd_bytes", s.cwnd() as f64),
+            ("srtt_s", s.srtt().map_or(f64::NAN, |d| d.as_secs_f64())),
+            ("min_rtt_s", s.tcb().min_rtt.map_or(f64::NAN, |d| d.as_secs_f64())),
+        ]
     }
 
     fn summary(&self) -> Vec<(&'static str, f64)> {
@@ -648,6 +685,14 @@ impl Endpoint for MptcpReceiver {
 
     fn delivered_bytes(&self) -> Option<u64> {
         Some(self.data_rcv_nxt)
+    }
+
+    fn path_summary(&self, k: usize) -> Vec<(&'static str, f64)> {
+        match self.st.get(k) {
+            // In-order bytes of the subflow handed to the connection (copies included).
+            Some(st) => vec![("subflow_in_order_bytes", st.consumed.saturating_sub(1) as f64)],
+            None => Vec::new(),
+        }
     }
 
     fn summary(&self) -> Vec<(&'static str, f64)> {
