@@ -15,8 +15,9 @@
 //! is not DATA_ACKed is queued to be sent again on the other subflows, ahead of new data; the
 //! subflow takes no new data while in timeout recovery. Opportunistic retransmission and
 //! penalisation (Raiciu et al., NSDI 2012, §4.2): when the connection window blocks new data,
-//! the chunk at `data_una` is sent again on another subflow with room, and the subflow that
-//! holds it has its cwnd halved, at most once per its SRTT (the out-of-tree Linux kernel's
+//! the chunk at `data_una` is sent again on a subflow with room and a smaller SRTT than the
+//! subflow that holds it, and that slower subflow has its cwnd halved, at most once per its
+//! SRTT and only outside loss recovery (the out-of-tree Linux kernel's
 //! `mptcp_rcv_buf_optimization`).
 //!
 //! Coupled congestion control: with `lia` or `olia` the subflows leave their congestion-
@@ -217,8 +218,16 @@ impl MptcpSender {
         }
     }
 
-    /// Congestion-window space of subflow `i` for new chunks, bytes.
+    /// Space of subflow `i` for new chunks, bytes: what its congestion window and its send
+    /// window would let it send now, less what it holds unsent.
     fn room(&self, i: usize) -> u64 {
+        let s = &self.subs[i];
+        let wnd = s.snd_wnd().saturating_sub(s.unacked_bytes());
+        self.cwnd_room(i).min(wnd.saturating_sub(s.unsent_bytes()))
+    }
+
+    /// Congestion-window space of subflow `i`, bytes.
+    fn cwnd_room(&self, i: usize) -> u64 {
         let s = &self.subs[i];
         s.cwnd().saturating_sub(s.in_flight() + s.unsent_bytes())
     }
@@ -253,7 +262,7 @@ impl MptcpSender {
         let waiting = !self.reinject_q.is_empty() || self.dsn_next < self.write_end;
         if waiting {
             for i in 0..self.subs.len() {
-                if self.st[i].established && self.room(i) < self.mss {
+                if self.st[i].established && self.cwnd_room(i) < self.mss {
                     self.subs[i].mark_cwnd_limited();
                 }
             }
@@ -326,12 +335,20 @@ impl MptcpSender {
         if mask == 0 {
             return;
         }
-        self.opportunistic_at = Some(una);
         let i = mask.trailing_zeros() as usize;
+        // Only a faster subflow takes the chunk over, and penalises the slower holder (the
+        // out-of-tree kernel compares SRTTs): when the holder is the fast path, the window is
+        // simply full.
+        let (si, sj) = (self.subs[i].srtt(), self.subs[j].srtt());
+        if !matches!((si, sj), (Some(a), Some(b)) if a < b) {
+            return;
+        }
+        self.opportunistic_at = Some(una);
         self.assign(i, una, len, true, cx);
-        let srtt = self.subs[j].srtt().unwrap_or_default();
+        let srtt = sj.unwrap_or_default();
+        let open = !self.subs[j].in_recovery() && self.subs[j].consecutive_rtos() == 0;
         let st = &mut self.st[j];
-        if st.last_penalised.is_none_or(|t| cx.now.since(t) >= srtt) {
+        if open && st.last_penalised.is_none_or(|t| cx.now.since(t) >= srtt) {
             st.last_penalised = Some(cx.now);
             st.c.penalisations += 1;
             let tcb = self.subs[j].tcb_mut();
@@ -705,5 +722,139 @@ impl Endpoint for MptcpReceiver {
             ("out_of_order_segments", sum("out_of_order_segments")),
             ("duplicate_data_bytes", self.dup_bytes as f64),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::pcap::tests::parse_tcp;
+    use crate::{BuildOptions, Scenario};
+
+    fn setup(paths: u8) -> EndpointSetup {
+        EndpointSetup { flow_name: "t".into(), mtu_bytes: 1500, src_port: 1, dst_port: 2, seed: 1, paths }
+    }
+
+    /// The connection-level buffer reorders across subflows, delivers in DSN order, and counts
+    /// every byte that arrives again (whole or in part) as a copy.
+    #[test]
+    fn receive_buffer_reorders_and_drops_copies() {
+        let mut r = MptcpReceiver::new(&MptcpConfig::default(), &setup(2));
+        r.deliver(1_000, 2_000); // from the slow subflow, ahead of the gap
+        assert_eq!((r.data_delivered(), r.ooo_ranges().collect::<Vec<_>>()), (0, vec![(1_000, 2_000)]));
+        r.deliver(1_500, 2_500); // half a copy
+        assert_eq!(r.duplicate_bytes(), 500);
+        r.deliver(0, 1_000); // fills the gap: everything up to 2 500 goes up in order
+        assert_eq!((r.data_delivered(), r.ooo_ranges().count()), (2_500, 0));
+        r.deliver(0, 2_000); // a reinjected copy of delivered data
+        assert_eq!((r.data_delivered(), r.duplicate_bytes()), (2_500, 2_500));
+        r.deliver(2_000, 3_000); // overlaps the in-order point
+        assert_eq!((r.data_delivered(), r.duplicate_bytes()), (3_000, 3_000));
+    }
+
+    /// A captured MPTCP connection: every segment's bytes are exactly its counted size with a
+    /// well-formed options area (`parse_tcp`), and the MPTCP options are where RFC 8684 puts
+    /// them with their lengths: MP_CAPABLE 4/12/20 on subflow 0's handshake, MP_JOIN 12/16/24 on
+    /// subflow 1's, DSS with DATA_ACK and mapping (26) on data, DATA_ACK alone (12) on ACKs,
+    /// and at most one SACK block beside it.
+    #[test]
+    fn pcap_carries_the_mptcp_options_counted_in_the_sizes() {
+        let dir = std::env::temp_dir().join(format!("qoelab-mptcp-pcap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let toml = r#"
+            [sim]
+            duration = "3s"
+            [[links]]
+            a = "A"
+            b = "R1"
+            rate = "10Mbps"
+            delay = "5ms"
+            a_addr = "10.1.0.1"
+            queue = { kind = "fifo", limit = "20p" }
+            [[links]]
+            a = "R1"
+            b = "B"
+            rate = "1Gbps"
+            delay = "1ms"
+            b_addr = "10.2.0.1"
+            [[links]]
+            a = "A"
+            b = "R2"
+            rate = "5Mbps"
+            delay = "5ms"
+            a_addr = "10.1.1.1"
+            queue = { kind = "fifo", limit = "20p" }
+            [[links]]
+            a = "R2"
+            b = "B"
+            rate = "1Gbps"
+            delay = "1ms"
+            b_addr = "10.2.1.1"
+            [[flows]]
+            name = "mp"
+            src = "A"
+            dst = "B"
+            app = { kind = "bulk", bytes = "2MB" }
+            transport = { kind = "mptcp" }
+            subflows = [{ src_addr = "10.1.0.1", dst_addr = "10.2.0.1" }, { src_addr = "10.1.1.1", dst_addr = "10.2.1.1" }]
+            [output]
+            pcap = ["A->R1", "R1->A", "A->R2", "R2->A"]
+        "#;
+        let sc = Scenario::from_toml(toml).unwrap();
+        let mut sim = sc.build(&BuildOptions { base_dir: None, pcap_dir: Some(&dir) }).unwrap();
+        sim.run();
+        assert_eq!(sim.flows[0].receiver().delivered_bytes(), Some(2_000_000));
+        drop(sim);
+        let mut mp_lens: Vec<(bool, bool, usize)> = vec![]; // (syn, ack flag, option length)
+        let (mut data, mut acks) = (0, 0);
+        for f in ["A_to_R1.pcap", "R1_to_A.pcap", "A_to_R2.pcap", "R2_to_A.pcap"] {
+            let b = std::fs::read(dir.join(f)).unwrap();
+            let mut i = 24;
+            while i < b.len() {
+                let n = u32::from_le_bytes(b[i + 8..i + 12].try_into().unwrap()) as usize;
+                let pkt = &b[i + 16..i + 16 + n];
+                i += 16 + n;
+                let p = parse_tcp(pkt);
+                let flags = pkt[20 + 13];
+                let m = p.option(30).expect("every segment of the connection carries an MPTCP option");
+                let len = m.len() + 2;
+                let syn = flags & tcp_flags::SYN != 0;
+                if syn || (p.payload == 0 && len > 12) {
+                    mp_lens.push((syn, flags & tcp_flags::ACK != 0, len));
+                    continue;
+                }
+                let subtype = m[0] >> 4;
+                assert_eq!(subtype, 2, "DSS");
+                if p.payload > 0 {
+                    data += 1;
+                    assert_eq!((len, m[1]), (26, 0x0f), "DATA_ACK and a 64-bit mapping");
+                    // Value: subtype, flags, DATA_ACK (8), DSN (8), subflow seq (4), length (2).
+                    let ssn = u32::from_be_bytes(m[18..22].try_into().unwrap());
+                    let dlen = u16::from_be_bytes([m[22], m[23]]) as u32;
+                    let seq = u32::from_be_bytes(pkt[24..28].try_into().unwrap());
+                    assert!(ssn <= seq && seq < ssn + dlen, "the mapping holds the segment's first byte");
+                } else {
+                    acks += 1;
+                    assert_eq!((len, m[1]), (12, 0x03), "DATA_ACK alone");
+                    assert!(p.option(5).map_or(0, |v| v.len() / 8) <= 1, "one SACK block fits");
+                }
+                assert!(p.hdr_len <= 60, "40 option bytes at most");
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
+        mp_lens.sort();
+        // MP_CAPABLE: SYN 4, SYN-ACK 12, ACK 20; MP_JOIN: SYN 12, SYN-ACK 16, ACK 24.
+        assert_eq!(
+            mp_lens,
+            [
+                (false, true, 20),
+                (false, true, 24),
+                (true, false, 4),
+                (true, false, 12),
+                (true, true, 12),
+                (true, true, 16)
+            ]
+        );
+        assert!(data > 1_000 && acks > 100, "{data} data segments, {acks} ACKs");
     }
 }

@@ -551,6 +551,12 @@ impl TcpSender {
         self.cwnd_limited
     }
 
+    /// Send window, bytes: the peer's advertised window capped by the send buffer (new data
+    /// goes out only while `snd_max − snd_una` stays within it).
+    pub fn snd_wnd(&self) -> u64 {
+        self.rwnd.min(self.snd_buf)
+    }
+
     /// Marks the window as the limit although the subflow's own queue ran dry: an MPTCP
     /// connection holds the data back because this subflow has no room for it.
     pub(crate) fn mark_cwnd_limited(&mut self) {

@@ -70,6 +70,17 @@ impl CoupledIncrease for Olia {
         let w = (me.cwnd as f64).max(1.0);
         let first = (w / (rtt * rtt)) / (sum * sum);
         let x = acked_bytes as f64 * me.mss as f64 * (first + Olia::alpha(id, all) / w);
+        whole_bytes(x)
+    }
+}
+
+/// Whole bytes of a change computed in `f64`, fractions dropped towards zero, but a value
+/// within 1e-9 (relative) of a whole number is that number (as in [`super::lia`]).
+fn whole_bytes(x: f64) -> i64 {
+    let r = x.round();
+    if (x - r).abs() <= 1e-9 * r.abs().max(1.0) {
+        r as i64
+    } else {
         x.trunc() as i64
     }
 }
