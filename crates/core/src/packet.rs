@@ -151,6 +151,58 @@ pub struct TcpHdr {
     /// Timestamp option (RFC 7323), in microseconds of simulated time; 0 without `timestamps`.
     pub ts_val: u32,
     pub ts_ecr: u32,
+    /// The segment's MPTCP option (RFC 8684 §3), on the subflows of an MPTCP connection;
+    /// `None` on plain TCP (boxed, so plain TCP pays one pointer).
+    pub mptcp: Option<Box<MptcpOption>>,
+}
+
+/// One DSS mapping (RFC 8684 §3.3.1): `len` bytes from subflow sequence number `ssn` carry the
+/// connection's bytes from data sequence number `dsn`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct DssMap {
+    pub dsn: u64,
+    pub ssn: u64,
+    pub len: u64,
+}
+
+/// The MPTCP option (TCP option kind 30) a segment carries, by subtype (RFC 8684 §3).
+/// Keys, tokens, nonces and HMACs are opaque numbers here: their cryptography is not modelled,
+/// only their bytes on the wire.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MptcpOption {
+    /// MP_CAPABLE (§3.1) on the first subflow's SYN (4 bytes), SYN-ACK (12, the receiver's key)
+    /// and third ACK (20, both keys).
+    Capable { keys: [Option<u64>; 2] },
+    /// MP_JOIN (§3.2) on another subflow's SYN (12: token and nonce), SYN-ACK (16: truncated
+    /// HMAC and nonce) and third ACK (24: HMAC).
+    Join { stage: u8, addr_id: u8, token: u32, nonce: u32, hmac: u64 },
+    /// DSS (§3.3): a DATA_ACK (64-bit) and/or the mappings of the segment's payload. A segment
+    /// carries one mapping on the wire; a retransmission that spans two mappings carries both
+    /// here (Linux never builds one: its MPTCP skbs are not collapsed).
+    Dss { data_ack: Option<u64>, maps: Vec<DssMap> },
+}
+
+impl MptcpOption {
+    /// Bytes of the option as sent (before padding): RFC 8684 §3.1, §3.2, §3.3 (64-bit
+    /// DATA_ACK and DSN, no checksum).
+    pub fn wire_len(&self) -> u32 {
+        match self {
+            MptcpOption::Capable { keys: [None, _] } => 4,
+            MptcpOption::Capable { keys: [Some(_), None] } => 12,
+            MptcpOption::Capable { .. } => 20,
+            MptcpOption::Join { stage: 0, .. } => 12,
+            MptcpOption::Join { stage: 1, .. } => 16,
+            MptcpOption::Join { .. } => 24,
+            MptcpOption::Dss { data_ack, maps } => {
+                4 + if data_ack.is_some() { 8 } else { 0 } + if maps.is_empty() { 0 } else { 14 }
+            }
+        }
+    }
+    /// [`wire_len`](Self::wire_len) padded to a multiple of 4 bytes (NOPs), what the segment's
+    /// size counts.
+    pub fn padded_len(&self) -> u32 {
+        self.wire_len().div_ceil(4) * 4
+    }
 }
 
 /// Transport-layer part of a packet.

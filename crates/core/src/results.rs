@@ -533,6 +533,39 @@ impl Simulation {
                 t.push(&name, Column::U64(col));
             }
         }
+        // Forward IP throughput of each path, over the flow's active time.
+        let mut thr = Vec::new();
+        for f in &self.flows {
+            let active_s = self.now.0.saturating_sub(f.start.0) as f64 * 1e-9;
+            for k in 0..f.paths() {
+                thr.push(f.path_stats(k, 0).recv_bytes as f64 * 8.0 / active_s.max(1e-12));
+            }
+        }
+        t.push("throughput_bps", Column::F64(thr));
+        // Per-path transport counters (MPTCP subflows), NaN on rows whose transport has none;
+        // the columns appear only when some flow reports them.
+        let mut extra: Vec<(&'static str, Vec<f64>)> = Vec::new();
+        let mut row = 0;
+        for f in &self.flows {
+            for k in 0..f.paths() {
+                for (name, v) in f.sender().path_summary(k).into_iter().chain(f.receiver().path_summary(k)) {
+                    let col = match extra.iter().position(|c| c.0 == name) {
+                        Some(i) => &mut extra[i].1,
+                        None => {
+                            extra.push((name, vec![f64::NAN; row]));
+                            &mut extra.last_mut().expect("just pushed").1
+                        }
+                    };
+                    col.resize(row, f64::NAN);
+                    col.push(v);
+                }
+                row += 1;
+            }
+        }
+        for (name, mut col) in extra {
+            col.resize(row, f64::NAN);
+            t.push(name, Column::F64(col));
+        }
         Some(t)
     }
 }

@@ -26,9 +26,8 @@
 //! (one row per flow and path) appears when some flow declares subflows, so results of
 //! single-path scenarios are what they were.
 //!
-//! Not modelled here: MPTCP itself (the data sequence mapping of RFC 8684 §3.3, subflow setup
-//! with MP_CAPABLE / MP_JOIN, the scheduler); coupled congestion control is a trait in
-//! [`crate::transport::mptcp::coupled`].
+//! MPTCP itself (subflow setup, the data sequence mapping, the scheduler, coupled congestion
+//! control) is the transport [`crate::transport::mptcp`], which uses every path of its flow.
 
 use crate::node::{Addr, Egress};
 use crate::packet::{PortId, L4, NO_ROUTE};

@@ -336,6 +336,7 @@ impl Scenario {
                 src_port: flow_ports(fid as crate::packet::FlowId).0,
                 dst_port: flow_ports(fid as crate::packet::FlowId).1,
                 seed,
+                paths: paths.len() as u8,
             };
             c.transport.validate(setup.mtu_bytes).map_err(|e| {
                 let (field, reason) = e.split_once(": ").unwrap_or(("", e.as_str()));

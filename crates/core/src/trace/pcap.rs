@@ -19,7 +19,7 @@
 //!   the 2^shift granularity) and no segment reads as a zero window.
 
 use crate::packet::tcp_flags::SYN;
-use crate::packet::{PacketData, TcpHdr, UdpHdr, L4};
+use crate::packet::{MptcpOption, PacketData, TcpHdr, UdpHdr, L4};
 use crate::time::SimTime;
 use std::io::{self, Write};
 
@@ -58,6 +58,65 @@ mod kind {
     pub const SACK_PERM: u8 = 4;
     pub const SACK: u8 = 5;
     pub const TIMESTAMPS: u8 = 8;
+    pub const MPTCP: u8 = 30;
+}
+
+/// The MPTCP option (RFC 8684 §3, kind 30), NOP-padded in front to a multiple of 4 bytes.
+fn mptcp_option(m: &MptcpOption) -> Vec<u8> {
+    let len = m.wire_len() as u8;
+    let mut o = vec![kind::NOP; (m.padded_len() - m.wire_len()) as usize];
+    o.extend_from_slice(&[kind::MPTCP, len]);
+    match m {
+        MptcpOption::Capable { keys } => {
+            // §3.1: subtype 0, version 1; flags: A (checksum) off, H (HMAC-SHA256) on.
+            o.extend_from_slice(&[0x01, 0x01]);
+            for k in keys.iter().flatten() {
+                o.extend_from_slice(&k.to_be_bytes());
+            }
+        }
+        MptcpOption::Join { stage, addr_id, token, nonce, hmac } => {
+            // §3.2: subtype 1 and the backup flag (off); SYN: token, nonce; SYN-ACK: truncated
+            // HMAC, nonce; ACK: reserved, 160-bit HMAC.
+            match stage {
+                0 => {
+                    o.extend_from_slice(&[0x10, *addr_id]);
+                    o.extend_from_slice(&token.to_be_bytes());
+                    o.extend_from_slice(&nonce.to_be_bytes());
+                }
+                1 => {
+                    o.extend_from_slice(&[0x10, *addr_id]);
+                    o.extend_from_slice(&hmac.to_be_bytes());
+                    o.extend_from_slice(&nonce.to_be_bytes());
+                }
+                _ => {
+                    o.extend_from_slice(&[0x10, 0]);
+                    o.extend_from_slice(&hmac.to_be_bytes());
+                    o.extend_from_slice(&[0; 12]);
+                }
+            }
+        }
+        MptcpOption::Dss { data_ack, maps } => {
+            // §3.3: subtype 2; flags A (0x01) DATA_ACK present, a (0x02) 8 octets, M (0x04)
+            // mapping present, m (0x08) DSN 8 octets.
+            let mut flags = 0u8;
+            if data_ack.is_some() {
+                flags |= 0x03;
+            }
+            if !maps.is_empty() {
+                flags |= 0x0c;
+            }
+            o.extend_from_slice(&[0x20, flags]);
+            if let Some(a) = data_ack {
+                o.extend_from_slice(&a.to_be_bytes());
+            }
+            if let Some(m) = maps.first() {
+                o.extend_from_slice(&m.dsn.to_be_bytes());
+                o.extend_from_slice(&(m.ssn as u32).to_be_bytes());
+                o.extend_from_slice(&(m.len.min(0xffff) as u16).to_be_bytes());
+            }
+        }
+    }
+    o
 }
 
 /// The options area of `t`, a multiple of 4 bytes, as many as the transport counted in the
@@ -89,6 +148,9 @@ fn tcp_options(t: &TcpHdr) -> Vec<u8> {
         if t.sack_perm && !t.timestamps {
             o.extend_from_slice(&[kind::NOP, kind::NOP, kind::SACK_PERM, 2]);
         }
+        if let Some(m) = &t.mptcp {
+            o.extend(mptcp_option(m));
+        }
         return o;
     }
     if t.timestamps {
@@ -103,6 +165,9 @@ fn tcp_options(t: &TcpHdr) -> Vec<u8> {
             o.extend_from_slice(&(s as u32).to_be_bytes());
             o.extend_from_slice(&(e as u32).to_be_bytes());
         }
+    }
+    if let Some(m) = &t.mptcp {
+        o.extend(mptcp_option(m));
     }
     o
 }

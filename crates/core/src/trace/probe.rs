@@ -100,11 +100,14 @@ pub enum ProbeKind {
     /// A TFRC sender's X, X_recv, p and R after every feedback and no-feedback expiry (table
     /// `probe_tfrc`).
     Tfrc,
+    /// An MPTCP subflow's cwnd, ssthresh, SRTT and bytes in flight after every change of its
+    /// window (table `probe_subflow`).
+    Subflow,
 }
 
 /// Every kind with its scenario name: the one place the names are written (parsing, errors,
 /// table names and docs derive from it).
-const KINDS: [(ProbeKind, &str); 8] = [
+const KINDS: [(ProbeKind, &str); 9] = [
     (ProbeKind::Queue, "queue"),
     (ProbeKind::Drops, "drops"),
     (ProbeKind::Cwnd, "cwnd"),
@@ -113,6 +116,7 @@ const KINDS: [(ProbeKind, &str); 8] = [
     (ProbeKind::TcpState, "tcp_state"),
     (ProbeKind::App, "app"),
     (ProbeKind::Tfrc, "tfrc"),
+    (ProbeKind::Subflow, "subflow"),
 ];
 
 impl ProbeKind {
@@ -207,6 +211,17 @@ pub enum ProbeEvent {
     /// A TFRC sender's allowed rate X and the receive rate X_recv it was told (bits/s), the
     /// loss event rate p and its RTT estimate R (ns).
     Tfrc { flow: FlowId, end: u8, x_bps: f64, x_recv_bps: f64, p: f64, rtt_ns: u64 },
+    /// MPTCP subflow `path`'s window changed: cwnd and ssthresh (bytes), SRTT (ns, 0 before a
+    /// sample) and bytes in flight.
+    Subflow {
+        flow: FlowId,
+        end: u8,
+        path: u8,
+        cwnd_bytes: u64,
+        ssthresh_bytes: u64,
+        srtt_ns: u64,
+        in_flight_bytes: u64,
+    },
 }
 
 impl ProbeEvent {
@@ -220,6 +235,7 @@ impl ProbeEvent {
             ProbeEvent::TcpState { .. } => ProbeKind::TcpState,
             ProbeEvent::App { .. } => ProbeKind::App,
             ProbeEvent::Tfrc { .. } => ProbeKind::Tfrc,
+            ProbeEvent::Subflow { .. } => ProbeKind::Subflow,
         }
     }
 }
@@ -274,6 +290,12 @@ pub struct Probes {
     tfrc_x_recv_bps: Vec<f64>,
     tfrc_p: Vec<f64>,
     tfrc_rtt_ns: Vec<u64>,
+    sub: Key,
+    sub_path: Vec<u8>,
+    sub_cwnd: Vec<u64>,
+    sub_ssthresh: Vec<u64>,
+    sub_srtt_ns: Vec<u64>,
+    sub_in_flight: Vec<u64>,
 }
 
 impl Probes {
@@ -349,6 +371,14 @@ impl Probes {
                 self.tfrc_p.push(p);
                 self.tfrc_rtt_ns.push(rtt_ns);
             }
+            ProbeEvent::Subflow { flow, end, path, cwnd_bytes, ssthresh_bytes, srtt_ns, in_flight_bytes } => {
+                self.sub.push(t, flow, end);
+                self.sub_path.push(path);
+                self.sub_cwnd.push(cwnd_bytes);
+                self.sub_ssthresh.push(ssthresh_bytes);
+                self.sub_srtt_ns.push(srtt_ns);
+                self.sub_in_flight.push(in_flight_bytes);
+            }
         }
     }
 
@@ -367,6 +397,7 @@ impl Probes {
             ProbeKind::TcpState => &self.state,
             ProbeKind::App => &self.app,
             ProbeKind::Tfrc => &self.tfrc,
+            ProbeKind::Subflow => &self.sub,
         }
     }
 }
@@ -423,6 +454,13 @@ pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port
                     t.push("x_recv_bps", Column::F64(cat(srcs, |p| &p.tfrc_x_recv_bps, |x| *x)));
                     t.push("p", Column::F64(cat(srcs, |p| &p.tfrc_p, |x| *x)));
                     t.push("rtt_ns", Column::U64(cat(srcs, |p| &p.tfrc_rtt_ns, |x| *x)));
+                }
+                ProbeKind::Subflow => {
+                    t.push("path", Column::U64(cat(srcs, |p| &p.sub_path, |x| *x as u64)));
+                    t.push("cwnd_bytes", Column::U64(cat(srcs, |p| &p.sub_cwnd, |x| *x)));
+                    t.push("ssthresh_bytes", Column::U64(cat(srcs, |p| &p.sub_ssthresh, |x| *x)));
+                    t.push("srtt_ns", Column::U64(cat(srcs, |p| &p.sub_srtt_ns, |x| *x)));
+                    t.push("in_flight_bytes", Column::U64(cat(srcs, |p| &p.sub_in_flight, |x| *x)));
                 }
             }
             t

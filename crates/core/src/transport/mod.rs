@@ -27,6 +27,9 @@ pub enum TransportConfig {
     Tcp(tcp::TcpConfig),
     /// TFRC (RFC 5348): rate-paced datagrams; see [`tfrc::TfrcConfig`].
     Tfrc(tfrc::TfrcConfig),
+    /// Multipath TCP (RFC 8684): one TCP subflow per path of the flow; see
+    /// [`mptcp::MptcpConfig`].
+    Mptcp(mptcp::MptcpConfig),
 }
 
 impl<'de> Deserialize<'de> for TransportConfig {
@@ -34,7 +37,7 @@ impl<'de> Deserialize<'de> for TransportConfig {
     /// keep their key path (`flows[0].transport.min_rto`, `flows[0].transport.cc.beta`).
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        const NAMES: &[&str] = &["udp", "rtp", "tcp", "tfrc"];
+        const NAMES: &[&str] = &["udp", "rtp", "tcp", "tfrc", "mptcp"];
         let (kind, rest) = crate::registry::split_kind(d)?;
         match kind.as_str() {
             "udp" | "rtp" => {
@@ -45,6 +48,7 @@ impl<'de> Deserialize<'de> for TransportConfig {
             }
             "tcp" => crate::registry::config_from(rest).map(TransportConfig::Tcp),
             "tfrc" => crate::registry::config_from(rest).map(TransportConfig::Tfrc),
+            "mptcp" => crate::registry::config_from(rest).map(TransportConfig::Mptcp),
             other => Err(crate::registry::unknown_kind(other, NAMES)),
         }
     }
@@ -67,13 +71,16 @@ pub struct EndpointSetup {
     pub dst_port: u16,
     /// Scenario seed (for transports that randomise, e.g. initial sequence numbers).
     pub seed: u64,
+    /// Number of paths of the connection ([`crate::subflow`]): 1 unless the flow declares
+    /// `subflows`.
+    pub paths: u8,
 }
 
 impl TransportConfig {
     pub fn service(&self) -> Service {
         match self {
             TransportConfig::Udp | TransportConfig::Rtp | TransportConfig::Tfrc(_) => Service::Datagram,
-            TransportConfig::Tcp(_) => Service::Stream,
+            TransportConfig::Tcp(_) | TransportConfig::Mptcp(_) => Service::Stream,
         }
     }
 
@@ -82,6 +89,7 @@ impl TransportConfig {
         match self {
             TransportConfig::Tcp(c) => c.validate(mtu_bytes),
             TransportConfig::Tfrc(c) => c.validate(mtu_bytes),
+            TransportConfig::Mptcp(c) => c.validate(mtu_bytes),
             _ => Ok(()),
         }
     }
@@ -94,6 +102,7 @@ impl TransportConfig {
             TransportConfig::Rtp => (Box::new(udp::UdpSender::new(s, true)), Box::new(udp::UdpReceiver)),
             TransportConfig::Tcp(c) => c.build(s),
             TransportConfig::Tfrc(c) => c.build(s),
+            TransportConfig::Mptcp(c) => c.build(s),
         }
     }
 }
@@ -131,6 +140,11 @@ pub trait Endpoint: Send {
     }
     /// Transport-specific end-of-run counters (name, value), e.g. retransmissions.
     fn summary(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+    /// End-of-run counters of path `k` (name, value) for the `subflows` table, from a
+    /// transport that keeps state per path (MPTCP's subflows); empty otherwise.
+    fn path_summary(&self, _k: usize) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
 }
@@ -222,6 +236,9 @@ pub struct FlowCtx<'a> {
     subscriptions: u32,
     /// The world's probe collector, when the scenario enabled any probe.
     probes: Option<&'a mut Probes>,
+    /// Added to every timer kind the endpoint names, so that a transport made of several
+    /// (MPTCP's subflows) gives each its own block of kinds.
+    pub(crate) timer_base: u8,
 }
 
 impl<'a> FlowCtx<'a> {
@@ -232,7 +249,7 @@ impl<'a> FlowCtx<'a> {
         timers: TimerCtx<'a>,
         notices: &'a mut Vec<TransportEvent>,
     ) -> Self {
-        FlowCtx { now, flow, dir: Dir::Fwd, out, timers, notices, subscriptions: u32::MAX, probes: None }
+        FlowCtx { now, flow, dir: Dir::Fwd, out, timers, notices, subscriptions: u32::MAX, probes: None, timer_base: 0 }
     }
 
     /// Records the probe events the endpoint emits into `probes` (kinds it enabled only).
@@ -291,15 +308,15 @@ impl<'a> FlowCtx<'a> {
     /// Arms (or re-arms) the endpoint's timer `kind` to fire at `at`.
     pub fn set_timer(&mut self, kind: TimerKind, at: SimTime) {
         debug_assert!(at >= self.now, "{}: flow {} timer {kind:?} set in the past", self.now, self.flow);
-        self.timers.set(kind, at);
+        self.timers.set(TimerKind(kind.0 + self.timer_base), at);
     }
 
     pub fn cancel_timer(&mut self, kind: TimerKind) {
-        self.timers.cancel(kind);
+        self.timers.cancel(TimerKind(kind.0 + self.timer_base));
     }
 
     pub fn timer_deadline(&self, kind: TimerKind) -> SimTime {
-        self.timers.deadline(kind)
+        self.timers.deadline(TimerKind(kind.0 + self.timer_base))
     }
 
     /// Tells the application something (filtered by its subscriptions).

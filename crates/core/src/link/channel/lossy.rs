@@ -77,8 +77,12 @@ mod tests {
     #[test]
     fn same_draws_as_the_bare_model() {
         let phy = LinkPhy { rate: Rate(1_000_000), delay: Dur::from_millis(1) };
-        let mut ch = Lossy::new(PointToPoint::new(phy), Some(Box::new(Bernoulli { p: 0.3 })), SimRng::stream(7, "d"));
-        let (mut bare, mut rng) = (Bernoulli { p: 0.3 }, SimRng::stream(7, "d"));
+        let mut ch = Lossy::new(
+            PointToPoint::new(phy),
+            Some(Box::new(Bernoulli { p: 0.3, start: SimTime::ZERO })),
+            SimRng::stream(7, "d"),
+        );
+        let (mut bare, mut rng) = (Bernoulli { p: 0.3, start: SimTime::ZERO }, SimRng::stream(7, "d"));
         let p = pkt(0, 1000, 0);
         for i in 0..10_000u64 {
             let now = SimTime(i * 1000);

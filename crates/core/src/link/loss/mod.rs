@@ -140,7 +140,7 @@ mod tests {
 
     #[test]
     fn bernoulli_rate() {
-        let mut b = Bernoulli { p: 0.01 };
+        let mut b = Bernoulli { p: 0.01, start: SimTime::ZERO };
         let (rate, _) = run(&mut b, 1_000_000, 3);
         assert!((rate / 0.01 - 1.0).abs() < 0.05, "{rate}");
     }
@@ -150,7 +150,7 @@ mod tests {
         let ge = |p, r, loss_good, loss_bad| {
             LossConfig::GilbertElliott(GilbertElliottConfig { p, r, loss_good, loss_bad, step: None })
         };
-        assert!(LossConfig::Bernoulli(BernoulliConfig { p: 1.5 }).validate().is_err());
+        assert!(LossConfig::Bernoulli(BernoulliConfig { p: 1.5, start: None }).validate().is_err());
         assert!(ge(0.0, 0.0, 0.0, 1.0).validate().is_err());
         assert!(ge(0.1, 0.2, -0.1, 1.0).validate().is_err());
     }

@@ -449,6 +449,11 @@ pub struct TcpSender {
     rxt_bytes: u64,
     rto_count: u64,
     fast_rxt_count: u64,
+    /// An MPTCP subflow under coupled congestion control: the congestion-avoidance increase
+    /// is the connection's (RFC 6356 §3), so ACKs in congestion avoidance only add their bytes
+    /// to `ca_acked` for it to apply.
+    coupled_ca: bool,
+    ca_acked: u64,
 }
 
 impl TcpSender {
@@ -506,7 +511,56 @@ impl TcpSender {
             rxt_bytes: 0,
             rto_count: 0,
             fast_rxt_count: 0,
+            coupled_ca: false,
+            ca_acked: 0,
         }
+    }
+
+    /// Leaves the congestion-avoidance increase to an MPTCP connection (see `coupled_ca`).
+    pub(crate) fn set_coupled_ca(&mut self) {
+        self.coupled_ca = true;
+    }
+
+    /// Bytes acknowledged in congestion avoidance since the last call (coupled subflows).
+    pub(crate) fn take_ca_acked(&mut self) -> u64 {
+        std::mem::take(&mut self.ca_acked)
+    }
+
+    /// The control block, for an MPTCP connection's coupled increase and penalisation.
+    pub(crate) fn tcb_mut(&mut self) -> &mut Tcb {
+        &mut self.tcb
+    }
+
+    /// One of the end-of-run counters of [`Endpoint::summary`] by name (0 if unknown).
+    pub fn summary_value(&self, name: &str) -> u64 {
+        match name {
+            "segments_sent" => self.segs_sent,
+            "bytes_sent" => self.bytes_sent,
+            "retransmitted_bytes" => self.rxt_bytes,
+            _ => 0,
+        }
+    }
+
+    /// Timeouts since the last ACK that advanced `snd_una` (0: not in timeout recovery).
+    pub fn consecutive_rtos(&self) -> u32 {
+        self.consecutive_rtos
+    }
+
+    /// Whether the last send attempt stopped because of the congestion window.
+    pub fn cwnd_limited(&self) -> bool {
+        self.cwnd_limited
+    }
+
+    /// Send window, bytes: the peer's advertised window capped by the send buffer (new data
+    /// goes out only while `snd_max − snd_una` stays within it).
+    pub fn snd_wnd(&self) -> u64 {
+        self.rwnd.min(self.snd_buf)
+    }
+
+    /// Marks the window as the limit although the subflow's own queue ran dry: an MPTCP
+    /// connection holds the data back because this subflow has no room for it.
+    pub(crate) fn mark_cwnd_limited(&mut self) {
+        self.cwnd_limited = true;
     }
 
     /// The sending half of the passive end of a full-duplex socket: ports swapped (it sends
@@ -1008,6 +1062,8 @@ impl TcpSender {
                     restart = !self.partial_seen;
                     self.partial_seen = true;
                 }
+            } else if self.coupled_ca && self.tcb.cwnd >= self.tcb.ssthresh {
+                self.ca_acked += acked;
             } else {
                 let ack = AckSample { now, acked_bytes: acked, rtt, prior_in_flight, cwnd_limited: self.cwnd_limited };
                 self.cc.on_ack(&ack, &mut self.tcb);

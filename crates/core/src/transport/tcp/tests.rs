@@ -13,7 +13,7 @@ const MTU: u32 = 1500;
 const MSS: u64 = 1448;
 
 fn setup() -> EndpointSetup {
-    EndpointSetup { flow_name: "t".into(), mtu_bytes: MTU, src_port: 40000, dst_port: 5001, seed: 1 }
+    EndpointSetup { flow_name: "t".into(), mtu_bytes: MTU, src_port: 40000, dst_port: 5001, seed: 1, paths: 1 }
 }
 
 fn ms(x: u64) -> Dur {

@@ -15,7 +15,7 @@
 //! Adding one: a file here with `FooConfig` (serde, `deny_unknown_fields`, `Default`) and
 //! `impl BuildCoupled for FooConfig`, then one line in the [`CoupledConfig`] registry.
 //!
-//! Not modelled yet: the transport that calls it (an MPTCP sender with several TCBs).
+//! The transport that calls it is the MPTCP connection ([`super::conn`]).
 
 use crate::registry::registry;
 use crate::time::Dur;
@@ -28,6 +28,8 @@ registry! {
         uncoupled::Uncoupled(UncoupledConfig) = "uncoupled",
         // RFC 6356 §3, the Linked Increases Algorithm.
         lia::Lia(LiaConfig) = "lia",
+        // Khalili et al., CoNEXT 2012: LIA's goals, Pareto-optimal.
+        olia::Olia(OliaConfig) = "olia",
     }
 }
 
@@ -66,11 +68,19 @@ pub struct SubflowState {
     pub mss: u64,
     /// Bytes in flight (RFC 6675 pipe or RFC 5681 FlightSize).
     pub in_flight: u64,
+    /// Bytes acknowledged between the subflow's last two losses, or since the last one if
+    /// more (OLIA's `l_r`); 0 unless the connection tracks it.
+    pub loss_interval: u64,
 }
 
 impl SubflowState {
     pub fn new(cwnd: u64, ssthresh: u64, srtt: Option<Dur>, mss: u64, in_flight: u64) -> Self {
-        SubflowState { cwnd, ssthresh, srtt, mss, in_flight }
+        SubflowState { cwnd, ssthresh, srtt, mss, in_flight, loss_interval: 0 }
+    }
+    /// The same state with OLIA's `l_r`, bytes.
+    pub fn with_loss_interval(mut self, bytes: u64) -> Self {
+        self.loss_interval = bytes;
+        self
     }
     /// The state of a subflow whose TCP control block is `tcb`, with `in_flight` bytes out.
     pub fn from_tcb(tcb: &crate::transport::tcp::Tcb, in_flight: u64) -> Self {
@@ -119,6 +129,11 @@ pub trait CoupledIncrease: Send + fmt::Debug {
     /// it while in congestion avoidance, given every subflow's state `all` (which includes
     /// `id`'s, before the increase). Fractions of a byte are dropped.
     fn increase(&self, id: SubflowId, acked_bytes: u64, all: &SubflowsView) -> u64;
+    /// The change of subflow `id`'s cwnd, bytes, for the same ACK: [`increase`](Self::increase)
+    /// unless the algorithm may also shrink a window in congestion avoidance (OLIA's `α_r`).
+    fn adjust(&self, id: SubflowId, acked_bytes: u64, all: &SubflowsView) -> i64 {
+        self.increase(id, acked_bytes, all) as i64
+    }
 }
 
 /// Reno's congestion-avoidance increase with byte counting: `acked · MSS / cwnd` bytes per ACK,
@@ -134,12 +149,12 @@ mod tests {
 
     #[test]
     fn registry_selects_by_kind() {
-        assert_eq!(CoupledConfig::NAMES, &["uncoupled", "lia"]);
+        assert_eq!(CoupledConfig::NAMES, &["uncoupled", "lia", "olia"]);
         let c: CoupledConfig = toml::from_str(r#"kind = "uncoupled""#).unwrap();
         assert_eq!(c.kind(), "uncoupled");
         assert_eq!(CoupledConfig::default().kind(), "lia");
-        let e = toml::from_str::<CoupledConfig>(r#"kind = "olia""#).unwrap_err().to_string();
-        assert!(e.contains("unknown variant `olia`, expected `uncoupled` or `lia`"), "{e}");
+        let e = toml::from_str::<CoupledConfig>(r#"kind = "balia""#).unwrap_err().to_string();
+        assert!(e.contains("unknown variant `balia`, expected one of `uncoupled`, `lia`, `olia`"), "{e}");
         let s = [SubflowState::new(10_000, 0, None, 1_000, 0)];
         assert_eq!(c.build().increase(0, 1_000, &SubflowsView::new(&s)), 100);
     }

@@ -1,0 +1,860 @@
+//! The MPTCP connection: a [`MptcpSender`] at the flow's source driving one TCP sender per
+//! path, and a [`MptcpReceiver`] at its destination driving one TCP receiver per path.
+//!
+//! Sender: the first write opens subflow 0 with MP_CAPABLE (RFC 8684 §3.1); once it is
+//! established every other path is opened with MP_JOIN (§3.2: full mesh over the declared
+//! paths). The application's bytes take data sequence numbers (DSN) 0, 1, …; the connection
+//! hands them out one chunk (≤ one MSS) at a time: the scheduler ([`super::sched`]) picks the
+//! subflow(s) whose congestion window has room, the chunk is appended to that subflow's byte
+//! stream, and the mapping (DSN, subflow sequence number, length) rides in the DSS option of
+//! every segment that carries it (§3.3.1). A chunk is never queued in a subflow without window
+//! space, so data is not stranded behind a slow path. DATA_ACKs from the receiver (§3.3.2)
+//! advance `data_una`; the send window is `data_una + rcv_buf` (§3.3.4, connection-level).
+//!
+//! Reinjection (§3.3.6): when a subflow's retransmission timer fires, the data it holds that
+//! is not DATA_ACKed is queued to be sent again on the other subflows, ahead of new data; the
+//! subflow takes no new data while in timeout recovery. Opportunistic retransmission and
+//! penalisation (Raiciu et al., NSDI 2012, §4.2): when the connection window blocks new data,
+//! the chunk at `data_una` is sent again on a subflow with room and a smaller SRTT than the
+//! subflow that holds it, and that slower subflow has its cwnd halved, at most once per its
+//! SRTT and only outside loss recovery (the out-of-tree Linux kernel's
+//! `mptcp_rcv_buf_optimization`).
+//!
+//! Coupled congestion control: with `lia` or `olia` the subflows leave their congestion-
+//! avoidance increase to the connection, which applies [`CoupledIncrease::adjust`] over a view
+//! of every subflow after each ACK; slow start and the decrease stay each subflow's own
+//! (RFC 6356 §3).
+//!
+//! Receiver: each subflow's TCP receiver acknowledges and SACKs its own sequence space. Bytes
+//! a subflow has received in order are mapped back to DSNs through the mappings its segments
+//! carried and enter the connection-level receive buffer, which reorders across subflows,
+//! delivers in DSN order, and drops copies (reinjected or redundant data) already received.
+//! Every ACK carries the DATA_ACK (the next DSN expected); an ACK keeps one SACK block, the
+//! most that fits beside timestamps and the DSS option in 40 option bytes (as Linux sends).
+
+use super::coupled::{CoupledIncrease, SubflowState, SubflowsView};
+use super::sched::{SchedView, Scheduler};
+use super::MptcpConfig;
+use crate::engine::{SimRng, TimerKind};
+use crate::packet::{tcp_flags, DssMap, MptcpOption, PacketData, L4};
+use crate::time::SimTime;
+use crate::trace::probe::{ProbeEvent, ProbeKind};
+use crate::transport::tcp::sack::RangeSet;
+use crate::transport::tcp::{TcpReceiver, TcpSender};
+use crate::transport::{notice_mask, Endpoint, EndpointSetup, FlowCtx, Service, TransportEvent};
+use std::collections::{BTreeMap, VecDeque};
+
+/// Timer kinds per subflow at the sender (RTO, unused, RACK reorder, TLP) and the receiver
+/// (unused, delayed ACK), as the TCP halves number them.
+const SND_KINDS: u8 = 4;
+const RCV_KINDS: u8 = 2;
+
+/// A 64-bit key of the connection (MP_CAPABLE §3.1), drawn from the scenario seed.
+fn key(s: &EndpointSetup, end: &str) -> u64 {
+    let mut r = SimRng::stream(s.seed, &format!("flow:{}:mptcp:{end}", s.flow_name));
+    (r.uniform() * (1u64 << 53) as f64) as u64
+}
+
+/// What one call into a subflow does.
+enum Op<'p> {
+    Write(u64),
+    Packet(&'p PacketData),
+    Timer(TimerKind),
+}
+
+/// Per-subflow counters of an MPTCP connection, for the `subflows` table.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SubflowCounters {
+    /// Application bytes scheduled on the subflow (new data, reinjections and opportunistic
+    /// retransmissions), bytes.
+    pub scheduled_bytes: u64,
+    /// Of those, bytes sent again after another subflow's timeout or opportunistically.
+    pub reinjected_bytes: u64,
+    /// Times the subflow's cwnd was halved by penalisation.
+    pub penalisations: u64,
+}
+
+/// The connection's bookkeeping of one subflow at the sender.
+#[derive(Clone, Debug, Default)]
+struct SndSub {
+    opened: bool,
+    established: bool,
+    /// Subflow sequence number of the next byte appended (the subflow's write end).
+    ssn_end: u64,
+    /// Mappings not yet acknowledged on the subflow, by subflow sequence number.
+    maps: VecDeque<DssMap>,
+    /// The subflow's RTO and fast-retransmit counts last seen (a change is a loss event).
+    rtos: u64,
+    losses: u64,
+    /// OLIA's inter-loss bytes: between the last two losses, and since the last one.
+    l1: u64,
+    l2: u64,
+    acked: u64,
+    last_penalised: Option<SimTime>,
+    c: SubflowCounters,
+    /// (cwnd, ssthresh) last reported to the `subflow` probe.
+    probed: (u64, u64),
+}
+
+/// The source end of an MPTCP connection. See the module docs.
+#[derive(Debug)]
+pub struct MptcpSender {
+    subs: Vec<TcpSender>,
+    st: Vec<SndSub>,
+    sched: Box<dyn Scheduler>,
+    coupled: Option<Box<dyn CoupledIncrease>>,
+    reinject: bool,
+    penalise: bool,
+    mss: u64,
+    conn_wnd: u64,
+    keys: [u64; 2],
+    /// End (exclusive) of the application's bytes, the next DSN to schedule, the DATA_ACK.
+    write_end: u64,
+    dsn_next: u64,
+    data_una: u64,
+    /// DSN ranges to send again and the subflows not to use for them (bit mask).
+    reinject_q: VecDeque<(u64, u64, u8)>,
+    reinjected: RangeSet,
+    /// `data_una` when the last opportunistic retransmission was made.
+    opportunistic_at: Option<u64>,
+}
+
+impl MptcpSender {
+    pub fn new(cfg: &MptcpConfig, s: &EndpointSetup) -> Self {
+        let tcp = cfg.subflow_tcp(s.mtu_bytes);
+        let n = s.paths.max(1) as usize;
+        let subs: Vec<TcpSender> = (0..n)
+            .map(|_| {
+                let mut t = TcpSender::new(&tcp, &EndpointSetup { mtu_bytes: s.mtu_bytes, ..s.clone() });
+                if cfg.is_coupled() {
+                    t.set_coupled_ca();
+                }
+                t
+            })
+            .collect();
+        let mss = subs[0].mss();
+        MptcpSender {
+            subs,
+            st: vec![SndSub { ssn_end: 1, ..Default::default() }; n],
+            sched: cfg.scheduler.build(),
+            coupled: cfg.is_coupled().then(|| cfg.coupled.build()),
+            reinject: cfg.reinject,
+            penalise: cfg.penalise,
+            mss,
+            conn_wnd: tcp.rcv_buf,
+            keys: [key(s, "a"), key(s, "b")],
+            write_end: 0,
+            dsn_next: 0,
+            data_una: 0,
+            reinject_q: VecDeque::new(),
+            reinjected: RangeSet::default(),
+            opportunistic_at: None,
+        }
+    }
+
+    /// The subflows' TCP senders, by path.
+    pub fn subflows(&self) -> &[TcpSender] {
+        &self.subs
+    }
+    /// Per-subflow counters, by path.
+    pub fn counters(&self) -> Vec<SubflowCounters> {
+        self.st.iter().map(|s| s.c).collect()
+    }
+    /// The connection-level DATA_ACK: application bytes acknowledged.
+    pub fn data_acked(&self) -> u64 {
+        self.data_una
+    }
+
+    /// Runs `op` on subflow `i` with its own timer kinds, then stamps what it sent with the
+    /// path and the MPTCP option; the subflow's notices are dropped (the connection reports
+    /// its own).
+    fn run(&mut self, i: usize, op: Op, cx: &mut FlowCtx) {
+        let (start, notes, base) = (cx.out.len(), cx.notices.len(), cx.timer_base);
+        cx.timer_base = base + i as u8 * SND_KINDS;
+        let sub = &mut self.subs[i];
+        match op {
+            Op::Write(b) => sub.write(b, cx),
+            Op::Packet(p) => sub.on_packet(p, cx),
+            Op::Timer(k) => sub.on_timer(k, cx),
+        }
+        cx.timer_base = base;
+        cx.notices.truncate(notes);
+        let st = &self.st[i];
+        for o in &mut cx.out[start..] {
+            o.path = i as u8;
+            let L4::Tcp(h) = &mut o.l4 else { continue };
+            let opt = if h.flags & tcp_flags::SYN != 0 {
+                if i == 0 {
+                    MptcpOption::Capable { keys: [None, None] }
+                } else {
+                    MptcpOption::Join {
+                        stage: 0,
+                        addr_id: i as u8,
+                        token: self.keys[1] as u32,
+                        nonce: i as u32,
+                        hmac: 0,
+                    }
+                }
+            } else if h.payload == 0 {
+                // The handshake's third ACK (§3.1: both keys; §3.2: the sender's HMAC).
+                if i == 0 {
+                    MptcpOption::Capable { keys: [Some(self.keys[0]), Some(self.keys[1])] }
+                } else {
+                    MptcpOption::Join { stage: 2, addr_id: i as u8, token: 0, nonce: 0, hmac: self.keys[0] ^ i as u64 }
+                }
+            } else {
+                let (s, e) = (h.seq, h.seq + h.payload as u64);
+                let maps: Vec<DssMap> = st.maps.iter().filter(|m| m.ssn < e && m.ssn + m.len > s).copied().collect();
+                assert!(
+                    maps.first().is_some_and(|m| m.ssn <= s),
+                    "{}: flow {} subflow {i}: segment {s}..{e} has no DSS mapping",
+                    cx.now,
+                    cx.flow
+                );
+                MptcpOption::Dss { data_ack: Some(0), maps }
+            };
+            o.size_bytes += opt.padded_len();
+            h.mptcp = Some(Box::new(opt));
+        }
+    }
+
+    /// Space of subflow `i` for new chunks, bytes: what its congestion window and its send
+    /// window would let it send now, less what it holds unsent.
+    fn room(&self, i: usize) -> u64 {
+        let s = &self.subs[i];
+        let wnd = s.snd_wnd().saturating_sub(s.unacked_bytes());
+        self.cwnd_room(i).min(wnd.saturating_sub(s.unsent_bytes()))
+    }
+
+    /// Congestion-window space of subflow `i`, bytes.
+    fn cwnd_room(&self, i: usize) -> u64 {
+        let s = &self.subs[i];
+        s.cwnd().saturating_sub(s.in_flight() + s.unsent_bytes())
+    }
+
+    fn views(&self, len: u64, exclude: u8) -> Vec<SchedView> {
+        (0..self.subs.len())
+            .map(|i| {
+                let s = &self.subs[i];
+                let usable = self.st[i].established && s.consecutive_rtos() == 0 && exclude & (1 << i) == 0;
+                SchedView::new(usable, self.room(i) >= len, s.srtt())
+            })
+            .collect()
+    }
+
+    /// Appends DSN `[dsn, dsn + len)` to subflow `i`'s stream and lets it send.
+    fn assign(&mut self, i: usize, dsn: u64, len: u64, again: bool, cx: &mut FlowCtx) {
+        let st = &mut self.st[i];
+        st.maps.push_back(DssMap { dsn, ssn: st.ssn_end, len });
+        st.ssn_end += len;
+        st.c.scheduled_bytes += len;
+        if again {
+            st.c.reinjected_bytes += len;
+        }
+        self.run(i, Op::Write(len), cx);
+    }
+
+    /// The scheduling loop: reinjections first, then new data within the connection window.
+    /// A subflow left without room while data waits is window-limited (its controller grows
+    /// the window only then).
+    fn push(&mut self, cx: &mut FlowCtx) {
+        self.schedule(cx);
+        let waiting = !self.reinject_q.is_empty() || self.dsn_next < self.write_end;
+        if waiting {
+            for i in 0..self.subs.len() {
+                if self.st[i].established && self.cwnd_room(i) < self.mss {
+                    self.subs[i].mark_cwnd_limited();
+                }
+            }
+        }
+    }
+
+    fn schedule(&mut self, cx: &mut FlowCtx) {
+        loop {
+            while let Some(&(a, b, _)) = self.reinject_q.front() {
+                if b <= self.data_una {
+                    self.reinject_q.pop_front();
+                } else {
+                    if a < self.data_una {
+                        self.reinject_q[0].0 = self.data_una;
+                    }
+                    break;
+                }
+            }
+            let (dsn, avail, exclude, again) = if let Some(&(a, b, x)) = self.reinject_q.front() {
+                (a, b - a, x, true)
+            } else {
+                let limit = self.write_end.min(self.data_una + self.conn_wnd);
+                if self.dsn_next >= limit {
+                    if self.dsn_next < self.write_end && self.penalise {
+                        self.opportunistic(cx);
+                    }
+                    return;
+                }
+                (self.dsn_next, limit - self.dsn_next, 0, false)
+            };
+            let len = avail.min(self.mss);
+            let mask = self.sched.pick(&self.views(len, exclude));
+            if mask == 0 {
+                return;
+            }
+            for i in 0..self.subs.len() {
+                if mask & (1 << i) != 0 {
+                    self.assign(i, dsn, len, again, cx);
+                }
+            }
+            if again {
+                self.reinject_q[0].0 += len;
+                if self.reinject_q[0].0 >= self.reinject_q[0].1 {
+                    self.reinject_q.pop_front();
+                }
+            } else {
+                self.dsn_next += len;
+            }
+        }
+    }
+
+    /// The subflow whose unacknowledged data holds DSN `x`, if any.
+    fn holder(&self, x: u64) -> Option<usize> {
+        (0..self.subs.len()).find(|&j| {
+            let una = self.subs[j].snd_una();
+            self.st[j].maps.iter().any(|m| m.dsn <= x && x < m.dsn + m.len && m.ssn + m.len > una)
+        })
+    }
+
+    /// Raiciu et al. §4.2: the connection window is full; resend the chunk at `data_una` on
+    /// another subflow and penalise the one that holds it.
+    fn opportunistic(&mut self, cx: &mut FlowCtx) {
+        let una = self.data_una;
+        if self.opportunistic_at == Some(una) {
+            return;
+        }
+        let Some(j) = self.holder(una) else { return };
+        let len = self.mss.min(self.dsn_next - una);
+        let mask = self.sched.pick(&self.views(len, 1 << j));
+        if mask == 0 {
+            return;
+        }
+        let i = mask.trailing_zeros() as usize;
+        // Only a faster subflow takes the chunk over, and penalises the slower holder (the
+        // out-of-tree kernel compares SRTTs): when the holder is the fast path, the window is
+        // simply full.
+        let (si, sj) = (self.subs[i].srtt(), self.subs[j].srtt());
+        if !matches!((si, sj), (Some(a), Some(b)) if a < b) {
+            return;
+        }
+        self.opportunistic_at = Some(una);
+        self.assign(i, una, len, true, cx);
+        let srtt = sj.unwrap_or_default();
+        let open = !self.subs[j].in_recovery() && self.subs[j].consecutive_rtos() == 0;
+        let st = &mut self.st[j];
+        if open && st.last_penalised.is_none_or(|t| cx.now.since(t) >= srtt) {
+            st.last_penalised = Some(cx.now);
+            st.c.penalisations += 1;
+            let tcb = self.subs[j].tcb_mut();
+            tcb.cwnd = (tcb.cwnd / 2).max(tcb.mss);
+            tcb.ssthresh = tcb.cwnd.max(2 * tcb.mss);
+        }
+    }
+
+    /// After subflow `i` processed something: its handshake, loss events, coupled increase,
+    /// reinjection after a timeout, and mappings it no longer needs.
+    fn after(&mut self, i: usize, cx: &mut FlowCtx) {
+        if !self.st[i].established && self.subs[i].is_established() {
+            self.st[i].established = true;
+            if i == 0 {
+                // §3.2: the other paths join once the first subflow is up (full mesh).
+                for k in 1..self.subs.len() {
+                    self.st[k].opened = true;
+                    self.run(k, Op::Write(0), cx);
+                }
+            }
+        }
+        let s = &self.subs[i];
+        let (rtos, losses, acked) = (s.rto_count(), s.rto_count() + s.fast_retransmit_count(), s.acked_bytes());
+        let st = &mut self.st[i];
+        st.l2 += acked - st.acked;
+        st.acked = acked;
+        if losses != st.losses {
+            st.losses = losses;
+            st.l1 = st.l2;
+            st.l2 = 0;
+        }
+        let timed_out = rtos != st.rtos;
+        st.rtos = rtos;
+        let ca = self.subs[i].take_ca_acked();
+        if ca > 0 {
+            if let Some(c) = &self.coupled {
+                let all: Vec<SubflowState> = (0..self.subs.len())
+                    .map(|k| {
+                        let s = &self.subs[k];
+                        SubflowState::from_tcb(s.tcb(), s.in_flight())
+                            .with_loss_interval(self.st[k].l1.max(self.st[k].l2))
+                    })
+                    .collect();
+                let d = c.adjust(i, ca, &SubflowsView::new(&all));
+                let tcb = self.subs[i].tcb_mut();
+                tcb.cwnd = (tcb.cwnd as i64 + d).max(tcb.mss as i64) as u64;
+            }
+        }
+        if timed_out && self.reinject {
+            self.reinject_from(i);
+        }
+        if cx.probing(ProbeKind::Subflow) {
+            for k in 0..self.subs.len() {
+                let s = &self.subs[k];
+                let now = (s.cwnd(), s.ssthresh());
+                if self.st[k].established && now != self.st[k].probed {
+                    self.st[k].probed = now;
+                    cx.probe(ProbeEvent::Subflow {
+                        flow: cx.flow,
+                        end: cx.end(),
+                        path: k as u8,
+                        cwnd_bytes: now.0,
+                        ssthresh_bytes: now.1,
+                        srtt_ns: s.srtt().map_or(0, |d| d.as_nanos()),
+                        in_flight_bytes: s.in_flight(),
+                    });
+                }
+            }
+        }
+        let una = self.subs[i].snd_una();
+        let st = &mut self.st[i];
+        while st.maps.front().is_some_and(|m| m.ssn + m.len <= una) {
+            st.maps.pop_front();
+        }
+    }
+
+    /// RFC 8684 §3.3.6: subflow `i` timed out; what it holds beyond the DATA_ACK goes again
+    /// on the others (once per byte).
+    fn reinject_from(&mut self, i: usize) {
+        let una = self.subs[i].snd_una();
+        let ranges: Vec<(u64, u64)> = self.st[i]
+            .maps
+            .iter()
+            .filter(|m| m.ssn + m.len > una)
+            .map(|m| (m.dsn.max(self.data_una), m.dsn + m.len))
+            .filter(|(a, b)| a < b)
+            .collect();
+        for (a, b) in ranges {
+            let mut fresh = vec![];
+            self.reinjected.insert(a, b, |x, y| fresh.push((x, y)));
+            self.reinject_q.extend(fresh.into_iter().map(|(x, y)| (x, y, 1 << i)));
+        }
+    }
+
+    fn on_data_ack(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
+        let Some(MptcpOption::Dss { data_ack: Some(a), .. }) = pkt.tcp().and_then(|h| h.mptcp.as_deref()) else {
+            return;
+        };
+        if *a > self.data_una && *a <= self.dsn_next.max(self.write_end) {
+            self.data_una = *a;
+            self.reinjected.remove_below(self.data_una, |_, _| {});
+            cx.notify(TransportEvent::Acked { total_bytes: self.data_una });
+        }
+    }
+}
+
+impl Endpoint for MptcpSender {
+    fn service(&self) -> Service {
+        Service::Stream
+    }
+
+    fn write(&mut self, bytes: u64, cx: &mut FlowCtx) {
+        self.write_end += bytes;
+        if !self.st[0].opened {
+            self.st[0].opened = true;
+            self.run(0, Op::Write(0), cx); // the SYN with MP_CAPABLE
+        }
+        self.push(cx);
+    }
+
+    fn on_packet(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
+        let i = pkt.path as usize;
+        if i >= self.subs.len() || pkt.tcp().is_none() {
+            return;
+        }
+        self.on_data_ack(pkt, cx);
+        self.run(i, Op::Packet(pkt), cx);
+        self.after(i, cx);
+        self.push(cx);
+    }
+
+    fn timer_kinds(&self) -> u8 {
+        SND_KINDS * self.subs.len() as u8
+    }
+
+    fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
+        let i = (kind.0 / SND_KINDS) as usize;
+        self.run(i, Op::Timer(TimerKind(kind.0 % SND_KINDS)), cx);
+        self.after(i, cx);
+        self.push(cx);
+    }
+
+    fn delivered_bytes(&self) -> Option<u64> {
+        Some(0)
+    }
+
+    fn path_summary(&self, k: usize) -> Vec<(&'static str, f64)> {
+        let (Some(s), Some(st)) = (self.subs.get(k), self.st.get(k)) else { return Vec::new() };
+        vec![
+            ("scheduled_bytes", st.c.scheduled_bytes as f64),
+            ("reinjected_bytes", st.c.reinjected_bytes as f64),
+            ("penalisations", st.c.penalisations as f64),
+            ("acked_bytes", s.acked_bytes() as f64),
+            ("retransmitted_segments", s.retransmitted_segments() as f64),
+            ("rto_count", s.rto_count() as f64),
+            ("fast_retransmits", s.fast_retransmit_count() as f64),
+            ("cwnd_bytes", s.cwnd() as f64),
+            ("srtt_s", s.srtt().map_or(f64::NAN, |d| d.as_secs_f64())),
+            ("min_rtt_s", s.tcb().min_rtt.map_or(f64::NAN, |d| d.as_secs_f64())),
+        ]
+    }
+
+    fn summary(&self) -> Vec<(&'static str, f64)> {
+        let sum = |f: &dyn Fn(&TcpSender) -> u64| self.subs.iter().map(f).sum::<u64>() as f64;
+        let srtt = self.subs.iter().filter_map(|s| s.srtt()).min();
+        vec![
+            ("segments_sent", sum(&|s| s.summary_value("segments_sent"))),
+            ("bytes_sent", sum(&|s| s.summary_value("bytes_sent"))),
+            ("retransmitted_segments", sum(&|s| s.retransmitted_segments())),
+            ("retransmitted_bytes", sum(&|s| s.summary_value("retransmitted_bytes"))),
+            ("rto_count", sum(&|s| s.rto_count())),
+            ("fast_retransmits", sum(&|s| s.fast_retransmit_count())),
+            ("acked_bytes", self.data_una as f64),
+            ("cwnd_bytes", sum(&|s| s.cwnd())),
+            ("srtt_s", srtt.map_or(f64::NAN, |d| d.as_secs_f64())),
+            ("reinjected_bytes", self.st.iter().map(|s| s.c.reinjected_bytes).sum::<u64>() as f64),
+            ("penalisations", self.st.iter().map(|s| s.c.penalisations).sum::<u64>() as f64),
+        ]
+    }
+}
+
+/// The connection's bookkeeping of one subflow at the receiver.
+#[derive(Clone, Debug, Default)]
+struct RcvSub {
+    /// Mappings the subflow's segments carried, by subflow sequence number.
+    maps: BTreeMap<u64, DssMap>,
+    /// Subflow sequence number up to which in-order bytes went to the connection.
+    consumed: u64,
+}
+
+/// The destination end of an MPTCP connection. See the module docs.
+#[derive(Debug)]
+pub struct MptcpReceiver {
+    subs: Vec<TcpReceiver>,
+    st: Vec<RcvSub>,
+    keys: [u64; 2],
+    /// Next DSN expected (the DATA_ACK) and the data held above it.
+    data_rcv_nxt: u64,
+    ooo: RangeSet,
+    /// Bytes that reached the connection level more than once (reinjected or redundant copies).
+    dup_bytes: u64,
+}
+
+impl MptcpReceiver {
+    pub fn new(cfg: &MptcpConfig, s: &EndpointSetup) -> Self {
+        let tcp = cfg.subflow_tcp(s.mtu_bytes);
+        let n = s.paths.max(1) as usize;
+        MptcpReceiver {
+            subs: (0..n).map(|_| TcpReceiver::new(&tcp, s)).collect(),
+            st: vec![RcvSub { consumed: 1, ..Default::default() }; n],
+            keys: [key(s, "a"), key(s, "b")],
+            data_rcv_nxt: 0,
+            ooo: RangeSet::default(),
+            dup_bytes: 0,
+        }
+    }
+
+    /// The subflows' TCP receivers, by path.
+    pub fn subflows(&self) -> &[TcpReceiver] {
+        &self.subs
+    }
+    /// Application bytes delivered in order.
+    pub fn data_delivered(&self) -> u64 {
+        self.data_rcv_nxt
+    }
+    /// Bytes received more than once at the connection level (and dropped).
+    pub fn duplicate_bytes(&self) -> u64 {
+        self.dup_bytes
+    }
+    /// DSN ranges held out of order.
+    pub fn ooo_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ooo.iter()
+    }
+
+    /// DSN `[a, b)` reached the connection level.
+    fn deliver(&mut self, a: u64, b: u64) {
+        let nxt = self.data_rcv_nxt;
+        if b <= nxt {
+            self.dup_bytes += b - a;
+            return;
+        }
+        if a > nxt {
+            let new = self.ooo.insert(a, b, |_, _| {});
+            self.dup_bytes += (b - a) - new;
+            return;
+        }
+        self.dup_bytes += nxt - a;
+        self.data_rcv_nxt = b;
+        while let Some((s, e)) = self.ooo.first() {
+            if s > self.data_rcv_nxt {
+                break;
+            }
+            self.dup_bytes += self.data_rcv_nxt.min(e) - s;
+            self.data_rcv_nxt = self.data_rcv_nxt.max(e);
+            self.ooo.remove_below(self.data_rcv_nxt, |_, _| {});
+        }
+    }
+
+    /// Hands subflow `p`'s new in-order bytes to the connection through their mappings.
+    fn consume(&mut self, p: usize, cx: &FlowCtx) {
+        let nxt = self.subs[p].rcv_nxt();
+        while self.st[p].consumed < nxt {
+            let x = self.st[p].consumed;
+            let m = match self.st[p].maps.range(..=x).next_back() {
+                Some((_, m)) if m.ssn + m.len > x => *m,
+                _ => panic!("{}: flow {} subflow {p}: byte {x} arrived without a DSS mapping", cx.now, cx.flow),
+            };
+            let end = (m.ssn + m.len).min(nxt);
+            let d = m.dsn + (x - m.ssn);
+            self.deliver(d, d + (end - x));
+            self.st[p].consumed = end;
+            if end == m.ssn + m.len {
+                self.st[p].maps.remove(&m.ssn);
+            }
+        }
+    }
+
+    /// Runs `op` on subflow `p`'s receiver, hands new bytes up, and stamps what it sent.
+    fn run(&mut self, p: usize, op: Op, cx: &mut FlowCtx) {
+        let (start, notes, base) = (cx.out.len(), cx.notices.len(), cx.timer_base);
+        let before = self.data_rcv_nxt;
+        cx.timer_base = base + p as u8 * RCV_KINDS;
+        match op {
+            Op::Packet(pkt) => self.subs[p].on_packet(pkt, cx),
+            Op::Timer(k) => self.subs[p].on_timer(k, cx),
+            Op::Write(_) => unreachable!("the receiving end sends no data"),
+        }
+        cx.timer_base = base;
+        cx.notices.truncate(notes);
+        self.consume(p, cx);
+        for o in &mut cx.out[start..] {
+            o.path = p as u8;
+            let L4::Tcp(h) = &mut o.l4 else { continue };
+            let opt = if h.flags & tcp_flags::SYN != 0 {
+                if p == 0 {
+                    MptcpOption::Capable { keys: [Some(self.keys[1]), None] }
+                } else {
+                    MptcpOption::Join {
+                        stage: 1,
+                        addr_id: p as u8,
+                        token: 0,
+                        nonce: p as u32,
+                        hmac: self.keys[1] ^ p as u64,
+                    }
+                }
+            } else {
+                if h.nsack > 1 {
+                    // 40 option bytes: timestamps (12), DSS with DATA_ACK (12), one SACK block (12).
+                    let old = (2 + 8 * h.nsack as u32).div_ceil(4) * 4;
+                    h.nsack = 1;
+                    o.size_bytes -= old - 12;
+                }
+                MptcpOption::Dss { data_ack: Some(self.data_rcv_nxt), maps: vec![] }
+            };
+            o.size_bytes += opt.padded_len();
+            h.mptcp = Some(Box::new(opt));
+        }
+        if self.data_rcv_nxt > before && cx.wants(notice_mask::DELIVERED) {
+            cx.notify(TransportEvent::Delivered { total_bytes: self.data_rcv_nxt });
+        }
+    }
+}
+
+impl Endpoint for MptcpReceiver {
+    fn service(&self) -> Service {
+        Service::Stream
+    }
+
+    fn on_packet(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
+        let p = pkt.path as usize;
+        let Some(h) = pkt.tcp() else { return };
+        if p >= self.subs.len() {
+            return;
+        }
+        if let Some(MptcpOption::Dss { maps, .. }) = h.mptcp.as_deref() {
+            for m in maps {
+                self.st[p].maps.entry(m.ssn).or_insert(*m);
+            }
+        }
+        self.run(p, Op::Packet(pkt), cx);
+    }
+
+    fn timer_kinds(&self) -> u8 {
+        RCV_KINDS * self.subs.len() as u8
+    }
+
+    fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
+        let p = (kind.0 / RCV_KINDS) as usize;
+        self.run(p, Op::Timer(TimerKind(kind.0 % RCV_KINDS)), cx);
+    }
+
+    fn delivered_bytes(&self) -> Option<u64> {
+        Some(self.data_rcv_nxt)
+    }
+
+    fn path_summary(&self, k: usize) -> Vec<(&'static str, f64)> {
+        match self.st.get(k) {
+            // In-order bytes of the subflow handed to the connection (copies included).
+            Some(st) => vec![("subflow_in_order_bytes", st.consumed.saturating_sub(1) as f64)],
+            None => Vec::new(),
+        }
+    }
+
+    fn summary(&self) -> Vec<(&'static str, f64)> {
+        let sum = |k: &str| {
+            self.subs.iter().map(|s| s.summary().into_iter().find(|x| x.0 == k).map_or(0.0, |x| x.1)).sum::<f64>()
+        };
+        vec![
+            ("acks_sent", sum("acks_sent")),
+            ("duplicate_segments", sum("duplicate_segments")),
+            ("out_of_order_segments", sum("out_of_order_segments")),
+            ("duplicate_data_bytes", self.dup_bytes as f64),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::pcap::tests::parse_tcp;
+    use crate::{BuildOptions, Scenario};
+
+    fn setup(paths: u8) -> EndpointSetup {
+        EndpointSetup { flow_name: "t".into(), mtu_bytes: 1500, src_port: 1, dst_port: 2, seed: 1, paths }
+    }
+
+    /// The connection-level buffer reorders across subflows, delivers in DSN order, and counts
+    /// every byte that arrives again (whole or in part) as a copy.
+    #[test]
+    fn receive_buffer_reorders_and_drops_copies() {
+        let mut r = MptcpReceiver::new(&MptcpConfig::default(), &setup(2));
+        r.deliver(1_000, 2_000); // from the slow subflow, ahead of the gap
+        assert_eq!((r.data_delivered(), r.ooo_ranges().collect::<Vec<_>>()), (0, vec![(1_000, 2_000)]));
+        r.deliver(1_500, 2_500); // half a copy
+        assert_eq!(r.duplicate_bytes(), 500);
+        r.deliver(0, 1_000); // fills the gap: everything up to 2 500 goes up in order
+        assert_eq!((r.data_delivered(), r.ooo_ranges().count()), (2_500, 0));
+        r.deliver(0, 2_000); // a reinjected copy of delivered data
+        assert_eq!((r.data_delivered(), r.duplicate_bytes()), (2_500, 2_500));
+        r.deliver(2_000, 3_000); // overlaps the in-order point
+        assert_eq!((r.data_delivered(), r.duplicate_bytes()), (3_000, 3_000));
+    }
+
+    /// A captured MPTCP connection: every segment's bytes are exactly its counted size with a
+    /// well-formed options area (`parse_tcp`), and the MPTCP options are where RFC 8684 puts
+    /// them with their lengths: MP_CAPABLE 4/12/20 on subflow 0's handshake, MP_JOIN 12/16/24 on
+    /// subflow 1's, DSS with DATA_ACK and mapping (26) on data, DATA_ACK alone (12) on ACKs,
+    /// and at most one SACK block beside it.
+    #[test]
+    fn pcap_carries_the_mptcp_options_counted_in_the_sizes() {
+        let dir = std::env::temp_dir().join(format!("qoelab-mptcp-pcap-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let toml = r#"
+            [sim]
+            duration = "3s"
+            [[links]]
+            a = "A"
+            b = "R1"
+            rate = "10Mbps"
+            delay = "5ms"
+            a_addr = "10.1.0.1"
+            queue = { kind = "fifo", limit = "20p" }
+            [[links]]
+            a = "R1"
+            b = "B"
+            rate = "1Gbps"
+            delay = "1ms"
+            b_addr = "10.2.0.1"
+            [[links]]
+            a = "A"
+            b = "R2"
+            rate = "5Mbps"
+            delay = "5ms"
+            a_addr = "10.1.1.1"
+            queue = { kind = "fifo", limit = "20p" }
+            [[links]]
+            a = "R2"
+            b = "B"
+            rate = "1Gbps"
+            delay = "1ms"
+            b_addr = "10.2.1.1"
+            [[flows]]
+            name = "mp"
+            src = "A"
+            dst = "B"
+            app = { kind = "bulk", bytes = "2MB" }
+            transport = { kind = "mptcp" }
+            subflows = [{ src_addr = "10.1.0.1", dst_addr = "10.2.0.1" }, { src_addr = "10.1.1.1", dst_addr = "10.2.1.1" }]
+            [output]
+            pcap = ["A->R1", "R1->A", "A->R2", "R2->A"]
+        "#;
+        let sc = Scenario::from_toml(toml).unwrap();
+        let mut sim = sc.build(&BuildOptions { base_dir: None, pcap_dir: Some(&dir) }).unwrap();
+        sim.run();
+        assert_eq!(sim.flows[0].receiver().delivered_bytes(), Some(2_000_000));
+        drop(sim);
+        let mut mp_lens: Vec<(bool, bool, usize)> = vec![]; // (syn, ack flag, option length)
+        let (mut data, mut acks) = (0, 0);
+        for f in ["A_to_R1.pcap", "R1_to_A.pcap", "A_to_R2.pcap", "R2_to_A.pcap"] {
+            let b = std::fs::read(dir.join(f)).unwrap();
+            let mut i = 24;
+            while i < b.len() {
+                let n = u32::from_le_bytes(b[i + 8..i + 12].try_into().unwrap()) as usize;
+                let pkt = &b[i + 16..i + 16 + n];
+                i += 16 + n;
+                let p = parse_tcp(pkt);
+                let flags = pkt[20 + 13];
+                let m = p.option(30).expect("every segment of the connection carries an MPTCP option");
+                let len = m.len() + 2;
+                let syn = flags & tcp_flags::SYN != 0;
+                if syn || (p.payload == 0 && len > 12) {
+                    mp_lens.push((syn, flags & tcp_flags::ACK != 0, len));
+                    continue;
+                }
+                let subtype = m[0] >> 4;
+                assert_eq!(subtype, 2, "DSS");
+                if p.payload > 0 {
+                    data += 1;
+                    assert_eq!((len, m[1]), (26, 0x0f), "DATA_ACK and a 64-bit mapping");
+                    // Value: subtype, flags, DATA_ACK (8), DSN (8), subflow seq (4), length (2).
+                    let ssn = u32::from_be_bytes(m[18..22].try_into().unwrap());
+                    let dlen = u16::from_be_bytes([m[22], m[23]]) as u32;
+                    let seq = u32::from_be_bytes(pkt[24..28].try_into().unwrap());
+                    assert!(ssn <= seq && seq < ssn + dlen, "the mapping holds the segment's first byte");
+                } else {
+                    acks += 1;
+                    assert_eq!((len, m[1]), (12, 0x03), "DATA_ACK alone");
+                    assert!(p.option(5).map_or(0, |v| v.len() / 8) <= 1, "one SACK block fits");
+                }
+                assert!(p.hdr_len <= 60, "40 option bytes at most");
+            }
+        }
+        std::fs::remove_dir_all(&dir).ok();
+        mp_lens.sort();
+        // MP_CAPABLE: SYN 4, SYN-ACK 12, ACK 20; MP_JOIN: SYN 12, SYN-ACK 16, ACK 24.
+        assert_eq!(
+            mp_lens,
+            [
+                (false, true, 20),
+                (false, true, 24),
+                (true, false, 4),
+                (true, false, 12),
+                (true, true, 12),
+                (true, true, 16)
+            ]
+        );
+        assert!(data > 1_000 && acks > 100, "{data} data segments, {acks} ACKs");
+    }
+}
