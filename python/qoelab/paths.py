@@ -43,4 +43,6 @@ def scenario_path(name: str) -> Path:
     for c in (cand / "scenario.toml", cand.with_suffix(".toml")):
         if c.exists():
             return c
+    if p.exists():
+        return p  # a folder or a device that names no bundled scenario: the loader says what it is
     raise QoelabError(f"{name}: no such scenario file or bundled scenario (looked in {root() / 'scenarios'})")
