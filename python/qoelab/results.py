@@ -20,13 +20,13 @@ TABLES = ("flows", "links", "throughput", "queues", "packets")
 OPTIONAL_TABLES = ("packets", "flow_queues")
 
 
-#: Summary keys that are measurements (seconds, rates, indices); every other key counts
-#: something (seed, events, nodes, links, flows, jain_flows, rsvp_sent, …) and is an integer.
-_REAL_SUFFIXES = ("_s", "_ms", "_bps", "_index", "_ratio", "_rate")
-
-
 def _summary_value(key: str, v: float) -> float | int:
-    if key.endswith(_REAL_SUFFIXES) or not math.isfinite(v) or not v.is_integer():
+    """Summary keys with a unit (`qoelab.outputs.column_unit`: seconds, rates, ratios) and
+    indices are measurements; every other key counts something (seed, events, nodes, links,
+    flows, jain_flows, rsvp_sent, …) and is an integer."""
+    from qoelab.outputs import column_unit
+
+    if column_unit(key) is not None or key.endswith("_index") or not math.isfinite(v) or not v.is_integer():
         return v
     return int(v)
 
@@ -52,12 +52,12 @@ class Results:
     def __getattr__(self, name: str) -> pa.Table:
         # Every table of the run by name: flows, links, throughput, queues, packets,
         # flow_queues, probe_<kind>.
-        tables = self.__dict__.get("tables", {})
-        if name in tables:
-            return tables[name]
-        if name in TABLES:
-            return tables[name]
-        raise AttributeError(f"no table {name!r} in these results (tables: {', '.join(sorted(tables))})")
+        if "tables" not in self.__dict__:  # during unpickling / before __init__
+            raise AttributeError(name)
+        try:
+            return self._table(name)
+        except KeyError as e:
+            raise AttributeError(e.args[0]) from None
 
     def to_pandas(self, table: str = "flows"):
         """One table as a pandas DataFrame (``res.to_pandas("links")``). Needs pandas
