@@ -33,7 +33,7 @@ import pyarrow as pa
 from .errors import VideoInputError
 from .trace import NalTrace
 
-__all__ = ["LOG_COLUMNS", "ReceiveLog", "read_receive_log", "NalDelivery", "deliver", "synthetic_log",
+__all__ = ["LOG_COLUMNS", "ReceiveLog", "read_receive_log", "receive_log_from_table", "NalDelivery", "deliver", "synthetic_log",
            "write_receive_log"]
 
 LOG_COLUMNS = ("flow", "seq", "nal", "frame", "size_bytes", "sent_ns", "recv_ns")
@@ -77,7 +77,13 @@ def _read_table(p: Path) -> pa.Table:
 def read_receive_log(path: str | os.PathLike[str], flows: list[str] | None = None) -> ReceiveLog:
     """Read and type-check a receive log; keep only `flows` if given."""
     p = Path(path)
-    t = _read_table(p)
+    return receive_log_from_table(_read_table(p), p, flows)
+
+
+def receive_log_from_table(t: pa.Table, p: str | os.PathLike[str] = "receive log",
+                           flows: list[str] | None = None) -> ReceiveLog:
+    """Type-check a receive log already in memory (e.g. a run's ``packets`` table, whose extra
+    columns are ignored); keep only `flows` if given. Errors name `p`."""
     missing = [c for c in LOG_COLUMNS if c not in t.column_names]
     if missing:
         raise VideoInputError(p, f"receive log lacks column(s) {', '.join(missing)}; expected {', '.join(LOG_COLUMNS)}")

@@ -172,6 +172,11 @@ pub trait BuildApp {
     fn fixed_payload(&self) -> Option<u64> {
         None
     }
+    /// Whether the application needs a transport with a send buffer that tells it when it has
+    /// room ([`TransportEvent::SendSpace`]), as a greedy source does. Default false.
+    fn needs_send_buffer(&self) -> bool {
+        false
+    }
     /// Builds the application. Relative file paths resolve against `base_dir`; trace files are
     /// read once per `cache`.
     fn build(&self, base_dir: &Path, cache: &video::TraceCache) -> Result<Box<dyn Application>, AppBuildError>;
@@ -201,6 +206,12 @@ impl AppConfig {
     /// the first hop's MTU; `None` for applications that size their own datagrams.
     pub fn fixed_payload(&self) -> Option<u64> {
         self.config().fixed_payload()
+    }
+
+    /// Whether the application needs a transport with a send buffer (see
+    /// [`BuildApp::needs_send_buffer`]).
+    pub fn needs_send_buffer(&self) -> bool {
+        self.config().needs_send_buffer()
     }
 
     /// Builds the application. Relative file paths resolve against `base_dir`.

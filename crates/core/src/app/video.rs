@@ -29,6 +29,23 @@
 //!   a zero-mean Gaussian clipped at 0, as a netem delay of 0 with jitter δ behaves). Datagrams
 //!   keep their order: one cannot leave before its predecessor, so a long delay holds the
 //!   following datagrams back and they leave in a burst — the effect the paper studies.
+//!
+//! Two more, for one video streamed over several connections (Mehmood/Fleury-style
+//! multi-connection TFRC, `docs/models/multiconn.md`):
+//! - `split = { connections = N, index = i, gop = G }` sends only the rows of the GOPs this
+//!   connection owns: GOP number `g = frame / G` (by the trace's decode-order `frame` column, not
+//!   by where I-frames fall; the bundled CIF trace has an I-frame every 15 frames, so with
+//!   `G = 15` both agree), owned when `g mod N = i`. With `loop`, every repetition is split
+//!   the same way. The other rows are skipped, their timestamps kept.
+//! - `pacing = "greedy"` ignores the timestamps and keeps the transport's send buffer full, as
+//!   the paper's source does (the sending period is then how long the video takes to leave).
+//!   It needs a transport with a send buffer that says when it has room (TFRC: the
+//!   [`SendSpace`](crate::transport::TransportEvent::SendSpace) notice); over UDP or RTP it is
+//!   a scenario error. The source hands over one datagram at its start (an idle transport
+//!   takes it at once) and afterwards only as many as the last notice said fit, minus those
+//!   handed over since: no datagram is ever dropped at the send buffer. A trace played once
+//!   ends the flow's sending when its last owned row has been handed over. `peak_rate`,
+//!   `source_jitter`, `tfd` and `rsvp` are timing features and are errors with it.
 
 use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::engine::TimerKind;
@@ -36,7 +53,7 @@ use crate::packet::MediaTag;
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use serde::{Deserialize, Serialize};
-use crate::transport::Service;
+use crate::transport::{notice_mask, Service, TransportEvent};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -77,6 +94,63 @@ pub struct VideoConfig {
     /// Signal an RSVP reservation for this flow (see [`super::rsvp`]); default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rsvp: Option<super::rsvp::RsvpSenderConfig>,
+    /// Send only this connection's GOPs of a video split over several connections (see the
+    /// module header); default: the whole trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<Split>,
+}
+
+/// `split = { connections = N, index = i, gop = G }`: this flow carries the GOPs `g` (frames
+/// `g·G .. (g+1)·G − 1` of the decode-order `frame` column) with `g mod N = i`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Split {
+    /// Number of connections N the video is split over, 1 to 16.
+    pub connections: u32,
+    /// This connection's index i, 0 ≤ i < N.
+    pub index: u32,
+    /// GOP length in frames, at least 1; default 15 (the paper's and the bundled CIF trace's).
+    #[serde(default = "default_gop")]
+    pub gop: u32,
+}
+
+fn default_gop() -> u32 {
+    15
+}
+
+impl Split {
+    /// Largest number of connections a video may be split over.
+    pub const MAX_CONNECTIONS: u32 = 16;
+
+    /// Errors name the key below `split` and the reason.
+    fn validate(&self) -> Result<(), AppBuildError> {
+        if !(1..=Self::MAX_CONNECTIONS).contains(&self.connections) {
+            return Err(AppBuildError::new(
+                "split.connections",
+                format!("must be 1 to {}, got {}", Self::MAX_CONNECTIONS, self.connections),
+            ));
+        }
+        if self.index >= self.connections {
+            return Err(AppBuildError::new(
+                "split.index",
+                format!("must be below split.connections ({}), got {}", self.connections, self.index),
+            ));
+        }
+        if self.gop == 0 {
+            return Err(AppBuildError::new("split.gop", "must be at least 1 frame"));
+        }
+        Ok(())
+    }
+
+    /// Whether the row of decode-order frame `frame` belongs to this connection.
+    pub fn owns(&self, frame: i64) -> bool {
+        frame.div_euclid(self.gop as i64).rem_euclid(self.connections as i64) == self.index as i64
+    }
+}
+
+/// Whether `split` (none: the whole trace) sends row `r`.
+fn owned(split: &Option<Split>, r: &NalRow) -> bool {
+    split.as_ref().is_none_or(|s| s.owns(r.frame))
 }
 
 /// Serde for an optional rate string (`"8Mbps"`).
@@ -113,6 +187,8 @@ pub enum Pacing {
     Frame,
     /// Constant rate per `ts_shaping` chunk (VLC's TS mode).
     Ts,
+    /// No timestamps: the transport's send buffer is kept full (see the module header).
+    Greedy,
 }
 
 /// A datagram waiting for its release time at the source.
@@ -190,6 +266,33 @@ impl VideoConfig {
         if let Some(r) = &self.rsvp {
             r.validate().map_err(|(f, r)| AppBuildError::new(f, r))?;
         }
+        if let Some(sp) = &self.split {
+            sp.validate()?;
+            // A connection that owns nothing would be a flow that never sends.
+            let from = if self.repeat { 0 } else { start_idx };
+            if !rows[from..].iter().any(|r| sp.owns(r.frame)) {
+                let gops = (frames + sp.gop as i64 - 1) / sp.gop as i64;
+                return Err(AppBuildError::new(
+                    "split",
+                    format!(
+                        "connection {} of {} owns no GOP of the trace from its offset on ({gops} GOPs of {} frames)",
+                        sp.index, sp.connections, sp.gop
+                    ),
+                ));
+            }
+        }
+        if self.pacing == Pacing::Greedy {
+            // Greedy sending has no timestamps for these to act on.
+            let conflict = [
+                ("peak_rate", self.peak_rate.is_some()),
+                ("source_jitter", self.source_jitter > Dur::ZERO),
+                ("tfd", self.tfd.is_some()),
+                ("rsvp", self.rsvp.is_some()),
+            ];
+            if let Some((key, _)) = conflict.iter().find(|(_, on)| *on) {
+                return Err(AppBuildError::new(*key, "cannot be used with pacing = \"greedy\" (it ignores timestamps)"));
+            }
+        }
         let tfd = self.tfd.clone().map(|c| super::tfd::TfdSender::new(c, rows.clone(), period, self.repeat));
         Ok(VideoSource {
             tfd,
@@ -211,6 +314,10 @@ impl VideoConfig {
             peak_rate: self.peak_rate,
             pending: std::collections::VecDeque::new(),
             last_release: SimTime::ZERO,
+            split: self.split.clone(),
+            space: Space::INITIAL,
+            handed_pkts: 0,
+            handed_bytes: 0,
         })
     }
 }
@@ -218,6 +325,9 @@ impl VideoConfig {
 impl BuildApp for VideoConfig {
     fn service(&self) -> Service {
         Service::Datagram
+    }
+    fn needs_send_buffer(&self) -> bool {
+        self.pacing == Pacing::Greedy
     }
     fn build(&self, base_dir: &Path, cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(self.build_cached(base_dir, cache)?))
@@ -249,6 +359,27 @@ pub struct VideoSource {
     tfd_maxp: u32,
     /// RSVP sender agent, if configured.
     rsvp: Option<super::rsvp::RsvpSignaller>,
+    /// The GOPs this connection sends (none: all).
+    split: Option<Split>,
+    /// Greedy pacing: the transport's last [`TransportEvent::SendSpace`], and the datagrams
+    /// (payload bytes) handed to it so far.
+    space: Space,
+    handed_pkts: u64,
+    handed_bytes: u64,
+}
+
+/// What a [`TransportEvent::SendSpace`] notice said.
+#[derive(Copy, Clone, Debug)]
+struct Space {
+    taken_pkts: u64,
+    taken_bytes: u64,
+    room_pkts: u64,
+    room_bytes: u64,
+}
+
+impl Space {
+    /// Before any notice: an idle transport takes one datagram (TFRC sends it at once).
+    const INITIAL: Space = Space { taken_pkts: 0, taken_bytes: 0, room_pkts: 1, room_bytes: u64::MAX };
 }
 
 impl VideoSource {
@@ -279,6 +410,10 @@ impl VideoSource {
                 self.idx = 0;
                 self.cycle += 1;
             }
+            if !owned(&self.split, &self.rows[self.idx]) {
+                self.idx += 1;
+                continue;
+            }
             let due = self.due(self.idx);
             if due > cx.now {
                 if due >= cx.stop {
@@ -308,10 +443,11 @@ impl VideoSource {
                         end += 1;
                     }
                 }
-                Pacing::Burst => {}
+                // Greedy pacing never reaches here (`greedy` reads its own rows).
+                Pacing::Burst | Pacing::Greedy => {}
             }
             let mut dgrams = Vec::new();
-            for r in &self.rows[first..end] {
+            for r in self.rows[first..end].iter().filter(|r| owned(&self.split, r)) {
                 // Frames of the k-th repetition of a looped trace are numbered frame + k·10^9, so
                 // a receive log keeps repetitions apart while the trace's own numbers stay legible.
                 let media = MediaTag { frame: r.frame + (self.cycle as i64) * 1_000_000_000, nal: r.nal };
@@ -362,6 +498,66 @@ impl VideoSource {
         }
     }
 
+    /// The payload limit of one datagram: `max_payload`, within what the transport takes
+    /// (less the room a TFD option needs).
+    fn datagram_limit(&mut self, cx: &AppCtx) -> u32 {
+        let mtu_payload = cx.max_payload - self.tfd.as_ref().map_or(0, |t| t.room());
+        self.max_payload.map_or(mtu_payload, |m| m.min(mtu_payload)).max(1)
+    }
+
+    /// Greedy pacing: hands the transport as many datagrams as its send buffer has room for,
+    /// in trace order, reading rows as needed.
+    fn greedy(&mut self, cx: &mut AppCtx) {
+        let maxp = self.datagram_limit(cx);
+        while cx.now < cx.stop {
+            if self.pending.is_empty() && !self.greedy_next_row(maxp, cx.now) {
+                return;
+            }
+            let payload = self.pending.front().expect("a row was just read").payload;
+            // Room now: the last notice's, less what was handed over since it was sent.
+            let room_pkts = self.space.room_pkts.saturating_sub(self.handed_pkts - self.space.taken_pkts);
+            let room_bytes = self.space.room_bytes.saturating_sub(self.handed_bytes - self.space.taken_bytes);
+            if room_pkts == 0 || room_bytes < payload as u64 {
+                return;
+            }
+            let d = self.pending.pop_front().expect("front exists");
+            cx.send(d.payload, d.media, d.ts90, d.marker);
+            self.handed_pkts += 1;
+            self.handed_bytes += d.payload as u64;
+            self.sent_pkts += 1;
+        }
+    }
+
+    /// Greedy pacing: queues the datagrams of the next owned row; false when a trace played
+    /// once is exhausted.
+    fn greedy_next_row(&mut self, maxp: u32, now: SimTime) -> bool {
+        loop {
+            if self.idx >= self.rows.len() {
+                if !self.repeat {
+                    return false;
+                }
+                self.idx = 0;
+                self.cycle += 1;
+            }
+            let r = self.rows[self.idx].clone();
+            self.idx += 1;
+            if !owned(&self.split, &r) {
+                continue;
+            }
+            // Media tags and RTP timestamps as the timed pacings give them.
+            let media = MediaTag { frame: r.frame + (self.cycle as i64) * 1_000_000_000, nal: r.nal };
+            let ts90 = ((self.cycle * self.period_ns + r.ts_ns) / 1_000_000 * 90) as u32;
+            let mut left = r.size_bytes;
+            while left > 0 {
+                let p = left.min(maxp);
+                left -= p;
+                self.pending.push_back(Pending { at: now, payload: p, media, ts90, marker: left == 0 });
+            }
+            self.sent_nals += 1;
+            return true;
+        }
+    }
+
     /// Sends every pending datagram whose release time has come and arms the release timer for
     /// the next one.
     fn release(&mut self, cx: &mut AppCtx) {
@@ -390,12 +586,28 @@ impl Application for VideoSource {
     fn timer_kinds(&self) -> u8 {
         2
     }
+    fn subscriptions(&self) -> u32 {
+        if self.pacing == Pacing::Greedy {
+            notice_mask::SEND_SPACE
+        } else {
+            0
+        }
+    }
     fn start(&mut self, cx: &mut AppCtx) {
         self.t0 = cx.now;
-        self.pump(cx);
+        if self.pacing == Pacing::Greedy {
+            self.greedy(cx);
+        } else {
+            self.pump(cx);
+        }
     }
     fn on_event(&mut self, ev: AppEvent, cx: &mut AppCtx) {
         match ev {
+            AppEvent::Transport(TransportEvent::SendSpace { taken_pkts, taken_bytes, room_pkts, room_bytes }) => {
+                self.space = Space { taken_pkts, taken_bytes, room_pkts, room_bytes };
+                self.greedy(cx);
+            }
+            AppEvent::Timer(_) if self.pacing == Pacing::Greedy => {}
             AppEvent::Timer(RELEASE) => self.release(cx),
             AppEvent::Timer(_) => self.pump(cx),
             _ => {}
@@ -495,6 +707,7 @@ mod timing_tests {
             Pacing::Burst => "burst",
             Pacing::Frame => "frame",
             Pacing::Ts => "ts",
+            Pacing::Greedy => "greedy",
         };
         let cfg: VideoConfig = toml::from_str(&format!(
             "trace = \"t.csv\"\nmax_payload = \"1000B\"\npacing = \"{pacing}\"\nsource_jitter = \"{}ns\"\n{extra}",

@@ -347,6 +347,16 @@ impl Scenario {
                 .app
                 .build_with(base, &traces)
                 .map_err(|e| ScenarioError::new(format!("{path}.app.{}", e.field), e.reason))?;
+            if c.app.needs_send_buffer() && !c.transport.has_send_buffer() {
+                return Err(ScenarioError::new(
+                    format!("{path}.app.pacing"),
+                    format!(
+                        "\"greedy\" needs a transport with a send buffer that says when it has room \
+                         (tfrc); {:?} has none",
+                        tag_of(&c.transport)
+                    ),
+                ));
+            }
             // Fragmentation is not modelled: a fixed payload must fit the first hop's MTU.
             if let (Some(p), max) = (c.app.fixed_payload(), sender.max_datagram_payload()) {
                 if max > 0 && p > u64::from(max) {

@@ -84,6 +84,12 @@ impl TransportConfig {
         }
     }
 
+    /// Whether the sender holds a bounded send buffer and tells its application when it has
+    /// room ([`TransportEvent::SendSpace`]): what a greedy datagram source needs.
+    pub fn has_send_buffer(&self) -> bool {
+        matches!(self, TransportConfig::Tfrc(_))
+    }
+
     /// Checks the config against the first hop's MTU. Errors read `field: reason`.
     pub fn validate(&self, mtu_bytes: u32) -> Result<(), String> {
         match self {
@@ -165,6 +171,14 @@ pub enum TransportEvent {
     Acked { total_bytes: u64 },
     /// In-order bytes delivered to the receiving application so far.
     Delivered { total_bytes: u64 },
+    /// The send buffer of a datagram transport (TFRC) has room: after the transport had taken
+    /// `taken_pkts` datagrams (`taken_bytes` of payload) from its application, it could take
+    /// `room_pkts` more datagrams and `room_bytes` more payload (`u64::MAX`: that dimension is
+    /// not limited) without dropping any. Emitted whenever a datagram leaves the buffer for the
+    /// wire. The counts let the application subtract what it handed over since (datagrams it
+    /// sent in the same callback, before the notice reached it): room now is
+    /// `room − (handed − taken)`, for packets and bytes alike.
+    SendSpace { taken_pkts: u64, taken_bytes: u64, room_pkts: u64, room_bytes: u64 },
 }
 
 /// Bit mask over [`TransportEvent`] kinds.
@@ -174,6 +188,7 @@ pub mod notice_mask {
     pub const CWND: u32 = 1 << 2;
     pub const ACKED: u32 = 1 << 3;
     pub const DELIVERED: u32 = 1 << 4;
+    pub const SEND_SPACE: u32 = 1 << 5;
 }
 
 impl TransportEvent {
@@ -185,6 +200,7 @@ impl TransportEvent {
             TransportEvent::CwndChanged { .. } => CWND,
             TransportEvent::Acked { .. } => ACKED,
             TransportEvent::Delivered { .. } => DELIVERED,
+            TransportEvent::SendSpace { .. } => SEND_SPACE,
         }
     }
 }

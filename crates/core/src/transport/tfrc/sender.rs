@@ -5,7 +5,7 @@ use crate::engine::TimerKind;
 use crate::packet::{Dir, PacketData, UdpHdr, IPV4_HEADER, L4, UDP_HEADER};
 use crate::time::{Dur, SimTime};
 use crate::trace::probe::{ProbeEvent, ProbeKind};
-use crate::transport::{Datagram, Endpoint, EndpointSetup, FlowCtx, Outgoing, Service};
+use crate::transport::{notice_mask, Datagram, Endpoint, EndpointSetup, FlowCtx, Outgoing, Service, TransportEvent};
 use crate::units::Limit;
 use std::collections::VecDeque;
 
@@ -24,6 +24,10 @@ pub struct TfrcSender {
     t_mbi: f64,
     queue: VecDeque<Datagram>,
     queued_bytes: u64,
+    /// Datagrams (and their payload bytes) taken from the application: sent at once or queued,
+    /// not dropped. [`TransportEvent::SendSpace`] reports them.
+    taken_pkts: u64,
+    taken_bytes: u64,
     next_seq: u64,
     /// Allowed rate X and the instantaneous rate actually paced at (§4.5), payload bytes/s.
     x: f64,
@@ -62,6 +66,8 @@ impl TfrcSender {
             t_mbi: c.t_mbi.as_secs_f64(),
             queue: VecDeque::new(),
             queued_bytes: 0,
+            taken_pkts: 0,
+            taken_bytes: 0,
             next_seq: 0,
             x: 0.0,
             x_inst: 0.0,
@@ -97,6 +103,23 @@ impl TfrcSender {
             Limit::Packets(n) => self.queue.len() as u64 >= n,
             Limit::Bytes(b) => self.queued_bytes + payload as u64 > b,
         }
+    }
+
+    /// Tells a subscribed application how much the buffer can take now (a datagram left it).
+    fn notify_space(&self, cx: &mut FlowCtx) {
+        if !cx.wants(notice_mask::SEND_SPACE) {
+            return;
+        }
+        let (room_pkts, room_bytes) = match self.send_buffer {
+            Limit::Packets(n) => (n.saturating_sub(self.queue.len() as u64), u64::MAX),
+            Limit::Bytes(b) => (u64::MAX, b.saturating_sub(self.queued_bytes)),
+        };
+        cx.notify(TransportEvent::SendSpace {
+            taken_pkts: self.taken_pkts,
+            taken_bytes: self.taken_bytes,
+            room_pkts,
+            room_bytes,
+        });
     }
 
     /// Sets X (and X_inst), keeping the time-weighted integral.
@@ -154,10 +177,15 @@ impl TfrcSender {
 
     /// Sends what is due from the buffer and arms the pacing timer for the rest.
     fn pump(&mut self, cx: &mut FlowCtx) {
+        let mut freed = false;
         while !self.queue.is_empty() && self.next_send() <= cx.now {
             let d = self.queue.pop_front().expect("checked non-empty");
             self.queued_bytes -= d.payload as u64;
             self.transmit(d, cx);
+            freed = true;
+        }
+        if freed {
+            self.notify_space(cx);
         }
         if self.queue.is_empty() {
             cx.cancel_timer(SEND);
@@ -273,7 +301,10 @@ impl Endpoint for TfrcSender {
 
     fn send_datagram(&mut self, d: Datagram, cx: &mut FlowCtx) {
         if self.queue.is_empty() && self.next_send() <= cx.now {
+            self.taken_pkts += 1;
+            self.taken_bytes += d.payload as u64;
             self.transmit(d, cx);
+            self.notify_space(cx);
             return;
         }
         if self.full(d.payload) {
@@ -281,6 +312,8 @@ impl Endpoint for TfrcSender {
             self.buffer_drops += 1;
             return;
         }
+        self.taken_pkts += 1;
+        self.taken_bytes += d.payload as u64;
         self.queued_bytes += d.payload as u64;
         self.queue.push_back(d);
         if cx.timer_deadline(SEND) == SimTime::NEVER {
