@@ -40,7 +40,8 @@ def _not_yet_clean(module: str) -> bool:
 def test_mypy_clean_outside_the_not_yet_clean_packages(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cache = request.config.cache.mkdir("mypy") if request.config.cache is not None else tmp_path
+    cache_provider = getattr(request.config, "cache", None)
+    cache = cache_provider.mkdir("mypy") if cache_provider is not None else tmp_path
     monkeypatch.chdir(ROOT)  # `files` in [tool.mypy] are relative to the repository root
     stdout, stderr, status = api.run(["--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(cache)])
     # 0: no errors, 1: errors found, 2: mypy could not run (bad config, crash)
