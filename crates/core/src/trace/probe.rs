@@ -100,11 +100,14 @@ pub enum ProbeKind {
     /// A TFRC sender's X, X_recv, p and R after every feedback and no-feedback expiry (table
     /// `probe_tfrc`).
     Tfrc,
+    /// The TCP Interactive notices, whether or not an application subscribed: every RTO, fast
+    /// retransmit and window change, each with the window TCP set (table `probe_tcp_events`).
+    TcpEvents,
 }
 
 /// Every kind with its scenario name: the one place the names are written (parsing, errors,
 /// table names and docs derive from it).
-const KINDS: [(ProbeKind, &str); 8] = [
+const KINDS: [(ProbeKind, &str); 9] = [
     (ProbeKind::Queue, "queue"),
     (ProbeKind::Drops, "drops"),
     (ProbeKind::Cwnd, "cwnd"),
@@ -113,6 +116,7 @@ const KINDS: [(ProbeKind, &str); 8] = [
     (ProbeKind::TcpState, "tcp_state"),
     (ProbeKind::App, "app"),
     (ProbeKind::Tfrc, "tfrc"),
+    (ProbeKind::TcpEvents, "tcp_events"),
 ];
 
 impl ProbeKind {
@@ -171,6 +175,9 @@ pub enum DropCause {
     Queued,
     /// Lost by the link's loss model as its serialisation started.
     Channel,
+    /// Lost because the link direction was down while the packet was on it
+    /// ([`crate::link::outage`]).
+    Down,
 }
 
 impl DropCause {
@@ -179,6 +186,28 @@ impl DropCause {
             DropCause::Arrival => "arrival",
             DropCause::Queued => "queued",
             DropCause::Channel => "channel",
+            DropCause::Down => "down",
+        }
+    }
+}
+
+/// What a `tcp_events` row reports (its `event` column).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TcpEventKind {
+    /// A retransmission timeout fired ([`TransportEvent::RtoFired`](crate::transport::TransportEvent::RtoFired)).
+    Rto,
+    /// Fast retransmit entered ([`TransportEvent::FastRetransmit`](crate::transport::TransportEvent::FastRetransmit)).
+    FastRetransmit,
+    /// cwnd or ssthresh changed ([`TransportEvent::CwndChanged`](crate::transport::TransportEvent::CwndChanged)).
+    Window,
+}
+
+impl TcpEventKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpEventKind::Rto => "rto",
+            TcpEventKind::FastRetransmit => "fast_retransmit",
+            TcpEventKind::Window => "window",
         }
     }
 }
@@ -207,6 +236,18 @@ pub enum ProbeEvent {
     /// A TFRC sender's allowed rate X and the receive rate X_recv it was told (bits/s), the
     /// loss event rate p and its RTT estimate R (ns).
     Tfrc { flow: FlowId, end: u8, x_bps: f64, x_recv_bps: f64, p: f64, rtt_ns: u64 },
+    /// A TCP Interactive notice: the window after the event; `rto_ns` and `backoff` for an RTO
+    /// (0 otherwise), `seq` for a fast retransmit (0 otherwise).
+    TcpEvent {
+        flow: FlowId,
+        end: u8,
+        event: TcpEventKind,
+        cwnd_bytes: u64,
+        ssthresh_bytes: u64,
+        rto_ns: u64,
+        backoff: u32,
+        seq: u64,
+    },
 }
 
 impl ProbeEvent {
@@ -220,6 +261,7 @@ impl ProbeEvent {
             ProbeEvent::TcpState { .. } => ProbeKind::TcpState,
             ProbeEvent::App { .. } => ProbeKind::App,
             ProbeEvent::Tfrc { .. } => ProbeKind::Tfrc,
+            ProbeEvent::TcpEvent { .. } => ProbeKind::TcpEvents,
         }
     }
 }
@@ -274,6 +316,13 @@ pub struct Probes {
     tfrc_x_recv_bps: Vec<f64>,
     tfrc_p: Vec<f64>,
     tfrc_rtt_ns: Vec<u64>,
+    tev: Key,
+    tev_event: Vec<TcpEventKind>,
+    tev_cwnd_bytes: Vec<u64>,
+    tev_ssthresh_bytes: Vec<u64>,
+    tev_rto_ns: Vec<u64>,
+    tev_backoff: Vec<u32>,
+    tev_seq: Vec<u64>,
 }
 
 impl Probes {
@@ -349,6 +398,15 @@ impl Probes {
                 self.tfrc_p.push(p);
                 self.tfrc_rtt_ns.push(rtt_ns);
             }
+            ProbeEvent::TcpEvent { flow, end, event, cwnd_bytes, ssthresh_bytes, rto_ns, backoff, seq } => {
+                self.tev.push(t, flow, end);
+                self.tev_event.push(event);
+                self.tev_cwnd_bytes.push(cwnd_bytes);
+                self.tev_ssthresh_bytes.push(ssthresh_bytes);
+                self.tev_rto_ns.push(rto_ns);
+                self.tev_backoff.push(backoff);
+                self.tev_seq.push(seq);
+            }
         }
     }
 
@@ -367,6 +425,7 @@ impl Probes {
             ProbeKind::TcpState => &self.state,
             ProbeKind::App => &self.app,
             ProbeKind::Tfrc => &self.tfrc,
+            ProbeKind::TcpEvents => &self.tev,
         }
     }
 }
@@ -423,6 +482,14 @@ pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port
                     t.push("x_recv_bps", Column::F64(cat(srcs, |p| &p.tfrc_x_recv_bps, |x| *x)));
                     t.push("p", Column::F64(cat(srcs, |p| &p.tfrc_p, |x| *x)));
                     t.push("rtt_ns", Column::U64(cat(srcs, |p| &p.tfrc_rtt_ns, |x| *x)));
+                }
+                ProbeKind::TcpEvents => {
+                    t.push("event", Column::Str(cat(srcs, |p| &p.tev_event, |e| e.name().to_string())));
+                    t.push("cwnd_bytes", Column::U64(cat(srcs, |p| &p.tev_cwnd_bytes, |x| *x)));
+                    t.push("ssthresh_bytes", Column::U64(cat(srcs, |p| &p.tev_ssthresh_bytes, |x| *x)));
+                    t.push("rto_ns", Column::U64(cat(srcs, |p| &p.tev_rto_ns, |x| *x)));
+                    t.push("backoff", Column::U64(cat(srcs, |p| &p.tev_backoff, |x| *x as u64)));
+                    t.push("seq", Column::U64(cat(srcs, |p| &p.tev_seq, |x| *x)));
                 }
             }
             t
