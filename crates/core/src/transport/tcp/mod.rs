@@ -897,7 +897,11 @@ impl TcpSender {
         if !self.sack {
             self.tcb.cwnd = self.tcb.ssthresh + 3 * self.tcb.mss; // RFC 5681 §3.2 step 3
         }
-        cx.notify(TransportEvent::FastRetransmit { seq: una, cwnd_bytes: self.tcb.cwnd, ssthresh_bytes: self.tcb.ssthresh });
+        cx.notify(TransportEvent::FastRetransmit {
+            seq: una,
+            cwnd_bytes: self.tcb.cwnd,
+            ssthresh_bytes: self.tcb.ssthresh,
+        });
     }
 
     /// RFC 6937 §3, on an ACK during recovery: sets cwnd to `pipe + sndcnt`, so that the sending
