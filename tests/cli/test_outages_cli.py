@@ -52,7 +52,7 @@ def test_outage_runs_and_reports_its_schedule(tmp_path: Path):
         (lambda s: s.replace('at = "1s"', 'at = "later"'), "outages[0].at: expected a time"),
         (lambda s: s.replace('at = "1s"', 'count = 2\nmin_gap = "2s"\nmax_gap = "1s"'), "outages[0].max_gap:"),
         (lambda s: s.replace('at = "1s"', 'at = "1s"\ncount = 3'), "outages[0].count: belongs to the random form"),
-        (lambda s: s.replace('at = "1s"', 'gap = "1s"'), "outages[0]: unknown field `gap`"),
+        (lambda s: s.replace('at = "1s"', 'gap = "1s"'), "outages[0].gap: unknown field `gap`"),
     ],
 )
 def test_bad_outage_one_line_exit_2(tmp_path: Path, mutate, expect):
