@@ -271,7 +271,22 @@ impl Simulation {
         );
         t.push("max_backlog_pkts", Column::U64(ps.iter().map(|p| p.stats.max_backlog_pkts).collect()));
         t.push("max_backlog_bytes", Column::U64(ps.iter().map(|p| p.stats.max_backlog_bytes).collect()));
+        // Only scenarios with outages get their columns and table, so that the results of every
+        // other scenario keep their shape (and their golden digests).
+        let any_down = ps.iter().any(|p| !p.outages().is_empty());
+        if any_down {
+            t.push("drop_down_pkts", Column::U64(ps.iter().map(|p| p.stats.down_drop_pkts).collect()));
+        }
         tables.push(t);
+        if any_down {
+            // Outages: one row per interval a link direction was down (merged, in time order).
+            let mut t = Table::new("outages");
+            let rows: Vec<_> = ps.iter().flat_map(|p| p.outages().iter().map(move |w| (p.name.clone(), *w))).collect();
+            t.push("link", Column::Str(rows.iter().map(|r| r.0.clone()).collect()));
+            t.push("start_ns", Column::U64(rows.iter().map(|r| r.1 .0 .0).collect()));
+            t.push("end_ns", Column::U64(rows.iter().map(|r| r.1 .1 .0).collect()));
+            tables.push(t);
+        }
 
         // Throughput series (long format).
         let mut t = Table::new("throughput");

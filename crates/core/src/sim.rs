@@ -801,7 +801,8 @@ impl Simulation {
                 let end = &mut f.ends[e as usize];
                 let app = end.app.as_mut().expect("an application timer has an application");
                 let mut acx =
-                    AppCtx::new(now, f.stop, end.sock.max_datagram_payload(), &mut end.app_rng, &mut self.actions);
+                    AppCtx::new(now, f.stop, end.sock.max_datagram_payload(), &mut end.app_rng, &mut self.actions)
+                        .with_socket(&*end.sock);
                 if !end.started {
                     end.started = true;
                     app.start(&mut acx);
@@ -839,7 +840,8 @@ impl Simulation {
             f.records[peer].pop_front();
             if let Some(app) = end.app.as_mut() {
                 let mut acx =
-                    AppCtx::new(now, f.stop, end.sock.max_datagram_payload(), &mut end.app_rng, &mut self.actions);
+                    AppCtx::new(now, f.stop, end.sock.max_datagram_payload(), &mut end.app_rng, &mut self.actions)
+                        .with_socket(&*end.sock);
                 app.on_event(AppEvent::Message { bytes: r.bytes, tag: r.tag }, &mut acx);
             }
         }
@@ -878,7 +880,8 @@ impl Simulation {
                             end.sock.max_datagram_payload(),
                             &mut end.app_rng,
                             &mut self.actions,
-                        );
+                        )
+                        .with_socket(&*end.sock);
                         for n in self.notices.drain(..) {
                             app.on_event(AppEvent::Transport(n), &mut acx);
                         }

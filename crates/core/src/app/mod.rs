@@ -15,7 +15,7 @@ use crate::ip::tfd::TfdOption;
 use crate::packet::MediaTag;
 use crate::registry::registry;
 use crate::time::{Dur, SimTime};
-use crate::transport::{Datagram, Service, TransportEvent};
+use crate::transport::{Datagram, Endpoint, Service, SocketInfo, TransportEvent};
 use std::path::Path;
 
 registry! {
@@ -84,6 +84,8 @@ pub struct AppCtx<'a> {
     pub max_payload: u32,
     pub rng: &'a mut SimRng,
     pub(crate) actions: &'a mut Vec<AppAction>,
+    /// The transport endpoint at this end, for [`AppCtx::socket`] (read-only).
+    sock: Option<&'a dyn Endpoint>,
 }
 
 impl<'a> AppCtx<'a> {
@@ -94,7 +96,19 @@ impl<'a> AppCtx<'a> {
         rng: &'a mut SimRng,
         actions: &'a mut Vec<AppAction>,
     ) -> Self {
-        AppCtx { now, stop, max_payload, rng, actions }
+        AppCtx { now, stop, max_payload, rng, actions, sock: None }
+    }
+    /// Lets the application read `sock`'s state through [`AppCtx::socket`].
+    pub fn with_socket(mut self, sock: &'a dyn Endpoint) -> Self {
+        self.sock = Some(sock);
+        self
+    }
+    /// The sending state of this end's transport now (TCP Interactive's synchronous state
+    /// probe: cwnd, ssthresh, SRTT, RTO, backoff, bytes in flight, send-buffer backlog); `None`
+    /// for a transport without a window (UDP, TFRC) or a context built without its socket.
+    /// Reading it changes nothing.
+    pub fn socket(&self) -> Option<SocketInfo> {
+        self.sock.and_then(|s| s.info())
     }
     pub fn send(&mut self, payload: u32, media: MediaTag, rtp_ts: u32, marker: bool) {
         self.actions.push(AppAction::Datagram(Datagram::new(payload, media, rtp_ts, marker)));

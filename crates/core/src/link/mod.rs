@@ -15,6 +15,7 @@
 
 pub mod channel;
 pub mod loss;
+pub mod outage;
 
 use crate::packet::{NodeId, Packet, PacketData};
 use crate::queue::{Backlog, QueueCtx, QueueDisc, Verdict};
@@ -43,6 +44,10 @@ pub struct PortStats {
     pub tx_bytes: u64,
     pub channel_drop_pkts: u64,
     pub channel_drop_bytes: u64,
+    /// Packets (and bytes) lost because the link was down ([`outage`]); these are counted in
+    /// `channel_drop_*` as well.
+    pub down_drop_pkts: u64,
+    pub down_drop_bytes: u64,
     pub delivered_pkts: u64,
     /// Total time the transmitter was busy, in ns (from the start of each serialisation to its
     /// end, so on a channel that grants slots it includes the gaps a packet spans).
@@ -125,6 +130,8 @@ pub struct Port {
     /// Per-flow backlog samples the discipline feeds through its context, when its config
     /// asks for them (SQF's `flow_sample`); see [`probe::FlowBacklogSeries`].
     flow_samples: Option<Box<probe::FlowBacklogSeries>>,
+    /// When this direction is down ([`outage`]); empty for most ports.
+    outages: outage::Outages,
     /// Scratch for packets a discipline drops from its queue.
     scratch: Vec<Packet>,
     /// What the discipline holds, kept here from its verdicts, dequeues and drops (the
@@ -181,6 +188,7 @@ impl Port {
             stats: PortStats::default(),
             occupancy: occupancy.map(OccupancySeries::new),
             flow_samples: None,
+            outages: outage::Outages::default(),
             scratch: Vec::new(),
             backlog: Backlog::default(),
         }
@@ -188,6 +196,16 @@ impl Port {
 
     pub fn backlog(&self) -> Backlog {
         self.backlog
+    }
+
+    /// Takes this direction down during `windows` (see [`outage`]); set before the run.
+    pub fn set_outages(&mut self, windows: Vec<outage::Window>) {
+        self.outages = outage::Outages::new(windows);
+    }
+
+    /// The intervals this direction is down, sorted and merged.
+    pub fn outages(&self) -> &[outage::Window] {
+        self.outages.windows()
     }
 
     /// Samples the per-flow backlog the discipline reports every `interval`, if given (see
@@ -386,7 +404,13 @@ impl Port {
         if let Some(w) = self.capture.as_mut() {
             w.write(now, &p).unwrap_or_else(|e| panic!("{now}: pcap write for {} failed: {e}", self.name));
         }
-        if self.channel.lost(&p, now) {
+        // The loss model draws for every packet, down or not, so that an outage does not shift
+        // the random losses of the packets after it.
+        let lost = self.channel.lost(&p, now);
+        let at = self.busy_until + self.channel.delay();
+        if !self.outages.is_empty() && self.outages.hits(now, at) {
+            self.drop_down(now, p, drops);
+        } else if lost {
             self.stats.channel_drop_pkts += 1;
             self.stats.channel_drop_bytes += p.size_bytes as u64;
             self.probe(now, &p, |port, flow, end, bytes| ProbeEvent::Drop {
@@ -398,7 +422,6 @@ impl Port {
             });
             drops.push((p, DropCause::Channel));
         } else {
-            let at = self.busy_until + self.channel.delay();
             if self.line.is_empty() {
                 out.arrival_at = Some(at);
             }
@@ -408,6 +431,24 @@ impl Port {
             self.wake_pending = true;
             out.tx_done_at = Some(self.busy_until);
         }
+    }
+
+    /// A packet lost to an outage: counted as a channel loss and as a down loss.
+    #[cold]
+    #[inline(never)]
+    fn drop_down(&mut self, now: SimTime, p: Packet, drops: &mut Vec<(Packet, DropCause)>) {
+        self.stats.channel_drop_pkts += 1;
+        self.stats.channel_drop_bytes += p.size_bytes as u64;
+        self.stats.down_drop_pkts += 1;
+        self.stats.down_drop_bytes += p.size_bytes as u64;
+        self.probe(now, &p, |port, flow, end, bytes| ProbeEvent::Drop {
+            port,
+            flow,
+            end,
+            bytes,
+            cause: probe::DropCause::Down,
+        });
+        drops.push((p, DropCause::Channel));
     }
 
     /// The transmitter finished the serialisation that started last (`PortTxDone`, scheduled

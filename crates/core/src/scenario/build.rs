@@ -464,6 +464,31 @@ impl Scenario {
         for v in &mut sockets {
             v.sort_unstable();
         }
+        // Outages: every entry's intervals, per link direction (checked before any file is made).
+        let mut down: Vec<Vec<crate::link::outage::Window>> = vec![Vec::new(); ports.len()];
+        for (k, o) in self.outages.iter().enumerate() {
+            let path = format!("outages[{k}]");
+            let mut rng = SimRng::stream(seed, &path);
+            let w = o.windows(&mut rng).map_err(|(f, r)| ScenarioError::new(format!("{path}.{f}"), r))?;
+            for (j, name) in o.links.iter().enumerate() {
+                let Some(i) = ports.iter().position(|p| &p.name == name) else {
+                    let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
+                    return Err(ScenarioError::new(
+                        format!("{path}.links[{j}]"),
+                        format!("unknown link direction {name:?} (known: {})", known.join(", ")),
+                    ));
+                };
+                if o.links[..j].contains(name) {
+                    return Err(ScenarioError::new(format!("{path}.links[{j}]"), format!("{name:?} is listed twice")));
+                }
+                down[i].extend_from_slice(&w);
+            }
+        }
+        for (p, w) in ports.iter_mut().zip(down) {
+            if !w.is_empty() {
+                p.set_outages(w);
+            }
+        }
         // Captures: names checked first, files created last, after every other check, so
         // that a scenario with a mistake never creates (or truncates) a file.
         let mut captures = Vec::with_capacity(self.output.pcap.len());

@@ -46,6 +46,10 @@ pub struct Scenario {
     pub nodes: Vec<NodeConfig>,
     pub links: Vec<LinkConfig>,
     pub flows: Vec<FlowConfig>,
+    /// Intervals when link directions are down (the congestion injector); see
+    /// [`crate::link::outage`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages: Vec<crate::link::outage::OutageConfig>,
     #[serde(default)]
     pub output: OutputConfig,
     /// Metadata for `qoelab bench` (ignored by runs).
@@ -208,7 +212,8 @@ pub struct OutputConfig {
     #[serde(default)]
     pub packet_trace: bool,
     /// Typed probes to record, each into a result table `probe_<name>` (default none):
-    /// `"queue"`, `"drops"`, `"cwnd"`, `"rto"`, `"retransmit"`, `"tcp_state"`, `"app"`, `"tfrc"`; see
+    /// `"queue"`, `"drops"`, `"cwnd"`, `"rto"`, `"retransmit"`, `"tcp_state"`, `"app"`, `"tfrc"`,
+    /// `"tcp_events"`; see
     /// [`crate::trace::probe`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<crate::trace::probe::ProbeKind>,

@@ -103,11 +103,14 @@ pub enum ProbeKind {
     /// An MPTCP subflow's cwnd, ssthresh, SRTT and bytes in flight after every change of its
     /// window (table `probe_subflow`).
     Subflow,
+    /// The TCP Interactive notices, whether or not an application subscribed: every RTO, fast
+    /// retransmit and window change, each with the window TCP set (table `probe_tcp_events`).
+    TcpEvents,
 }
 
 /// Every kind with its scenario name: the one place the names are written (parsing, errors,
 /// table names and docs derive from it).
-const KINDS: [(ProbeKind, &str); 9] = [
+const KINDS: [(ProbeKind, &str); 10] = [
     (ProbeKind::Queue, "queue"),
     (ProbeKind::Drops, "drops"),
     (ProbeKind::Cwnd, "cwnd"),
@@ -117,6 +120,7 @@ const KINDS: [(ProbeKind, &str); 9] = [
     (ProbeKind::App, "app"),
     (ProbeKind::Tfrc, "tfrc"),
     (ProbeKind::Subflow, "subflow"),
+    (ProbeKind::TcpEvents, "tcp_events"),
 ];
 
 impl ProbeKind {
@@ -175,6 +179,9 @@ pub enum DropCause {
     Queued,
     /// Lost by the link's loss model as its serialisation started.
     Channel,
+    /// Lost because the link direction was down while the packet was on it
+    /// ([`crate::link::outage`]).
+    Down,
 }
 
 impl DropCause {
@@ -183,6 +190,28 @@ impl DropCause {
             DropCause::Arrival => "arrival",
             DropCause::Queued => "queued",
             DropCause::Channel => "channel",
+            DropCause::Down => "down",
+        }
+    }
+}
+
+/// What a `tcp_events` row reports (its `event` column).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TcpEventKind {
+    /// A retransmission timeout fired ([`TransportEvent::RtoFired`](crate::transport::TransportEvent::RtoFired)).
+    Rto,
+    /// Fast retransmit entered ([`TransportEvent::FastRetransmit`](crate::transport::TransportEvent::FastRetransmit)).
+    FastRetransmit,
+    /// cwnd or ssthresh changed ([`TransportEvent::CwndChanged`](crate::transport::TransportEvent::CwndChanged)).
+    Window,
+}
+
+impl TcpEventKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpEventKind::Rto => "rto",
+            TcpEventKind::FastRetransmit => "fast_retransmit",
+            TcpEventKind::Window => "window",
         }
     }
 }
@@ -222,6 +251,18 @@ pub enum ProbeEvent {
         srtt_ns: u64,
         in_flight_bytes: u64,
     },
+    /// A TCP Interactive notice: the window after the event; `rto_ns` and `backoff` for an RTO
+    /// (0 otherwise), `seq` for a fast retransmit (0 otherwise).
+    TcpEvent {
+        flow: FlowId,
+        end: u8,
+        event: TcpEventKind,
+        cwnd_bytes: u64,
+        ssthresh_bytes: u64,
+        rto_ns: u64,
+        backoff: u32,
+        seq: u64,
+    },
 }
 
 impl ProbeEvent {
@@ -236,6 +277,7 @@ impl ProbeEvent {
             ProbeEvent::App { .. } => ProbeKind::App,
             ProbeEvent::Tfrc { .. } => ProbeKind::Tfrc,
             ProbeEvent::Subflow { .. } => ProbeKind::Subflow,
+            ProbeEvent::TcpEvent { .. } => ProbeKind::TcpEvents,
         }
     }
 }
@@ -296,6 +338,13 @@ pub struct Probes {
     sub_ssthresh: Vec<u64>,
     sub_srtt_ns: Vec<u64>,
     sub_in_flight: Vec<u64>,
+    tev: Key,
+    tev_event: Vec<TcpEventKind>,
+    tev_cwnd_bytes: Vec<u64>,
+    tev_ssthresh_bytes: Vec<u64>,
+    tev_rto_ns: Vec<u64>,
+    tev_backoff: Vec<u32>,
+    tev_seq: Vec<u64>,
 }
 
 impl Probes {
@@ -379,6 +428,15 @@ impl Probes {
                 self.sub_srtt_ns.push(srtt_ns);
                 self.sub_in_flight.push(in_flight_bytes);
             }
+            ProbeEvent::TcpEvent { flow, end, event, cwnd_bytes, ssthresh_bytes, rto_ns, backoff, seq } => {
+                self.tev.push(t, flow, end);
+                self.tev_event.push(event);
+                self.tev_cwnd_bytes.push(cwnd_bytes);
+                self.tev_ssthresh_bytes.push(ssthresh_bytes);
+                self.tev_rto_ns.push(rto_ns);
+                self.tev_backoff.push(backoff);
+                self.tev_seq.push(seq);
+            }
         }
     }
 
@@ -398,6 +456,7 @@ impl Probes {
             ProbeKind::App => &self.app,
             ProbeKind::Tfrc => &self.tfrc,
             ProbeKind::Subflow => &self.sub,
+            ProbeKind::TcpEvents => &self.tev,
         }
     }
 }
@@ -461,6 +520,14 @@ pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port
                     t.push("ssthresh_bytes", Column::U64(cat(srcs, |p| &p.sub_ssthresh, |x| *x)));
                     t.push("srtt_ns", Column::U64(cat(srcs, |p| &p.sub_srtt_ns, |x| *x)));
                     t.push("in_flight_bytes", Column::U64(cat(srcs, |p| &p.sub_in_flight, |x| *x)));
+                }
+                ProbeKind::TcpEvents => {
+                    t.push("event", Column::Str(cat(srcs, |p| &p.tev_event, |e| e.name().to_string())));
+                    t.push("cwnd_bytes", Column::U64(cat(srcs, |p| &p.tev_cwnd_bytes, |x| *x)));
+                    t.push("ssthresh_bytes", Column::U64(cat(srcs, |p| &p.tev_ssthresh_bytes, |x| *x)));
+                    t.push("rto_ns", Column::U64(cat(srcs, |p| &p.tev_rto_ns, |x| *x)));
+                    t.push("backoff", Column::U64(cat(srcs, |p| &p.tev_backoff, |x| *x as u64)));
+                    t.push("seq", Column::U64(cat(srcs, |p| &p.tev_seq, |x| *x)));
                 }
             }
             t

@@ -11,8 +11,8 @@ pub mod udp;
 use crate::engine::{TimerCtx, TimerKind};
 use crate::ip::tfd::TfdOption;
 use crate::packet::{Dir, FlowId, MediaTag, PacketData, L4};
-use crate::time::SimTime;
-use crate::trace::probe::{ProbeEvent, ProbeKind, Probes};
+use crate::time::{Dur, SimTime};
+use crate::trace::probe::{ProbeEvent, ProbeKind, Probes, TcpEventKind};
 use serde::{Deserialize, Serialize};
 
 /// Transport configs, tagged by `kind` in scenario files.
@@ -153,18 +153,59 @@ pub trait Endpoint: Send {
     fn path_summary(&self, _k: usize) -> Vec<(&'static str, f64)> {
         Vec::new()
     }
+    /// The sending state of a window-based transport now, for an application's synchronous
+    /// probe ([`AppCtx::socket`](crate::app::AppCtx::socket)); `None` (the default) for
+    /// transports without one.
+    fn info(&self) -> Option<SocketInfo> {
+        None
+    }
+}
+
+/// A window-based transport's sending state at one instant (TCP Interactive's "probe into
+/// selected TCP states"): what [`AppCtx::socket`](crate::app::AppCtx::socket) returns. Reading it
+/// changes nothing in the transport.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SocketInfo {
+    /// Congestion window, bytes.
+    pub cwnd_bytes: u64,
+    /// Slow-start threshold, bytes.
+    pub ssthresh_bytes: u64,
+    /// Smoothed RTT (RFC 6298 SRTT); `None` before the first sample.
+    pub srtt: Option<Dur>,
+    /// Retransmission timeout, backoff included.
+    pub rto: Dur,
+    /// Consecutive retransmission timeouts without an acknowledgment of new data (0: none).
+    pub backoff: u32,
+    /// Bytes the sender believes are in the network (RFC 6675 `pipe`, or FlightSize).
+    pub in_flight_bytes: u64,
+    /// Bytes sent and not yet cumulatively acknowledged (`snd_max − snd_una`).
+    pub unacked_bytes: u64,
+    /// Send-buffer backlog: bytes written by the application and never sent.
+    pub unsent_bytes: u64,
+    /// Application bytes acknowledged so far.
+    pub acked_bytes: u64,
+    /// Whether the connection is established.
+    pub established: bool,
 }
 
 /// Notices a transport gives its application (the TCP Interactive paper's "TCP tells the
 /// application about timeouts"). An application receives only the kinds it subscribes to via
-/// [`Application::subscriptions`](crate::app::Application::subscriptions).
+/// [`Application::subscriptions`](crate::app::Application::subscriptions), at the simulated
+/// instant the transport acts, once the transport's own handling of the event is complete (so
+/// the window a notice carries is the one TCP set, and the handler cannot change how TCP
+/// handled it). See `docs/models/tcp-interactive.md`.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum TransportEvent {
-    /// The retransmission timer expired (RFC 6298 §5.4–5.7). `backoff` counts consecutive RTOs.
-    RtoFired { rto_ns: u64, backoff: u32 },
-    /// Fast retransmit entered (RFC 5681 §3.2 / RFC 6582).
-    FastRetransmit { seq: u64 },
+    /// The retransmission timer expired (RFC 6298 §5.4–5.7). `rto_ns` is the timeout after
+    /// backoff (the next expiry is `rto_ns` from now), `backoff` counts consecutive RTOs (1 on
+    /// the first), `cwnd_bytes` and `ssthresh_bytes` are the window TCP set in response
+    /// (RFC 5681 §3.1: cwnd = 1 SMSS; ssthresh halved on the first timeout of a series).
+    RtoFired { rto_ns: u64, backoff: u32, cwnd_bytes: u64, ssthresh_bytes: u64 },
+    /// Fast retransmit entered (RFC 5681 §3.2 / RFC 6582): `seq` is the segment retransmitted
+    /// (`snd_una`), `cwnd_bytes` and `ssthresh_bytes` the window after the reduction.
+    FastRetransmit { seq: u64, cwnd_bytes: u64, ssthresh_bytes: u64 },
     /// Congestion window changed.
     CwndChanged { cwnd_bytes: u64, ssthresh_bytes: u64 },
     /// Cumulative bytes acknowledged so far (sender side), after an ACK advanced `snd_una`.
@@ -335,8 +376,30 @@ impl<'a> FlowCtx<'a> {
         self.timers.deadline(TimerKind(kind.0 + self.timer_base))
     }
 
-    /// Tells the application something (filtered by its subscriptions).
+    /// Tells the application something (filtered by its subscriptions), and records it in the
+    /// `tcp_events` probe if that is on (the TCP Interactive kinds: RTO, fast retransmit,
+    /// window change).
     pub fn notify(&mut self, ev: TransportEvent) {
+        if self.probing(ProbeKind::TcpEvents) {
+            let (flow, end) = (self.flow, self.end());
+            let row = match ev {
+                TransportEvent::RtoFired { rto_ns, backoff, cwnd_bytes, ssthresh_bytes } => {
+                    Some((TcpEventKind::Rto, cwnd_bytes, ssthresh_bytes, rto_ns, backoff, 0))
+                }
+                TransportEvent::FastRetransmit { seq, cwnd_bytes, ssthresh_bytes } => {
+                    Some((TcpEventKind::FastRetransmit, cwnd_bytes, ssthresh_bytes, 0, 0, seq))
+                }
+                TransportEvent::CwndChanged { cwnd_bytes, ssthresh_bytes } => {
+                    Some((TcpEventKind::Window, cwnd_bytes, ssthresh_bytes, 0, 0, 0))
+                }
+                TransportEvent::Acked { .. } | TransportEvent::Delivered { .. } | TransportEvent::SendSpace { .. } => {
+                    None
+                }
+            };
+            if let Some((event, cwnd_bytes, ssthresh_bytes, rto_ns, backoff, seq)) = row {
+                self.probe(ProbeEvent::TcpEvent { flow, end, event, cwnd_bytes, ssthresh_bytes, rto_ns, backoff, seq });
+            }
+        }
         if self.subscriptions & ev.mask() != 0 {
             self.notices.push(ev);
         }

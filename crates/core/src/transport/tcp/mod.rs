@@ -41,7 +41,7 @@ pub mod socket;
 #[cfg(test)]
 mod tests;
 
-use super::{Endpoint, EndpointSetup, FlowCtx, Outgoing, Service, TransportEvent};
+use super::{Endpoint, EndpointSetup, FlowCtx, Outgoing, Service, SocketInfo, TransportEvent};
 use crate::engine::TimerKind;
 use crate::trace::probe::{ProbeEvent, ProbeKind};
 
@@ -644,6 +644,25 @@ impl TcpSender {
     pub fn unsent_bytes(&self) -> u64 {
         self.write_end - self.tcb.snd_max
     }
+    /// Consecutive retransmission timeouts since new data was last acknowledged.
+    pub fn backoff(&self) -> u32 {
+        self.consecutive_rtos
+    }
+    /// The sending state now, as an application's synchronous probe sees it.
+    pub fn info(&self) -> SocketInfo {
+        SocketInfo {
+            cwnd_bytes: self.tcb.cwnd,
+            ssthresh_bytes: self.tcb.ssthresh,
+            srtt: self.rtt.srtt(),
+            rto: self.rtt.rto(),
+            backoff: self.consecutive_rtos,
+            in_flight_bytes: self.in_flight(),
+            unacked_bytes: self.unacked_bytes(),
+            unsent_bytes: self.unsent_bytes(),
+            acked_bytes: self.acked_bytes(),
+            established: self.is_established(),
+        }
+    }
     /// Bytes sent but not yet cumulatively acknowledged.
     pub fn unacked_bytes(&self) -> u64 {
         self.tcb.snd_max - self.tcb.snd_una
@@ -932,7 +951,11 @@ impl TcpSender {
         if !self.sack {
             self.tcb.cwnd = self.tcb.ssthresh + 3 * self.tcb.mss; // RFC 5681 §3.2 step 3
         }
-        cx.notify(TransportEvent::FastRetransmit { seq: una });
+        cx.notify(TransportEvent::FastRetransmit {
+            seq: una,
+            cwnd_bytes: self.tcb.cwnd,
+            ssthresh_bytes: self.tcb.ssthresh,
+        });
     }
 
     /// RFC 6937 §3, on an ACK during recovery: sets cwnd to `pipe + sndcnt`, so that the sending
@@ -1131,6 +1154,8 @@ impl TcpSender {
                 cx.notify(TransportEvent::RtoFired {
                     rto_ns: self.rtt.rto().as_nanos(),
                     backoff: self.consecutive_rtos,
+                    cwnd_bytes: self.tcb.cwnd,
+                    ssthresh_bytes: self.tcb.ssthresh,
                 });
                 self.probe_rto(cx);
                 self.send_syn(cx);
@@ -1172,7 +1197,12 @@ impl TcpSender {
         }
         self.probe = None; // Karn
         self.rtt.back_off(); // RFC 6298 §5.5
-        cx.notify(TransportEvent::RtoFired { rto_ns: self.rtt.rto().as_nanos(), backoff: self.consecutive_rtos });
+        cx.notify(TransportEvent::RtoFired {
+            rto_ns: self.rtt.rto().as_nanos(),
+            backoff: self.consecutive_rtos,
+            cwnd_bytes: self.tcb.cwnd,
+            ssthresh_bytes: self.tcb.ssthresh,
+        });
         self.probe_rto(cx);
         self.try_send(cx, true); // §5.4: retransmit the earliest unacknowledged segment
         cx.set_timer(RTO, cx.now + self.rtt.rto()); // §5.6
@@ -1359,6 +1389,10 @@ impl Endpoint for TcpSender {
         }
         self.rack_timers(cx);
         self.notify_cwnd(cx);
+    }
+
+    fn info(&self) -> Option<SocketInfo> {
+        Some(TcpSender::info(self))
     }
 
     /// The RTO timer, and with RACK the reorder and probe timers.

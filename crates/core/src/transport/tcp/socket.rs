@@ -27,7 +27,7 @@
 use super::{tcp_flags, TcpConfig, TcpReceiver, TcpSender};
 use crate::engine::TimerKind;
 use crate::packet::{PacketData, L4};
-use crate::transport::{Endpoint, EndpointSetup, FlowCtx, Service};
+use crate::transport::{Endpoint, EndpointSetup, FlowCtx, Service, SocketInfo};
 
 /// One end of a TCP connection. See the module docs.
 #[derive(Debug)]
@@ -91,6 +91,10 @@ impl TcpSocket {
 impl Endpoint for TcpSocket {
     fn service(&self) -> Service {
         Service::Stream
+    }
+
+    fn info(&self) -> Option<SocketInfo> {
+        Some(self.snd.info())
     }
 
     fn write(&mut self, bytes: u64, cx: &mut FlowCtx) {

@@ -532,7 +532,7 @@ fn fast_retransmit_after_exactly_three_dupacks() {
         let fr: Vec<_> =
             h.notice_log.iter().filter(|(_, n)| matches!(n, TransportEvent::FastRetransmit { .. })).collect();
         assert_eq!(fr.len(), 1);
-        assert_eq!(fr[0].1, TransportEvent::FastRetransmit { seq: lost.h.seq });
+        assert!(matches!(fr[0].1, TransportEvent::FastRetransmit { seq, .. } if seq == lost.h.seq), "{:?}", fr[0].1);
         assert_eq!(h.snd.rto_count(), 0);
         // RFC 5681 §3.2: ssthresh = FlightSize / 2; NewReno inflates cwnd by 3 segments.
         let i = h.trace.iter().position(|s| s.in_recovery).unwrap();
@@ -540,6 +540,9 @@ fn fast_retransmit_after_exactly_three_dupacks() {
         let flight = before.snd_max - before.snd_una;
         assert_eq!(h.trace[i].ssthresh, flight / 2);
         assert_eq!(h.trace[i].cwnd, flight / 2 + if sack { 0 } else { 3 * MSS });
+        // The notice carries the window TCP set on entering recovery.
+        let TransportEvent::FastRetransmit { cwnd_bytes, ssthresh_bytes, .. } = fr[0].1 else { unreachable!() };
+        assert_eq!((cwnd_bytes, ssthresh_bytes), (h.trace[i].cwnd, h.trace[i].ssthresh), "sack = {sack}");
     }
 }
 
@@ -618,7 +621,7 @@ fn rto_fires_backs_off_and_collapses_window() {
         .notice_log
         .iter()
         .filter_map(|(t, n)| match n {
-            TransportEvent::RtoFired { rto_ns, backoff } => Some((*t, *rto_ns, *backoff)),
+            TransportEvent::RtoFired { rto_ns, backoff, .. } => Some((*t, *rto_ns, *backoff)),
             _ => None,
         })
         .collect();
@@ -627,6 +630,12 @@ fn rto_fires_backs_off_and_collapses_window() {
     assert_eq!(rtos[1].0.since(rtos[0].0), Dur(rtos[0].1));
     assert_eq!(rtos[1].1, 2 * rtos[0].1);
     assert_eq!((rtos[0].2, rtos[1].2), (1, 2));
+    // Each notice carries the window TCP set: 1 SMSS, and ssthresh as the trace has it.
+    for (t, n) in h.notice_log.iter().filter(|(_, n)| matches!(n, TransportEvent::RtoFired { .. })) {
+        let TransportEvent::RtoFired { cwnd_bytes, ssthresh_bytes, .. } = n else { unreachable!() };
+        let s = h.trace.iter().find(|s| s.t == *t && s.cwnd == MSS).expect("a trace row at the timeout");
+        assert_eq!((*cwnd_bytes, *ssthresh_bytes), (MSS, s.ssthresh), "at {t}");
+    }
     // At the first timeout: cwnd = 1 SMSS, ssthresh = FlightSize / 2; held at the second.
     let i = h.trace.iter().position(|s| s.t == rtos[0].0 && s.cwnd == MSS).unwrap();
     let pre = &h.trace[i - 1];
