@@ -1,7 +1,7 @@
 """docs/outputs.md documents every column of every result table, with its type.
 
 A corpus of scenarios fills every table (flows of each transport, subflows of UDP and MPTCP, the packet log, an
-SQF port with per-flow samples); each column must be in the page's table for it with the type
+SQF port with per-flow samples, an outage); each column must be in the page's table for it with the type
 the run produced, and each column the page lists must exist. Probe tables are checked against
 the column lists of docs/models/probes.md.
 """
@@ -55,7 +55,9 @@ CORPUS = {
         {"name": "mptcp", "src": "A", "dst": "B", "app": {"kind": "bulk"}, "transport": {"kind": "mptcp"},
          "subflows": [{"src_addr": "10.1.0.1", "dst_addr": "10.2.0.1"}, {"src_addr": "10.1.1.1", "dst_addr": "10.2.1.1"}]},
     ],
-    "output": {"probes": ["queue", "drops", "cwnd", "rto", "retransmit", "tcp_state", "app", "tfrc"]},
+    "outages": [{"links": ["R1->B"], "at": "1s", "duration": "0.3s"}],
+    "output": {"probes": ["queue", "drops", "cwnd", "rto", "retransmit", "tcp_state", "app", "tfrc", "subflow",
+                          "tcp_events"]},
 }
 
 
