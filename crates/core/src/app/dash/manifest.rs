@@ -363,7 +363,7 @@ mod tests {
             (mpd(T, r#"<Representation id="lo"/>"#), "missing field `@bandwidth`"),
             (mpd(T, r#"<Representation id="lo" bandwidth="1"/><Representation id="lo" bandwidth="2"/>"#), "@id: used twice"),
             (mpd(T, r#"<Representation id="mid" bandwidth="1"/>"#), "no size for segment 0 of representation mid"),
-            (mpd(T, R).replace("PT6S", "PT12S"), "no size for segment 2 of representation lo"),
+            (mpd(T, R).replace("PT6S", "PT12S"), "line 3: duration_s 2 disagrees with the MPD (4 s)"),
             (mpd(T, R).replace("PT6S", "6 s"), "MPD@mediaPresentationDuration: expected"),
             ("<MPD type=\"dynamic\"/>".into(), "MPD@type: only static"),
             ("not xml at all <".into(), "MPD"),
@@ -372,7 +372,7 @@ mod tests {
             let m = write(&dir, &format!("m{k}.mpd"), text);
             let e = read_ladder(&m, &c).unwrap_err();
             // A size missing for an MPD representation is the segments table's fault: named there.
-            let file = if want.starts_with("no size") { c.display().to_string() } else { m.display().to_string() };
+            let file = if want.starts_with("no size") || want.starts_with("line") { c.display().to_string() } else { m.display().to_string() };
             assert!(e.starts_with(&file) && e.contains(want), "case {k}: {e}");
         }
         let m = write(&dir, "ok.mpd", &mpd(T, R));
