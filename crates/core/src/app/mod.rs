@@ -30,6 +30,7 @@ registry! {
         web::Web(WebConfig) = "web",
         http_client::HttpClient(HttpClientConfig) = "http_client",
         http_server::HttpServer(HttpServerConfig) = "http_server",
+        dash::Dash(DashConfig) = "dash",
     }
 }
 
