@@ -7,6 +7,7 @@
 //! `mutations.rs` does the same for the values of the bundled scenarios; this file reaches
 //! every kind of every registry, including those no bundled scenario uses.
 
+use qoelab_core::app::dash::abr::AbrConfig;
 use qoelab_core::app::AppConfig;
 use qoelab_core::link::channel::ChannelConfig;
 use qoelab_core::link::loss::LossConfig;
@@ -110,6 +111,23 @@ const TEMPLATES: &[Template] = &[
         at: "flows[1].app",
         config: r#"{ kind = "video", trace = "t.csv", max_payload = "1000B", loop = true, offset = "0ms", pacing = "frame", source_jitter = "1ms", peak_rate = "20Mbps", tfd = { source = "encoder", horizon_kind = "constant", horizon = "500ms", attach = "per_horizon", buffer_depth = "1s", ewma_alpha = 0.5, scene_ratio = 2.0, min_horizon = "100ms", max_horizon = "2s" }, rsvp = { rate = "2Mbps", peak = "4Mbps", bucket = "10KB", refresh = "30s", teardown = true } }"#,
     },
+    Template {
+        name: "app/dash",
+        at: "flows[0].app",
+        config: r#"{ kind = "dash", mpd = "d.mpd", segments = "d.csv", abr = { kind = "throughput", window = 5, safety = 0.9 }, startup = "6s", rebuffer = "6s", max_buffer = "30s", request = "300B", loops = 1 }"#,
+    },
+    // ABR policies (of the dash player in flows[0]).
+    Template {
+        name: "abr/throughput",
+        at: "flows[0].app.abr",
+        config: r#"{ kind = "throughput", window = 3, safety = 0.8 }"#,
+    },
+    Template {
+        name: "abr/bba",
+        at: "flows[0].app.abr",
+        config: r#"{ kind = "bba", reservoir = "6s", cushion = "12s" }"#,
+    },
+    Template { name: "abr/bola", at: "flows[0].app.abr", config: r#"{ kind = "bola", gamma_p = 5.0 }"# },
     // Loss models.
     Template { name: "loss/none", at: "links[0].loss_ab", config: r#"{ kind = "none" }"# },
     Template { name: "loss/bernoulli", at: "links[0].loss_ab", config: r#"{ kind = "bernoulli", p = 0.01 }"# },
@@ -167,6 +185,10 @@ fn workdir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("qoelab-hardcore-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     std::fs::write(d.join("t.csv"), TRACE).unwrap();
+    // The bundled 6-s DASH ladder, for the dash and ABR templates.
+    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces");
+    std::fs::copy(traces.join("dash_hevc_6s.mpd"), d.join("d.mpd")).unwrap();
+    std::fs::copy(traces.join("dash_hevc.segments.csv"), d.join("d.csv")).unwrap();
     d
 }
 
@@ -217,6 +239,16 @@ fn with_template(t: &Template) -> Value {
     if t.name == "app/http_server" {
         *at(&mut doc, &steps("flows[0].app")) =
             toml::from_str::<Value>("x = { kind = \"http_client\", size = \"20KB\" }").unwrap()["x"].clone();
+    }
+    if t.name.starts_with("app/dash") || t.name.starts_with("abr/") {
+        // The player fetches from an http_server at the other end.
+        *at(&mut doc, &steps("flows[0].peer_app")) =
+            toml::from_str::<Value>("x = { kind = \"http_server\" }").unwrap()["x"].clone();
+        if t.name.starts_with("abr/") {
+            *at(&mut doc, &steps("flows[0].app")) =
+                toml::from_str::<Value>("x = { kind = \"dash\", mpd = \"d.mpd\", segments = \"d.csv\" }").unwrap()["x"]
+                    .clone();
+        }
     }
     if t.name == "channel/wimax" {
         // A WiMAX link carries packets of at most 1024 B (one SDU per PDU).
@@ -374,6 +406,7 @@ fn every_registered_kind_has_a_template_with_every_key() {
         ("app", AppConfig::NAMES),
         ("loss", LossConfig::NAMES),
         ("channel", ChannelConfig::NAMES),
+        ("abr", AbrConfig::NAMES),
         ("transport", &["tcp", "udp", "rtp", "tfrc"][..]),
     ] {
         for k in kinds {

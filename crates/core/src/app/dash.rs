@@ -91,8 +91,12 @@ impl BuildApp for DashConfig {
 
 impl DashConfig {
     pub fn build_player(&self, base_dir: &Path) -> Result<Dash, AppBuildError> {
-        let ladder = manifest::read_ladder(&base_dir.join(&self.mpd), &base_dir.join(&self.segments))
-            .map_err(|e| AppBuildError::new("mpd", e))?;
+        let (mpd, segments) = (base_dir.join(&self.mpd), base_dir.join(&self.segments));
+        // Every error starts with the file at fault: name the key that gave that file.
+        let ladder = manifest::read_ladder(&mpd, &segments).map_err(|e| {
+            let key = if e.starts_with(&format!("{}: ", segments.display())) && segments != mpd { "segments" } else { "mpd" };
+            AppBuildError::new(key, e)
+        })?;
         let seg = Dur(ladder.segment_ns);
         let startup = self.startup.unwrap_or(Dur(ladder.durations_ns[0]));
         let rebuffer = self.rebuffer.unwrap_or(seg);
