@@ -19,7 +19,7 @@ import json
 _SUFFIXES = (("_ms", "ms"), ("_ns", "ns"), ("_s", "s"), ("_bps", "bit/s"), ("_bytes", "bytes"),
              ("_pkts", "packets"), ("_ratio", "ratio"))
 _EXACT = {"bps": "bit/s", "bytes": "bytes", "packets": "packets", "utilisation": "ratio",
-          "tfrc_p": "ratio", "tfrc_loss_event_rate": "ratio", "bytes_sent": "bytes",
+          "tfrc_p": "ratio", "tfrc_loss_event_rate": "ratio", "bytes_sent": "bytes", "rev_bytes_sent": "bytes",
           "tfrc_buffer_drops": "packets", "seq": None}
 
 
