@@ -306,7 +306,38 @@ def video_quality(out_dir: Path, flow: str, playout_delay_s: float = 0.5) -> dic
     return summary
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Command groups whose modules are slow to import (numpy, pyarrow, every reproduction): the
+#: real parsers are built only when the command line asks for the group; otherwise the group
+#: appears in ``qoelab --help`` with its one-line help, and nothing of it is imported. Each module
+#: has a ``register(subparsers)``; a new reproduction is one more module name here.
+LAZY_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "reproduce": ("rerun a paper's experiments and write a report",
+                  ("qoelab.reproduce.sqf", "qoelab.reproduce.tfd", "qoelab.reproduce.wimax", "qoelab.reproduce.all")),
+    "report": ("reports built from finished runs", ("qoelab.reproduce.all",)),
+    "verify": ("run the model-validation suite (closed forms, ns-3 anchor)", ("qoelab.verify.cli",)),
+}
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The sub-command the command line names: its first word that is not an option."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _register_groups(sub: argparse._SubParsersAction, argv: Sequence[str] | None) -> None:
+    import importlib
+
+    cmd = _command(sys.argv[1:] if argv is None else argv)
+    if cmd in LAZY_GROUPS:
+        for m in LAZY_GROUPS[cmd][1]:
+            importlib.import_module(m).register(sub)
+    for name, (help_text, _) in LAZY_GROUPS.items():
+        if name not in sub.choices:  # a module above may have made it (`reproduce.all` adds `report`)
+            sub.add_parser(name, help=help_text)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser for ``argv`` (default ``sys.argv[1:]``), which decides which lazy
+    command groups are built for real (:data:`LAZY_GROUPS`)."""
     p = _Parser(prog="qoelab", description="Measure how network QoS mechanisms change streamed-video quality.")
     from qoelab import __version__
 
@@ -360,21 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         if hasattr(video_cli, "register"):
             video_cli.register(sub)
-    from qoelab.reproduce import sqf as reproduce_sqf
-
-    reproduce_sqf.register(sub)
-    from qoelab.reproduce import tfd as reproduce_tfd
-
-    reproduce_tfd.register(sub)  # after sqf: it joins the `reproduce` group sqf created
-    from qoelab.reproduce import wimax as reproduce_wimax
-
-    reproduce_wimax.register(sub)
-    from qoelab.reproduce import all as reproduce_all
-
-    reproduce_all.register(sub)  # `reproduce all` and `report html`
-    from qoelab.verify import cli as verify_cli
-
-    verify_cli.register(sub)
+    _register_groups(sub, argv)
     return p
 
 
@@ -382,7 +399,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from qoelab.errors import NativeScenarioError
 
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         a = parser.parse_args(argv)
         return int(a.func(a) or 0)
     except SystemExit as e:
