@@ -34,4 +34,4 @@ def test_notebook_runs(path: Path, tmp_path: Path, monkeypatch) -> None:
 
 
 def test_the_example_notebooks_are_there() -> None:
-    assert {p.stem for p in NOTEBOOKS} >= {"sweep_to_dataframe", "video_quality_of_a_run"}
+    assert {p.stem for p in NOTEBOOKS} >= {"sweep_to_dataframe", "video_quality_of_a_run", "open_a_reproduction"}
