@@ -140,8 +140,9 @@ class NalDelivery:
         return self.arrived & ~self.received
 
 
-def deliver(trace: NalTrace, log: ReceiveLog, playout_delay_s: float, stream_start_ns: int | None = None) -> NalDelivery:
-    """Match a receive log against the trace and apply the playout deadline."""
+def check_log_matches_trace(trace: NalTrace, log: ReceiveLog) -> None:
+    """Raises :class:`VideoInputError` naming the log's first row whose NAL unit the trace does
+    not have, or whose frame disagrees with the trace's (a log of another trace)."""
     n = trace.n_nal
     bad = np.flatnonzero((log.nal < 0) | (log.nal >= n))
     if bad.size:
@@ -151,6 +152,12 @@ def deliver(trace: NalTrace, log: ReceiveLog, playout_delay_s: float, stream_sta
     if mismatch.size:
         i = int(mismatch[0])
         raise VideoInputError(log.path, f"row {i}: NAL unit {log.nal[i]} is in frame {trace.frame[log.nal[i]]} in the trace, the log says frame {log.frame[i]}; {mismatch.size} such packet(s)")
+
+
+def deliver(trace: NalTrace, log: ReceiveLog, playout_delay_s: float, stream_start_ns: int | None = None) -> NalDelivery:
+    """Match a receive log against the trace and apply the playout deadline."""
+    n = trace.n_nal
+    check_log_matches_trace(trace, log)
     if not (playout_delay_s >= 0 and np.isfinite(playout_delay_s)):
         raise VideoInputError("playout delay", f"must be a finite time >= 0 s, got {playout_delay_s}")
     ts_ns = np.round(trace.ts_ms * 1e6).astype(np.int64)

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import VideoInputError
-from .recvlog import _NULL, ReceiveLog
+from .recvlog import _NULL, ReceiveLog, check_log_matches_trace
 from .trace import NalTrace
 
 __all__ = ["COMPLETE", "LATE", "LOST", "STATUS_NAMES", "Reorder", "reorder", "infer_header_bytes"]
@@ -114,14 +114,7 @@ def reorder(trace: NalTrace, log: ReceiveLog, deadline_s: float, *, fps: float |
     n_nal, n_frames = trace.n_nal, trace.n_frames
     if log.nal.size == 0:
         raise VideoInputError(log.path, "no packets")
-    bad = np.flatnonzero((log.nal < 0) | (log.nal >= n_nal))
-    if bad.size:
-        i = int(bad[0])
-        raise VideoInputError(log.path, f"row {i}: packet {log.flow[i]}#{log.seq[i]} names unknown NAL unit {log.nal[i]} (trace has {n_nal})")
-    mismatch = np.flatnonzero(trace.frame[log.nal] != log.frame)
-    if mismatch.size:
-        i = int(mismatch[0])
-        raise VideoInputError(log.path, f"row {i}: NAL unit {log.nal[i]} is in frame {trace.frame[log.nal[i]]} in the trace, the log says frame {log.frame[i]}")
+    check_log_matches_trace(trace, log)
     if not (np.isfinite(deadline_s) and deadline_s >= 0):
         raise VideoInputError("playout deadline", f"must be a finite time >= 0 s, got {deadline_s}")
     fps = trace.fps() if fps is None else float(fps)
