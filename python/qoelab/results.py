@@ -31,6 +31,21 @@ def _summary_value(key: str, v: float) -> float | int:
     return int(v)
 
 
+#: The categories of `packets.drop`, indexed by the core's code (`trace::PacketLog::drop`):
+#: delivered or still in flight, dropped by a queue discipline, lost on a channel (a loss model,
+#: a WiMAX burst, an outage).
+DROP_CATEGORIES = ("none", "queue", "channel")
+
+
+def drop_column(codes: np.ndarray) -> pa.DictionaryArray:
+    """The core's 0/1/2 drop codes as a categorical (Arrow dictionary) column, which pandas reads
+    as a ``category`` and Parquet keeps."""
+    codes = np.asarray(codes)
+    if codes.size and int(codes.max()) >= len(DROP_CATEGORIES):
+        raise ValueError(f"packets.drop: unknown drop code {int(codes.max())}")
+    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int8)), pa.array(DROP_CATEGORIES))
+
+
 class Results:
     """The tables of one run, as pyarrow Tables (``res.flows``, ``res.links``, …)."""
 
@@ -45,6 +60,7 @@ class Results:
                 # The core marks "not received" as -1; the receive-log format uses null.
                 r = cols["recv_ns"]
                 arrays["recv_ns"] = pa.array(r, pa.int64(), mask=r < 0)
+                arrays["drop"] = drop_column(cols["drop"])
             self.tables[name] = pa.table(arrays)
         s = native["summary"]
         self.summary: dict[str, float | int] = {k: _summary_value(k, float(v)) for k, v in zip(s["key"], s["value"])}

@@ -68,6 +68,15 @@ CORPUS = {
 }
 
 
+def _type_name(t) -> str:
+    """Arrow's type name, with a dictionary of strings called what pandas calls it."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(t) and pa.types.is_string(t.value_type):
+        return "category"
+    return str(t)
+
+
 @pytest.fixture(scope="module")
 def produced() -> dict[str, dict[str, str]]:
     runs = [Scenario.from_dict(CORPUS).run()]
@@ -79,7 +88,7 @@ def produced() -> dict[str, dict[str, str]]:
     for res in runs:
         for name, t in res.tables.items():
             for f in t.schema:
-                cols.setdefault(name, {}).setdefault(f.name, str(f.type))
+                cols.setdefault(name, {}).setdefault(f.name, _type_name(f.type))
     return cols
 
 

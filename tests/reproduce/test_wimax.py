@@ -10,6 +10,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from conftest import ROOT, run_cli
 from qoelab.experiment.report import check_report, load_report
 from qoelab.reproduce import wimax as w
+from qoelab.results import drop_column
 
 PAPER = ROOT.parent / "shared" / "papers" / "multi-tfrc-wimax.txt"
 
@@ -106,7 +108,7 @@ def _fake_run(tmp_path: Path, rows: list[tuple]) -> Path:
     t = pa.table({"flow": pa.array(cols[0], pa.string()), "seq": pa.array(cols[1], pa.uint64()),
                   "nal": pa.array(cols[2], pa.int64()), "frame": pa.array(cols[3], pa.int64()),
                   "size_bytes": pa.array(cols[4], pa.uint64()), "sent_ns": pa.array(cols[5], pa.int64()),
-                  "recv_ns": pa.array(cols[6], pa.int64()), "drop": pa.array([0] * len(rows), pa.uint64())})
+                  "recv_ns": pa.array(cols[6], pa.int64()), "drop": drop_column(np.zeros(len(rows), np.uint64))})
     pq.write_table(t, d / "packets.parquet")
     return d
 

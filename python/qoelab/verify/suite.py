@@ -264,9 +264,9 @@ def _ge_run(p: float, r: float, loss_good: float, loss_bad: float) -> tuple[floa
     })
     t = res.packets.sort_by([("seq", "ascending")])
     # Packets still in flight at the end were never judged lost or received: leave them out.
-    judged = pc.or_(pc.is_valid(t["recv_ns"]), pc.not_equal(t["drop"], 0))
+    judged = pc.or_(pc.is_valid(t["recv_ns"]), pc.not_equal(t["drop"], "none"))
     t = t.filter(judged)
-    lost = pc.not_equal(t["drop"], 0).to_numpy(zero_copy_only=False).astype(np.int8)
+    lost = pc.not_equal(t["drop"], "none").to_numpy(zero_copy_only=False).astype(np.int8)
     n = len(lost)
     starts = int(lost[0]) + int(np.count_nonzero(np.diff(lost) == 1))
     return float(lost.sum() / n), float(lost.sum() / starts) if starts else math.nan, n
