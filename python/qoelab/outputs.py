@@ -23,6 +23,36 @@ _EXACT = {"bps": "bit/s", "bytes": "bytes", "packets": "packets", "utilisation":
           "tfrc_buffer_drops": "packets", "seq": None}
 
 
+#: Columns of the flows table that count something (events, segments, packets, bytes): unsigned
+#: integers, null on the rows of flows whose transport or application has no such counter (a
+#: UDP flow has no `rto_count`). The core reports them as floats with NaN for "none";
+#: :func:`counter_column` turns them into nullable uint64. `rev_` names are the same TCP
+#: counters for the reverse direction.
+_TCP_COUNTERS = ("segments_sent", "bytes_sent", "retransmitted_segments", "retransmitted_bytes", "rto_count",
+                 "fast_retransmits", "acked_bytes", "cwnd_bytes", "acks_sent", "duplicate_segments",
+                 "out_of_order_segments")
+FLOW_COUNTERS = frozenset(_TCP_COUNTERS + tuple(f"rev_{n}" for n in _TCP_COUNTERS) + (
+    "delivered_bytes", "reinjected_bytes", "penalisations", "duplicate_data_bytes", "tfrc_sent_pkts",
+    "tfrc_buffer_drops", "tfrc_no_feedback_expiries", "tfrc_lost_pkts", "tfrc_loss_events", "tfrc_feedbacks",
+    "app_datagrams", "app_nals", "downloads_completed", "http_objects", "http_bytes", "http_served",
+    "dash_segments", "dash_stalls", "dash_switches"))
+
+
+def counter_column(name: str, values):
+    """A counter the core reports as float64 (NaN: the flow has no such counter) as a nullable
+    uint64 Arrow array; a value that is not a non-negative integer is a bug, reported as such."""
+    import numpy as np
+    import pyarrow as pa
+
+    v = np.asarray(values, dtype=np.float64)
+    none = np.isnan(v)
+    ok = v[~none]
+    if ok.size and not (np.all(ok >= 0) and np.all(ok == np.floor(ok)) and np.all(ok < 2.0**63)):
+        bad = ok[~((ok >= 0) & (ok == np.floor(ok)) & (ok < 2.0**63))][0]
+        raise ValueError(f"flows.{name}: counter value {bad!r} is not a non-negative integer")
+    return pa.array(np.where(none, 0, v).astype(np.uint64), pa.uint64(), mask=none)
+
+
 def column_unit(name: str) -> str | None:
     """The unit of a result column from its name, or None (names, codes, counts of things)."""
     if name in _EXACT:
