@@ -90,6 +90,13 @@ impl TransportConfig {
         matches!(self, TransportConfig::Tfrc(_))
     }
 
+    /// Whether the destination's application can send data back on the connection (a
+    /// `peer_app` that answers): TCP's sockets are full duplex; MPTCP here carries data from the
+    /// source to the destination only (`docs/models/mptcp.md`).
+    pub fn carries_reverse_data(&self) -> bool {
+        !matches!(self, TransportConfig::Mptcp(_))
+    }
+
     /// Checks the config against the first hop's MTU. Errors read `field: reason`.
     pub fn validate(&self, mtu_bytes: u32) -> Result<(), String> {
         match self {
