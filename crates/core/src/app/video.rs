@@ -1,4 +1,4 @@
-//! Video from a frame/NAL trace over RTP (or plain UDP).
+//! Video from a frame/NAL trace over RTP (or plain UDP), or over TCP one message per frame.
 //!
 //! The trace is a CSV file (optionally gzipped, `.csv.gz`), one row per NAL unit (slice) in decode order, with header columns
 //! `frame,type,size_bytes,ts_ms` and optionally `nal` and `display` (the format written by
@@ -46,6 +46,12 @@
 //!   handed over since: no datagram is ever dropped at the send buffer. A trace played once
 //!   ends the flow's sending when its last owned row has been handed over. `peak_rate`,
 //!   `source_jitter`, `tfd` and `rsvp` are timing features and are errors with it.
+//!
+//! Over a stream transport (`tcp`, `mptcp`) each frame is written at its time as one message
+//! ([`AppCtx::send_message`]) of its NAL units' bytes, tagged with [`frame_tag`]; the keys that
+//! act on datagrams (`max_payload`, `pacing` other than burst, `ts_shaping`, `source_jitter`,
+//! `peak_rate`, `tfd`, `rsvp`, `split`) are errors there ("Video over TCP" in
+//! `docs/models/video.md`).
 
 use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::engine::TimerKind;
