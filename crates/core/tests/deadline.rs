@@ -2,12 +2,13 @@
 //! frame of the trace is written into the stream as one message, and the table records when
 //! its last byte reached the receiving application in order.
 //!
-//! Checked (over tcp and, for the clean path, mptcp): on a clean path every frame arrives once, in order, with the trace's bytes, no
-//! sooner than the path's one-way delay plus its serialisation at the bottleneck; across a 3-s
-//! outage nothing is lost, order holds, frames written during the outage arrive after it, and
-//! the first arrival after it is not before the first retransmission timeout that fires once
-//! the link is back; looped traces number frames by repetition; keys that act on datagrams
-//! are scenario errors at their key path over TCP; a datagram video writes no `messages`.
+//! Checked: on a clean path (over tcp and mptcp) every frame arrives once, in order, with the
+//! trace's bytes, no sooner than the path's one-way delay plus its serialisation at the
+//! bottleneck; across a 3-s outage (tcp) nothing is lost, order holds, frames written during
+//! the outage arrive after it, and the first arrival after it is not before the first
+//! retransmission timeout that fires once the link is back; looped traces number frames by
+//! repetition; keys that act on datagrams are scenario errors at their key path over tcp and
+//! mptcp; a datagram video writes no `messages`.
 
 use qoelab_core::app::video::{frame_tag, FRAMES_PER_CYCLE};
 use qoelab_core::trace::Column;
