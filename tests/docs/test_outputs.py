@@ -1,6 +1,7 @@
 """docs/outputs.md documents every column of every result table, with its type.
 
-A corpus of scenarios fills every table (flows of each transport, web and HTTP apps, a DASH player, subflows of UDP and MPTCP, the packet log, an
+A corpus of scenarios fills every table (flows of each transport, web and HTTP apps, a DASH player, subflows of UDP and MPTCP, the packet log,
+a video over TCP with its per-frame messages, an
 SQF port with per-flow samples, an outage); each column must be in the page's table for it with the type
 the run produced, and each column the page lists must exist. Probe tables are checked against
 the column lists of docs/models/probes.md.
@@ -61,6 +62,9 @@ CORPUS = {
         {"name": "dash", "src": "A", "dst": "B", "transport": {"kind": "tcp"}, "peer_app": {"kind": "http_server"},
          "app": {"kind": "dash", "mpd": str(root() / "data/traces/dash_hevc_2s.mpd"),
                  "segments": str(root() / "data/traces/dash_hevc.segments.csv")}},
+        # A video over TCP with its messages (one per frame) logged: the `messages` table.
+        {"name": "tcpvideo", "src": "A", "dst": "B", "transport": {"kind": "tcp"}, "packet_log": True,
+         "app": {"kind": "video", "trace": str(root() / "data/traces/cif_bbb_qp26.trace.csv")}},
     ],
     "outages": [{"links": ["R1->B"], "at": "1s", "duration": "0.3s"}],
     "output": {"probes": ["queue", "drops", "cwnd", "rto", "retransmit", "tcp_state", "app", "tfrc", "subflow",

@@ -373,6 +373,32 @@ impl Simulation {
         t.push("drop", Column::U64(c_drop));
         tables.push(t);
 
+        // Messages delivered in order on logged stream flows; absent when there are none, so
+        // the digest of a run without them is what it was before the table existed.
+        let mut m = crate::trace::MessageLog::default();
+        let mut m_flow = Vec::new();
+        for f in fl {
+            if let Some(l) = &f.log {
+                let g = &l.messages;
+                m_flow.extend(std::iter::repeat_n(f.name.clone(), g.tag.len()));
+                m.end.extend_from_slice(&g.end);
+                m.tag.extend_from_slice(&g.tag);
+                m.bytes.extend_from_slice(&g.bytes);
+                m.written_ns.extend_from_slice(&g.written_ns);
+                m.delivered_ns.extend_from_slice(&g.delivered_ns);
+            }
+        }
+        if !m_flow.is_empty() {
+            let mut t = Table::new("messages");
+            t.push("flow", Column::Str(m_flow));
+            t.push("end", Column::U64(m.end));
+            t.push("tag", Column::U64(m.tag));
+            t.push("bytes", Column::U64(m.bytes));
+            t.push("written_ns", Column::I64(m.written_ns));
+            t.push("delivered_ns", Column::I64(m.delivered_ns));
+            tables.push(t);
+        }
+
         // Probe tables, one per enabled kind (none by default, so the digest of a run without
         // probes is what it was before probes existed).
         tables.extend(self.probe_tables());

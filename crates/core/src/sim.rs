@@ -125,6 +125,8 @@ struct Record {
     end: u64,
     bytes: u64,
     tag: u64,
+    /// When the application wrote it.
+    written: SimTime,
 }
 
 /// One flow: a connection between an end at `src` (`ends[0]`, which opens it and whose
@@ -838,6 +840,14 @@ impl Simulation {
                 break;
             }
             f.records[peer].pop_front();
+            if let Some(log) = f.log.as_mut() {
+                let m = &mut log.messages;
+                m.end.push(e as u64);
+                m.tag.push(r.tag);
+                m.bytes.push(r.bytes);
+                m.written_ns.push(r.written.0 as i64);
+                m.delivered_ns.push(now.0 as i64);
+            }
             if let Some(app) = end.app.as_mut() {
                 let mut acx =
                     AppCtx::new(now, f.stop, end.sock.max_datagram_payload(), &mut end.app_rng, &mut self.actions)
@@ -909,7 +919,7 @@ impl Simulation {
                     }
                     AppAction::Message { bytes, tag } => {
                         f.written[e] += bytes;
-                        f.records[e].push_back(Record { end: f.written[e], bytes, tag });
+                        f.records[e].push_back(Record { end: f.written[e], bytes, tag, written: now });
                         end.sock.write(bytes, &mut cx)
                     }
                     AppAction::Probe { name, value } => {

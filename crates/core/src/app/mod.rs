@@ -195,6 +195,21 @@ pub trait BuildApp {
     /// Builds the application. Relative file paths resolve against `base_dir`; trace files are
     /// read once per `cache`.
     fn build(&self, base_dir: &Path, cache: &video::TraceCache) -> Result<Box<dyn Application>, AppBuildError>;
+    /// Whether the application runs over a transport of `service`. Default: only its
+    /// [`BuildApp::service`]; an application that runs over both (video) says so.
+    fn accepts(&self, service: Service) -> bool {
+        self.service() == service
+    }
+    /// Builds the application for a transport of `service` (one it [`accepts`](Self::accepts)).
+    /// Default: [`BuildApp::build`], for applications that run over one service only.
+    fn build_on(
+        &self,
+        base_dir: &Path,
+        cache: &video::TraceCache,
+        _service: Service,
+    ) -> Result<Box<dyn Application>, AppBuildError> {
+        self.build(base_dir, cache)
+    }
 }
 
 /// Errors building an application, with the config field they concern.
@@ -242,6 +257,21 @@ impl AppConfig {
         cache: &video::TraceCache,
     ) -> Result<Box<dyn Application>, AppBuildError> {
         self.config().build(base_dir, cache)
+    }
+
+    /// Whether the application runs over a transport of `service` (see [`BuildApp::accepts`]).
+    pub fn accepts(&self, service: Service) -> bool {
+        self.config().accepts(service)
+    }
+
+    /// As [`AppConfig::build_with`], for a transport of `service` (see [`BuildApp::build_on`]).
+    pub fn build_on(
+        &self,
+        base_dir: &Path,
+        cache: &video::TraceCache,
+        service: Service,
+    ) -> Result<Box<dyn Application>, AppBuildError> {
+        self.config().build_on(base_dir, cache, service)
     }
 }
 

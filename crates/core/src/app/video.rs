@@ -1,4 +1,4 @@
-//! Video from a frame/NAL trace over RTP (or plain UDP).
+//! Video from a frame/NAL trace over RTP (or plain UDP), or over TCP one message per frame.
 //!
 //! The trace is a CSV file (optionally gzipped, `.csv.gz`), one row per NAL unit (slice) in decode order, with header columns
 //! `frame,type,size_bytes,ts_ms` and optionally `nal` and `display` (the format written by
@@ -46,6 +46,12 @@
 //!   handed over since: no datagram is ever dropped at the send buffer. A trace played once
 //!   ends the flow's sending when its last owned row has been handed over. `peak_rate`,
 //!   `source_jitter`, `tfd` and `rsvp` are timing features and are errors with it.
+//!
+//! Over a stream transport (`tcp`, `mptcp`) each frame is written at its time as one message
+//! ([`AppCtx::send_message`]) of its NAL units' bytes, tagged with [`frame_tag`]; the keys that
+//! act on datagrams (`max_payload`, `pacing` other than burst, `ts_shaping`, `source_jitter`,
+//! `peak_rate`, `tfd`, `rsvp`, `split`) are errors there ("Video over TCP" in
+//! `docs/models/video.md`).
 
 use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::engine::TimerKind;
@@ -318,7 +324,31 @@ impl VideoConfig {
             space: Space::INITIAL,
             handed_pkts: 0,
             handed_bytes: 0,
+            stream: false,
         })
+    }
+}
+
+impl VideoConfig {
+    /// Refuses the keys that act on datagrams when the video runs over a stream transport:
+    /// each names its key (see "Video over TCP" in `docs/models/video.md`).
+    fn check_stream(&self) -> Result<(), AppBuildError> {
+        let refused = [
+            ("max_payload", self.max_payload.is_some(), "the transport cuts the stream into segments itself"),
+            ("pacing", self.pacing != Pacing::Burst, "a frame is written whole at its timestamp; the transport paces it"),
+            ("ts_shaping", !is_default_ts_shaping(&self.ts_shaping), "it shapes datagrams (pacing = \"ts\")"),
+            ("source_jitter", self.source_jitter > Dur::ZERO, "it delays datagrams, and a stream keeps no datagrams"),
+            ("peak_rate", self.peak_rate.is_some(), "it spaces datagrams; the transport's window sets the rate"),
+            ("tfd", self.tfd.is_some(), "the TFD option rides on video datagrams"),
+            ("rsvp", self.rsvp.is_some(), "the RSVP session is the flow's UDP datagrams"),
+            ("split", self.split.is_some(), "it splits a video over datagram connections (multi-connection TFRC)"),
+        ];
+        match refused.iter().find(|(_, on, _)| *on) {
+            Some((key, _, why)) => {
+                Err(AppBuildError::new(*key, format!("cannot be used over a stream transport (tcp, mptcp): {why}")))
+            }
+            None => Ok(()),
+        }
     }
 }
 
@@ -326,13 +356,39 @@ impl BuildApp for VideoConfig {
     fn service(&self) -> Service {
         Service::Datagram
     }
+    fn accepts(&self, _service: Service) -> bool {
+        true
+    }
     fn needs_send_buffer(&self) -> bool {
         self.pacing == Pacing::Greedy
     }
     fn build(&self, base_dir: &Path, cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(self.build_cached(base_dir, cache)?))
     }
+    fn build_on(
+        &self,
+        base_dir: &Path,
+        cache: &TraceCache,
+        service: Service,
+    ) -> Result<Box<dyn Application>, AppBuildError> {
+        if service == Service::Stream {
+            self.check_stream()?;
+        }
+        let mut src = self.build_cached(base_dir, cache)?;
+        src.stream = service == Service::Stream;
+        Ok(Box::new(src))
+    }
 }
+
+/// The tag of a frame's message over a stream transport: the decode-order frame number plus
+/// 10⁹ per repetition of a looped trace (as the datagrams' media tags number frames), so
+/// `tag mod 10⁹` is the trace's frame and `tag div 10⁹` the repetition.
+pub fn frame_tag(frame: i64, cycle: u64) -> u64 {
+    frame as u64 + cycle * FRAMES_PER_CYCLE
+}
+
+/// Frame-number stride between repetitions of a looped trace (see [`frame_tag`]).
+pub const FRAMES_PER_CYCLE: u64 = 1_000_000_000;
 
 pub struct VideoSource {
     rows: Arc<Vec<NalRow>>,
@@ -366,6 +422,8 @@ pub struct VideoSource {
     space: Space,
     handed_pkts: u64,
     handed_bytes: u64,
+    /// Over a stream transport: each frame is written as one message (see the module header).
+    stream: bool,
 }
 
 /// What a [`TransportEvent::SendSpace`] notice said.
@@ -389,7 +447,41 @@ impl VideoSource {
         SimTime(self.t0.0 + (self.cycle * self.period_ns + r.ts_ns).saturating_sub(self.offset_ns))
     }
 
+    /// Over a stream transport: writes each frame due by now as one message of its NAL units'
+    /// bytes, tagged with [`frame_tag`], and wakes at the next frame's time.
+    fn pump_stream(&mut self, cx: &mut AppCtx) {
+        loop {
+            if self.idx >= self.rows.len() {
+                if !self.repeat {
+                    return;
+                }
+                self.idx = 0;
+                self.cycle += 1;
+            }
+            let due = self.due(self.idx);
+            if due > cx.now {
+                cx.wake_at(due);
+                return;
+            }
+            // The frame is due at its first row's time and written whole.
+            let (first, frame) = (self.idx, self.rows[self.idx].frame);
+            let mut bytes = 0u64;
+            while self.idx < self.rows.len() && self.rows[self.idx].frame == frame {
+                bytes += self.rows[self.idx].size_bytes as u64;
+                self.idx += 1;
+            }
+            self.sent_nals += (self.idx - first) as u64;
+            // A frame of empty NAL units has nothing to write (and a message needs a byte).
+            if bytes > 0 {
+                cx.send_message(bytes, frame_tag(frame, self.cycle));
+            }
+        }
+    }
+
     fn pump(&mut self, cx: &mut AppCtx) {
+        if self.stream {
+            return self.pump_stream(cx);
+        }
         // RSVP refreshes ride on the source's own wake-ups (at least one per frame while it
         // sends), so a refresh is at most one frame interval late.
         if let Some(a) = self.rsvp.as_mut() {

@@ -211,7 +211,7 @@ impl Scenario {
                 None => end,
             };
             let service = c.transport.service();
-            if c.app.service() != service {
+            if !c.app.accepts(service) {
                 let need = if c.app.service() == Service::Stream {
                     "a stream transport (tcp)"
                 } else {
@@ -345,7 +345,7 @@ impl Scenario {
             let (sender, receiver) = c.transport.build(&setup);
             let app = c
                 .app
-                .build_with(base, &traces)
+                .build_on(base, &traces, service)
                 .map_err(|e| ScenarioError::new(format!("{path}.app.{}", e.field), e.reason))?;
             if c.app.needs_send_buffer() && !c.transport.has_send_buffer() {
                 return Err(ScenarioError::new(
@@ -384,14 +384,14 @@ impl Scenario {
                             ),
                         ));
                     }
-                    if pa.service() != service {
+                    if !pa.accepts(service) {
                         return Err(ScenarioError::new(
                             format!("{path}.peer_app.kind"),
                             format!("{:?} needs another transport than {:?}", tag_of(pa), tag_of(&c.transport)),
                         ));
                     }
                     Some(
-                        pa.build_with(base, &traces)
+                        pa.build_on(base, &traces, service)
                             .map_err(|e| ScenarioError::new(format!("{path}.peer_app.{}", e.field), e.reason))?,
                     )
                 }

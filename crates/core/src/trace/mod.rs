@@ -158,6 +158,22 @@ pub struct PacketLog {
     pub recv_ns: Vec<i64>,
     /// 0 = delivered or in flight, 1 = queue drop, 2 = channel drop.
     pub drop: Vec<u64>,
+    /// The messages ([`AppCtx::send_message`](crate::app::AppCtx::send_message)) delivered in
+    /// order to either end's application, in delivery order (empty on datagram flows).
+    pub messages: MessageLog,
+}
+
+/// Messages delivered in order to a flow's applications: the `messages` table.
+#[derive(Clone, Debug, Default)]
+pub struct MessageLog {
+    /// End whose application received the message (0 at the flow's source, 1 at its destination).
+    pub end: Vec<u64>,
+    pub tag: Vec<u64>,
+    pub bytes: Vec<u64>,
+    /// When the peer's application wrote it.
+    pub written_ns: Vec<i64>,
+    /// When its last byte reached the receiving application in order.
+    pub delivered_ns: Vec<i64>,
 }
 
 /// Jain's fairness index (Σx)² / (n·Σx²) of non-negative values; 1 for an empty or all-zero set.
