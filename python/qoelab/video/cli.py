@@ -153,7 +153,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     r = evaluate(args.trace, args.bitstream, args.log, playout_delay_s=args.playout_delay, flows=args.flow or None,
                  recipe_path=recipe, source_dirs=args.source_dir or (), vmaf=args.vmaf, ssim=args.ssim,
                  damaged_out=args.damaged_out, decoded_out=args.decoded_out, threads=args.threads,
-                 miv_interval=args.miv_interval)
+                 miv_interval=args.miv_interval, late=args.late, repetition=args.repetition)
     if args.out:
         r.write_parquet(args.out)
     if args.json:
@@ -284,9 +284,14 @@ def register(subparsers) -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="decode what the receiver got and measure per-frame quality")
     p.add_argument("trace", type=Path)
     p.add_argument("bitstream", type=Path)
-    p.add_argument("log", type=Path, help="receive log (Parquet or CSV)")
+    p.add_argument("log", type=Path, help="receive log (Parquet or CSV), or the messages table of a video over TCP")
     p.add_argument("--playout-delay", type=parse_duration_s, default=0.5, help="e.g. 150ms (default 500ms)")
     p.add_argument("--flow", action="append", help="use only this flow's packets (repeatable)")
+    p.add_argument("--late", choices=["discard", "decode"], default="discard",
+                   help="a frame past its deadline is discarded like a lost one (default), or decoded for "
+                        "reference with its display slot frozen")
+    p.add_argument("--repetition", type=int, default=0,
+                   help="with a messages table of a looped video: which repetition to evaluate (default 0)")
     p.add_argument("--recipe", type=Path, help="encode recipe, for PSNR against the source (default: beside the trace)")
     p.add_argument("--no-source", action="store_true", help="do not compare with the source")
     p.add_argument("--source-dir", action="append", type=Path,

@@ -32,6 +32,7 @@ import os
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from .bitstream import parse_nal_units
 from .decode import DecodeReport, decode_display_order, probe_video, read_source_frames
 from .errors import VideoInputError
 from .estimate import decodable, frame_delivery
+from .messages import LATE_POLICIES, MESSAGE_COLUMNS, deliver_messages
 from .metrics import SSIM_DEFINITIONS, EvalVidMos, plane_mse, psnr_evalvid
 from .recvlog import NalDelivery, deliver, read_receive_log
 from .source import SourceSpec, load_small_toml, load_source
@@ -109,14 +111,46 @@ def load_recipe_source(recipe_path: str | os.PathLike[str]) -> SourceSpec:
 
 def evaluate(trace_path, bitstream_path, log_path, *, playout_delay_s: float = 0.5, flows=None,
              recipe_path=None, source_dirs=(), vmaf: bool = False, ssim: str = "block", damaged_out=None,
-             decoded_out=None, stream_start_ns=None, threads: int = 1, miv_interval: int = 25) -> EvalResult:
-    """Evaluate a simulated delivery of `bitstream_path` described by `trace_path`."""
+             decoded_out=None, stream_start_ns=None, threads: int = 1, miv_interval: int = 25, late: str = "discard",
+             repetition: int = 0) -> EvalResult:
+    """Evaluate a simulated delivery of `bitstream_path` described by `trace_path`.
+
+    `log_path`: the run's per-packet receive log (a datagram video, :mod:`.recvlog`), or its
+    `messages` table (a video over TCP/MPTCP, :mod:`.messages`; then `flows` names at most one
+    flow, `repetition` picks the loop repetition, and `stream_start_ns` is not used). `late`:
+    what the player does with a late frame, ``"discard"`` or ``"decode"`` (see `.messages`).
+    """
     trace = read_trace(trace_path)
-    log = read_receive_log(log_path, flows)
-    delivery = deliver(trace, log, playout_delay_s, stream_start_ns)
+    if _is_messages(log_path):
+        if flows and len(flows) > 1:
+            raise VideoInputError(log_path, f"a messages table is evaluated one flow at a time, got {len(flows)} flows")
+        delivery = deliver_messages(trace, log_path, playout_delay_s, flow=flows[0] if flows else None,
+                                    repetition=repetition, late=late)
+    else:
+        if late not in LATE_POLICIES:
+            raise VideoInputError("late", f"must be one of {', '.join(LATE_POLICIES)}, got {late!r}")
+        log = read_receive_log(log_path, flows)
+        delivery = deliver(trace, log, playout_delay_s, stream_start_ns)
+        delivery.decode_late = late == "decode"
     return evaluate_delivery(trace, bitstream_path, delivery, recipe_path=recipe_path, source_dirs=source_dirs,
                              vmaf=vmaf, ssim=ssim, damaged_out=damaged_out, decoded_out=decoded_out, threads=threads,
                              miv_interval=miv_interval)
+
+
+def _is_messages(path) -> bool:
+    """Whether `path` holds a `messages` table (by its columns), not a per-packet receive log."""
+    p = Path(path)
+    try:
+        if p.suffix.lower() == ".csv":
+            with open(p, encoding="utf-8", errors="replace") as f:
+                names = f.readline().strip().split(",")
+        else:
+            import pyarrow.parquet as pq
+
+            names = pq.read_schema(p).names
+    except (OSError, pa.ArrowException, ValueError):
+        return False  # the receive-log reader names the problem
+    return set(MESSAGE_COLUMNS) <= set(names) and "nal" not in names
 
 
 def _load_bitstream(path, trace: NalTrace, codec: str):
@@ -167,7 +201,8 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
         return data[nals[i].offset: nals[i].offset + nals[i].size]
 
     ref_packets = [b"".join(chunk(i) for i in range(starts[k], starts[k + 1])) for k in range(n)]
-    dmg_packets = [b"".join(chunk(i) for i in range(starts[k], starts[k + 1]) if received[i]) or None for k in range(n)]
+    fed = delivery.arrived if delivery.decode_late else received  # what reaches the decoder
+    dmg_packets = [b"".join(chunk(i) for i in range(starts[k], starts[k + 1]) if fed[i]) or None for k in range(n)]
     if damaged_out is not None:
         Path(damaged_out).write_bytes(b"".join(p for p in dmg_packets if p))
     lost_ps = [(int(i), int(trace.frame[i]), _PARAM_SETS[codec][nals[i].nal_type])
@@ -185,6 +220,10 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
     rep_ref, rep_dmg = DecodeReport(), DecodeReport()
     ref_iter = decode_display_order(ref_packets, display, codec, width, height, threads=threads, report=rep_ref)
     dmg_iter = decode_display_order(dmg_packets, display, codec, width, height, threads=threads, report=rep_dmg)
+    late_frame = np.zeros(n, bool)
+    np.logical_or.at(late_frame, trace.frame, delivery.late)
+    if delivery.decode_late:
+        dmg_iter = _freeze(dmg_iter, late_frame[np.argsort(display)], height, width)
     names = ["mse_y_dec", "mse_yuv_dec", "ssim_dec"]
     if have_src:
         names += ["mse_y_src", "mse_yuv_src", "ssim_src", "ref_mse_y_src", "ref_mse_yuv_src", "ref_ssim_src"]
@@ -268,6 +307,7 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
         "status": status,
         "decodable": ok[dec_of_disp],
         "decoded": rep_dmg.decoded_mask,
+        "late": late_frame[dec_of_disp],
         "identical_to_decode": identical,
         "psnr_y_vs_decode": pnan(cols["mse_y_dec"]),
         "psnr_yuv_vs_decode": pnan(cols["mse_yuv_dec"]),
@@ -327,6 +367,8 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
         "decoder_pictures": int(rep_dmg.decoded),
         "predicted_pictures": int((~fd.lost).sum()),
         "repeated_slots": int(rep_dmg.repeated),
+        "frames_late": int(late_frame.sum()),
+        "late_frames_decoded": bool(delivery.decode_late),
         "decoder_errors": int(rep_dmg.errors),
         "misordered_pictures": int(rep_dmg.misordered),
         "references": "source (regenerated from the recipe) and decode (the undamaged decode)" if have_src
@@ -359,6 +401,16 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
     summary["evaluate_s"] = round(time.perf_counter() - t_start, 3)
     summary["decode_and_compare_s"] = round(decode_s, 3)
     return EvalResult(frames, json_native(summary))
+
+
+def _freeze(pictures: Iterator[np.ndarray], frozen: np.ndarray, height: int, width: int) -> Iterator[np.ndarray]:
+    """Yield `pictures` (one per display slot), with each slot flagged in `frozen` showing the
+    picture shown before it instead (mid-grey if the first slot is frozen)."""
+    shown = np.full((height * 3 // 2, width), 128, dtype=np.uint8)
+    for d, pic in enumerate(pictures):
+        if not frozen[d]:
+            shown = pic
+        yield shown
 
 
 def _vmaf(dist: Path, ref: Path, log: Path, width: int, height: int, fps: float, n: int,
@@ -408,6 +460,8 @@ def format_summary(s: dict) -> str:
     rows += [
         ("decodable frame rate", f"{s['decodable_frame_rate']:.4f}"),
         ("decoder pictures", f"{s['decoder_pictures']} (predicted {s['predicted_pictures']}), repeated slots {s['repeated_slots']}"),
+        ("late frames", f"{s['frames_late']} (display frozen; " + ("decoded for reference)" if s["late_frames_decoded"]
+                                                                   else "discarded like lost ones)")),
         ("SSIM definition", s["ssim_definition"]),
     ]
     for label in ("source", "decode"):

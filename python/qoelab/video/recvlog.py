@@ -134,6 +134,9 @@ class NalDelivery:
     deadline_ns: np.ndarray  # int64
     stream_start_ns: int
     playout_delay_ns: int
+    # Late NAL units: thrown away like lost ones (False), or still decoded with their frame's
+    # display slot frozen (True; see `qoelab.video.messages`).
+    decode_late: bool = False
 
     @property
     def late(self) -> np.ndarray:
