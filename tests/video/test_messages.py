@@ -185,3 +185,21 @@ duration = "1s"
     # In order: nothing is delivered before the path is back, so delivery times are monotone.
     assert (np.diff(ft.delivered_ns) >= 0).all()
     assert ft.delivered_ns[(w > 600_000_000) & (w < 1_400_000_000)].min() >= ft.start_ns + 1_500_000_000
+
+
+def test_cli_evaluates_a_messages_table_and_refuses_a_bad_policy(short_clip, tmp_path):
+    import subprocess
+    import sys
+
+    trace = read_trace(short_clip.trace)
+    path = tmp_path / "messages.parquet"
+    pq.write_table(_messages(trace, [5]), path)
+    base = [sys.executable, "-m", "qoelab.cli", "video", "evaluate", str(short_clip.trace), str(short_clip.bitstream),
+            str(path), "--playout-delay", "200ms", "--no-source"]
+    ok = subprocess.run(base + ["--late", "decode", "--json", str(tmp_path / "s.json")], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    assert "late frames" in ok.stdout and "decoded for reference" in ok.stdout
+    bad = subprocess.run(base + ["--late", "keep"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--late" in bad.stderr and "Traceback" not in bad.stderr
+    rep = subprocess.run(base + ["--repetition", "3"], capture_output=True, text=True)
+    assert rep.returncode == 2 and "repetition 3" in rep.stderr and "Traceback" not in rep.stderr
