@@ -79,6 +79,28 @@ fn unreadable_trace() {
 }
 
 #[test]
+fn dash_ladder_errors_name_the_key_of_the_file_at_fault() {
+    let traces = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/traces");
+    let dash = |mpd: &str, segments: &str| {
+        BASE.replace("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\" }").replace(
+            "{ kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }",
+            &format!("{{ kind = \"dash\", mpd = \"{mpd}\", segments = \"{segments}\" }}\npeer_app = {{ kind = \"http_server\" }}"),
+        )
+    };
+    let good_mpd = format!("{traces}/dash_hevc_6s.mpd");
+    let good_seg = format!("{traces}/dash_hevc.segments.csv");
+    Scenario::from_toml(&dash(&good_mpd, &good_seg)).unwrap().build(&BuildOptions::default()).unwrap();
+    // The segments table is a file, but not the segments table (an MPD): named at `segments`.
+    let e = err(&dash(&good_mpd, &good_mpd));
+    assert!(e.starts_with("flows[0].app.segments") && e.contains("dash_hevc_6s.mpd"), "{e}");
+    let e = err(&dash(&good_mpd, "/nonexistent/s.csv"));
+    assert!(e.starts_with("flows[0].app.segments") && e.contains("cannot read"), "{e}");
+    // A segments table given as the MPD: named at `mpd`.
+    let e = err(&dash(&good_seg, &good_seg));
+    assert!(e.starts_with("flows[0].app.mpd"), "{e}");
+}
+
+#[test]
 fn bad_probability() {
     let e =
         err(&BASE

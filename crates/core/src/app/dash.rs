@@ -92,10 +92,13 @@ impl BuildApp for DashConfig {
 impl DashConfig {
     pub fn build_player(&self, base_dir: &Path) -> Result<Dash, AppBuildError> {
         let (mpd, segments) = (base_dir.join(&self.mpd), base_dir.join(&self.segments));
-        // Every error starts with the file at fault: name the key that gave that file.
+        // Name the key that gave the file at fault.
         let ladder = manifest::read_ladder(&mpd, &segments).map_err(|e| {
-            let key = if e.starts_with(&format!("{}: ", segments.display())) && segments != mpd { "segments" } else { "mpd" };
-            AppBuildError::new(key, e)
+            let key = match e.file {
+                manifest::LadderFile::Mpd => "mpd",
+                manifest::LadderFile::Segments => "segments",
+            };
+            AppBuildError::new(key, e.message)
         })?;
         let seg = Dur(ladder.segment_ns);
         let startup = self.startup.unwrap_or(Dur(ladder.durations_ns[0]));

@@ -157,9 +157,42 @@ fn parse_iso_duration(s: &str) -> Option<u64> {
     (secs.is_finite() && secs > 0.0).then(|| (secs * 1e9).round() as u64)
 }
 
-/// Reads the MPD at `mpd` and the segments table at `segments` into a [`Ladder`]. Errors are
+/// Which input of [`read_ladder`] an error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LadderFile {
+    /// The MPD.
+    Mpd,
+    /// The segments table.
+    Segments,
+}
+
+/// An error of [`read_ladder`]: the file at fault, and a message
 /// `"<file>: <element or row>: <reason>"`.
-pub fn read_ladder(mpd: &Path, segments: &Path) -> Result<Ladder, String> {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LadderError {
+    pub file: LadderFile,
+    pub message: String,
+}
+
+impl std::fmt::Display for LadderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Reads the MPD at `mpd` and the segments table at `segments` into a [`Ladder`]. A size
+/// missing for one of the MPD's representations is the segments table's fault.
+pub fn read_ladder(mpd: &Path, segments: &Path) -> Result<Ladder, LadderError> {
+    let err = |file| move |message| LadderError { file, message };
+    let (mut rungs, durations_ns, segment_ns) = read_mpd(mpd).map_err(err(LadderFile::Mpd))?;
+    fill_sizes(segments, &mut rungs, &durations_ns, segment_ns).map_err(err(LadderFile::Segments))?;
+    rungs.sort_by_key(|r| r.bandwidth_bps);
+    Ok(Ladder { rungs, durations_ns, segment_ns })
+}
+
+/// The MPD's representations (sizes unknown: `u64::MAX`), its segments' durations and the
+/// template's segment length.
+fn read_mpd(mpd: &Path) -> Result<(Vec<Rung>, Vec<u64>, u64), String> {
     let mpd_name = mpd.display();
     let text = read_capped(mpd).map_err(|e| format!("{mpd_name}: {e}"))?;
     let text = std::str::from_utf8(&text).map_err(|_| format!("{mpd_name}: not UTF-8 text"))?;
@@ -228,8 +261,12 @@ pub fn read_ladder(mpd: &Path, segments: &Path) -> Result<Ladder, String> {
         }
         rungs.push(Rung { id: r.id.clone(), bandwidth_bps: r.bandwidth, sizes: vec![u64::MAX; n] });
     }
+    Ok((rungs, durations_ns, segment_ns))
+}
 
-    // Segment sizes for this MPD's segment length.
+/// Reads each rung's segment sizes for this MPD's segment length from the segments table.
+fn fill_sizes(segments: &Path, rungs: &mut [Rung], durations_ns: &[u64], segment_ns: u64) -> Result<(), String> {
+    let n = durations_ns.len();
     let seg_name = segments.display();
     let text = read_capped(segments).map_err(|e| format!("{seg_name}: {e}"))?;
     let mut rdr = csv::Reader::from_reader(&text[..]);
@@ -273,13 +310,12 @@ pub fn read_ladder(mpd: &Path, segments: &Path) -> Result<Ladder, String> {
         }
         *slot = row.size_bytes;
     }
-    for r in &rungs {
+    for r in rungs.iter() {
         if let Some(k) = r.sizes.iter().position(|&s| s == u64::MAX) {
             return Err(format!("{seg_name}: no size for segment {k} of representation {} at {seg_s} s", r.id));
         }
     }
-    rungs.sort_by_key(|r| r.bandwidth_bps);
-    Ok(Ladder { rungs, durations_ns, segment_ns })
+    Ok(())
 }
 
 /// The first line of a library's message, at most 120 characters (never the file's text:
@@ -372,8 +408,12 @@ mod tests {
             let m = write(&dir, &format!("m{k}.mpd"), text);
             let e = read_ladder(&m, &c).unwrap_err();
             // A size missing for an MPD representation is the segments table's fault: named there.
-            let file = if want.starts_with("no size") || want.starts_with("line") { c.display().to_string() } else { m.display().to_string() };
-            assert!(e.starts_with(&file) && e.contains(want), "case {k}: {e}");
+            let (file, kind) = if want.starts_with("no size") || want.starts_with("line") {
+                (c.display().to_string(), LadderFile::Segments)
+            } else {
+                (m.display().to_string(), LadderFile::Mpd)
+            };
+            assert!(e.file == kind && e.message.starts_with(&file) && e.message.contains(want), "case {k}: {e:?}");
         }
         let m = write(&dir, "ok.mpd", &mpd(T, R));
         let bad_csv = [
@@ -386,10 +426,15 @@ mod tests {
         for (k, (text, want)) in bad_csv.iter().enumerate() {
             let s = write(&dir, &format!("s{k}.csv"), text);
             let e = read_ladder(&m, &s).unwrap_err();
-            assert!(e.starts_with(&s.display().to_string()) && e.contains(want), "csv case {k}: {e}");
+            assert!(
+                e.file == LadderFile::Segments && e.message.starts_with(&s.display().to_string()) && e.message.contains(want),
+                "csv case {k}: {e:?}"
+            );
         }
         let e = read_ladder(&dir.join("missing.mpd"), &c).unwrap_err();
-        assert!(e.ends_with("missing.mpd: cannot read: no such file"), "{e}");
+        assert!(e.file == LadderFile::Mpd && e.message.ends_with("missing.mpd: cannot read: no such file"), "{e:?}");
+        let e = read_ladder(&m, &dir.join("missing.csv")).unwrap_err();
+        assert!(e.file == LadderFile::Segments && e.message.ends_with("missing.csv: cannot read: no such file"), "{e:?}");
         std::fs::remove_dir_all(&dir).ok();
     }
 }
