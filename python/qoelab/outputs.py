@@ -47,9 +47,9 @@ def counter_column(name: str, values):
     v = np.asarray(values, dtype=np.float64)
     none = np.isnan(v)
     ok = v[~none]
-    if ok.size and not (np.all(ok >= 0) and np.all(ok == np.floor(ok)) and np.all(ok < 2.0**63)):
-        bad = ok[~((ok >= 0) & (ok == np.floor(ok)) & (ok < 2.0**63))][0]
-        raise ValueError(f"flows.{name}: counter value {bad!r} is not a non-negative integer")
+    wrong = ~((ok >= 0) & (ok == np.floor(ok)) & (ok < 2.0**63))
+    if wrong.any():
+        raise ValueError(f"flows.{name}: counter value {ok[wrong][0]!r} is not a non-negative integer")
     return pa.array(np.where(none, 0, v).astype(np.uint64), pa.uint64(), mask=none)
 
 

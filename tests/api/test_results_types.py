@@ -77,3 +77,20 @@ def test_bundled_scenario_name_beats_a_folder_of_that_name(tmp_path, monkeypatch
     assert scenario_path("demo") == root() / "scenarios" / "demo" / "scenario.toml"
     (tmp_path / "mine.toml").write_text("")
     assert scenario_path("mine.toml") == Path("mine.toml")
+
+
+@pytest.mark.parametrize("bad", [1.5, -1.0, 2.0**63, float("inf")])
+def test_counter_column_refuses_values_that_are_not_counts(bad) -> None:
+    from qoelab.outputs import counter_column
+
+    with pytest.raises(ValueError, match=r"flows\.x: counter value .* is not a non-negative integer"):
+        counter_column("x", [3.0, float("nan"), bad])
+
+
+def test_counter_column_is_nullable_uint64() -> None:
+    import pyarrow as pa
+
+    from qoelab.outputs import counter_column
+
+    a = counter_column("x", [3.0, float("nan"), 0.0, 2.0**62])
+    assert a.type == pa.uint64() and a.to_pylist() == [3, None, 0, 2**62]
