@@ -4,7 +4,6 @@ only in the link rate (the treatment), two repetitions each."""
 import csv
 import io
 import json
-import tomllib
 
 import pyarrow.parquet as pq
 import pytest
@@ -15,37 +14,8 @@ from qoelab.experiment.findings import Label, judge_positive, Finding
 from qoelab.experiment.report import load_report
 from qoelab.experiment.stats import paired_ci
 from qoelab.experiment.tables import Column, PaperValues, Table, finding_json, findings_md, report
-from qoelab.scenario import Scenario
+from toy import TOY, build, metrics  # noqa: F401  (the shared toy experiment)
 
-TOY = """
-[sim]
-duration = "0.05s"
-seed = 1
-[[links]]
-a = "A"
-b = "B"
-rate = "1Gbps"
-delay = "5ms"
-queue = { kind = "fifo", limit = "20p" }
-[[flows]]
-name = "p"
-src = "A"
-dst = "B"
-transport = { kind = "udp" }
-app = { kind = "poisson", rate = "900Mbps", payload = "1000B" }
-"""
-
-
-def build(p):
-    sc = Scenario.from_dict(tomllib.loads(TOY), "toy.toml")
-    sc.set("links[0].rate", p["rate"])
-    return sc
-
-
-def metrics(run_dir, p):
-    t = pq.read_table(run_dir / "flows.parquet").to_pylist()
-    (row,) = [r for r in t if r["flow"] == "p"] if "flow" in t[0] else t
-    return {"loss": float(row["loss_ratio"])}
 
 
 def toy(reps=2):

@@ -17,36 +17,8 @@ from qoelab.experiment.findings import Finding, Label, Verdict
 from qoelab.experiment.report import load_report
 from qoelab.experiment.stats import Estimate, mean_ci
 from qoelab.experiment.tables import Column, Figure, Table, findings_md, pivot, report
-from qoelab.scenario import Scenario
+from toy import TOY, build, metrics  # noqa: F401  (the shared toy experiment)
 
-TOY = """
-[sim]
-duration = "0.05s"
-seed = 1
-[[links]]
-a = "A"
-b = "B"
-rate = "1Gbps"
-delay = "5ms"
-queue = { kind = "fifo", limit = "20p" }
-[[flows]]
-name = "p"
-src = "A"
-dst = "B"
-transport = { kind = "udp" }
-app = { kind = "poisson", rate = "900Mbps", payload = "1000B" }
-"""
-
-
-def build(p):
-    sc = Scenario.from_dict(tomllib.loads(TOY), "toy.toml")
-    sc.set("links[0].rate", p["rate"])
-    return sc
-
-
-def metrics(run_dir, p):
-    (row,) = pq.read_table(run_dir / "flows.parquet").to_pylist()
-    return {"loss": float(row["loss_ratio"])}
 
 
 def build_rep(p, rep):
