@@ -17,7 +17,6 @@ from qoelab.experiment.tables import Column, PaperValues, Table, finding_json, f
 from toy import TOY, build, metrics  # noqa: F401  (the shared toy experiment)
 
 
-
 def toy(reps=2):
     return Experiment("toy", [{"rate": "950Mbps"}, {"rate": "2Gbps"}], build, metrics, paired=("rate",), reps=reps)
 
