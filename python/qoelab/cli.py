@@ -263,6 +263,27 @@ def cmd_examples(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_schema(a: argparse.Namespace) -> int:
+    """Prints the scenario JSON Schema, or the reference page generated from it."""
+    from qoelab.schema import reference_markdown, scenario_schema_text
+
+    text = reference_markdown() if a.markdown else scenario_schema_text()
+    if a.output is None:
+        sys.stdout.write(text)
+        return 0
+    dest = Path(a.output)
+    if dest.is_dir():
+        raise QoelabError(f"{dest}: is a folder; give a file name, e.g. {dest / 'scenario.schema.json'}")
+    if not dest.parent.is_dir():
+        raise QoelabError(f"{dest}: folder {dest.parent} does not exist")
+    try:
+        dest.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise QoelabError(f"{dest}: cannot write: {e.strerror or e}") from None
+    out.print(f"wrote {dest}")
+    return 0
+
+
 def cmd_demo(a: argparse.Namespace) -> int:
     a.scenario = "demo"
     a.set = a.set or []
@@ -383,6 +404,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     e = sub.add_parser("examples", help="copy the bundled scenarios and data (traces, clips) into DIR for editing")
     e.add_argument("directory", metavar="DIR", help="a new or empty folder")
     e.set_defaults(func=cmd_examples)
+
+    sc = sub.add_parser("schema", help="print the scenario file's JSON Schema (for editors), or its reference page")
+    sc.add_argument("--markdown", action="store_true", help="print the key-by-key reference (docs/scenarios.md) instead")
+    sc.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+    sc.set_defaults(func=cmd_schema)
 
     try:
         from qoelab.video import cli as video_cli

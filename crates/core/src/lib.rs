@@ -39,6 +39,7 @@ pub mod queue;
 pub mod registry;
 pub mod results;
 pub mod scenario;
+pub mod schema;
 pub mod sim;
 pub mod subflow;
 pub mod time;

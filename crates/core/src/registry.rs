@@ -44,12 +44,13 @@ macro_rules! registry {
         )+
 
         $(#[$attr])*
-        #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
         #[serde(tag = "kind")]
         pub enum $Enum {
             $(
                 $(#[$gate])*
-                #[doc = concat!("`kind = \"", $name, "\"`: [`", stringify!($Config), "`].")]
+                // For rustdoc only: the schema describes a kind by its config's own doc comment.
+                #[cfg_attr(doc, doc = concat!("`kind = \"", $name, "\"`: [`", stringify!($Config), "`]."))]
                 #[serde(rename = $name)]
                 $Variant($Config),
             )+
@@ -71,6 +72,18 @@ macro_rules! registry {
         impl $Enum {
             /// Every `kind` name, in registry order (the order serde lists them in errors).
             pub const NAMES: &'static [&'static str] = &[$( $(#[$gate])* $name ),+];
+
+            /// The JSON Schema of a key that takes a bare kind name (standing for `{ kind = name }`)
+            /// or the tagged table, as `cc` and `coupled` do.
+            #[allow(dead_code)]
+            pub fn name_or_table_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "oneOf": [
+                        { "type": "string", "enum": Self::NAMES, "description": "a kind name: the table with that `kind` and every other key at its default" },
+                        g.subschema_for::<Self>(),
+                    ]
+                })
+            }
 
             /// The `kind` tag of this config.
             pub fn kind(&self) -> &'static str {

@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_PATHS: usize = 8;
 
 /// One subflow of a flow's `subflows` list in a scenario. Every field is optional.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubflowConfig {
     /// The source end's address on this path: one of `src`'s addresses (default: its primary

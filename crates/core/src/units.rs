@@ -174,14 +174,40 @@ pub fn parse_limit(s: &str) -> Result<Limit, String> {
 }
 
 /// Serde adapters: scenario fields hold the typed value but (de)serialise as unit strings.
+///
+/// Each adapter is a unit type named as a module would be (`#[serde(with =
+/// "serde_units::time")]` calls `time::deserialize`/`time::serialize`), so that the same path
+/// also gives the field's JSON Schema (`schemars::JsonSchema` on the adapter): a string with the
+/// unit's pattern, as [`crate::schema`] publishes it.
+#[allow(non_camel_case_types)]
 pub mod serde_units {
     use super::*;
+    use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
     use serde::{de, Deserialize, Deserializer, Serializer};
+    use std::borrow::Cow;
 
-    macro_rules! unit_mod {
-        ($name:ident, $ty:ty, $parse:expr, $fmt:expr) => {
-            pub mod $name {
-                use super::*;
+    /// A decimal number as the unit parsers read it (no sign: every quantity is ≥ 0).
+    const NUM: &str = r"^\s*\+?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*";
+    /// The unit suffixes each parser accepts (`parse_rate`, `parse_time`, `parse_bytes`).
+    pub const RATE_UNITS: &str = "(bps|b/s|kbps|Kbps|kb/s|Mbps|Mb/s|Gbps|Gb/s|Tbps)";
+    pub const TIME_UNITS: &str = "(ns|us|µs|ms|s|min|h)";
+    pub const SIZE_UNITS: &str = "(B|KB|kB|MB|GB|KiB|MiB|GiB)";
+
+    fn quantity(name: &str, units: &str, description: &str, example: &str) -> Schema {
+        json_schema!({
+            "title": name,
+            "type": "string",
+            "pattern": format!("{NUM}{units}\\s*$"),
+            "description": description,
+            "examples": [example],
+        })
+    }
+
+    macro_rules! adapter {
+        ($name:ident, $ty:ty, $parse:expr, $fmt:expr, $schema:expr) => {
+            #[doc = concat!("Serde adapter and schema of a `", stringify!($name), "` field.")]
+            pub struct $name;
+            impl $name {
                 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
                     let s = String::deserialize(d)?;
                     $parse(&s).map_err(de::Error::custom)
@@ -190,18 +216,49 @@ pub mod serde_units {
                     s.serialize_str(&$fmt(v))
                 }
             }
+            impl JsonSchema for $name {
+                fn schema_name() -> Cow<'static, str> {
+                    stringify!($name).into()
+                }
+                fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                    $schema
+                }
+            }
         };
     }
-    unit_mod!(rate, Rate, parse_rate, |r: &Rate| format!("{}bps", r.0));
-    unit_mod!(time, Dur, parse_time, |d: &Dur| format!("{}ns", d.0));
-    unit_mod!(bytes, u64, parse_bytes, |b: &u64| format!("{b}B"));
-    unit_mod!(limit, Limit, parse_limit, |l: &Limit| match l {
-        Limit::Packets(p) => format!("{p}p"),
-        Limit::Bytes(b) => format!("{b}B"),
-    });
+    adapter!(rate, Rate, parse_rate, |r: &Rate| format!("{}bps", r.0), rate_schema());
+    adapter!(time, Dur, parse_time, |d: &Dur| format!("{}ns", d.0), time_schema());
+    adapter!(bytes, u64, parse_bytes, |b: &u64| format!("{b}B"), bytes_schema());
+    adapter!(
+        limit,
+        Limit,
+        parse_limit,
+        |l: &Limit| match l {
+            Limit::Packets(p) => format!("{p}p"),
+            Limit::Bytes(b) => format!("{b}B"),
+        },
+        json_schema!({
+            "title": "limit",
+            "type": "string",
+            "pattern": format!(r"^\s*[0-9]+\s*p\s*$|{NUM}{SIZE_UNITS}\s*$"),
+            "description": "a buffer limit in packets (\"50p\") or in bytes (\"64KB\"); at least 1",
+            "examples": ["50p", "64KB"],
+        })
+    );
 
-    pub mod opt_bytes {
-        use super::*;
+    fn rate_schema() -> Schema {
+        quantity("rate", RATE_UNITS, "a bit rate with its unit, bit/s to Tbit/s (at least 1bps)", "10Mbps")
+    }
+    fn time_schema() -> Schema {
+        quantity("time", TIME_UNITS, "a time with its unit, ns to h (below 146 years)", "20ms")
+    }
+    fn bytes_schema() -> Schema {
+        quantity("bytes", SIZE_UNITS, "a size with its unit, B to GiB (decimal KB/MB/GB, binary KiB/MiB/GiB)", "64KB")
+    }
+
+    /// An optional size: absent, or as [`bytes`].
+    pub struct opt_bytes;
+    impl opt_bytes {
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
             let s = Option::<String>::deserialize(d)?;
             s.map(|s| parse_bytes(&s).map_err(de::Error::custom)).transpose()
@@ -213,9 +270,18 @@ pub mod serde_units {
             }
         }
     }
+    impl JsonSchema for opt_bytes {
+        fn schema_name() -> Cow<'static, str> {
+            "bytes".into()
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            bytes_schema()
+        }
+    }
 
-    pub mod opt_time {
-        use super::*;
+    /// An optional time: absent, or as [`time`].
+    pub struct opt_time;
+    impl opt_time {
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Dur>, D::Error> {
             let s = Option::<String>::deserialize(d)?;
             s.map(|s| parse_time(&s).map_err(de::Error::custom)).transpose()
@@ -225,6 +291,37 @@ pub mod serde_units {
                 Some(d) => s.serialize_str(&format!("{}ns", d.0)),
                 None => s.serialize_none(),
             }
+        }
+    }
+    impl JsonSchema for opt_time {
+        fn schema_name() -> Cow<'static, str> {
+            "time".into()
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            time_schema()
+        }
+    }
+
+    /// An optional rate: absent, or as [`rate`].
+    pub struct opt_rate;
+    impl opt_rate {
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rate>, D::Error> {
+            let s = Option::<String>::deserialize(d)?;
+            s.map(|s| parse_rate(&s).map_err(de::Error::custom)).transpose()
+        }
+        pub fn serialize<S: Serializer>(v: &Option<Rate>, s: S) -> Result<S::Ok, S::Error> {
+            match v {
+                Some(r) => s.serialize_str(&format!("{}bps", r.0)),
+                None => s.serialize_none(),
+            }
+        }
+    }
+    impl JsonSchema for opt_rate {
+        fn schema_name() -> Cow<'static, str> {
+            "rate".into()
+        }
+        fn json_schema(_: &mut SchemaGenerator) -> Schema {
+            rate_schema()
         }
     }
 }

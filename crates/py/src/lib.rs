@@ -228,6 +228,12 @@ fn bench_inner<'py>(
 }
 
 /// Normalises a scenario: parses it and prints it back with every default filled in.
+/// The JSON Schema of a scenario file (draft-07), generated from the config types.
+#[pyfunction]
+fn scenario_schema() -> String {
+    qoelab_core::schema::scenario_schema_json()
+}
+
 #[pyfunction]
 fn normalize(text: &str) -> PyResult<String> {
     guarded(|| Scenario::from_toml(text).map(|s| s.to_toml()).map_err(scenario_err))
@@ -378,5 +384,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(bench_run, m)?)?;
     m.add_function(wrap_pyfunction!(normalize, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     Ok(())
 }

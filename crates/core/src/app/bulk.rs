@@ -8,7 +8,7 @@ use crate::transport::Service;
 use std::path::Path;
 
 /// `kind = "bulk"`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BulkConfig {
     /// Bytes to send; absent means unlimited (until the stop time).

@@ -10,7 +10,7 @@ use crate::transport::Service;
 use std::path::Path;
 
 /// `kind = "cbr"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CbrConfig {
     /// Payload rate, e.g. `"5Mbps"`.

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// `kind = "http_client"`: fetches objects one after another.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpClientConfig {
     /// Mean object size, bytes (at least 1).

@@ -13,7 +13,7 @@ fn default_header() -> u64 {
 }
 
 /// `kind = "http_server"`: answers every request with the object it names.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HttpServerConfig {
     /// Response header bytes sent before each object (default `"250B"`).

@@ -12,7 +12,7 @@ use crate::transport::Service;
 use std::path::Path;
 
 /// Distribution of ON/OFF period lengths.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PeriodDist {
     Exponential,
@@ -21,7 +21,7 @@ pub enum PeriodDist {
 }
 
 /// `kind = "on_off"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OnOffConfig {
     /// Payload rate while ON.

@@ -15,7 +15,7 @@ use crate::units::{serde_units, Rate};
 use serde::{Deserialize, Serialize};
 
 /// `rsvp = { ... }` of a video app: reserve `rate` on every router port of the path.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RsvpSenderConfig {
     /// Tspec token rate r = the Guaranteed-service rate R each hop reserves.

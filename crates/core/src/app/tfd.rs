@@ -43,7 +43,7 @@ use std::sync::Arc;
 const HEADER_BYTES: u64 = 40;
 
 /// Where the announced amount comes from.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TfdSource {
     #[default]
@@ -53,7 +53,7 @@ pub enum TfdSource {
 }
 
 /// How the horizon (Next Time) is chosen.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HorizonKind {
     #[default]
@@ -62,7 +62,7 @@ pub enum HorizonKind {
 }
 
 /// Which datagrams carry the option.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Attach {
     #[default]
@@ -71,7 +71,7 @@ pub enum Attach {
 }
 
 /// `tfd = { ... }` of a video app.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TfdSenderConfig {
     /// `"encoder"` (default), `"buffer"` or `"forecast"`.

@@ -64,7 +64,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// `kind = "video"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VideoConfig {
     /// Path of the trace CSV (relative to the scenario file).
@@ -92,7 +92,7 @@ pub struct VideoConfig {
     #[serde(default, with = "serde_units::time")]
     pub source_jitter: Dur,
     /// Largest sending rate of the source (IP bytes), e.g. `"8Mbps"`; default unlimited.
-    #[serde(default, with = "opt_rate", skip_serializing_if = "Option::is_none")]
+    #[serde(default, with = "serde_units::opt_rate", skip_serializing_if = "Option::is_none")]
     pub peak_rate: Option<crate::units::Rate>,
     /// Attach the Traffic Flow Description option (see [`super::tfd`]); default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,7 +108,7 @@ pub struct VideoConfig {
 
 /// `split = { connections = N, index = i, gop = G }`: this flow carries the GOPs `g` (frames
 /// `g·G .. (g+1)·G − 1` of the decode-order `frame` column) with `g mod N = i`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Split {
     /// Number of connections N the video is split over, 1 to 16.
@@ -159,22 +159,6 @@ fn owned(split: &Option<Split>, r: &NalRow) -> bool {
     split.as_ref().is_none_or(|s| s.owns(r.frame))
 }
 
-/// Serde for an optional rate string (`"8Mbps"`).
-mod opt_rate {
-    use crate::units::{parse_rate, Rate};
-    use serde::{de, Deserialize, Deserializer, Serializer};
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rate>, D::Error> {
-        let s = Option::<String>::deserialize(d)?;
-        s.map(|s| parse_rate(&s).map_err(de::Error::custom)).transpose()
-    }
-    pub fn serialize<S: Serializer>(v: &Option<Rate>, s: S) -> Result<S::Ok, S::Error> {
-        match v {
-            Some(r) => s.serialize_str(&format!("{}bps", r.0)),
-            None => s.serialize_none(),
-        }
-    }
-}
-
 /// VLC's default TS shaping delay (`sout-ts-shaping`, 200 ms).
 fn default_ts_shaping() -> Dur {
     Dur::from_millis(200)
@@ -185,7 +169,7 @@ fn is_default_ts_shaping(d: &Dur) -> bool {
 }
 
 /// When a frame's datagrams leave the sender.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Pacing {
     #[default]

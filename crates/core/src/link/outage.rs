@@ -32,7 +32,7 @@ pub const MAX_COUNT: u32 = 100_000;
 
 /// `[[outages]]`: when some link directions are down. Either `at` (one outage) or `count`
 /// with `min_gap` and `max_gap` (random outages).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutageConfig {
     /// Link directions taken down, by name (`"R->C"`, as in `output.pcap`); at least one. All

@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// `kind = "drr"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DrrConfig {
     /// Shared buffer limit in packets (`"50p"`) or bytes (`"75KB"`). Default `"100p"`.

@@ -38,7 +38,7 @@ pub use reservation::{reservations, reservations_mut, AsAny, Reservation, Reserv
 /// Keys are exact (no hashing, so no collisions) and derived only from header fields:
 /// addresses are the packet's IPv4 addresses. The SQF paper (BMO11 Sec. III-A) identifies flows by the
 /// 5-tuple, or by a part of it such as the source port on the upstream of an access line.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FlowKeyKind {
     /// (source address, destination address, protocol, source port, destination port).

@@ -49,7 +49,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// `kind = "pfq"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PfqConfig {
     /// Shared buffer limit in packets (`"50p"`) or bytes (`"75KB"`). Default `"100p"`.

@@ -40,7 +40,7 @@ use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
 
 /// `kind = "sqf"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SqfConfig {
     /// Shared buffer limit in packets (`"50p"`) or bytes (`"75KB"`). Default `"100p"`.

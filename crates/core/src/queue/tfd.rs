@@ -58,7 +58,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// `kind = "tfd"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(try_from = "TfdConfigFields")]
 pub struct TfdConfig {
     /// Read the TFD option of arriving packets and reserve from it (default `true`). With
@@ -91,7 +91,7 @@ pub struct TfdConfig {
 
 /// The raw fields of [`TfdConfig`], checked by `TryFrom` so that a bad value is a scenario error
 /// at `links[k].queue`.
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TfdConfigFields {
     #[serde(default = "yes")]

@@ -163,6 +163,16 @@ impl Serialize for ProbeKind {
     }
 }
 
+impl schemars::JsonSchema for ProbeKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ProbeKind".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = KINDS.iter().map(|(_, n)| *n).collect();
+        schemars::json_schema!({ "type": "string", "enum": names, "description": "a probe kind (docs/models/probes.md)" })
+    }
+}
+
 impl<'de> Deserialize<'de> for ProbeKind {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;

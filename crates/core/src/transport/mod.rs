@@ -16,7 +16,8 @@ use crate::trace::probe::{ProbeEvent, ProbeKind, Probes, TcpEventKind};
 use serde::{Deserialize, Serialize};
 
 /// Transport configs, tagged by `kind` in scenario files.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+#[schemars(transform = unit_kinds_take_no_keys)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum TransportConfig {
     /// Plain UDP datagrams.
@@ -30,6 +31,16 @@ pub enum TransportConfig {
     /// Multipath TCP (RFC 8684): one TCP subflow per path of the flow; see
     /// [`mptcp::MptcpConfig`].
     Mptcp(mptcp::MptcpConfig),
+}
+
+/// `udp` and `rtp` take no key besides `kind` (the deserialiser refuses any): say so in the
+/// schema, as `deny_unknown_fields` does for the other kinds.
+fn unit_kinds_take_no_keys(schema: &mut schemars::Schema) {
+    if let Some(serde_json::Value::Array(kinds)) = schema.get_mut("oneOf") {
+        for k in kinds.iter_mut().filter_map(|k| k.as_object_mut()) {
+            k.entry("additionalProperties").or_insert(false.into());
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for TransportConfig {

@@ -10,7 +10,7 @@ use crate::units::Rate;
 use serde::{Deserialize, Serialize};
 
 /// `kind = "point_to_point"`: no parameters (the link's `rate` and `delay` are the channel's).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PointToPointConfig {}
 

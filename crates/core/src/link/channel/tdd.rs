@@ -20,7 +20,7 @@ use crate::units::{serde_units, Rate};
 use serde::{Deserialize, Serialize};
 
 /// A slot of every frame: offsets `[start, end)` from the frame's start.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Slot {
     /// Offset of the slot's start into the frame (e.g. `"0ms"`).
@@ -32,7 +32,7 @@ pub struct Slot {
 }
 
 /// `kind = "tdd"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TddConfig {
     /// Frame duration (positive), e.g. `"5ms"`.

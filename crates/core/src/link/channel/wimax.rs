@@ -49,7 +49,7 @@ use std::sync::{Arc, Mutex};
 pub const FRAMES_US: [u64; 5] = [5_000, 8_000, 10_000, 12_500, 20_000];
 
 /// A station's scheduling service.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ServiceClass {
     /// Real-time polling service: served first.
@@ -60,7 +60,7 @@ pub enum ServiceClass {
 }
 
 /// `kind = "wimax"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WimaxConfig {
     /// The base station's medium: every link naming it is one of its stations.

@@ -8,7 +8,7 @@ use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// `kind = "bernoulli"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BernoulliConfig {
     /// Loss probability per packet, in [0, 1].

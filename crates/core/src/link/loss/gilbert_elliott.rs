@@ -10,7 +10,7 @@ use crate::units::serde_units;
 use serde::{Deserialize, Serialize};
 
 /// `kind = "gilbert_elliott"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GilbertElliottConfig {
     /// P(good → bad) per packet.

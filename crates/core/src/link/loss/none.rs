@@ -4,7 +4,7 @@ use super::{BuildLoss, LossModel};
 use serde::{Deserialize, Serialize};
 
 /// `kind = "none"`: no parameters.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoneConfig {}
 

@@ -33,7 +33,7 @@ pub const DSS_DATA_BYTES: u32 = 28;
 
 /// MPTCP parameters, `kind = "mptcp"` in a scenario's transport table, on a flow whose
 /// `subflows` give the paths (one subflow per path, full mesh over the declared paths).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct MptcpConfig {
     /// Packet scheduler: `"min_rtt"` (default, Linux's), `"round_robin"` or `"redundant"`.
@@ -43,6 +43,7 @@ pub struct MptcpConfig {
     /// `lia` and `olia` each subflow runs Reno slow start and halving (`newreno`) and the
     /// coupled increase in congestion avoidance.
     #[serde(deserialize_with = "deserialize_coupled")]
+    #[schemars(schema_with = "CoupledConfig::name_or_table_schema")]
     pub coupled: CoupledConfig,
     /// Reinjection: when a subflow's retransmission timer fires, the data it holds that is not
     /// yet DATA_ACKed is sent again on the other subflows (RFC 8684 §3.3.6). Default true.

@@ -76,12 +76,13 @@ const RTO_AFTER_SYN_TIMEOUT: Dur = Dur::from_secs(3);
 pub const INITIAL_SSTHRESH: u64 = i64::MAX as u64;
 
 /// TCP parameters, `kind = "tcp"` in a scenario's transport table.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
     /// Congestion control: `"cubic"` (default) or `"newreno"`, or a table such as
     /// `{ kind = "cubic", beta = 0.7, c = 0.4 }` (see [`CcConfig`]).
     #[serde(deserialize_with = "cc::deserialize_cc")]
+    #[schemars(schema_with = "CcConfig::name_or_table_schema")]
     pub cc: CcConfig,
     /// SACK (RFC 2018 blocks, RFC 6675 recovery). Default true (Linux); false gives NewReno
     /// recovery (RFC 6582).

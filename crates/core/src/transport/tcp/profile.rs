@@ -33,7 +33,7 @@ use crate::time::Dur;
 use serde::{Deserialize, Serialize};
 
 /// Which stack's defaults a TCP flow starts from.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
     /// The RFCs as written (the simulator's behaviour before profiles existed).
@@ -48,7 +48,7 @@ pub enum Profile {
 }
 
 /// How the retransmission timeout is computed from RTT samples.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RtoRule {
     /// RFC 6298 §2: RTO = max(SRTT + max(G, 4·RTTVAR), min_rto).
@@ -63,7 +63,7 @@ pub enum RtoRule {
 }
 
 /// What the multiplicative decrease on a fast retransmit applies to (`ssthresh = β · base`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SsthreshRule {
     /// RFC 5681 §3.2 eq. (4), RFC 9438 §4.6: FlightSize, `snd_max − snd_una`.
@@ -84,7 +84,7 @@ pub enum SsthreshRule {
 }
 
 /// Which slow-start exit runs in CUBIC when `hystart` is on.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum HystartRule {
     /// HyStart++ (RFC 9406), in the first slow start only.
@@ -99,7 +99,7 @@ pub enum HystartRule {
 }
 
 /// How Proportional Rate Reduction (RFC 6937) is computed, when `prr` is on.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PrrRule {
     /// Linux `tcp_cwnd_reduction`: RecoverFS = cwnd before the reduction, the slow-start

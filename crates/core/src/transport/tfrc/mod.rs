@@ -42,7 +42,7 @@ pub const DATA_HEADER: u32 = 12;
 pub const FEEDBACK_HEADER: u32 = 16;
 
 /// TFRC parameters, `kind = "tfrc"` in a scenario's transport table.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TfrcConfig {
     /// The sender's buffer for datagrams waiting for their paced send time, packets (`"100p"`)

@@ -24,7 +24,7 @@ use crate::units::serde_units;
 use serde::{Deserialize, Serialize};
 
 /// `kind = "bba"`.
-#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BbaConfig {
     /// Reservoir r: at or below it the lowest rung (default 90/240 of `max_buffer`).

@@ -14,7 +14,7 @@ use super::{AbrPolicy, AbrSetup, BuildAbr, PlayerObs};
 use serde::{Deserialize, Serialize};
 
 /// `kind = "bola"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BolaConfig {
     /// γp, dimensionless (the utility weight of avoiding rebuffering); positive, default 5.

@@ -18,7 +18,7 @@ use super::{highest_at_most, AbrPolicy, AbrSetup, BuildAbr, PlayerObs};
 use serde::{Deserialize, Serialize};
 
 /// `kind = "throughput"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThroughputConfig {
     /// Number of most recent segment download rates averaged (harmonic mean); at least 1,

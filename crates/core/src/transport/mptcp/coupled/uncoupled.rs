@@ -6,7 +6,7 @@ use super::{reno_increase, BuildCoupled, CoupledIncrease, SubflowId, SubflowsVie
 use serde::{Deserialize, Serialize};
 
 /// No parameters.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UncoupledConfig {}
 

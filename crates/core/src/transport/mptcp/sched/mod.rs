@@ -53,7 +53,7 @@ pub trait Scheduler: Send + fmt::Debug {
 }
 
 /// Scheduler selection, by name in a scenario's `transport.scheduler`.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SchedulerConfig {
     /// Lowest RTT first among the subflows with window space (Linux's default).

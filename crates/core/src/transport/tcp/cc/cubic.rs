@@ -27,7 +27,7 @@ use crate::transport::tcp::Tcb;
 use serde::{Deserialize, Serialize};
 
 /// CUBIC parameters (RFC 9438 §4.1 defaults).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CubicConfig {
     /// Scaling constant C, in segments / s³. Default 0.4 (RFC 9438 §4.1).

@@ -9,7 +9,7 @@ use crate::transport::tcp::Tcb;
 use serde::{Deserialize, Serialize};
 
 /// NewReno parameters.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NewRenoConfig {
     /// Appropriate Byte Counting (RFC 3465): grow by bytes acknowledged, so delayed ACKs do not

@@ -10,7 +10,7 @@ use crate::transport::tcp::Tcb;
 use serde::{Deserialize, Serialize};
 
 /// `kind = "toy"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ToyConfig {
     /// The window, in segments of SMSS bytes. Default 20; at least 1.
