@@ -34,7 +34,7 @@ def cell(rtt_ms: float, p: float, secs: float = 200.0) -> str:
                    "app": {"kind": "cbr", "rate": "50Mbps", "payload": "1000B"}}],
     })
     f = res.flow("tfrc")
-    sent, s, r = f["tfrc_sent_pkts"], f["tfrc_s_bytes"], f["tfrc_rtt_ms"] / 1e3
+    sent, s, r = f["tfrc_sent_pkts"], f["tfrc_s_bytes"], f["tfrc_rtt_s"]
     pe, pl = f["tfrc_loss_events"] / sent, f["tfrc_lost_pkts"] / sent
     rate = sent * s / secs
     eq = equation(s, r, pe)

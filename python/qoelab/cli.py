@@ -54,10 +54,10 @@ def print_summary(res: Any, title: str = "") -> None:
         ("throughput_bps", "Mbit/s", "mbps"),
         ("goodput_bps", "goodput Mbit/s", "mbps"),
         ("loss_ratio", "loss %", "pct"),
-        ("delay_mean_ms", "delay ms", ""),
-        ("delay_p99_ms", "p99 ms", ""),
-        ("jitter_rfc3550_ms", "jitter ms", ""),
-        ("ipdv_mean_abs_ms", "|IPDV| ms", ""),
+        ("delay_mean_s", "delay ms", "ms"),
+        ("delay_p99_s", "p99 ms", "ms"),
+        ("jitter_rfc3550_s", "jitter ms", "ms"),
+        ("ipdv_mean_abs_s", "|IPDV| ms", "ms"),
     ]
     for _, h, _ in cols:
         t.add_column(h, justify="left" if h in ("flow", "transport") else "right")
@@ -71,6 +71,8 @@ def print_summary(res: Any, title: str = "") -> None:
                 v = v / 1e6
             if kind == "pct" and v is not None:
                 v = v * 100
+            if kind == "ms" and v is not None:
+                v = v * 1e3
             row.append(_fmt(v))
         t.add_row(*row)
     out.print(t)

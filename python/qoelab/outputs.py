@@ -1,7 +1,7 @@
 """What the result files say about themselves: the unit of every column, and the key-value
 metadata written into each Parquet file.
 
-Units follow the column-name suffixes documented in `docs/outputs.md` (`_s`, `_ms`, `_ns`,
+Units follow the column-name suffixes documented in `docs/outputs.md` (`_s`, `_ns`,
 `_bps`, `_bytes`, `_pkts`, `_ratio`) plus a few exact names; `tests/docs/test_outputs.py` checks
 that they agree with the page's unit column. Each Parquet file of a run carries:
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-_SUFFIXES = (("_ms", "ms"), ("_ns", "ns"), ("_s", "s"), ("_bps", "bit/s"), ("_bytes", "bytes"),
+_SUFFIXES = (("_ns", "ns"), ("_s", "s"), ("_bps", "bit/s"), ("_bytes", "bytes"),
              ("_pkts", "packets"), ("_ratio", "ratio"))
 _EXACT = {"bps": "bit/s", "bytes": "bytes", "packets": "packets", "utilisation": "ratio",
           "tfrc_p": "ratio", "tfrc_loss_event_rate": "ratio", "bytes_sent": "bytes", "rev_bytes_sent": "bytes",

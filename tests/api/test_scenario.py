@@ -34,7 +34,7 @@ def test_run_from_dict_matches_theory():
     res = Scenario.from_dict(BASE).run()
     f = res.flow("cbr")
     bits = 1028 * 8
-    assert f["delay_min_ms"] == pytest.approx(11 + (bits / 100e6 + bits / 10e6) * 1e3, abs=1e-9)
+    assert f["delay_min_s"] == pytest.approx(11e-3 + bits / 100e6 + bits / 10e6, abs=1e-12)
     assert f["sent_pkts"] == 500
     assert res.tables["packets"].num_rows == 500
 

@@ -62,8 +62,9 @@ impl RunResults {
     }
 }
 
-fn ms(ns: f64) -> f64 {
-    ns * 1e-6
+/// Nanoseconds to seconds: every duration of the summary tables is in seconds (`_s`).
+fn secs(ns: f64) -> f64 {
+    ns * 1e-9
 }
 
 impl Simulation {
@@ -136,43 +137,43 @@ impl Simulation {
             "goodput_bps",
             Column::F64(delivered.iter().zip(&active_s).map(|(b, a)| b * 8.0 / a.max(1e-12)).collect()),
         );
-        let q = |f: &crate::sim::Flow, p: f64| ms(f.fwd.delay.quantile(p));
+        let q = |f: &crate::sim::Flow, p: f64| secs(f.fwd.delay.quantile(p));
         t.push(
-            "delay_mean_ms",
+            "delay_mean_s",
             Column::F64(
                 fl.iter()
                     .map(|f| {
                         if f.fwd.recv_pkts == 0 {
                             f64::NAN
                         } else {
-                            ms(f.fwd.delay_sum_ns as f64 / f.fwd.recv_pkts as f64)
+                            secs(f.fwd.delay_sum_ns as f64 / f.fwd.recv_pkts as f64)
                         }
                     })
                     .collect(),
             ),
         );
         t.push(
-            "delay_min_ms",
+            "delay_min_s",
             Column::F64(
                 fl.iter()
-                    .map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_min_ns as f64) })
+                    .map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { secs(f.fwd.delay_min_ns as f64) })
                     .collect(),
             ),
         );
-        t.push("delay_p50_ms", Column::F64(fl.iter().map(|f| q(f, 0.5)).collect()));
-        t.push("delay_p95_ms", Column::F64(fl.iter().map(|f| q(f, 0.95)).collect()));
-        t.push("delay_p99_ms", Column::F64(fl.iter().map(|f| q(f, 0.99)).collect()));
+        t.push("delay_p50_s", Column::F64(fl.iter().map(|f| q(f, 0.5)).collect()));
+        t.push("delay_p95_s", Column::F64(fl.iter().map(|f| q(f, 0.95)).collect()));
+        t.push("delay_p99_s", Column::F64(fl.iter().map(|f| q(f, 0.99)).collect()));
         t.push(
-            "delay_max_ms",
+            "delay_max_s",
             Column::F64(
                 fl.iter()
-                    .map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { ms(f.fwd.delay_max_ns as f64) })
+                    .map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { secs(f.fwd.delay_max_ns as f64) })
                     .collect(),
             ),
         );
-        t.push("jitter_rfc3550_ms", Column::F64(fl.iter().map(|f| ms(f.fwd.jitter_ns())).collect()));
+        t.push("jitter_rfc3550_s", Column::F64(fl.iter().map(|f| secs(f.fwd.jitter_ns())).collect()));
         t.push(
-            "ipdv_mean_ms",
+            "ipdv_mean_s",
             Column::F64(
                 fl.iter()
                     .map(
@@ -180,7 +181,7 @@ impl Simulation {
                             if f.fwd.ipdv_n == 0 {
                                 f64::NAN
                             } else {
-                                ms(f.fwd.ipdv_sum_ns as f64 / f.fwd.ipdv_n as f64)
+                                secs(f.fwd.ipdv_sum_ns as f64 / f.fwd.ipdv_n as f64)
                             }
                         },
                     )
@@ -188,21 +189,21 @@ impl Simulation {
             ),
         );
         t.push(
-            "ipdv_mean_abs_ms",
+            "ipdv_mean_abs_s",
             Column::F64(
                 fl.iter()
                     .map(|f| {
                         if f.fwd.ipdv_n == 0 {
                             f64::NAN
                         } else {
-                            ms(f.fwd.ipdv_abs_sum_ns as f64 / f.fwd.ipdv_n as f64)
+                            secs(f.fwd.ipdv_abs_sum_ns as f64 / f.fwd.ipdv_n as f64)
                         }
                     })
                     .collect(),
             ),
         );
-        t.push("ipdv_p95_abs_ms", Column::F64(fl.iter().map(|f| ms(f.fwd.ipdv_abs.quantile(0.95))).collect()));
-        t.push("ipdv_p99_abs_ms", Column::F64(fl.iter().map(|f| ms(f.fwd.ipdv_abs.quantile(0.99))).collect()));
+        t.push("ipdv_p95_abs_s", Column::F64(fl.iter().map(|f| secs(f.fwd.ipdv_abs.quantile(0.95))).collect()));
+        t.push("ipdv_p99_abs_s", Column::F64(fl.iter().map(|f| secs(f.fwd.ipdv_abs.quantile(0.99))).collect()));
         t.push("rev_sent_pkts", Column::U64(fl.iter().map(|f| f.rev.sent_pkts).collect()));
         t.push("rev_recv_pkts", Column::U64(fl.iter().map(|f| f.rev.recv_pkts).collect()));
         t.push(
@@ -248,7 +249,7 @@ impl Simulation {
         t.push("from", Column::Str(ps.iter().map(|p| self.node_names[p.from as usize].clone()).collect()));
         t.push("to", Column::Str(ps.iter().map(|p| self.node_names[p.to as usize].clone()).collect()));
         t.push("rate_bps", Column::U64(ps.iter().map(|p| p.rate.bps()).collect()));
-        t.push("delay_ms", Column::F64(ps.iter().map(|p| p.delay.as_secs_f64() * 1e3).collect()));
+        t.push("delay_s", Column::F64(ps.iter().map(|p| p.delay.as_secs_f64()).collect()));
         t.push("arrived_pkts", Column::U64(ps.iter().map(|p| p.stats.arrived_pkts).collect()));
         t.push("enqueued_pkts", Column::U64(ps.iter().map(|p| p.stats.enqueued_pkts).collect()));
         t.push("dequeued_pkts", Column::U64(ps.iter().map(|p| p.stats.dequeued_pkts).collect()));

@@ -80,7 +80,7 @@ fn light_load_waits_for_the_slot_and_loss_decorates_it() {
         // out: one gap (3.5 ms) where the 1.5 ms slot holds a packet, two (4.5 ms each) where
         // the 0.5 ms slot does not.
         let gaps = [0.0, 3.5, 9.0][i];
-        let (min, p99) = (r.flow_value(&f, "delay_min_ms"), r.flow_value(&f, "delay_p99_ms"));
+        let (min, p99) = (r.flow_value(&f, "delay_min_s") * 1e3, r.flow_value(&f, "delay_p99_s") * 1e3);
         assert!(min >= 1.8 - 1e-9 && p99 <= 1.8 + gaps + 0.01, "{f}: min {min} ms, p99 {p99} ms");
         assert!(p99 > 1.8 + gaps / 2.0, "{f}: p99 {p99} ms: packets do not wait for the slot");
     }

@@ -47,7 +47,7 @@ fn measure(r: &RunResults, secs: f64) -> (f64, f64, f64, f64) {
     let lost = r.flow_value("tfrc", "tfrc_lost_pkts");
     let events = r.flow_value("tfrc", "tfrc_loss_events");
     let s = r.flow_value("tfrc", "tfrc_s_bytes");
-    let rtt = r.flow_value("tfrc", "tfrc_rtt_ms") * 1e-3;
+    let rtt = r.flow_value("tfrc", "tfrc_rtt_s");
     let p_event = events / sent;
     let rate = sent * s / secs;
     (rate, equation(s, rtt, p_event), p_event, lost / sent)

@@ -36,13 +36,13 @@ fn idle_path_delay_is_exact() {
         app = { kind = "cbr", rate = "1Mbps", payload = "1250B" }
     "#);
     let bits = 1278.0 * 8.0;
-    let expect_ms = 12.0 + (bits / 100e6 + bits / 10e6 + bits / 100e6) * 1e3;
+    let expect_s = 12e-3 + bits / 100e6 + bits / 10e6 + bits / 100e6;
     // Serialisation times are whole nanoseconds here (102240 ns, 1022400 ns), so exact.
-    for col in ["delay_min_ms", "delay_max_ms", "delay_mean_ms"] {
+    for col in ["delay_min_s", "delay_max_s", "delay_mean_s"] {
         let v = r.flow_value("cbr", col);
-        assert!((v - expect_ms).abs() < 1e-9, "{col}: {v} vs {expect_ms}");
+        assert!((v - expect_s).abs() < 1e-12, "{col}: {v} vs {expect_s}");
     }
-    assert_eq!(r.flow_value("cbr", "jitter_rfc3550_ms"), 0.0);
+    assert_eq!(r.flow_value("cbr", "jitter_rfc3550_s"), 0.0);
     assert_eq!(r.flow_value("cbr", "loss_ratio"), 0.0);
     // 1 Mbit/s of 1250 B payloads = 100 pkt/s for 2 s, starting at t = 0.
     assert_eq!(r.flow_value("cbr", "sent_pkts"), 200.0);
@@ -89,7 +89,7 @@ fn poisson_queue_matches_md1() {
         let r = run(&toml);
         let service = 1000.0 * 8.0 / 10e6;
         let fixed = service + 1000.0 * 8.0 / 10e9; // both serialisations
-        let measured_wait = r.flow_value("p", "delay_mean_ms") * 1e-3 - fixed;
+        let measured_wait = r.flow_value("p", "delay_mean_s") - fixed;
         let want = md1_wait(rho, service);
         let err = (measured_wait / want - 1.0).abs();
         assert!(err < 0.05, "rho {rho}: wait {measured_wait:.6} s vs M/D/1 {want:.6} s ({:.1} %)", err * 100.0);

@@ -355,7 +355,7 @@ def _testbed_metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
     n = c.get("n", 0)
     return {
         "video_loss": fl["video"]["loss_ratio"], "audio_loss": fl["audio"]["loss_ratio"],
-        "video_jitter_ms": fl["video"]["ipdv_mean_abs_ms"], "audio_jitter_ms": fl["audio"]["ipdv_mean_abs_ms"],
+        "video_jitter_ms": fl["video"]["ipdv_mean_abs_s"] * 1e3, "audio_jitter_ms": fl["audio"]["ipdv_mean_abs_s"] * 1e3,
         "video_mbps": fl["video"]["throughput_bps"] / 1e6,
         "data_share_mbps": sum(fl[f"data{i}"]["goodput_bps"] for i in range(n)) / 1e6,
         "jain": json.loads((d / "summary.json").read_text())["jain_index"] if n else float("nan"),

@@ -322,10 +322,10 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, video: Video, decode: set[t
     if fl.is_file():
         import pyarrow.parquet as pq
 
-        rows = [r for r in pq.read_table(fl, columns=["flow", "tfrc_loss_event_rate", "tfrc_rtt_ms"]).to_pylist()
+        rows = [r for r in pq.read_table(fl, columns=["flow", "tfrc_loss_event_rate", "tfrc_rtt_s"]).to_pylist()
                 if r["flow"].startswith("video")]
         out["tfrc_p_pct"] = float(100 * np.mean([r["tfrc_loss_event_rate"] for r in rows])) if rows else nan
-        out["tfrc_rtt_ms"] = float(np.mean([r["tfrc_rtt_ms"] for r in rows])) if rows else nan
+        out["tfrc_rtt_ms"] = float(1e3 * np.mean([r["tfrc_rtt_s"] for r in rows])) if rows else nan
     else:
         out["tfrc_p_pct"] = out["tfrc_rtt_ms"] = nan
     out["psnr_db"] = nan

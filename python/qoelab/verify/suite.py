@@ -216,7 +216,7 @@ def measure_md1(params: Params) -> dict[str, Any]:
     })
     service = MD1_IP_BYTES * 8 / MD1_RATE
     fixed = service + MD1_IP_BYTES * 8 / 10e9
-    wait = r.flow("p")["delay_mean_ms"] * 1e-3 - fixed
+    wait = r.flow("p")["delay_mean_s"] - fixed
     util = r.links.column("utilisation").to_pylist()[2]
     return {"value": wait * 1e3, "utilisation": util, "packets": r.flow("p")["recv_pkts"]}
 
@@ -541,7 +541,7 @@ def _tfrc_run(rtt_ms: float, p: float) -> dict[str, float]:
     })
     f = res.flow("tfrc")
     sent = f["tfrc_sent_pkts"]
-    return {"pkts_per_s": sent / secs, "s": f["tfrc_s_bytes"], "rtt_s": f["tfrc_rtt_ms"] / 1e3,
+    return {"pkts_per_s": sent / secs, "s": f["tfrc_s_bytes"], "rtt_s": f["tfrc_rtt_s"],
             "p_event": f["tfrc_loss_events"] / sent, "p_loss": f["tfrc_lost_pkts"] / sent}
 
 

@@ -346,7 +346,7 @@ impl Endpoint for TfrcSender {
             ("tfrc_buffer_drops", self.buffer_drops as f64),
             ("tfrc_mean_x_bps", if span > 0.0 { 8.0 * self.x_area / span } else { 8.0 * self.x }),
             ("tfrc_x_bps", 8.0 * self.x),
-            ("tfrc_rtt_ms", self.r.unwrap_or(0.0) * 1e3),
+            ("tfrc_rtt_s", self.r.unwrap_or(0.0)),
             ("tfrc_s_bytes", self.s()),
             ("tfrc_no_feedback_expiries", self.no_feedback_expiries as f64),
         ]
