@@ -122,7 +122,13 @@ fn messages(r: &RunResults) -> Vec<(u64, u64, u64)> {
 fn interactive_cuts_within_a_gop_of_the_first_timeout_and_recovers_additively() {
     let lad = ladder();
     let (a, step) = (0.55, 100_000u64);
-    let r = run(&scenario(FREEBSD_OLD, ", interactive = true, backoff = 0.55, recovery = \"100kbps\"", &one_outage(), "75s", 1));
+    let r = run(&scenario(
+        FREEBSD_OLD,
+        ", interactive = true, backoff = 0.55, recovery = \"100kbps\"",
+        &one_outage(),
+        "75s",
+        1,
+    ));
     let g = gops(&r);
     assert_eq!(g.len(), lad.frames() / GOP, "every GOP is written");
     let timeouts: Vec<u64> = probe(&r, "tc_timeout").iter().map(|x| x.0).collect();
@@ -186,9 +192,8 @@ fn classic_mode_never_changes_rung_and_its_backlog_grows_during_the_outage() {
     // written meanwhile (about 750 kB at 2 Mbit/s) pile up in TCP's buffer.
     let lad = ladder();
     let m = messages(&r);
-    let pending = |at: u64| -> u64 {
-        m.iter().filter(|x| x.1 <= at && x.2 > at).map(|x| lad.sizes[0][x.0 as usize]).sum()
-    };
+    let pending =
+        |at: u64| -> u64 { m.iter().filter(|x| x.1 <= at && x.2 > at).map(|x| lad.sizes[0][x.0 as usize]).sum() };
     let (before, after) = (pending(DOWN.0), pending(DOWN.1));
     assert!(before < 50_000, "{before} B pending before the outage");
     assert!(after > 650_000, "{after} B pending at the outage's end");
@@ -251,7 +256,11 @@ fn over_three_outages_interactive_delivers_the_last_frame_sooner_on_a_tight_bott
     };
     for seed in 1..=3 {
         let (classic, inter) = (last("2.2Mbps", seed, ""), last("2.2Mbps", seed, ", interactive = true"));
-        eprintln!("2.2 Mbit/s seed {seed}: last frame delivered at {:.3} s classic, {:.3} s interactive", classic / 1e9, inter / 1e9);
+        eprintln!(
+            "2.2 Mbit/s seed {seed}: last frame delivered at {:.3} s classic, {:.3} s interactive",
+            classic / 1e9,
+            inter / 1e9
+        );
         assert!(inter + 1e9 < classic, "seed {seed}: interactive {inter} ns, classic {classic} ns");
         assert!(classic - last_written > 2e9, "seed {seed}: classic ends with a backlog");
     }
