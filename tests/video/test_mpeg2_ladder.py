@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from qoelab.video.errors import VideoInputError
-from qoelab.video.mpeg2_ladder import LADDER_COLUMNS, read_ladder
+from qoelab.video.mpeg2_ladder import LADDER_COLUMNS, frame_quality, read_ladder
 
 TRACES = Path(__file__).resolve().parents[2] / "data" / "traces"
 RECIPE = tomllib.loads((TRACES / "mpeg2_ladder.recipe.toml").read_text())
@@ -81,3 +81,18 @@ def test_reader_refuses_bad_files(tmp_path):
     p.write_bytes(b"not gzip")
     with pytest.raises(VideoInputError, match="cannot read ladder"):
         read_ladder(p)
+
+
+def test_frame_quality_picks_the_row_of_each_rung_and_frame(ladder):
+    n = RECIPE["expected"]["frames"]
+    rung = np.array([0, 2, 5, 5])
+    frame = np.array([0, 17, 17, n - 1])
+    q = frame_quality(ladder, rung, frame)
+    for k, (r, f) in enumerate(zip(rung, frame)):
+        row = np.flatnonzero((ladder["rung"] == r) & (ladder["frame"] == f))
+        assert row.size == 1
+        for c in ("display", "size_bytes", "psnr_y", "psnr_u", "psnr_v"):
+            assert q[c][k] == ladder[c][row[0]], (c, r, f)
+    assert q["psnr_y"][1] > q["psnr_y"][2]  # the same picture is worse on a lower rung
+    with pytest.raises(VideoInputError, match="rung must be in"):
+        frame_quality(ladder, [6], [0])

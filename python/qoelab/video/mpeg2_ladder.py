@@ -49,7 +49,7 @@ from .errors import VideoInputError
 from .mpeg2 import GOP_HEADER, group_pictures, parse_mpeg2_units, temporal_references
 from .tools import ffmpeg_version, run_ffmpeg
 
-__all__ = ["DEFAULT_RATES_BPS", "LADDER_COLUMNS", "build_mpeg2_ladder", "read_ladder"]
+__all__ = ["DEFAULT_RATES_BPS", "LADDER_COLUMNS", "build_mpeg2_ladder", "read_ladder", "frame_quality"]
 
 DEFAULT_RATES_BPS = (2_000_000, 1_500_000, 1_100_000, 800_000, 650_000, 500_000)
 LADDER_COLUMNS = ("rung", "target_bps", "frame", "display", "type", "size_bytes", "psnr_y", "psnr_u", "psnr_v")
@@ -221,3 +221,19 @@ def read_ladder(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
         except ValueError:
             raise VideoInputError(p, f"line {i}: malformed number") from None
     return {c: np.asarray(v) for c, v in cols.items()}
+
+
+def frame_quality(ladder: dict[str, np.ndarray], rung, frame) -> dict[str, np.ndarray]:
+    """Per sent frame, what the ladder says of it: `display` index, `size_bytes` and
+    `psnr_y/u/v`, for decode-order frames `frame` sent from rungs `rung` (arrays of equal length,
+    e.g. the transcoder's `tc_frame` and `tc_rung` probe values)."""
+    r = np.asarray(rung, dtype=np.int64)
+    f = np.asarray(frame, dtype=np.int64)
+    n = int(ladder["frame"].max()) + 1
+    rungs = int(ladder["rung"].max()) + 1
+    if r.shape != f.shape:
+        raise VideoInputError("frame_quality", "rung and frame must have the same length")
+    if r.size and (r.min() < 0 or r.max() >= rungs or f.min() < 0 or f.max() >= n):
+        raise VideoInputError("frame_quality", f"rung must be in 0..{rungs - 1} and frame in 0..{n - 1}")
+    i = r * n + f  # rows are by rung, then decode-order frame (checked by read_ladder's callers)
+    return {c: ladder[c][i] for c in ("display", "size_bytes", "psnr_y", "psnr_u", "psnr_v")}
