@@ -4,9 +4,9 @@ against the source for every rung.
 
 The paper's stream is "MPEG-2 ISO/IEC 13818-2 broadcast DTV (704x480) ... 2 Mbps at main level
 profile", re-encoded on line by a full-logic transcoder. We replace the on-line re-encode with a
-ladder: every rung is a full single-pass encode of the same source (ffmpeg's mpeg2video rate
-control, TM-5-like: a per-picture bit target from the GOP's remaining budget, adjusted per
-macroblock by the virtual-buffer fullness), with closed GOPs of N = 15, M = 2 at the same frames
+ladder: every rung is a full single-pass encode of the same source (ffmpeg's single-pass
+rate control: a per-picture quantiser from the picture's predicted complexity and the bits spent
+so far, corrected by the VBV fullness; in the spirit of TM-5's step 1–2, not its exact algorithm), with closed GOPs of N = 15, M = 2 at the same frames
 in every rung, so a switch between rungs at a GOP boundary decodes. A transcoder that changes its
 target rate at a GOP boundary then sends the frames of the rung whose rate fits, and a frame's
 quality is the rung's PSNR of that frame (`docs/models/transcoder.md`).
