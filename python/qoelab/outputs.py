@@ -35,7 +35,8 @@ FLOW_COUNTERS = frozenset(_TCP_COUNTERS + tuple(f"rev_{n}" for n in _TCP_COUNTER
     "delivered_bytes", "reinjected_bytes", "penalisations", "duplicate_data_bytes", "tfrc_sent_pkts",
     "tfrc_buffer_drops", "tfrc_no_feedback_expiries", "tfrc_lost_pkts", "tfrc_loss_events", "tfrc_feedbacks",
     "app_datagrams", "app_nals", "downloads_completed", "http_objects", "http_bytes", "http_served",
-    "dash_segments", "dash_stalls", "dash_switches"))
+    "dash_segments", "dash_stalls", "dash_switches", "tc_frames", "tc_timeouts", "tc_cuts", "tc_switches",
+    "tc_bytes"))
 
 
 def counter_column(name: str, values):

@@ -1,7 +1,7 @@
 """docs/outputs.md documents every column of every result table, with its type.
 
 A corpus of scenarios fills every table (flows of each transport, web and HTTP apps, a DASH player, subflows of UDP and MPTCP, the packet log,
-a video over TCP with its per-frame messages, an
+a video over TCP with its per-frame messages, the symbiotic transcoder, an
 SQF port with per-flow samples, an outage); each column must be in the page's table for it with the type
 the run produced, and each column the page lists must exist. Probe tables are checked against
 the column lists of docs/models/probes.md.
@@ -65,6 +65,10 @@ CORPUS = {
         # A video over TCP with its messages (one per frame) logged: the `messages` table.
         {"name": "tcpvideo", "src": "A", "dst": "B", "transport": {"kind": "tcp"}, "packet_log": True,
          "app": {"kind": "video", "trace": str(root() / "data/traces/cif_bbb_qp26.trace.csv")}},
+        # The symbiotic transcoder over the outage (its summary counters).
+        {"name": "transcoder", "src": "A", "dst": "B", "transport": {"kind": "tcp"},
+         "app": {"kind": "transcoder", "ladder": str(root() / "data/traces/mpeg2_ladder.frames.csv.gz"),
+                 "interactive": True}},
     ],
     "outages": [{"links": ["R1->B"], "at": "1s", "duration": "0.3s"}],
     "output": {"probes": ["queue", "drops", "cwnd", "rto", "retransmit", "tcp_state", "app", "tfrc", "subflow",

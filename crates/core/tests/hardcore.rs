@@ -116,6 +116,11 @@ const TEMPLATES: &[Template] = &[
         at: "flows[0].app",
         config: r#"{ kind = "dash", mpd = "d.mpd", segments = "d.csv", abr = { kind = "throughput", window = 5, safety = 0.9 }, startup = "6s", rebuffer = "6s", max_buffer = "30s", request = "300B", loops = 1 }"#,
     },
+    Template {
+        name: "app/transcoder",
+        at: "flows[0].app",
+        config: r#"{ kind = "transcoder", ladder = "l.csv.gz", interactive = true, backoff = 0.55, recovery = "100kbps", frame_rate = 30.0, frames = 300 }"#,
+    },
     // ABR policies (of the dash player in flows[0]).
     Template {
         name: "abr/throughput",
@@ -189,6 +194,8 @@ fn workdir(tag: &str) -> PathBuf {
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces");
     std::fs::copy(traces.join("dash_hevc_6s.mpd"), d.join("d.mpd")).unwrap();
     std::fs::copy(traces.join("dash_hevc.segments.csv"), d.join("d.csv")).unwrap();
+    // The bundled MPEG-2 ladder, for the transcoder template.
+    std::fs::copy(traces.join("mpeg2_ladder.frames.csv.gz"), d.join("l.csv.gz")).unwrap();
     d
 }
 

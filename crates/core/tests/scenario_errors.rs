@@ -203,7 +203,7 @@ fn unknown_kinds_list_the_registered_names() {
         ),
         (
             ("kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\"", "kind = \"ftp\""),
-            "flows[0].app.kind: unknown variant `ftp`, expected one of `cbr`, `poisson`, `on_off`, `video`, `bulk`, `web`, `http_client`, `http_server`, `dash`",
+            "flows[0].app.kind: unknown variant `ftp`, expected one of `cbr`, `poisson`, `on_off`, `video`, `bulk`, `web`, `http_client`, `http_server`, `dash`, `transcoder`",
         ),
         (
             ("delay = \"1ms\"", "delay = \"1ms\"\nloss_ab = { kind = \"uniform\" }"),

@@ -197,3 +197,9 @@ def build_dash(out: Path):
     from .dash import build_ladder
 
     return build_ladder(out)
+
+
+def build_mpeg2_ladder(out: Path):
+    from .mpeg2_ladder import build_mpeg2_ladder as build
+
+    return build(out)

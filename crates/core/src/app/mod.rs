@@ -31,6 +31,7 @@ registry! {
         http_client::HttpClient(HttpClientConfig) = "http_client",
         http_server::HttpServer(HttpServerConfig) = "http_server",
         dash::Dash(DashConfig) = "dash",
+        transcoder::Transcoder(TranscoderConfig) = "transcoder",
     }
 }
 
