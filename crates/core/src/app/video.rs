@@ -425,6 +425,16 @@ impl Space {
 }
 
 impl VideoSource {
+    /// The media tag and the RTP timestamp (90 kHz, from the clip's start, ms resolution) of
+    /// row `r` in the current repetition: frames of the k-th repetition of a looped trace are
+    /// numbered frame + k·10⁹ ([`frame_tag`] numbers a stream's messages the same way), so a
+    /// receive log keeps repetitions apart while the trace's own numbers stay legible.
+    fn stamp(&self, r: &NalRow) -> (MediaTag, u32) {
+        let media = MediaTag { frame: frame_tag(r.frame, self.cycle) as i64, nal: r.nal };
+        let ts90 = ((self.cycle * self.period_ns + r.ts_ns) / 1_000_000 * 90) as u32;
+        (media, ts90)
+    }
+
     /// Send time of row `idx` in the current cycle.
     fn due(&self, idx: usize) -> SimTime {
         let r = &self.rows[idx];
@@ -524,10 +534,7 @@ impl VideoSource {
             }
             let mut dgrams = Vec::new();
             for r in self.rows[first..end].iter().filter(|r| owned(&self.split, r)) {
-                // Frames of the k-th repetition of a looped trace are numbered frame + k·10^9, so
-                // a receive log keeps repetitions apart while the trace's own numbers stay legible.
-                let media = MediaTag { frame: r.frame + (self.cycle as i64) * 1_000_000_000, nal: r.nal };
-                let ts90 = ((self.cycle * self.period_ns + r.ts_ns) / 1_000_000 * 90) as u32;
+                let (media, ts90) = self.stamp(r);
                 let mut left = r.size_bytes;
                 while left > 0 {
                     let p = left.min(maxp);
@@ -620,9 +627,7 @@ impl VideoSource {
             if !owned(&self.split, &r) {
                 continue;
             }
-            // Media tags and RTP timestamps as the timed pacings give them.
-            let media = MediaTag { frame: r.frame + (self.cycle as i64) * 1_000_000_000, nal: r.nal };
-            let ts90 = ((self.cycle * self.period_ns + r.ts_ns) / 1_000_000 * 90) as u32;
+            let (media, ts90) = self.stamp(&r);
             let mut left = r.size_bytes;
             while left > 0 {
                 let p = left.min(maxp);
