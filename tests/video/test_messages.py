@@ -203,3 +203,28 @@ def test_cli_evaluates_a_messages_table_and_refuses_a_bad_policy(short_clip, tmp
     assert bad.returncode == 2 and "--late" in bad.stderr and "Traceback" not in bad.stderr
     rep = subprocess.run(base + ["--repetition", "3"], capture_output=True, text=True)
     assert rep.returncode == 2 and "repetition 3" in rep.stderr and "Traceback" not in rep.stderr
+
+
+def test_the_transcoder_judged_at_a_deadline(tmp_path):
+    """The bundled transcoder scenario, 600 frames (20 s) over 2 outages, with a 2-s discard
+    threshold: classic TCP makes more frames late than the interactive transcoder, whose cuts
+    shrink the backlog the outages leave (the paper's Fig. 5 / Table 1 direction). The message
+    sizes are the rungs' (not one trace's), so frame_times_at checks none."""
+    from qoelab.paths import root
+    from qoelab.scenario import Scenario
+    from qoelab.video.messages import frame_times_at
+
+    late = {}
+    for interactive in (True, False):
+        sc = Scenario.load(root() / "scenarios" / "interactive" / "transcoder.toml")
+        sc.set("sim.duration", "40s")
+        sc.set("flows[0].app.frames", 600)
+        sc.set("flows[0].app.interactive", interactive)
+        sc.set("outages[0].count", 2)
+        res = sc.run()
+        ts_ns = np.arange(600, dtype=np.int64) * 1_000_000_000 // 30
+        ft = frame_times_at(ts_ns, read_messages(res.messages, "video"), 2.0)
+        assert ft.delivered.all() and (np.diff(ft.delivered_ns) >= 0).all()
+        assert (ft.delay_ns() >= 0).all(), "no frame arrives before its ideal time"
+        late[interactive] = int(ft.late.sum())
+    assert late[False] > late[True], late

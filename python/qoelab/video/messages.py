@@ -45,7 +45,7 @@ from .recvlog import _NULL, NalDelivery
 from .trace import NalTrace
 
 __all__ = ["MESSAGE_COLUMNS", "FRAMES_PER_CYCLE", "LATE_POLICIES", "FrameTimes", "read_messages", "frame_times",
-           "deliver_messages"]
+           "frame_times_at", "deliver_messages"]
 
 MESSAGE_COLUMNS = ("flow", "end", "tag", "bytes", "written_ns", "delivered_ns")
 FRAMES_PER_CYCLE = 1_000_000_000  # the core's `app::video::FRAMES_PER_CYCLE`
@@ -139,12 +139,24 @@ class FrameTimes:
 
 def frame_times(trace: NalTrace, msgs: dict[str, np.ndarray], playout_delay_s: float, *, repetition: int = 0,
                 path: str = "messages") -> FrameTimes:
-    """Match one repetition's messages to the trace's frames and apply the playout deadline."""
+    """Match one repetition's messages to the trace's frames (their sizes must be the trace's)
+    and apply the playout deadline."""
+    ts_ns = np.round(trace.frame_ts_ms() * 1e6).astype(np.int64)
+    return frame_times_at(ts_ns, msgs, playout_delay_s, frame_bytes=trace.frame_bytes(), repetition=repetition,
+                          path=path)
+
+
+def frame_times_at(ts_ns: np.ndarray, msgs: dict[str, np.ndarray], playout_delay_s: float, *,
+                   frame_bytes: np.ndarray | None = None, repetition: int = 0, path: str = "messages") -> FrameTimes:
+    """As :func:`frame_times`, for frames whose timestamps are `ts_ns` (decode order, ns from the
+    clip's start) and whose sizes vary with what the sender chose (a transcoder's rungs): the
+    messages' sizes are checked against `frame_bytes` only if it is given."""
     if not (playout_delay_s >= 0 and np.isfinite(playout_delay_s)):
         raise VideoInputError("playout delay", f"must be a finite time >= 0 s, got {playout_delay_s}")
     if isinstance(repetition, bool) or not isinstance(repetition, int) or repetition < 0:
         raise VideoInputError("repetition", f"must be a whole number >= 0, got {repetition!r}")
-    n = trace.n_frames
+    ts_ns = np.asarray(ts_ns, dtype=np.int64)
+    n = ts_ns.size
     rep = (msgs["tag"] // np.uint64(FRAMES_PER_CYCLE)).astype(np.int64)
     frame = (msgs["tag"] % np.uint64(FRAMES_PER_CYCLE)).astype(np.int64)
     sel = rep == repetition
@@ -153,17 +165,17 @@ def frame_times(trace: NalTrace, msgs: dict[str, np.ndarray], playout_delay_s: f
                                     f"(repetitions present: {', '.join(map(str, np.unique(rep)[:5]))})")
     frame = frame[sel]
     if int(frame.max()) >= n:
-        raise VideoInputError(path, f"message for frame {int(frame.max())}, the trace has {n} frames: not this video")
+        raise VideoInputError(path, f"message for frame {int(frame.max())}, the video has {n} frames: not this video")
     if np.unique(frame).size != frame.size:
         raise VideoInputError(path, f"repetition {repetition} has a frame delivered twice: not one video's messages")
-    size = msgs["bytes"][sel]
-    want = trace.frame_bytes()[frame]
-    wrong = np.flatnonzero(size != want)
-    if wrong.size:
-        f = int(frame[wrong[0]])
-        raise VideoInputError(path, f"frame {f} is {int(size[wrong[0]])} bytes, the trace says {int(want[wrong[0]])}: "
-                                    "not this video")
-    ts_ns = np.round(trace.frame_ts_ms() * 1e6).astype(np.int64)
+    if frame_bytes is not None:
+        size = msgs["bytes"][sel]
+        want = np.asarray(frame_bytes)[frame]
+        wrong = np.flatnonzero(size != want)
+        if wrong.size:
+            f = int(frame[wrong[0]])
+            raise VideoInputError(path, f"frame {f} is {int(size[wrong[0]])} bytes, the trace says "
+                                        f"{int(want[wrong[0]])}: not this video")
     written = np.full(n, _NULL, np.int64)
     delivered = np.full(n, _NULL, np.int64)
     written[frame] = msgs["written_ns"][sel]
