@@ -42,6 +42,7 @@ def test_cells_apply_table_1_under_each_reading(reading, config):
             assert "loss_ab" not in link  # the client's requests and ACKs are not dropped
         (f,) = d["flows"]
         assert f["app"]["kind"] == "dash" and f["peer_app"] == {"kind": "http_server"}
+        assert f["app"]["abr"] == {"kind": "throughput"} and f["app"]["max_buffer"] == "30s"
         if transport == "mptcp":
             assert f["transport"]["kind"] == "mptcp" and f["transport"]["coupled"] == "lia"
             assert f["subflows"] == [{"src_addr": "10.1.0.1", "dst_addr": "10.2.0.1"},
@@ -51,18 +52,24 @@ def test_cells_apply_table_1_under_each_reading(reading, config):
             assert f["transport"] == {"kind": "tcp", "profile": "linux"} and "subflows" not in f
             assert (f["src_addr"], f["dst_addr"]) == ("10.1.0.1", "10.2.0.1")
     assert m.FACTOR == {"literal": 1.0, "div10": 0.1, "div100": 0.01, "control": 0.0}
+    assert m.build_scenario(reading, config, "sptcp", abr="bola")["flows"][0]["app"]["abr"] == {"kind": "bola"}
 
 
 def test_the_grids_cells():
     quick = m.cells(m.QUICK)
-    # 3 readings × 2 configurations × {MPTCP, SPTCP}, plus SPTCP on MPTCP's path 1 in the control.
-    assert len(quick) == 3 * 2 * 2 + 2
+    main = [c for c in quick if c["abr"] == "throughput"]
+    # 3 readings × 2 configurations × {MPTCP, SPTCP}, plus SPTCP on MPTCP's path 1 in the control;
+    # BBA and BOLA beside the throughput policy in the ÷ 100 reading (2 configurations × 2 transports).
+    assert len(main) == 3 * 2 * 2 + 2
+    assert sorted((c["config"], c["transport"], c["abr"]) for c in quick if c["abr"] != "throughput") == sorted(
+        (cf, tp, a) for cf in m.CONFIGS for tp in ("mptcp", "sptcp") for a in ("bba", "bola"))
     assert {c["reading"] for c in quick} == set(m.QUICK.readings)
     full = m.cells(m.FULL)
     sens = [c for c in full if c["coupled"] in ("olia", "uncoupled")]
-    assert [(c["reading"], c["config"], c["coupled"]) for c in sens] == [
-        ("div100", "balanced", "olia"), ("div100", "balanced", "uncoupled")]
-    assert len(full) == 4 * 2 * 2 + 2 + 2 and m.FULL.reps == 5
+    assert [(c["reading"], c["config"], c["coupled"], c["abr"]) for c in sens] == [
+        ("div100", "balanced", "olia", "throughput"), ("div100", "balanced", "uncoupled", "throughput")]
+    assert len(full) == 4 * 2 * 2 + 2 + 8 + 2 and m.FULL.reps == 5
+    assert len({m._cell_id(c) for c in full}) == len(full)
     assert all(c["transport"] != "mptcp" for c in m.cells(m.QUICK, mptcp=False))
     # Every parameter is a treatment: repetition r of every cell has one seed.
     exp = m.experiment(m.QUICK, True)
@@ -88,7 +95,7 @@ def _fake_run(tmp_path: Path, *, mptcp: bool) -> Path:
 
 
 def test_run_metrics_on_hand_made_tables(tmp_path: Path):
-    p = {"reading": "div100", "config": "balanced", "transport": "mptcp", "coupled": "lia"}
+    p = {"reading": "div100", "config": "balanced", "transport": "mptcp", "coupled": "lia", "abr": "throughput"}
     got = m.run_metrics(_fake_run(tmp_path, mptcp=True), p, duration_s=150.0)
     assert got["startup_first_byte_ms"] == pytest.approx(20.5) and got["startup_ms"] == pytest.approx(380.0)
     assert (got["stalls"], got["stall_s"], got["switches"]) == (2.0, 3.5, 3.0)
@@ -153,10 +160,14 @@ def test_quick_report_is_valid_and_has_every_cell(quick: Path):
     assert doc["paper"] == "mptcp" and doc["mode"] == "quick"
     tabs = {t["id"]: t for t in doc["tables"]}
     want = [(m.READING_LABEL[r["reading"]], r["config"], m.TRANSPORT_LABEL[r["transport"]]) for r in m._main_rows(m.QUICK)]
+    abr = [(m.READING_LABEL[rd], cf, m.TRANSPORT_LABEL[tp], a) for rd in m.QUICK.abr_readings for cf in m.CONFIGS
+           for tp in ("mptcp", "sptcp") for a in m.ABRS]
+    assert [(r["reading"], r["config"], r["transport"], r["abr"]) for r in tabs["qoe-abr"]["rows"]] == abr
     for tid, col in (("fig4-startup", "playback"), ("fig5-retransmissions", "retx"), ("fig6-download", "rate"),
-                     ("qoe", "stalls")):
+                     ("qoe", "stalls"), ("qoe-abr", "bitrate_mbps")):
         rows = tabs[tid]["rows"]
-        assert [(r["reading"], r["config"], r["transport"]) for r in rows] == want, tid
+        if tid != "qoe-abr":
+            assert [(r["reading"], r["config"], r["transport"]) for r in rows] == want, tid
         for r in rows:
             v = r[col]
             if r["transport"] == "MPTCP" and not MPTCP_RUNS:
@@ -193,7 +204,8 @@ def test_the_loss_reading_consistent_with_fig5_comes_from_the_data(quick: Path):
     assert f["fig5-sptcp-rate-literal"]["verdict"] == "does not hold"
     assert f["fig5-sptcp-rate-div100"]["verdict"] == "holds"
     reps = list(csv.DictReader((quick / "repetitions.csv").open()))
-    lit = [math.log2(float(r["retx_per_s"])) for r in reps if r["reading"] == "literal" and r["transport"] == "sptcp"]
+    lit = [math.log2(float(r["retx_per_s"])) for r in reps
+           if r["reading"] == "literal" and r["transport"] == "sptcp" and r["abr"] == "throughput"]
     assert f["fig5-sptcp-rate-literal"]["estimate"]["mean"] == pytest.approx(sum(lit) / len(lit))
     assert "loss ÷ 100" in doc["summary"]
 
@@ -204,7 +216,7 @@ def test_mptcp_over_both_paths_beats_single_path_tcp_over_one_of_them(quick: Pat
     single-path TCP over its path 1 (the better path), paired by seed, in both configurations;
     and both subflows carry video."""
     reps = list(csv.DictReader((quick / "repetitions.csv").open()))
-    ctl = [r for r in reps if r["reading"] == "control"]
+    ctl = [r for r in reps if r["reading"] == "control" and r["abr"] == "throughput"]
     for cf in m.CONFIGS:
         by = {(r["transport"], r["rep"]): r for r in ctl if r["config"] == cf}
         for rep in range(m.QUICK.reps):

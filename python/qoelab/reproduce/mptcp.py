@@ -16,7 +16,9 @@ Fig. 5; ``control``, no loss), a ``config`` (``balanced``, ``unbalanced``), a ``
 in the control reading also ``sptcp_best``, single-path TCP over MPTCP's path 1, the better of
 its two paths, for RFC 6356's goal "at least the better path's single TCP") and the MPTCP
 ``coupled`` congestion control (``lia``, Linux's default, in every MPTCP cell; ``olia`` and
-``uncoupled`` only in the sensitivity cells of the full run). Every parameter is a *treatment*
+``uncoupled`` only in the sensitivity cells of the full run) and the player's ``abr`` policy
+(``throughput``, the paper's VLC's rate-based logic, everywhere; ``bba`` and ``bola`` beside it
+in the ÷ 100 reading, for the QoE table per ABR policy). Every parameter is a *treatment*
 of the experiment layer (:mod:`qoelab.experiment.core`): repetition ``r`` of every cell runs
 with the same seed, so every difference is paired.
 
@@ -33,8 +35,8 @@ finding that needs them is *undecided*.
 
 Outputs (``docs/report-format.md``): ``report.json``, ``report.md``, a CSV per table
 (``table1.csv``, ``fig4_startup.csv``, ``fig5_retransmissions.csv``, ``fig6_download.csv``,
-``qoe.csv``, ``subflows.csv``, ``sensitivity_coupled.csv``), ``repetitions.csv`` (one row per
-run) and the figures ``fig4_startup.png``, ``fig5_retransmissions.png``,
+``qoe.csv``, ``qoe_abr.csv``, ``subflows.csv``, ``sensitivity_coupled.csv``),
+``repetitions.csv`` (one row per run) and the figures ``fig4_startup.png``, ``fig5_retransmissions.png``,
 ``fig6_segment_rates.png``.
 """
 
@@ -89,6 +91,9 @@ READING_LABEL = {"literal": "literal", "div10": "loss ÷ 10", "div100": "loss ÷
 CONFIGS = ("balanced", "unbalanced")
 TRANSPORT_LABEL = {"mptcp": "MPTCP", "sptcp": "SPTCP", "sptcp_best": "SPTCP on MPTCP's path 1"}
 COUPLED = ("lia", "olia", "uncoupled")
+#: ABR policies (``docs/models/dash.md``): ``throughput`` (rate-based, the paper's VLC) in every
+#: cell; BBA-0 and BOLA-BASIC in the ABR cells.
+ABRS = ("throughput", "bba", "bola")
 #: The MPTCP connection's settings (README: the out-of-tree kernel's defaults).
 MPTCP = {"kind": "mptcp", "scheduler": "min_rtt", "reinject": True, "penalise": True, "tcp": {"profile": "linux"}}
 #: The client's and server's interface addresses of the two paths (base.toml).
@@ -98,18 +103,20 @@ PATHS = ((("10.1.0.1", "10.2.0.1")), ("10.1.1.1", "10.2.1.1"))
 @dataclass(frozen=True)
 class Grid:
     """What one mode runs: the loss readings, repetitions, plays of the 30-s clip, the run
-    length (long enough for a session with stalls to finish) and the cells of the coupled
-    sensitivity (``(reading, config)``; empty: none)."""
+    length (long enough for a session with stalls to finish), the cells of the coupled
+    sensitivity (``(reading, config)``; empty: none) and the readings whose cells also run the
+    BBA and BOLA policies (the QoE table per ABR policy)."""
 
     readings: tuple[str, ...]
     reps: int
     loops: int
     duration_s: float
     sensitivity: tuple[tuple[str, str], ...]
+    abr_readings: tuple[str, ...]
 
 
-FULL = Grid(READINGS, PAPER_REPS, 4, 150.0, (("div100", "balanced"),))
-QUICK = Grid(("literal", "div100", "control"), 2, 2, 90.0, ())
+FULL = Grid(READINGS, PAPER_REPS, 4, 150.0, (("div100", "balanced"),), ("div100",))
+QUICK = Grid(("literal", "div100", "control"), 2, 2, 90.0, (), ("div100",))
 
 
 # --- the scenario ----------------------------------------------------------------------------------
@@ -133,13 +140,14 @@ def _shape(link: dict[str, Any], row: tuple[float, float, float], factor: float)
         link.pop("loss_ba", None)
 
 
-def build_scenario(reading: str, config: str, transport: str, coupled: str = "lia", *, loops: int = FULL.loops,
-                   duration_s: float = FULL.duration_s) -> dict[str, Any]:
+def build_scenario(reading: str, config: str, transport: str, coupled: str = "lia", abr: str = "throughput", *,
+                   loops: int = FULL.loops, duration_s: float = FULL.duration_s) -> dict[str, Any]:
     """One cell as plain scenario data: ``base.toml`` with path 1 and path 2 set to ``config``'s
     Table 1 rows under ``reading``, and the DASH flow over ``transport``: ``mptcp`` (a subflow per
     path, ``coupled`` congestion control), ``sptcp`` (path 1 set to the SPTCP row) or
-    ``sptcp_best`` (single-path TCP over MPTCP's path 1 as it is). The app probe is on (the
-    per-segment download rates of the figures)."""
+    ``sptcp_best`` (single-path TCP over MPTCP's path 1 as it is), the player with the ``abr``
+    policy (its defaults). The app probe is on (the per-segment download rates of the
+    figures)."""
     if reading not in FACTOR:
         raise ValueError(f"reading {reading!r}: expected one of {', '.join(READINGS)}")
     if config not in TABLE1:
@@ -148,10 +156,13 @@ def build_scenario(reading: str, config: str, transport: str, coupled: str = "li
         raise ValueError(f"transport {transport!r}: expected one of {', '.join(TRANSPORT_LABEL)}")
     if coupled not in COUPLED:
         raise ValueError(f"coupled {coupled!r}: expected one of {', '.join(COUPLED)}")
+    if abr not in ABRS:
+        raise ValueError(f"abr {abr!r}: expected one of {', '.join(ABRS)}")
     d = base_dict()
-    d["name"] = f"mptcp-{reading}-{config}-{transport}" + (f"-{coupled}" if transport == "mptcp" else "")
+    d["name"] = f"mptcp-{reading}-{config}-{transport}" + (f"-{coupled}" if transport == "mptcp" else "") + f"-{abr}"
     d["description"] = (f"Wejin & Amca, Table 1 {config}, loss {READING_LABEL[reading]}, "
-                        f"{TRANSPORT_LABEL[transport]}" + (f" ({coupled})" if transport == "mptcp" else ""))
+                        f"{TRANSPORT_LABEL[transport]}" + (f" ({coupled})" if transport == "mptcp" else "")
+                        + f", {abr} ABR")
     d["sim"] = {"duration": f"{duration_s:g}s", "seed": 1}
     d.setdefault("output", {})["probes"] = ["app"]
     access = [l for l in d["links"] if l["a"] == "C"]
@@ -162,6 +173,7 @@ def build_scenario(reading: str, config: str, transport: str, coupled: str = "li
     _shape(access[1], rows["path2"], FACTOR[reading])
     (f,) = d["flows"]
     f["app"]["loops"] = loops
+    f["app"]["abr"] = {"kind": abr}
     if transport == "mptcp":
         f.pop("src_addr", None)
         f.pop("dst_addr", None)
@@ -194,23 +206,28 @@ def cells(grid: Grid, *, mptcp: bool = True) -> list[dict[str, Any]]:
             for tp in tps:
                 if tp == "mptcp" and not mptcp:
                     continue
-                out.append({"reading": rd, "config": cf, "transport": tp, "coupled": "lia" if tp == "mptcp" else "-"})
+                out.append({"reading": rd, "config": cf, "transport": tp, "coupled": "lia" if tp == "mptcp" else "-",
+                            "abr": "throughput"})
+    out += [{"reading": rd, "config": cf, "transport": tp, "coupled": "lia" if tp == "mptcp" else "-", "abr": a}
+            for rd in grid.abr_readings for cf in CONFIGS for tp in ("mptcp", "sptcp") for a in ABRS[1:]
+            if mptcp or tp != "mptcp"]
     if mptcp:
-        out += [{"reading": rd, "config": cf, "transport": "mptcp", "coupled": c}
+        out += [{"reading": rd, "config": cf, "transport": "mptcp", "coupled": c, "abr": "throughput"}
                 for rd, cf in grid.sensitivity for c in COUPLED if c != "lia"]
     return out
 
 
 def _cell_id(p: dict[str, Any]) -> str:
     tail = f"-{p['coupled']}" if p["transport"] == "mptcp" else ""
-    return f"{p['reading']}-{p['config']}-{p['transport']}{tail}"
+    abr = f"-{p['abr']}" if p["abr"] != "throughput" else ""
+    return f"{p['reading']}-{p['config']}-{p['transport']}{tail}{abr}"
 
 
 def _build(p: dict[str, Any], grid: Grid):
     from qoelab.scenario import Scenario
 
     d = build_scenario(p["reading"], p["config"], p["transport"], p["coupled"] if p["transport"] == "mptcp" else "lia",
-                       loops=grid.loops, duration_s=grid.duration_s)
+                       p["abr"], loops=grid.loops, duration_s=grid.duration_s)
     return Scenario.from_dict(d, f"{BASE} ({_cell_id(p)})", base_dir=paths.root() / FOLDER)
 
 
@@ -218,7 +235,7 @@ def _build(p: dict[str, Any], grid: Grid):
 
 METRICS = ("startup_first_byte_ms", "startup_ms", "stalls", "stall_s", "played_s", "bitrate_mbps", "switches",
            "rate_mbps", "retx_per_s", "path1_share_pct", "reinjected_kb")
-TREATMENTS = ("reading", "config", "transport", "coupled")
+TREATMENTS = ("reading", "config", "transport", "coupled", "abr")
 
 
 def run_metrics(run_dir: Path, p: dict[str, Any], *, duration_s: float) -> dict[str, float]:
@@ -275,8 +292,8 @@ def experiment(grid: Grid, mptcp: bool) -> core.Experiment:
 # --- tables ------------------------------------------------------------------------------------------
 
 
-def _key(rd: str, cf: str, tp: str, cp: str | None = None) -> tuple:
-    return (rd, cf, tp, cp if cp is not None else ("lia" if tp == "mptcp" else "-"))
+def _key(rd: str, cf: str, tp: str, cp: str | None = None, abr: str = "throughput") -> tuple:
+    return (rd, cf, tp, cp if cp is not None else ("lia" if tp == "mptcp" else "-"), abr)
 
 
 def _main_rows(grid: Grid) -> list[dict[str, Any]]:
@@ -292,8 +309,8 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]], mptcp: bool) -> dict[str,
     agg = {tuple(r[k] for k in TREATMENTS): r for r in core.aggregate(rep_rows, TREATMENTS, METRICS)}
     not_run = "not run" if not mptcp else None
 
-    def est(rd: str, cf: str, tp: str, m: str, cp: str | None = None) -> Estimate | str | None:
-        row = agg.get(_key(rd, cf, tp, cp))
+    def est(rd: str, cf: str, tp: str, m: str, cp: str | None = None, abr: str = "throughput") -> Estimate | str | None:
+        row = agg.get(_key(rd, cf, tp, cp, abr))
         if row is None:
             return not_run if tp == "mptcp" else None
         return row[m]
@@ -375,6 +392,21 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]], mptcp: bool) -> dict[str,
                        note=f"{grid.loops * 30} s of media per session; a session that has not played it all by the "
                             f"end of the run ({grid.duration_s:g} s) stalled for the rest.")
 
+    # The QoE table per ABR policy: throughput (rate-based), BBA-0, BOLA-BASIC.
+    rows = [{"reading": READING_LABEL[rd], "config": cf, "transport": TRANSPORT_LABEL[tp], "abr": a,
+             **{m: est(rd, cf, tp, m, abr=a) for m in ("startup_ms", "stalls", "stall_s", "bitrate_mbps", "switches",
+                                                      "rate_mbps")}}
+            for rd in grid.abr_readings for cf in CONFIGS for tp in ("mptcp", "sptcp") for a in ABRS]
+    out["qoe_abr"] = Table("qoe-abr", "QoE per ABR policy (defaults of docs/models/dash.md)",
+                           idx + [Column("abr", "ABR policy"), Column("startup_ms", "start-up to playback", "ms", "ours"),
+                                  Column("stalls", "stalls", "", "ours"), Column("stall_s", "stall time", "s", "ours"),
+                                  Column("bitrate_mbps", "mean bitrate", "Mbit/s", "ours"),
+                                  Column("switches", "switches", "", "ours"),
+                                  Column("rate_mbps", "mean segment download rate", "Mbit/s", "ours")],
+                           rows, source="ours (the paper uses VLC's rate-based adaptation only)",
+                           note="BBA's reservoir and cushion are 90/240 and 126/240 of the 30-s buffer target; BOLA's "
+                                "γp is 5 (docs/models/dash.md).")
+
     # The subflows: path 1's share of the video bytes, MPTCP only.
     rows = [{**label(r), "share": est(r["reading"], r["config"], "mptcp", "path1_share_pct"),
              "reinjected": est(r["reading"], r["config"], "mptcp", "reinjected_kb"),
@@ -395,7 +427,8 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]], mptcp: bool) -> dict[str,
             for m in ("rate_mbps", "retx_per_s", "startup_ms", "bitrate_mbps", "path1_share_pct"):
                 r[m] = est(rd, cf, "mptcp", m, cp)
                 if cp != "lia":
-                    sel = [x for x in rep_rows if x["reading"] == rd and x["config"] == cf and x["transport"] == "mptcp"]
+                    sel = [x for x in rep_rows if x["reading"] == rd and x["config"] == cf and x["transport"] == "mptcp"
+                           and x["abr"] == "throughput"]
                     r[f"{m}_d"] = core.paired(sel, "coupled", cp, "lia", m).get(())
             rows.append(r)
     cols = [Column("reading", "loss reading"), Column("config", "configuration"), Column("coupled", "coupled CC")]
@@ -420,7 +453,7 @@ def _pdiff(rep_rows: list[dict[str, Any]], sel: dict[str, Any], treatment: str, 
 
 
 def _lia(rd: str, cf: str | None = None) -> dict[str, Any]:
-    d = {"reading": rd, "coupled": "lia"}
+    d = {"reading": rd, "coupled": "lia", "abr": "throughput"}
     if cf is not None:
         d["config"] = cf
     return d
@@ -429,7 +462,7 @@ def _lia(rd: str, cf: str | None = None) -> dict[str, Any]:
 def _tp_diff(rep_rows: list[dict[str, Any]], rd: str, cf: str, m: str, other: str = "sptcp") -> Estimate | None:
     """Paired m(MPTCP, LIA) − m(``other``) in one reading and configuration."""
     rs = [r for r in rep_rows if r["reading"] == rd and r["config"] == cf and r["coupled"] in ("lia", "-")
-          and r[m] == r[m]]
+          and r["abr"] == "throughput" and r[m] == r[m]]
     return core.paired(rs, "transport", "mptcp", other, m).get(())
 
 
@@ -465,7 +498,7 @@ def findings(grid: Grid, rep_rows: list[dict[str, Any]], mptcp: bool) -> list[Fi
         # Fig. 5: SPTCP retransmits about one packet per second. "About": within a factor of 2,
         # tested on log2 of the rate (the mean over both configurations' runs).
         xs = [math.log2(r["retx_per_s"]) if r["retx_per_s"] > 0 else -10.0
-              for r in rep_rows if r["reading"] == rd and r["transport"] == "sptcp"]
+              for r in rep_rows if r["reading"] == rd and r["transport"] == "sptcp" and r["abr"] == "throughput"]
         e = mean_ci(xs) if xs else None
         out.append(Finding(f"fig5-sptcp-rate-{rd}", f"{tag}: SPTCP retransmits about one segment per second, as in "
                            "Fig. 5 (within a factor of 2)", Label.SUBSTANTIVE, judge_within(e, 1.0),
@@ -605,6 +638,11 @@ def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding], mptcp: boo
                                               for r in stalled) + ".")
     else:
         md.append("- **Stalls**: no session stalled.")
+    for r in tabs["qoe_abr"].rows:
+        if isinstance(r["bitrate_mbps"], Estimate):
+            md.append(f"- **ABR {r['abr']}**, {r['reading']}, {r['config']}, {r['transport']}: mean bitrate "
+                      f"{_m(r['bitrate_mbps'])} Mbit/s, {_m(r['switches'])} switches, {_m(r['stalls'])} stalls, "
+                      f"start-up {_m(r['startup_ms'])} ms.")
     for r in tabs["subflows"].rows:
         if isinstance(r["share"], Estimate):
             md.append(f"- **Subflows**, {r['reading']}, {r['config']}: path 1 carried {_m(r['share'])} % of the video "
@@ -674,7 +712,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
     tabs = tables(grid, rep_rows, mptcp)
     found = findings(grid, rep_rows, mptcp)
     names = {"table1": "table1.csv", "fig4": "fig4_startup.csv", "fig5": "fig5_retransmissions.csv",
-             "fig6": "fig6_download.csv", "qoe": "qoe.csv", "subflows": "subflows.csv",
+             "fig6": "fig6_download.csv", "qoe": "qoe.csv", "qoe_abr": "qoe_abr.csv", "subflows": "subflows.csv",
              "sensitivity": "sensitivity_coupled.csv"}
     for k, t in tabs.items():
         t.write_csv(out, names[k])
@@ -685,7 +723,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
             w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
     series = {}
     for p in exp.cells:
-        if p["coupled"] in ("lia", "-"):
+        if p["coupled"] in ("lia", "-") and p["abr"] == "throughput":
             d = core.run_dir(exp, out / "runs", _cell_id(p), 0)
             if (d / "probe_app.parquet").is_file():
                 series[(p["reading"], p["config"], p["transport"])] = segment_rates(d)
