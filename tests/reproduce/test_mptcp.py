@@ -83,7 +83,8 @@ def _fake_run(tmp_path: Path, *, mptcp: bool) -> Path:
     d.mkdir()
     row = {"flow": "dash", "dash_startup_first_byte_s": 0.0205, "dash_startup_s": 0.38, "dash_stalls": 2,
            "dash_stall_s": 3.5, "dash_played_s": 120.0, "dash_mean_bitrate_bps": 5.5e6, "dash_switches": 3,
-           "dash_mean_rate_bps": 26.5e6, "rev_retransmitted_segments": 300, "reinjected_bytes": 4500}
+           "dash_mean_rate_bps": 26.5e6, "rev_retransmitted_segments": 300, "rev_reinjected_bytes": 4500,
+           "reinjected_bytes": 99}
     other = {k: (0 if not isinstance(v, str) else "x") for k, v in row.items()}
     pq.write_table(pa.Table.from_pylist([other, row]), d / "flows.parquet")
     if mptcp:

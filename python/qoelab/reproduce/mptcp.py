@@ -243,7 +243,8 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, duration_s: float) -> dict[
     ``subflows`` table: start-up delay to the first byte and to playback (ms), stalls and their
     time (s), media played (s), mean bitrate and mean per-segment download rate (Mbit/s),
     switches, retransmitted segments of the video's direction per second of run, and for MPTCP
-    path 1's share of the video bytes received (%) and the bytes reinjected (kB)."""
+    path 1's share of the video bytes received (%) and the bytes the server reinjected (kB; NaN
+    where the flows table has no ``rev_reinjected_bytes``)."""
     import pyarrow.parquet as pq
 
     (row,) = [r for r in pq.read_table(run_dir / "flows.parquet").to_pylist() if r["flow"] == "dash"]
@@ -260,7 +261,9 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, duration_s: float) -> dict[
         total = sum(r["rev_recv_bytes"] for r in rs)
         if total > 0:
             out["path1_share_pct"] = 100.0 * rs[0]["rev_recv_bytes"] / total
-        out["reinjected_kb"] = float(row.get("reinjected_bytes") or 0) / 1e3
+        # The server sends the video: its reinjections are the reverse direction's.
+        if row.get("rev_reinjected_bytes") is not None:
+            out["reinjected_kb"] = float(row["rev_reinjected_bytes"]) / 1e3
     return {k: (nan if v is None else float(v)) for k, v in out.items()}
 
 
