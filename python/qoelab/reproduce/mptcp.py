@@ -97,7 +97,7 @@ ABRS = ("throughput", "bba", "bola")
 #: The MPTCP connection's settings (README: the out-of-tree kernel's defaults).
 MPTCP = {"kind": "mptcp", "scheduler": "min_rtt", "reinject": True, "penalise": True, "tcp": {"profile": "linux"}}
 #: The client's and server's interface addresses of the two paths (base.toml).
-PATHS = ((("10.1.0.1", "10.2.0.1")), ("10.1.1.1", "10.2.1.1"))
+PATHS = (("10.1.0.1", "10.2.0.1"), ("10.1.1.1", "10.2.1.1"))
 
 
 @dataclass(frozen=True)
