@@ -10,7 +10,7 @@ import sys
 import pytest
 
 HEAVY = ("numpy", "pyarrow", "qoelab.results", "qoelab.reproduce.sqf", "qoelab.reproduce.tfd",
-         "qoelab.reproduce.wimax", "qoelab.verify.core", "qoelab.experiment")
+         "qoelab.reproduce.wimax", "qoelab.reproduce.mptcp", "qoelab.verify.core", "qoelab.experiment")
 
 
 def _loaded_after(argv: list[str]) -> set[str]:

@@ -63,7 +63,7 @@ def test_tables_estimates_and_paper_columns(built):
 def test_figures_embedded_as_data_png(built):
     out, page = built
     srcs = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([^"]+)"', page)
-    assert len(srcs) == 6  # two figures for each of tfd, sqf and wimax
+    assert len(srcs) == 8  # two figures for each of tfd, sqf, wimax and mptcp
     assert base64.b64decode(srcs[0]) == (out / "tfd" / "f1.png").read_bytes()
     assert not re.search(r'(src|href)="(https?:|//|file:)', page.replace('href="https://example.org"', ""))
 
@@ -77,6 +77,7 @@ def test_fmt_cell():
 
 def test_reproduce_all_reuses_finished_folders(tmp_path, monkeypatch, capsys):
     out = make_all(tmp_path / "o")
+    import qoelab.reproduce.mptcp as mptcp
     import qoelab.reproduce.sqf as sqf
     import qoelab.reproduce.tfd as tfd
 
@@ -85,11 +86,13 @@ def test_reproduce_all_reuses_finished_folders(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(sqf, "run", boom)
     monkeypatch.setattr(tfd, "run", boom)
+    monkeypatch.setattr(mptcp, "run", boom)
     assert main(["reproduce", "all", "--quick", "-o", str(out)]) == 0
     assert (out / "index.html").read_text() == H.render(H.entries_from(out))
 
 
 def test_reproduce_all_failures_are_shown_and_exit_nonzero(tmp_path, monkeypatch, capsys):
+    import qoelab.reproduce.mptcp as mptcp
     import qoelab.reproduce.sqf as sqf
     import qoelab.reproduce.tfd as tfd
     import qoelab.reproduce.wimax as wimax
@@ -115,14 +118,22 @@ def test_reproduce_all_failures_are_shown_and_exit_nonzero(tmp_path, monkeypatch
 
     monkeypatch.setattr(tfd, "run", tfd_run)
     monkeypatch.setattr(sqf, "run", sqf_run)
+    def mptcp_run(out, **k):  # another that works
+        from .reports import make_folder
+
+        calls.append(("mptcp", k["quick"], k["jobs"]))
+        make_folder(out, "mptcp")
+        return {}
+
     monkeypatch.setattr(wimax, "run", wimax_run)
+    monkeypatch.setattr(mptcp, "run", mptcp_run)
     out = tmp_path / "o"
     assert main(["reproduce", "all", "--quick", "-o", str(out)]) == 1
-    assert calls == [("tfd", True, 1), ("sqf", True, 1), ("wimax", True, 1)]  # sqf still ran after tfd failed
+    assert calls == [("tfd", True, 1), ("sqf", True, 1), ("wimax", True, 1), ("mptcp", True, 1)]  # sqf still ran after tfd failed
     page = (out / "index.html").read_text()
     assert "failed: trace.bin: the trace is missing<" in page and "second line" not in page
     assert f"failed: {out / 'sqf' / 'report.json'}: no such report" in page
-    assert "2 of 3 reproductions failed: tfd, sqf" in capsys.readouterr().out
+    assert "2 of 4 reproductions failed: tfd, sqf" in capsys.readouterr().out
 
 
 def test_report_html_rebuilds(tmp_path, capsys):

@@ -77,8 +77,7 @@ PAPERS: tuple[Paper, ...] = (
         text="mptcp-uhd-hevc-dash.txt",
         question="Does Multipath TCP stream UHD HEVC DASH better than single-path TCP over balanced and unbalanced "
                  "paths?",
-        module=None,
-        issue=20,
+        module="mptcp",
     ),
 )
 

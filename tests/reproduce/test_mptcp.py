@@ -1,0 +1,249 @@
+"""``qoelab reproduce mptcp``: the generated cells are Table 1 under each loss reading, the
+metrics of a run are right on hand-made result tables, the paper's values are the paper's, a
+quick run writes a valid report with every cell in its tables, the loss reading consistent with
+Fig. 5 comes out of the data, bad input is one line with exit code 2, and (once the simulator
+carries MPTCP data both ways) MPTCP over two disjoint paths beats single-path TCP over one."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import ROOT, run_cli
+from qoelab.experiment.report import check_report, load_report
+from qoelab.reproduce import mptcp as m
+
+PAPER = ROOT.parent / "shared" / "papers" / "mptcp-uhd-hevc-dash.txt"
+MPTCP_RUNS = m.mptcp_dash_refusal() is None
+
+
+def _access(d: dict) -> list[dict]:
+    return [l for l in d["links"] if l["a"] == "C"]
+
+
+@pytest.mark.parametrize("config", m.CONFIGS)
+@pytest.mark.parametrize("reading", m.READINGS)
+def test_cells_apply_table_1_under_each_reading(reading, config):
+    rows = m.TABLE1[config]
+    for transport, p1 in (("mptcp", "path1"), ("sptcp", "sptcp"), ("sptcp_best", "path1")):
+        d = m.build_scenario(reading, config, transport)
+        a1, a2 = _access(d)
+        for link, key in ((a1, p1), (a2, "path2")):
+            loss, lat, rate = rows[key]
+            assert link["rate"] == f"{rate:g}Mbps" and link["delay"] == f"{lat / 2:g}ms"
+            p = loss / 100 * m.FACTOR[reading]
+            assert link.get("loss_ba") == ({"kind": "bernoulli", "p": p} if p else None)
+            assert "loss_ab" not in link  # the client's requests and ACKs are not dropped
+        (f,) = d["flows"]
+        assert f["app"]["kind"] == "dash" and f["peer_app"] == {"kind": "http_server"}
+        assert f["app"]["abr"] == {"kind": "throughput"} and f["app"]["max_buffer"] == "30s"
+        if transport == "mptcp":
+            assert f["transport"]["kind"] == "mptcp" and f["transport"]["coupled"] == "lia"
+            assert f["subflows"] == [{"src_addr": "10.1.0.1", "dst_addr": "10.2.0.1"},
+                                     {"src_addr": "10.1.1.1", "dst_addr": "10.2.1.1"}]
+            assert "src_addr" not in f
+        else:
+            assert f["transport"] == {"kind": "tcp", "profile": "linux"} and "subflows" not in f
+            assert (f["src_addr"], f["dst_addr"]) == ("10.1.0.1", "10.2.0.1")
+    assert m.FACTOR == {"literal": 1.0, "div10": 0.1, "div100": 0.01, "control": 0.0}
+    assert m.build_scenario(reading, config, "sptcp", abr="bola")["flows"][0]["app"]["abr"] == {"kind": "bola"}
+
+
+def test_the_grids_cells():
+    quick = m.cells(m.QUICK)
+    main = [c for c in quick if c["abr"] == "throughput"]
+    # 3 readings × 2 configurations × {MPTCP, SPTCP}, plus SPTCP on MPTCP's path 1 in the control;
+    # BBA and BOLA beside the throughput policy in the ÷ 100 reading (2 configurations × 2 transports).
+    assert len(main) == 3 * 2 * 2 + 2
+    assert sorted((c["config"], c["transport"], c["abr"]) for c in quick if c["abr"] != "throughput") == sorted(
+        (cf, tp, a) for cf in m.CONFIGS for tp in ("mptcp", "sptcp") for a in ("bba", "bola"))
+    assert {c["reading"] for c in quick} == set(m.QUICK.readings)
+    full = m.cells(m.FULL)
+    sens = [c for c in full if c["coupled"] in ("olia", "uncoupled")]
+    assert [(c["reading"], c["config"], c["coupled"], c["abr"]) for c in sens] == [
+        ("div100", "balanced", "olia", "throughput"), ("div100", "balanced", "uncoupled", "throughput")]
+    assert len(full) == 4 * 2 * 2 + 2 + 8 + 2 and m.FULL.reps == 5
+    assert len({m._cell_id(c) for c in full}) == len(full)
+    assert all(c["transport"] != "mptcp" for c in m.cells(m.QUICK, mptcp=False))
+    # Every parameter is a treatment: repetition r of every cell has one seed.
+    exp = m.experiment(m.QUICK, True)
+    from qoelab.experiment.core import seed_of
+
+    assert len({seed_of(exp.name, c, exp.paired, 1) for c in exp.cells}) == 1
+
+
+def _fake_run(tmp_path: Path, *, mptcp: bool) -> Path:
+    d = tmp_path / ("mp" if mptcp else "sp")
+    d.mkdir()
+    row = {"flow": "dash", "dash_startup_first_byte_s": 0.0205, "dash_startup_s": 0.38, "dash_stalls": 2,
+           "dash_stall_s": 3.5, "dash_played_s": 120.0, "dash_mean_bitrate_bps": 5.5e6, "dash_switches": 3,
+           "dash_mean_rate_bps": 26.5e6, "rev_retransmitted_segments": 300, "rev_reinjected_bytes": 4500,
+           "reinjected_bytes": 99}
+    other = {k: (0 if not isinstance(v, str) else "x") for k, v in row.items()}
+    pq.write_table(pa.Table.from_pylist([other, row]), d / "flows.parquet")
+    if mptcp:
+        pq.write_table(pa.Table.from_pylist([
+            {"flow": "dash", "path": 1, "rev_recv_bytes": 1_000_000},
+            {"flow": "x", "path": 0, "rev_recv_bytes": 9_000_000},
+            {"flow": "dash", "path": 0, "rev_recv_bytes": 3_000_000}]), d / "subflows.parquet")
+    return d
+
+
+def test_run_metrics_on_hand_made_tables(tmp_path: Path):
+    p = {"reading": "div100", "config": "balanced", "transport": "mptcp", "coupled": "lia", "abr": "throughput"}
+    got = m.run_metrics(_fake_run(tmp_path, mptcp=True), p, duration_s=150.0)
+    assert got["startup_first_byte_ms"] == pytest.approx(20.5) and got["startup_ms"] == pytest.approx(380.0)
+    assert (got["stalls"], got["stall_s"], got["switches"]) == (2.0, 3.5, 3.0)
+    assert got["bitrate_mbps"] == pytest.approx(5.5) and got["rate_mbps"] == pytest.approx(26.5)
+    assert got["retx_per_s"] == pytest.approx(2.0)  # 300 segments over 150 s
+    assert got["path1_share_pct"] == pytest.approx(75.0)  # path 0: 3 MB of 4 MB; another flow's row ignored
+    assert got["reinjected_kb"] == pytest.approx(4.5)
+    sp = m.run_metrics(_fake_run(tmp_path, mptcp=False), {**p, "transport": "sptcp", "coupled": "-"}, duration_s=100.0)
+    assert sp["retx_per_s"] == pytest.approx(3.0)
+    assert math.isnan(sp["path1_share_pct"]) and math.isnan(sp["reinjected_kb"])
+
+
+def test_segment_rates_from_the_app_probe(tmp_path: Path):
+    rows = []
+    for k, (t, b, s) in enumerate([(1.0, 1_000_000, 0.5), (2.5, 3_000_000, 1.2)]):
+        for name, v in (("dash_segment", k), ("dash_rung", 0), ("dash_bytes", b), ("dash_download_s", s),
+                        ("dash_buffer_s", 6.0)):
+            rows.append({"t_ns": int(t * 1e9), "flow": "dash", "end": 0, "name": name, "value": float(v)})
+    rows.insert(3, {"t_ns": 5, "flow": "other", "end": 0, "name": "dash_bytes", "value": 1.0})
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "probe_app.parquet")
+    got = m.segment_rates(tmp_path)
+    assert [(k, t) for k, t, _ in got] == [(0, 1.0), (1, 2.5)]
+    assert [r for *_, r in got] == pytest.approx([16.0, 20.0])
+
+
+@pytest.mark.skipif(not PAPER.is_file(), reason="the paper's text is not here")
+def test_the_papers_values_are_transcribed_from_its_text():
+    text = PAPER.read_text()
+    rows = re.findall(r"^(Path 1|Path 2|SPTCP)\t+(\d+)\t(\d+)\t(\d+)$", text, re.M)
+    assert len(rows) == 6
+    key = {"Path 1": "path1", "Path 2": "path2", "SPTCP": "sptcp"}
+    got = {cf: {key[n]: (float(a), float(b), float(c)) for n, a, b, c in rows[3 * i:3 * i + 3]}
+           for i, cf in enumerate(m.CONFIGS)}
+    assert got == m.TABLE1
+    cap = re.search(r"Balanced: Avg = ([\d.]+)ms MPTCP Unbalanced Avg = ([\d.]+)ms SPTCP: Avg = ([\d.]+)ms", text)
+    assert cap and tuple(map(float, cap.groups())) == (m.PAPER_FIG4_MS[("mptcp", "balanced")],
+                                                       m.PAPER_FIG4_MS[("mptcp", "unbalanced")],
+                                                       m.PAPER_FIG4_MS[("sptcp", "balanced")])
+    r = re.search(r"SPTCP with average retransmission rate of (\d+) packet.*?rate of (\d+) packets.*?and (\d+) packets",
+                  text, re.S)
+    assert r and tuple(map(float, r.groups())) == (m.PAPER_FIG5[("sptcp", "balanced")],
+                                                   m.PAPER_FIG5[("mptcp", "balanced")],
+                                                   m.PAPER_FIG5[("mptcp", "unbalanced")])
+    assert "repeated five (5) times" in text and m.PAPER_REPS == 5
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("mptcp") / "quick"
+    code, _, err = run_cli("reproduce", "mptcp", "--quick", "-o", str(out))
+    assert code == 0, err
+    return out
+
+
+def _num(s: str) -> float | None:
+    return None if s == "" else float(s)
+
+
+def test_quick_report_is_valid_and_has_every_cell(quick: Path):
+    doc = load_report(quick / "report.json")
+    assert check_report(doc, quick) == []
+    assert doc["paper"] == "mptcp" and doc["mode"] == "quick"
+    tabs = {t["id"]: t for t in doc["tables"]}
+    want = [(m.READING_LABEL[r["reading"]], r["config"], m.TRANSPORT_LABEL[r["transport"]]) for r in m._main_rows(m.QUICK)]
+    abr = [(m.READING_LABEL[rd], cf, m.TRANSPORT_LABEL[tp], a) for rd in m.QUICK.abr_readings for cf in m.CONFIGS
+           for tp in ("mptcp", "sptcp") for a in m.ABRS]
+    assert [(r["reading"], r["config"], r["transport"], r["abr"]) for r in tabs["qoe-abr"]["rows"]] == abr
+    for tid, col in (("fig4-startup", "playback"), ("fig5-retransmissions", "retx"), ("fig6-download", "rate"),
+                     ("qoe", "stalls"), ("qoe-abr", "bitrate_mbps")):
+        rows = tabs[tid]["rows"]
+        if tid != "qoe-abr":
+            assert [(r["reading"], r["config"], r["transport"]) for r in rows] == want, tid
+        for r in rows:
+            v = r[col]
+            if r["transport"] == "MPTCP" and not MPTCP_RUNS:
+                assert v == "not run"
+            else:
+                assert isinstance(v, dict) and v["n"] == m.QUICK.reps and math.isfinite(v["mean"]), (tid, r)
+    # The CSVs are the tables.
+    for t in doc["tables"]:
+        rows = list(csv.DictReader((quick / t["csv"]).open()))
+        assert len(rows) == len(t["rows"]), t["id"]
+        for jr, cr in zip(t["rows"], rows):
+            for k, v in jr.items():
+                if isinstance(v, dict):
+                    assert v["mean"] == pytest.approx(_num(cr[k])) and v["n"] == int(cr[f"{k}_n"])
+    # The paper's columns are the transcribed values.
+    for r in tabs["fig5-retransmissions"]["rows"]:
+        tp = {"MPTCP": "mptcp", "SPTCP": "sptcp"}.get(r["transport"])
+        assert r["paper"] == (m.PAPER_FIG5[(tp, r["config"])] if tp else None)
+    reps = list(csv.DictReader((quick / "repetitions.csv").open()))
+    assert len(reps) == len(m.cells(m.QUICK, mptcp=MPTCP_RUNS)) * m.QUICK.reps
+    for f in doc["figures"]:
+        assert (quick / f["path"]).read_bytes()[:4] == b"\x89PNG"
+    assert {f["label"] for f in doc["findings"]} <= {"substantive", "trivial", "by construction"}
+    if not MPTCP_RUNS:
+        assert "MPTCP cells did not run" in doc["summary"] and "refuses a DASH flow over MPTCP" in doc["setup"]
+
+
+def test_the_loss_reading_consistent_with_fig5_comes_from_the_data(quick: Path):
+    """SPTCP's retransmission rate rules out the literal loss rates and fits Fig. 5's one per
+    second with loss ÷ 100 (the README's hand measurement); the finding's interval is computed
+    from the runs in repetitions.csv."""
+    doc = load_report(quick / "report.json")
+    f = {x["key"]: x for x in doc["findings"]}
+    assert f["fig5-sptcp-rate-literal"]["verdict"] == "does not hold"
+    assert f["fig5-sptcp-rate-div100"]["verdict"] == "holds"
+    reps = list(csv.DictReader((quick / "repetitions.csv").open()))
+    lit = [math.log2(float(r["retx_per_s"])) for r in reps
+           if r["reading"] == "literal" and r["transport"] == "sptcp" and r["abr"] == "throughput"]
+    assert f["fig5-sptcp-rate-literal"]["estimate"]["mean"] == pytest.approx(sum(lit) / len(lit))
+    assert "loss ÷ 100" in doc["summary"]
+
+
+@pytest.mark.skipif(not MPTCP_RUNS, reason="the simulator's MPTCP does not carry data both ways yet")
+def test_mptcp_over_both_paths_beats_single_path_tcp_over_one_of_them(quick: Path):
+    """Loss-free control: MPTCP over the two disjoint paths downloads each segment faster than
+    single-path TCP over its path 1 (the better path), paired by seed, in both configurations;
+    and both subflows carry video."""
+    reps = list(csv.DictReader((quick / "repetitions.csv").open()))
+    ctl = [r for r in reps if r["reading"] == "control" and r["abr"] == "throughput"]
+    for cf in m.CONFIGS:
+        by = {(r["transport"], r["rep"]): r for r in ctl if r["config"] == cf}
+        for rep in range(m.QUICK.reps):
+            mp, sp = by[("mptcp", str(rep))], by[("sptcp_best", str(rep))]
+            assert float(mp["rate_mbps"]) > 1.1 * float(sp["rate_mbps"]), (cf, rep)
+            assert 5.0 < float(mp["path1_share_pct"]) < 95.0, (cf, rep)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--reps", "0"], "--reps 0: must be at least 1"),
+    (["--jobs", "x"], "invalid int value"),
+    (["--no-such-flag"], "unrecognized arguments"),
+])
+def test_bad_cli_input_is_one_line_and_exit_2(tmp_path: Path, args, needle):
+    code, out, err = run_cli("reproduce", "mptcp", "--quick", "-o", str(tmp_path / "o"), *args)
+    assert code == 2
+    lines = [x for x in err.strip().splitlines() if x.strip()]
+    assert needle in err and "Traceback" not in err
+    assert not (tmp_path / "o" / "report.json").exists()
+    assert len(lines) <= 2  # argparse prints its usage line before the error line
+
+
+def test_an_output_path_that_is_a_file_is_refused(tmp_path: Path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    code, _, err = run_cli("reproduce", "mptcp", "--quick", "-o", str(f))
+    assert code == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and str(f) in err
+    assert f.read_text() == "x"
