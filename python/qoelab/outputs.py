@@ -27,12 +27,13 @@ _EXACT = {"bps": "bit/s", "bytes": "bytes", "packets": "packets", "utilisation":
 #: integers, null on the rows of flows whose transport or application has no such counter (a
 #: UDP flow has no `rto_count`). The core reports them as floats with NaN for "none";
 #: :func:`counter_column` turns them into nullable uint64. `rev_` names are the same TCP
-#: counters for the reverse direction.
+#: counters for the reverse direction (TCP's, and MPTCP's connection-level ones).
 _TCP_COUNTERS = ("segments_sent", "bytes_sent", "retransmitted_segments", "retransmitted_bytes", "rto_count",
                  "fast_retransmits", "acked_bytes", "cwnd_bytes", "acks_sent", "duplicate_segments",
                  "out_of_order_segments")
 FLOW_COUNTERS = frozenset(_TCP_COUNTERS + tuple(f"rev_{n}" for n in _TCP_COUNTERS) + (
-    "delivered_bytes", "reinjected_bytes", "penalisations", "duplicate_data_bytes", "tfrc_sent_pkts",
+    "delivered_bytes", "reinjected_bytes", "penalisations", "duplicate_data_bytes", "rev_reinjected_bytes",
+    "rev_penalisations", "rev_duplicate_data_bytes", "tfrc_sent_pkts",
     "tfrc_buffer_drops", "tfrc_no_feedback_expiries", "tfrc_lost_pkts", "tfrc_loss_events", "tfrc_feedbacks",
     "app_datagrams", "app_nals", "downloads_completed", "http_objects", "http_bytes", "http_served",
     "dash_segments", "dash_stalls", "dash_switches", "tc_frames", "tc_timeouts", "tc_cuts", "tc_switches",

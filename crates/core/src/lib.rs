@@ -14,8 +14,8 @@
 //!    [`registry`]: how each family of components (disciplines, controllers, apps, loss
 //!    models, channels) is listed, one line per kind.
 //! 5. [`transport`]: endpoints (sockets) behind the `Endpoint` trait: UDP/RTP and full-duplex
-//!    TCP with pluggable congestion control, and MPTCP (TCP subflows over a flow's paths, its
-//!    schedulers and coupled increase); [`app`]: applications at either end of a flow.
+//!    TCP with pluggable congestion control, and full-duplex MPTCP (TCP subflows over a flow's
+//!    paths, its schedulers and coupled increase); [`app`]: applications at either end of a flow.
 //! 6. [`agent`]: protocol logic on nodes (RSVP).
 //! 7. [`sim`]: the world (flows as connections with two ends, socket tables, the event loop);
 //!    [`subflow`]: the paths of a connection with several; [`scenario`]: scenario files

@@ -320,26 +320,22 @@ fn penalisation_acts_when_the_slow_subflow_blocks_the_window() {
     assert!(on.0 > fast_alone && off.0 > fast_alone, "{on:?} {off:?} vs fast path alone {fast_alone}");
 }
 
-/// Reverse-direction data is not modelled: a destination application that answers (an HTTP
-/// server for a client or a DASH player) is refused at build with its key path, instead of a
-/// run that fails when the server first writes.
+/// A destination application that answers (an HTTP server for a client) builds on MPTCP, as on
+/// TCP, and its responses come back over the connection (the full-duplex tests are in
+/// `tests/mptcp_duplex.rs`).
 #[test]
-fn an_answering_peer_app_is_refused_on_mptcp() {
-    let toml = disjoint(r#"{ kind = "mptcp" }"#, "10Mbps", "5ms", "5ms", 1, None).replace(
-        r#"app = { kind = "bulk" }"#,
-        r#"app = { kind = "http_client", size = "10KB" }
-        peer_app = { kind = "http_server" }"#,
-    );
-    let sc = Scenario::from_toml(&toml).unwrap();
-    let e = sc.build(&BuildOptions::default()).err().expect("refused").to_string();
-    assert!(e.starts_with("flows[0].peer_app: \"mptcp\" carries data from the source to the destination only"), "{e}");
-    // The same client and server over single-path TCP build and fetch.
-    let tcp = disjoint("", "10Mbps", "5ms", "5ms", 1, Some(0)).replace(
-        r#"app = { kind = "bulk" }"#,
-        r#"app = { kind = "http_client", size = "10KB" }
-        peer_app = { kind = "http_server" }"#,
-    );
-    let mut sim = build(&tcp);
-    sim.run();
-    assert!(sim.aborted().is_none());
+fn an_answering_peer_app_runs_on_mptcp() {
+    let app = r#"app = { kind = "http_client", size = "10KB", objects = 5 }
+        peer_app = { kind = "http_server" }"#;
+    for (what, toml) in [
+        ("mptcp", disjoint(r#"{ kind = "mptcp" }"#, "10Mbps", "5ms", "5ms", 1, None)),
+        ("tcp", disjoint("", "10Mbps", "5ms", "5ms", 1, Some(0))),
+    ] {
+        let mut sim = build(&toml.replace(r#"app = { kind = "bulk" }"#, app));
+        sim.run();
+        assert!(sim.aborted().is_none(), "{what}");
+        let r = sim.results();
+        assert_eq!(r.flow_value("f", "http_objects"), 5.0, "{what}: every object fetched");
+        assert_eq!(r.flow_value("f", "http_served"), 5.0, "{what}");
+    }
 }

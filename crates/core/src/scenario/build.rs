@@ -373,17 +373,6 @@ impl Scenario {
             let peer_app = match &c.peer_app {
                 None => None,
                 Some(pa) => {
-                    if !c.transport.carries_reverse_data() {
-                        return Err(ScenarioError::new(
-                            format!("{path}.peer_app"),
-                            format!(
-                                "{:?} carries data from the source to the destination only (reverse-direction \
-                                 data is not modelled), so the destination's application cannot answer; \
-                                 use transport \"tcp\"",
-                                tag_of(&c.transport)
-                            ),
-                        ));
-                    }
                     if !pa.accepts(service) {
                         return Err(ScenarioError::new(
                             format!("{path}.peer_app.kind"),

@@ -101,13 +101,6 @@ impl TransportConfig {
         matches!(self, TransportConfig::Tfrc(_))
     }
 
-    /// Whether the destination's application can send data back on the connection (a
-    /// `peer_app` that answers): TCP's sockets are full duplex; MPTCP here carries data from the
-    /// source to the destination only (`docs/models/mptcp.md`).
-    pub fn carries_reverse_data(&self) -> bool {
-        !matches!(self, TransportConfig::Mptcp(_))
-    }
-
     /// Checks the config against the first hop's MTU. Errors read `field: reason`.
     pub fn validate(&self, mtu_bytes: u32) -> Result<(), String> {
         match self {
@@ -161,6 +154,11 @@ pub trait Endpoint: Send {
     /// transports leave delivery accounting to the world.
     fn delivered_bytes(&self) -> Option<u64> {
         None
+    }
+    /// Bytes held above the in-order point in a receive buffer that reorders across paths
+    /// (MPTCP's connection level), for invariant checks; 0 for transports without one.
+    fn reorder_held_bytes(&self) -> u64 {
+        0
     }
     /// Transport-specific end-of-run counters (name, value), e.g. retransmissions.
     fn summary(&self) -> Vec<(&'static str, f64)> {

@@ -1,15 +1,21 @@
-//! The MPTCP connection: a [`MptcpSender`] at the flow's source driving one TCP sender per
-//! path, and a [`MptcpReceiver`] at its destination driving one TCP receiver per path.
+//! The MPTCP connection: one [`MptcpSocket`] at each end, each driving one full-duplex
+//! [`TcpSocket`] per path, so that data flows both ways on the one connection (RFC 8684 §2: each
+//! end sends and receives at the data level).
 //!
-//! Sender: the first write opens subflow 0 with MP_CAPABLE (RFC 8684 §3.1); once it is
-//! established every other path is opened with MP_JOIN (§3.2: full mesh over the declared
-//! paths). The application's bytes take data sequence numbers (DSN) 0, 1, …; the connection
-//! hands them out one chunk (≤ one MSS) at a time: the scheduler ([`super::sched`]) picks the
-//! subflow(s) whose congestion window has room, the chunk is appended to that subflow's byte
-//! stream, and the mapping (DSN, subflow sequence number, length) rides in the DSS option of
-//! every segment that carries it (§3.3.1). A chunk is never queued in a subflow without window
-//! space, so data is not stranded behind a slow path. DATA_ACKs from the receiver (§3.3.2)
-//! advance `data_una`; the send window is `data_una + rcv_buf` (§3.3.4, connection-level).
+//! Opening: the active end (the flow's source) opens subflow 0 with MP_CAPABLE on its first
+//! write (RFC 8684 §3.1); once it is established the active end opens every other path with
+//! MP_JOIN (§3.2: full mesh over the declared paths). The passive end answers (SYN-ACK with its
+//! key, or with its HMAC for a join) and sends on a subflow once that subflow is established
+//! (its TCP sending half opens on the handshake's final ACK, as in [`TcpSocket`]).
+//!
+//! Sending (each end, for its own data): the application's bytes take data sequence numbers
+//! (DSN) 0, 1, … in the end's own DSN space; the connection hands them out one chunk (≤ one
+//! MSS) at a time: the end's scheduler ([`super::sched`]) picks the subflow(s) whose congestion
+//! window has room, the chunk is appended to that subflow's byte stream, and the mapping (DSN,
+//! subflow sequence number, length) rides in the DSS option of every segment that carries it
+//! (§3.3.1). A chunk is never queued in a subflow without window space, so data is not stranded
+//! behind a slow path. DATA_ACKs from the peer (§3.3.2) advance `data_una`; the send window is
+//! `data_una + rcv_buf` (§3.3.4, connection-level).
 //!
 //! Reinjection (§3.3.6): when a subflow's retransmission timer fires, the data it holds that
 //! is not DATA_ACKed is queued to be sent again on the other subflows, ahead of new data; the
@@ -20,17 +26,29 @@
 //! SRTT and only outside loss recovery (the out-of-tree Linux kernel's
 //! `mptcp_rcv_buf_optimization`).
 //!
-//! Coupled congestion control: with `lia` or `olia` the subflows leave their congestion-
-//! avoidance increase to the connection, which applies [`CoupledIncrease::adjust`] over a view
-//! of every subflow after each ACK; slow start and the decrease stay each subflow's own
-//! (RFC 6356 §3).
+//! Coupled congestion control: with `lia` or `olia` the subflows' sending halves leave their
+//! congestion-avoidance increase to the connection, which applies [`CoupledIncrease::adjust`]
+//! over a view of every subflow after each ACK; slow start and the decrease stay each subflow's
+//! own (RFC 6356 §3). Each end couples its own sending direction's windows.
 //!
-//! Receiver: each subflow's TCP receiver acknowledges and SACKs its own sequence space. Bytes
-//! a subflow has received in order are mapped back to DSNs through the mappings its segments
-//! carried and enter the connection-level receive buffer, which reorders across subflows,
-//! delivers in DSN order, and drops copies (reinjected or redundant data) already received.
-//! Every ACK carries the DATA_ACK (the next DSN expected); an ACK keeps one SACK block, the
-//! most that fits beside timestamps and the DSS option in 40 option bytes (as Linux sends).
+//! Receiving (each end, for the peer's data): each subflow's receiving half acknowledges and
+//! SACKs its own sequence space. Bytes a subflow has received in order are mapped back to DSNs
+//! through the mappings its segments carried and enter the connection-level receive buffer,
+//! which reorders across subflows, delivers in DSN order, and drops copies (reinjected or
+//! redundant data) already received. Every segment after the handshake carries the DATA_ACK of
+//! the peer's data (the next DSN expected): a data segment carries it beside the mapping of our
+//! data (and, as in [`TcpSocket`], the subflow ACK); a pure ACK keeps one SACK block, the most
+//! that fits beside timestamps and the DSS option in 40 option bytes (as Linux sends).
+//!
+//! Both directions use the same configuration: the scheduler, coupled increase, reinjection and
+//! penalisation of the flow's `transport` table govern each end's sending, and `tcp.rcv_buf` is
+//! each end's connection-level receive window. A connection whose data flows one way (every
+//! bulk flow) sends exactly the packets the one-way model sent before this type existed
+//! (`tests/mptcp_oneway.rs` checks the digests).
+//!
+//! Not modelled: a DATA_FIN and connection close; the passive end opening subflows (ADD_ADDR,
+//! §3.4: only the active end joins paths); a subflow ACK that is due now is sent as its own
+//! segment even if data follows in the same instant (as [`TcpSocket`]).
 
 use super::coupled::{CoupledIncrease, SubflowState, SubflowsView};
 use super::sched::{SchedView, Scheduler};
@@ -40,14 +58,14 @@ use crate::packet::{tcp_flags, DssMap, MptcpOption, PacketData, L4};
 use crate::time::SimTime;
 use crate::trace::probe::{ProbeEvent, ProbeKind};
 use crate::transport::tcp::sack::RangeSet;
-use crate::transport::tcp::{TcpReceiver, TcpSender};
+use crate::transport::tcp::socket::{rev_name, TcpSocket};
+use crate::transport::tcp::TcpSender;
 use crate::transport::{notice_mask, Endpoint, EndpointSetup, FlowCtx, Service, TransportEvent};
 use std::collections::{BTreeMap, VecDeque};
 
-/// Timer kinds per subflow at the sender (RTO, unused, RACK reorder, TLP) and the receiver
-/// (unused, delayed ACK), as the TCP halves number them.
-const SND_KINDS: u8 = 4;
-const RCV_KINDS: u8 = 2;
+/// Timer kinds per subflow, as [`TcpSocket`] numbers them: RTO, delayed ACK (the receiving
+/// half's), RACK reorder, TLP.
+const KINDS: u8 = 4;
 
 /// A 64-bit key of the connection (MP_CAPABLE §3.1), drawn from the scenario seed.
 fn key(s: &EndpointSetup, end: &str) -> u64 {
@@ -62,7 +80,7 @@ enum Op<'p> {
     Timer(TimerKind),
 }
 
-/// Per-subflow counters of an MPTCP connection, for the `subflows` table.
+/// Per-subflow counters of one end's sending direction, for the `subflows` table.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SubflowCounters {
     /// Application bytes scheduled on the subflow (new data, reinjections and opportunistic
@@ -74,7 +92,7 @@ pub struct SubflowCounters {
     pub penalisations: u64,
 }
 
-/// The connection's bookkeeping of one subflow at the sender.
+/// The connection's bookkeeping of one subflow's sending half.
 #[derive(Clone, Debug, Default)]
 struct SndSub {
     opened: bool,
@@ -96,10 +114,23 @@ struct SndSub {
     probed: (u64, u64),
 }
 
-/// The source end of an MPTCP connection. See the module docs.
+/// The connection's bookkeeping of one subflow's receiving half.
+#[derive(Clone, Debug, Default)]
+struct RcvSub {
+    /// Mappings the subflow's segments carried, by subflow sequence number.
+    maps: BTreeMap<u64, DssMap>,
+    /// Subflow sequence number up to which in-order bytes went to the connection.
+    consumed: u64,
+}
+
+/// One end of an MPTCP connection. See the module docs.
 #[derive(Debug)]
-pub struct MptcpSender {
-    subs: Vec<TcpSender>,
+pub struct MptcpSocket {
+    /// Whether this end opened the connection (the flow's source).
+    active: bool,
+    subs: Vec<TcpSocket>,
+    keys: [u64; 2],
+    // ---- Our data (the sending direction). ----
     st: Vec<SndSub>,
     sched: Box<dyn Scheduler>,
     coupled: Option<Box<dyn CoupledIncrease>>,
@@ -107,7 +138,6 @@ pub struct MptcpSender {
     penalise: bool,
     mss: u64,
     conn_wnd: u64,
-    keys: [u64; 2],
     /// End (exclusive) of the application's bytes, the next DSN to schedule, the DATA_ACK.
     write_end: u64,
     dsn_next: u64,
@@ -117,24 +147,43 @@ pub struct MptcpSender {
     reinjected: RangeSet,
     /// `data_una` when the last opportunistic retransmission was made.
     opportunistic_at: Option<u64>,
+    // ---- The peer's data (the receiving direction). ----
+    rst: Vec<RcvSub>,
+    /// Next DSN expected (our DATA_ACK) and the data held above it.
+    data_rcv_nxt: u64,
+    ooo: RangeSet,
+    /// Bytes that reached the connection level more than once (reinjected or redundant copies).
+    dup_bytes: u64,
 }
 
-impl MptcpSender {
-    pub fn new(cfg: &MptcpConfig, s: &EndpointSetup) -> Self {
+impl MptcpSocket {
+    /// The end at the flow's source, which opens the connection on its first write.
+    pub fn active(cfg: &MptcpConfig, s: &EndpointSetup) -> Self {
+        Self::new(cfg, s, true)
+    }
+
+    /// The end at the flow's destination, which answers the peer's subflows.
+    pub fn passive(cfg: &MptcpConfig, s: &EndpointSetup) -> Self {
+        Self::new(cfg, s, false)
+    }
+
+    fn new(cfg: &MptcpConfig, s: &EndpointSetup, active: bool) -> Self {
         let tcp = cfg.subflow_tcp(s.mtu_bytes);
         let n = s.paths.max(1) as usize;
-        let subs: Vec<TcpSender> = (0..n)
+        let subs: Vec<TcpSocket> = (0..n)
             .map(|_| {
-                let mut t = TcpSender::new(&tcp, &EndpointSetup { mtu_bytes: s.mtu_bytes, ..s.clone() });
+                let mut t = if active { TcpSocket::active(&tcp, s) } else { TcpSocket::passive(&tcp, s) };
                 if cfg.is_coupled() {
-                    t.set_coupled_ca();
+                    t.sender_mut().set_coupled_ca();
                 }
                 t
             })
             .collect();
-        let mss = subs[0].mss();
-        MptcpSender {
+        let mss = subs[0].sender().mss();
+        MptcpSocket {
+            active,
             subs,
+            keys: [key(s, "a"), key(s, "b")],
             st: vec![SndSub { ssn_end: 1, ..Default::default() }; n],
             sched: cfg.scheduler.build(),
             coupled: cfg.is_coupled().then(|| cfg.coupled.build()),
@@ -142,35 +191,58 @@ impl MptcpSender {
             penalise: cfg.penalise,
             mss,
             conn_wnd: tcp.rcv_buf,
-            keys: [key(s, "a"), key(s, "b")],
             write_end: 0,
             dsn_next: 0,
             data_una: 0,
             reinject_q: VecDeque::new(),
             reinjected: RangeSet::default(),
             opportunistic_at: None,
+            rst: vec![RcvSub { consumed: 1, ..Default::default() }; n],
+            data_rcv_nxt: 0,
+            ooo: RangeSet::default(),
+            dup_bytes: 0,
         }
     }
 
-    /// The subflows' TCP senders, by path.
-    pub fn subflows(&self) -> &[TcpSender] {
+    /// The subflows' TCP sockets, by path.
+    pub fn subflows(&self) -> &[TcpSocket] {
         &self.subs
     }
-    /// Per-subflow counters, by path.
+    /// Per-subflow counters of our sending direction, by path.
     pub fn counters(&self) -> Vec<SubflowCounters> {
         self.st.iter().map(|s| s.c).collect()
     }
-    /// The connection-level DATA_ACK: application bytes acknowledged.
+    /// The DATA_ACK of our data: our application's bytes acknowledged by the peer.
     pub fn data_acked(&self) -> u64 {
         self.data_una
     }
+    /// Bytes our application has written.
+    pub fn data_written(&self) -> u64 {
+        self.write_end
+    }
+    /// The peer's application bytes delivered to us in order.
+    pub fn data_delivered(&self) -> u64 {
+        self.data_rcv_nxt
+    }
+    /// Bytes of the peer's data received more than once at the connection level (and dropped).
+    pub fn duplicate_bytes(&self) -> u64 {
+        self.dup_bytes
+    }
+    /// DSN ranges of the peer's data held out of order (the connection-level receive buffer).
+    pub fn ooo_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.ooo.iter()
+    }
 
-    /// Runs `op` on subflow `i` with its own timer kinds, then stamps what it sent with the
-    /// path and the MPTCP option; the subflow's notices are dropped (the connection reports
-    /// its own).
+    fn snd(&self, i: usize) -> &TcpSender {
+        self.subs[i].sender()
+    }
+
+    /// Runs `op` on subflow `i` with its own timer kinds, hands the peer's new in-order bytes
+    /// to the connection, then stamps what the subflow sent with the path and the MPTCP option;
+    /// the subflow's notices are dropped (the connection reports its own).
     fn run(&mut self, i: usize, op: Op, cx: &mut FlowCtx) {
         let (start, notes, base) = (cx.out.len(), cx.notices.len(), cx.timer_base);
-        cx.timer_base = base + i as u8 * SND_KINDS;
+        cx.timer_base = base + i as u8 * KINDS;
         let sub = &mut self.subs[i];
         match op {
             Op::Write(b) => sub.write(b, cx),
@@ -179,63 +251,90 @@ impl MptcpSender {
         }
         cx.timer_base = base;
         cx.notices.truncate(notes);
+        self.consume(i, cx);
+        self.stamp(i, start, cx);
+    }
+
+    /// The MPTCP option of each segment subflow `i` just queued (from `start`).
+    fn stamp(&mut self, i: usize, start: usize, cx: &mut FlowCtx) {
+        // A pure ACK of the active end before the peer sent data on the subflow is the
+        // handshake's third ACK (the receiving half has acknowledged nothing yet).
+        let handshake_ack = self.active && !self.subs[i].receiver().got_data();
         let st = &self.st[i];
         for o in &mut cx.out[start..] {
             o.path = i as u8;
             let L4::Tcp(h) = &mut o.l4 else { continue };
             let opt = if h.flags & tcp_flags::SYN != 0 {
-                if i == 0 {
-                    MptcpOption::Capable { keys: [None, None] }
-                } else {
-                    MptcpOption::Join {
+                match (self.active, i) {
+                    (true, 0) => MptcpOption::Capable { keys: [None, None] },
+                    (true, _) => MptcpOption::Join {
                         stage: 0,
                         addr_id: i as u8,
                         token: self.keys[1] as u32,
                         nonce: i as u32,
                         hmac: 0,
-                    }
+                    },
+                    (false, 0) => MptcpOption::Capable { keys: [Some(self.keys[1]), None] },
+                    (false, _) => MptcpOption::Join {
+                        stage: 1,
+                        addr_id: i as u8,
+                        token: 0,
+                        nonce: i as u32,
+                        hmac: self.keys[1] ^ i as u64,
+                    },
                 }
-            } else if h.payload == 0 {
+            } else if h.payload == 0 && handshake_ack {
                 // The handshake's third ACK (§3.1: both keys; §3.2: the sender's HMAC).
                 if i == 0 {
                     MptcpOption::Capable { keys: [Some(self.keys[0]), Some(self.keys[1])] }
                 } else {
                     MptcpOption::Join { stage: 2, addr_id: i as u8, token: 0, nonce: 0, hmac: self.keys[0] ^ i as u64 }
                 }
+            } else if h.payload == 0 {
+                if h.nsack > 1 {
+                    // 40 option bytes: timestamps (12), DSS with DATA_ACK (12), one SACK block (12).
+                    let old = (2 + 8 * h.nsack as u32).div_ceil(4) * 4;
+                    h.nsack = 1;
+                    o.size_bytes -= old - 12;
+                }
+                MptcpOption::Dss { data_ack: Some(self.data_rcv_nxt), maps: vec![] }
             } else {
                 let (s, e) = (h.seq, h.seq + h.payload as u64);
                 let maps: Vec<DssMap> = st.maps.iter().filter(|m| m.ssn < e && m.ssn + m.len > s).copied().collect();
                 assert!(
                     maps.first().is_some_and(|m| m.ssn <= s),
-                    "{}: flow {} subflow {i}: segment {s}..{e} has no DSS mapping",
+                    "{}: flow {} end {} subflow {i}: segment {s}..{e} has no DSS mapping",
                     cx.now,
-                    cx.flow
+                    cx.flow,
+                    cx.end()
                 );
-                MptcpOption::Dss { data_ack: Some(0), maps }
+                MptcpOption::Dss { data_ack: Some(self.data_rcv_nxt), maps }
             };
             o.size_bytes += opt.padded_len();
             h.mptcp = Some(Box::new(opt));
         }
     }
 
+    // ---- Sending: scheduler, reinjection, penalisation, coupled increase. ----
+
     /// Space of subflow `i` for new chunks, bytes: what its congestion window and its send
     /// window would let it send now, less what it holds unsent.
     fn room(&self, i: usize) -> u64 {
-        let s = &self.subs[i];
+        let s = self.snd(i);
         let wnd = s.snd_wnd().saturating_sub(s.unacked_bytes());
         self.cwnd_room(i).min(wnd.saturating_sub(s.unsent_bytes()))
     }
 
     /// Congestion-window space of subflow `i`, bytes.
     fn cwnd_room(&self, i: usize) -> u64 {
-        let s = &self.subs[i];
+        let s = self.snd(i);
         s.cwnd().saturating_sub(s.in_flight() + s.unsent_bytes())
     }
 
     fn views(&self, len: u64, exclude: u8) -> Vec<SchedView> {
         (0..self.subs.len())
             .map(|i| {
-                let s = &self.subs[i];
+                let s = self.snd(i);
                 let usable = self.st[i].established && s.consecutive_rtos() == 0 && exclude & (1 << i) == 0;
                 SchedView::new(usable, self.room(i) >= len, s.srtt())
             })
@@ -263,7 +362,7 @@ impl MptcpSender {
         if waiting {
             for i in 0..self.subs.len() {
                 if self.st[i].established && self.cwnd_room(i) < self.mss {
-                    self.subs[i].mark_cwnd_limited();
+                    self.subs[i].sender_mut().mark_cwnd_limited();
                 }
             }
         }
@@ -317,7 +416,7 @@ impl MptcpSender {
     /// The subflow whose unacknowledged data holds DSN `x`, if any.
     fn holder(&self, x: u64) -> Option<usize> {
         (0..self.subs.len()).find(|&j| {
-            let una = self.subs[j].snd_una();
+            let una = self.snd(j).snd_una();
             self.st[j].maps.iter().any(|m| m.dsn <= x && x < m.dsn + m.len && m.ssn + m.len > una)
         })
     }
@@ -339,19 +438,19 @@ impl MptcpSender {
         // Only a faster subflow takes the chunk over, and penalises the slower holder (the
         // out-of-tree kernel compares SRTTs): when the holder is the fast path, the window is
         // simply full.
-        let (si, sj) = (self.subs[i].srtt(), self.subs[j].srtt());
+        let (si, sj) = (self.snd(i).srtt(), self.snd(j).srtt());
         if !matches!((si, sj), (Some(a), Some(b)) if a < b) {
             return;
         }
         self.opportunistic_at = Some(una);
         self.assign(i, una, len, true, cx);
         let srtt = sj.unwrap_or_default();
-        let open = !self.subs[j].in_recovery() && self.subs[j].consecutive_rtos() == 0;
+        let open = !self.snd(j).in_recovery() && self.snd(j).consecutive_rtos() == 0;
         let st = &mut self.st[j];
         if open && st.last_penalised.is_none_or(|t| cx.now.since(t) >= srtt) {
             st.last_penalised = Some(cx.now);
             st.c.penalisations += 1;
-            let tcb = self.subs[j].tcb_mut();
+            let tcb = self.subs[j].sender_mut().tcb_mut();
             tcb.cwnd = (tcb.cwnd / 2).max(tcb.mss);
             tcb.ssthresh = tcb.cwnd.max(2 * tcb.mss);
         }
@@ -360,9 +459,9 @@ impl MptcpSender {
     /// After subflow `i` processed something: its handshake, loss events, coupled increase,
     /// reinjection after a timeout, and mappings it no longer needs.
     fn after(&mut self, i: usize, cx: &mut FlowCtx) {
-        if !self.st[i].established && self.subs[i].is_established() {
+        if !self.st[i].established && self.snd(i).is_established() {
             self.st[i].established = true;
-            if i == 0 {
+            if i == 0 && self.active {
                 // §3.2: the other paths join once the first subflow is up (full mesh).
                 for k in 1..self.subs.len() {
                     self.st[k].opened = true;
@@ -370,7 +469,7 @@ impl MptcpSender {
                 }
             }
         }
-        let s = &self.subs[i];
+        let s = self.snd(i);
         let (rtos, losses, acked) = (s.rto_count(), s.rto_count() + s.fast_retransmit_count(), s.acked_bytes());
         let st = &mut self.st[i];
         st.l2 += acked - st.acked;
@@ -382,27 +481,29 @@ impl MptcpSender {
         }
         let timed_out = rtos != st.rtos;
         st.rtos = rtos;
-        let ca = self.subs[i].take_ca_acked();
+        let ca = self.subs[i].sender_mut().take_ca_acked();
         if ca > 0 {
             if let Some(c) = &self.coupled {
                 let all: Vec<SubflowState> = (0..self.subs.len())
                     .map(|k| {
-                        let s = &self.subs[k];
+                        let s = self.snd(k);
                         SubflowState::from_tcb(s.tcb(), s.in_flight())
                             .with_loss_interval(self.st[k].l1.max(self.st[k].l2))
                     })
                     .collect();
                 let d = c.adjust(i, ca, &SubflowsView::new(&all));
-                let tcb = self.subs[i].tcb_mut();
+                let tcb = self.subs[i].sender_mut().tcb_mut();
                 tcb.cwnd = (tcb.cwnd as i64 + d).max(tcb.mss as i64) as u64;
             }
         }
         if timed_out && self.reinject {
             self.reinject_from(i);
         }
-        if cx.probing(ProbeKind::Subflow) {
+        // The probe follows the end's sending direction once it has data (an end that only
+        // receives reports nothing, as a one-way connection's destination never did).
+        if self.write_end > 0 && cx.probing(ProbeKind::Subflow) {
             for k in 0..self.subs.len() {
-                let s = &self.subs[k];
+                let s = self.subs[k].sender();
                 let now = (s.cwnd(), s.ssthresh());
                 if self.st[k].established && now != self.st[k].probed {
                     self.st[k].probed = now;
@@ -418,7 +519,7 @@ impl MptcpSender {
                 }
             }
         }
-        let una = self.subs[i].snd_una();
+        let una = self.snd(i).snd_una();
         let st = &mut self.st[i];
         while st.maps.front().is_some_and(|m| m.ssn + m.len <= una) {
             st.maps.pop_front();
@@ -428,7 +529,7 @@ impl MptcpSender {
     /// RFC 8684 §3.3.6: subflow `i` timed out; what it holds beyond the DATA_ACK goes again
     /// on the others (once per byte).
     fn reinject_from(&mut self, i: usize) {
-        let una = self.subs[i].snd_una();
+        let una = self.snd(i).snd_una();
         let ranges: Vec<(u64, u64)> = self.st[i]
             .maps
             .iter()
@@ -453,137 +554,10 @@ impl MptcpSender {
             cx.notify(TransportEvent::Acked { total_bytes: self.data_una });
         }
     }
-}
 
-impl Endpoint for MptcpSender {
-    fn service(&self) -> Service {
-        Service::Stream
-    }
+    // ---- Receiving: the connection-level receive buffer. ----
 
-    fn write(&mut self, bytes: u64, cx: &mut FlowCtx) {
-        self.write_end += bytes;
-        if !self.st[0].opened {
-            self.st[0].opened = true;
-            self.run(0, Op::Write(0), cx); // the SYN with MP_CAPABLE
-        }
-        self.push(cx);
-    }
-
-    fn on_packet(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
-        let i = pkt.path as usize;
-        if i >= self.subs.len() || pkt.tcp().is_none() {
-            return;
-        }
-        self.on_data_ack(pkt, cx);
-        self.run(i, Op::Packet(pkt), cx);
-        self.after(i, cx);
-        self.push(cx);
-    }
-
-    fn timer_kinds(&self) -> u8 {
-        SND_KINDS * self.subs.len() as u8
-    }
-
-    fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
-        let i = (kind.0 / SND_KINDS) as usize;
-        self.run(i, Op::Timer(TimerKind(kind.0 % SND_KINDS)), cx);
-        self.after(i, cx);
-        self.push(cx);
-    }
-
-    fn delivered_bytes(&self) -> Option<u64> {
-        Some(0)
-    }
-
-    fn path_summary(&self, k: usize) -> Vec<(&'static str, f64)> {
-        let (Some(s), Some(st)) = (self.subs.get(k), self.st.get(k)) else { return Vec::new() };
-        vec![
-            ("scheduled_bytes", st.c.scheduled_bytes as f64),
-            ("reinjected_bytes", st.c.reinjected_bytes as f64),
-            ("penalisations", st.c.penalisations as f64),
-            ("acked_bytes", s.acked_bytes() as f64),
-            ("retransmitted_segments", s.retransmitted_segments() as f64),
-            ("rto_count", s.rto_count() as f64),
-            ("fast_retransmits", s.fast_retransmit_count() as f64),
-            ("cwnd_bytes", s.cwnd() as f64),
-            ("srtt_s", s.srtt().map_or(f64::NAN, |d| d.as_secs_f64())),
-            ("min_rtt_s", s.tcb().min_rtt.map_or(f64::NAN, |d| d.as_secs_f64())),
-        ]
-    }
-
-    fn summary(&self) -> Vec<(&'static str, f64)> {
-        let sum = |f: &dyn Fn(&TcpSender) -> u64| self.subs.iter().map(f).sum::<u64>() as f64;
-        let srtt = self.subs.iter().filter_map(|s| s.srtt()).min();
-        vec![
-            ("segments_sent", sum(&|s| s.summary_value("segments_sent"))),
-            ("bytes_sent", sum(&|s| s.summary_value("bytes_sent"))),
-            ("retransmitted_segments", sum(&|s| s.retransmitted_segments())),
-            ("retransmitted_bytes", sum(&|s| s.summary_value("retransmitted_bytes"))),
-            ("rto_count", sum(&|s| s.rto_count())),
-            ("fast_retransmits", sum(&|s| s.fast_retransmit_count())),
-            ("acked_bytes", self.data_una as f64),
-            ("cwnd_bytes", sum(&|s| s.cwnd())),
-            ("srtt_s", srtt.map_or(f64::NAN, |d| d.as_secs_f64())),
-            ("reinjected_bytes", self.st.iter().map(|s| s.c.reinjected_bytes).sum::<u64>() as f64),
-            ("penalisations", self.st.iter().map(|s| s.c.penalisations).sum::<u64>() as f64),
-        ]
-    }
-}
-
-/// The connection's bookkeeping of one subflow at the receiver.
-#[derive(Clone, Debug, Default)]
-struct RcvSub {
-    /// Mappings the subflow's segments carried, by subflow sequence number.
-    maps: BTreeMap<u64, DssMap>,
-    /// Subflow sequence number up to which in-order bytes went to the connection.
-    consumed: u64,
-}
-
-/// The destination end of an MPTCP connection. See the module docs.
-#[derive(Debug)]
-pub struct MptcpReceiver {
-    subs: Vec<TcpReceiver>,
-    st: Vec<RcvSub>,
-    keys: [u64; 2],
-    /// Next DSN expected (the DATA_ACK) and the data held above it.
-    data_rcv_nxt: u64,
-    ooo: RangeSet,
-    /// Bytes that reached the connection level more than once (reinjected or redundant copies).
-    dup_bytes: u64,
-}
-
-impl MptcpReceiver {
-    pub fn new(cfg: &MptcpConfig, s: &EndpointSetup) -> Self {
-        let tcp = cfg.subflow_tcp(s.mtu_bytes);
-        let n = s.paths.max(1) as usize;
-        MptcpReceiver {
-            subs: (0..n).map(|_| TcpReceiver::new(&tcp, s)).collect(),
-            st: vec![RcvSub { consumed: 1, ..Default::default() }; n],
-            keys: [key(s, "a"), key(s, "b")],
-            data_rcv_nxt: 0,
-            ooo: RangeSet::default(),
-            dup_bytes: 0,
-        }
-    }
-
-    /// The subflows' TCP receivers, by path.
-    pub fn subflows(&self) -> &[TcpReceiver] {
-        &self.subs
-    }
-    /// Application bytes delivered in order.
-    pub fn data_delivered(&self) -> u64 {
-        self.data_rcv_nxt
-    }
-    /// Bytes received more than once at the connection level (and dropped).
-    pub fn duplicate_bytes(&self) -> u64 {
-        self.dup_bytes
-    }
-    /// DSN ranges held out of order.
-    pub fn ooo_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.ooo.iter()
-    }
-
-    /// DSN `[a, b)` reached the connection level.
+    /// DSN `[a, b)` of the peer's data reached the connection level.
     fn deliver(&mut self, a: u64, b: u64) {
         let nxt = self.data_rcv_nxt;
         if b <= nxt {
@@ -609,112 +583,64 @@ impl MptcpReceiver {
 
     /// Hands subflow `p`'s new in-order bytes to the connection through their mappings.
     fn consume(&mut self, p: usize, cx: &FlowCtx) {
-        let nxt = self.subs[p].rcv_nxt();
-        while self.st[p].consumed < nxt {
-            let x = self.st[p].consumed;
-            let m = match self.st[p].maps.range(..=x).next_back() {
+        let nxt = self.subs[p].receiver().rcv_nxt();
+        while self.rst[p].consumed < nxt {
+            let x = self.rst[p].consumed;
+            let m = match self.rst[p].maps.range(..=x).next_back() {
                 Some((_, m)) if m.ssn + m.len > x => *m,
-                _ => panic!("{}: flow {} subflow {p}: byte {x} arrived without a DSS mapping", cx.now, cx.flow),
+                _ => panic!(
+                    "{}: flow {} end {} subflow {p}: byte {x} arrived without a DSS mapping",
+                    cx.now,
+                    cx.flow,
+                    cx.end()
+                ),
             };
             let end = (m.ssn + m.len).min(nxt);
             let d = m.dsn + (x - m.ssn);
             self.deliver(d, d + (end - x));
-            self.st[p].consumed = end;
+            self.rst[p].consumed = end;
             if end == m.ssn + m.len {
-                self.st[p].maps.remove(&m.ssn);
+                self.rst[p].maps.remove(&m.ssn);
             }
         }
     }
 
-    /// Runs `op` on subflow `p`'s receiver, hands new bytes up, and stamps what it sent.
-    fn run(&mut self, p: usize, op: Op, cx: &mut FlowCtx) {
-        let (start, notes, base) = (cx.out.len(), cx.notices.len(), cx.timer_base);
-        let before = self.data_rcv_nxt;
-        cx.timer_base = base + p as u8 * RCV_KINDS;
-        match op {
-            Op::Packet(pkt) => self.subs[p].on_packet(pkt, cx),
-            Op::Timer(k) => self.subs[p].on_timer(k, cx),
-            Op::Write(_) => unreachable!("the receiving end sends no data"),
-        }
-        cx.timer_base = base;
-        cx.notices.truncate(notes);
-        self.consume(p, cx);
-        for o in &mut cx.out[start..] {
-            o.path = p as u8;
-            let L4::Tcp(h) = &mut o.l4 else { continue };
-            let opt = if h.flags & tcp_flags::SYN != 0 {
-                if p == 0 {
-                    MptcpOption::Capable { keys: [Some(self.keys[1]), None] }
-                } else {
-                    MptcpOption::Join {
-                        stage: 1,
-                        addr_id: p as u8,
-                        token: 0,
-                        nonce: p as u32,
-                        hmac: self.keys[1] ^ p as u64,
-                    }
-                }
-            } else {
-                if h.nsack > 1 {
-                    // 40 option bytes: timestamps (12), DSS with DATA_ACK (12), one SACK block (12).
-                    let old = (2 + 8 * h.nsack as u32).div_ceil(4) * 4;
-                    h.nsack = 1;
-                    o.size_bytes -= old - 12;
-                }
-                MptcpOption::Dss { data_ack: Some(self.data_rcv_nxt), maps: vec![] }
-            };
-            o.size_bytes += opt.padded_len();
-            h.mptcp = Some(Box::new(opt));
-        }
-        if self.data_rcv_nxt > before && cx.wants(notice_mask::DELIVERED) {
-            cx.notify(TransportEvent::Delivered { total_bytes: self.data_rcv_nxt });
-        }
-    }
-}
-
-impl Endpoint for MptcpReceiver {
-    fn service(&self) -> Service {
-        Service::Stream
+    /// Whether the peer's data has reached this end (its receiving direction is in use).
+    fn received_any(&self) -> bool {
+        self.subs.iter().any(|s| s.receiver().got_data())
     }
 
-    fn on_packet(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
-        let p = pkt.path as usize;
-        let Some(h) = pkt.tcp() else { return };
-        if p >= self.subs.len() {
-            return;
-        }
-        if let Some(MptcpOption::Dss { maps, .. }) = h.mptcp.as_deref() {
-            for m in maps {
-                self.st[p].maps.entry(m.ssn).or_insert(*m);
-            }
-        }
-        self.run(p, Op::Packet(pkt), cx);
+    /// Whether this end has sent data of its own.
+    fn sent_any(&self) -> bool {
+        self.st.iter().any(|s| s.c.scheduled_bytes > 0)
     }
 
-    fn timer_kinds(&self) -> u8 {
-        RCV_KINDS * self.subs.len() as u8
+    /// Counters of our sending direction, under the names a one-way source reported.
+    fn send_summary(&self) -> Vec<(&'static str, f64)> {
+        let sum = |f: &dyn Fn(&TcpSender) -> u64| self.subs.iter().map(|s| f(s.sender())).sum::<u64>() as f64;
+        let srtt = self.subs.iter().filter_map(|s| s.sender().srtt()).min();
+        vec![
+            ("segments_sent", sum(&|s| s.summary_value("segments_sent"))),
+            ("bytes_sent", sum(&|s| s.summary_value("bytes_sent"))),
+            ("retransmitted_segments", sum(&|s| s.retransmitted_segments())),
+            ("retransmitted_bytes", sum(&|s| s.summary_value("retransmitted_bytes"))),
+            ("rto_count", sum(&|s| s.rto_count())),
+            ("fast_retransmits", sum(&|s| s.fast_retransmit_count())),
+            ("acked_bytes", self.data_una as f64),
+            ("cwnd_bytes", sum(&|s| s.cwnd())),
+            ("srtt_s", srtt.map_or(f64::NAN, |d| d.as_secs_f64())),
+            ("reinjected_bytes", self.st.iter().map(|s| s.c.reinjected_bytes).sum::<u64>() as f64),
+            ("penalisations", self.st.iter().map(|s| s.c.penalisations).sum::<u64>() as f64),
+        ]
     }
 
-    fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
-        let p = (kind.0 / RCV_KINDS) as usize;
-        self.run(p, Op::Timer(TimerKind(kind.0 % RCV_KINDS)), cx);
-    }
-
-    fn delivered_bytes(&self) -> Option<u64> {
-        Some(self.data_rcv_nxt)
-    }
-
-    fn path_summary(&self, k: usize) -> Vec<(&'static str, f64)> {
-        match self.st.get(k) {
-            // In-order bytes of the subflow handed to the connection (copies included).
-            Some(st) => vec![("subflow_in_order_bytes", st.consumed.saturating_sub(1) as f64)],
-            None => Vec::new(),
-        }
-    }
-
-    fn summary(&self) -> Vec<(&'static str, f64)> {
+    /// Counters of our receiving direction, under the names a one-way destination reported.
+    fn recv_summary(&self) -> Vec<(&'static str, f64)> {
         let sum = |k: &str| {
-            self.subs.iter().map(|s| s.summary().into_iter().find(|x| x.0 == k).map_or(0.0, |x| x.1)).sum::<f64>()
+            self.subs
+                .iter()
+                .map(|s| s.receiver().summary().into_iter().find(|x| x.0 == k).map_or(0.0, |x| x.1))
+                .sum::<f64>()
         };
         vec![
             ("acks_sent", sum("acks_sent")),
@@ -722,6 +648,107 @@ impl Endpoint for MptcpReceiver {
             ("out_of_order_segments", sum("out_of_order_segments")),
             ("duplicate_data_bytes", self.dup_bytes as f64),
         ]
+    }
+
+    /// Per-subflow counters of our sending direction.
+    fn send_path_summary(&self, k: usize) -> Vec<(&'static str, f64)> {
+        let (s, st) = (self.snd(k), &self.st[k]);
+        vec![
+            ("scheduled_bytes", st.c.scheduled_bytes as f64),
+            ("reinjected_bytes", st.c.reinjected_bytes as f64),
+            ("penalisations", st.c.penalisations as f64),
+            ("acked_bytes", s.acked_bytes() as f64),
+            ("retransmitted_segments", s.retransmitted_segments() as f64),
+            ("rto_count", s.rto_count() as f64),
+            ("fast_retransmits", s.fast_retransmit_count() as f64),
+            ("cwnd_bytes", s.cwnd() as f64),
+            ("srtt_s", s.srtt().map_or(f64::NAN, |d| d.as_secs_f64())),
+            ("min_rtt_s", s.tcb().min_rtt.map_or(f64::NAN, |d| d.as_secs_f64())),
+        ]
+    }
+
+    /// Per-subflow counters of our receiving direction: in-order bytes of the subflow handed to
+    /// the connection (copies included).
+    fn recv_path_summary(&self, k: usize) -> Vec<(&'static str, f64)> {
+        vec![("subflow_in_order_bytes", self.rst[k].consumed.saturating_sub(1) as f64)]
+    }
+
+    /// The direction a one-way flow uses reports under its usual names (the source's sending,
+    /// the destination's receiving); the other under `rev_` names, and only once data has flowed
+    /// that way, so one-way flows have the columns they always had (as [`TcpSocket`]).
+    fn by_direction(&self, send: Vec<(&'static str, f64)>, recv: Vec<(&'static str, f64)>) -> Vec<(&'static str, f64)> {
+        let (mut main, other, used) =
+            if self.active { (send, recv, self.received_any()) } else { (recv, send, self.sent_any()) };
+        if used {
+            main.extend(other.into_iter().map(|(k, x)| (rev_name(k), x)));
+        }
+        main
+    }
+}
+
+impl Endpoint for MptcpSocket {
+    fn service(&self) -> Service {
+        Service::Stream
+    }
+
+    fn write(&mut self, bytes: u64, cx: &mut FlowCtx) {
+        self.write_end += bytes;
+        if self.active && !self.st[0].opened {
+            self.st[0].opened = true;
+            self.run(0, Op::Write(0), cx); // the SYN with MP_CAPABLE
+        }
+        self.push(cx);
+    }
+
+    fn on_packet(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
+        let i = pkt.path as usize;
+        let Some(h) = pkt.tcp() else { return };
+        if i >= self.subs.len() {
+            return;
+        }
+        if let Some(MptcpOption::Dss { maps, .. }) = h.mptcp.as_deref() {
+            for m in maps {
+                self.rst[i].maps.entry(m.ssn).or_insert(*m);
+            }
+        }
+        let before = self.data_rcv_nxt;
+        self.on_data_ack(pkt, cx);
+        self.run(i, Op::Packet(pkt), cx);
+        self.after(i, cx);
+        self.push(cx);
+        if self.data_rcv_nxt > before && cx.wants(notice_mask::DELIVERED) {
+            cx.notify(TransportEvent::Delivered { total_bytes: self.data_rcv_nxt });
+        }
+    }
+
+    fn timer_kinds(&self) -> u8 {
+        KINDS * self.subs.len() as u8
+    }
+
+    fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
+        let i = (kind.0 / KINDS) as usize;
+        self.run(i, Op::Timer(TimerKind(kind.0 % KINDS)), cx);
+        self.after(i, cx);
+        self.push(cx);
+    }
+
+    fn delivered_bytes(&self) -> Option<u64> {
+        Some(self.data_rcv_nxt)
+    }
+
+    fn reorder_held_bytes(&self) -> u64 {
+        self.ooo.iter().map(|(a, b)| b - a).sum()
+    }
+
+    fn path_summary(&self, k: usize) -> Vec<(&'static str, f64)> {
+        if k >= self.subs.len() {
+            return Vec::new();
+        }
+        self.by_direction(self.send_path_summary(k), self.recv_path_summary(k))
+    }
+
+    fn summary(&self) -> Vec<(&'static str, f64)> {
+        self.by_direction(self.send_summary(), self.recv_summary())
     }
 }
 
@@ -739,7 +766,7 @@ mod tests {
     /// every byte that arrives again (whole or in part) as a copy.
     #[test]
     fn receive_buffer_reorders_and_drops_copies() {
-        let mut r = MptcpReceiver::new(&MptcpConfig::default(), &setup(2));
+        let mut r = MptcpSocket::passive(&MptcpConfig::default(), &setup(2));
         r.deliver(1_000, 2_000); // from the slow subflow, ahead of the gap
         assert_eq!((r.data_delivered(), r.ooo_ranges().collect::<Vec<_>>()), (0, vec![(1_000, 2_000)]));
         r.deliver(1_500, 2_500); // half a copy

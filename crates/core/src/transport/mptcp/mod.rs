@@ -8,11 +8,11 @@
 //! slow subflows); Linux `net/mptcp/` (protocol.c: the scheduler, `__mptcp_retrans`;
 //! subflow.c) and the out-of-tree kernel's `mptcp_output.c` (`mptcp_rcv_buf_optimization`).
 //!
-//! The connection ([`conn`]) drives one full [`TcpSender`](super::tcp::TcpSender) per path at
-//! the source and one [`TcpReceiver`](super::tcp::TcpReceiver) per path at the destination:
-//! each subflow keeps its own handshake, sequence space, cwnd, RTT estimator, SACK scoreboard,
-//! RACK and retransmissions. The connection layer above them maps data sequence numbers onto
-//! the subflows ([`sched`] picks the subflow), reassembles at the receiver and acknowledges
+//! The connection is full duplex: each end ([`conn::MptcpSocket`]) drives one full-duplex
+//! [`TcpSocket`](super::tcp::socket::TcpSocket) per path, and each subflow keeps its own
+//! handshake, sequence space per direction, cwnd, RTT estimator, SACK scoreboard, RACK and
+//! retransmissions. The connection layer above them maps each end's data sequence numbers onto
+//! the subflows ([`sched`] picks the subflow), reassembles the peer's data and acknowledges it
 //! with DATA_ACKs. What is not modelled is listed in `docs/models/mptcp.md`.
 
 pub mod conn;
@@ -101,7 +101,7 @@ impl MptcpConfig {
     }
 
     pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        (Box::new(conn::MptcpSender::new(self, s)), Box::new(conn::MptcpReceiver::new(self, s)))
+        (Box::new(conn::MptcpSocket::active(self, s)), Box::new(conn::MptcpSocket::passive(self, s)))
     }
 }
 

@@ -57,6 +57,15 @@ impl TcpSocket {
     pub fn receiver(&self) -> &TcpReceiver {
         &self.rcv
     }
+    /// Our sending half, for a connection that drives it (MPTCP's coupled increase and
+    /// penalisation set its window).
+    pub(crate) fn sender_mut(&mut self) -> &mut TcpSender {
+        &mut self.snd
+    }
+    /// Whether this end opened the connection.
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
 
     /// Stamps what the halves just queued (from `start` in the context's output) with what a
     /// segment from this socket says: our acknowledgment of the peer's data and our sequence
@@ -171,8 +180,9 @@ impl Endpoint for TcpSocket {
     }
 }
 
-/// The `rev_` name of a counter of the half that serves the flow's reverse direction.
-fn rev_name(k: &'static str) -> &'static str {
+/// The `rev_` name of a counter of the half that serves the flow's reverse direction (TCP's,
+/// and MPTCP's connection and subflow counters).
+pub(crate) fn rev_name(k: &'static str) -> &'static str {
     match k {
         "segments_sent" => "rev_segments_sent",
         "bytes_sent" => "rev_bytes_sent",
@@ -188,6 +198,11 @@ fn rev_name(k: &'static str) -> &'static str {
         "acks_sent" => "rev_acks_sent",
         "duplicate_segments" => "rev_duplicate_segments",
         "out_of_order_segments" => "rev_out_of_order_segments",
+        "reinjected_bytes" => "rev_reinjected_bytes",
+        "penalisations" => "rev_penalisations",
+        "duplicate_data_bytes" => "rev_duplicate_data_bytes",
+        "scheduled_bytes" => "rev_scheduled_bytes",
+        "subflow_in_order_bytes" => "rev_subflow_in_order_bytes",
         other => panic!("TCP counter {other:?} has no rev_ name (add it to rev_name)"),
     }
 }
