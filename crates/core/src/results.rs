@@ -176,15 +176,13 @@ impl Simulation {
             "ipdv_mean_s",
             Column::F64(
                 fl.iter()
-                    .map(
-                        |f| {
-                            if f.fwd.ipdv_n == 0 {
-                                f64::NAN
-                            } else {
-                                secs(f.fwd.ipdv_sum_ns as f64 / f.fwd.ipdv_n as f64)
-                            }
-                        },
-                    )
+                    .map(|f| {
+                        if f.fwd.ipdv_n == 0 {
+                            f64::NAN
+                        } else {
+                            secs(f.fwd.ipdv_sum_ns as f64 / f.fwd.ipdv_n as f64)
+                        }
+                    })
                     .collect(),
             ),
         );
