@@ -16,3 +16,52 @@ def paper_group(subparsers):
         if isinstance(action, argparse._SubParsersAction):
             return action
     raise RuntimeError("the `reproduce` parser has no sub-commands")
+
+
+def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str, reps_help: str | None = None,
+                      jobs_help: str = "parallel runs (default 1; 0 = one per CPU)", label: str | None = None,
+                      unit: str | None = None):
+    """Adds ``qoelab reproduce NAME`` with the options every reproduction on the layer shares:
+    ``--quick``, ``--reps`` (if `reps_help` is given), ``-j/--jobs``, ``-o/--output`` (default
+    ``results/reproduce-NAME[-quick]``, checked before anything runs) and the executor options
+    (``docs/sweeps.md``). The command calls ``run(out, quick=…, [reps=…,] jobs=…, progress=…,
+    executor=…)`` under one progress display and prints the shard note of a sharded run.
+    Returns the parser, for options of the paper's own."""
+    import argparse
+    from pathlib import Path
+
+    from qoelab.errors import QoelabError
+    from qoelab.executors import add_arguments
+
+    t = paper_group(subparsers).add_parser(name, help=help)
+    t.add_argument("--quick", action="store_true", help=quick_help)
+    if reps_help is not None:
+        t.add_argument("--reps", type=int, default=None, help=reps_help)
+    t.add_argument("-j", "--jobs", type=int, default=1, help=jobs_help)
+    t.add_argument("-o", "--output", metavar="DIR", help=f"report folder (default results/reproduce-{name}[-quick])")
+    add_arguments(t)
+
+    def cmd(a: argparse.Namespace) -> int:
+        from rich.console import Console
+
+        from qoelab.executors import open_from_args, shard_note
+        from qoelab.outdir import check_folder
+        from qoelab.progress import progress
+        from qoelab.sweep import resolve_jobs
+
+        kw = {}
+        if reps_help is not None:
+            if a.reps is not None and a.reps < 1:
+                raise QoelabError(f"--reps {a.reps}: must be at least 1")
+            kw["reps"] = a.reps
+        out = Path(a.output) if a.output else Path("results") / (f"reproduce-{name}-quick" if a.quick else f"reproduce-{name}")
+        check_folder(out)
+        shown = {"unit": unit} if unit else {}
+        with open_from_args(a) as ex, progress(Console(stderr=True), label or f"{name} reproduction", **shown) as update:
+            r = run(out, quick=a.quick, jobs=resolve_jobs(a.jobs), progress=update, executor=ex, **kw)
+        if "shard" in r:
+            print(shard_note(r["shard"]))
+        return 0
+
+    t.set_defaults(func=cmd)
+    return t

@@ -772,35 +772,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds ``reproduce mptcp`` to the CLI, under the ``reproduce`` group."""
-    from qoelab.reproduce import paper_group
+    from qoelab.reproduce import add_paper_command
 
-    sub = paper_group(subparsers)
-    t = sub.add_parser("mptcp", help="Wejin & Amca: MPTCP vs single-path TCP for HEVC DASH (Table 1, Figs. 4-7)")
-    t.add_argument("--quick", action="store_true", help="3 loss readings, 2 repetitions, 60-s sessions (CI)")
-    t.add_argument("--reps", type=int, default=None, help="repetitions per cell (default 2 with --quick, else 5 as in the paper)")
-    t.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
-    t.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-mptcp[-quick])")
-    from qoelab.executors import add_arguments
-
-    add_arguments(t)
-
-    def cmd(a: argparse.Namespace) -> int:
-        from rich.console import Console
-
-        from qoelab.executors import open_from_args, shard_note
-        from qoelab.outdir import check_folder
-        from qoelab.progress import progress
-        from qoelab.sweep import resolve_jobs
-
-        if a.reps is not None and a.reps < 1:
-            raise QoelabError(f"--reps {a.reps}: must be at least 1")
-        out = Path(a.output) if a.output else Path("results") / ("reproduce-mptcp-quick" if a.quick else "reproduce-mptcp")
-        check_folder(out)
-        with open_from_args(a) as ex, progress(Console(stderr=True), "mptcp reproduction") as update:
-            r = run(out, quick=a.quick, reps=a.reps, jobs=resolve_jobs(a.jobs), progress=update, executor=ex)
-        if "shard" in r:
-            print(shard_note(r["shard"]))
-        return 0
-
-    t.set_defaults(func=cmd)
-    return t
+    return add_paper_command(
+        subparsers, "mptcp", "Wejin & Amca: MPTCP vs single-path TCP for HEVC DASH (Table 1, Figs. 4-7)", run,
+        quick_help="3 loss readings, 2 repetitions, 60-s sessions (CI)",
+        reps_help="repetitions per cell (default 2 with --quick, else 5 as in the paper)")

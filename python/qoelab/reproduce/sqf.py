@@ -70,7 +70,6 @@ from qoelab.experiment import core
 from qoelab.experiment.core import Experiment
 from qoelab.experiment.tables import Column, Figure, PaperValues, Table, cell_md, finding_json, findings_md, pivot, report
 from qoelab.scenario import Scenario
-from qoelab.sweep import resolve_jobs
 
 __all__ = ["Plan", "plan", "run", "register", "draws", "experiments", "findings", "PAPER_TABLE1", "MODES"]
 
@@ -973,32 +972,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
 
 
 def register(subparsers) -> argparse.ArgumentParser:
-    """Adds ``reproduce sqf`` to the CLI."""
-    rep = subparsers.add_parser("reproduce", help="rerun a paper's experiments and write a report")
-    sub = rep.add_subparsers(dest="paper", required=True)
-    s = sub.add_parser("sqf", help="Bonald, Muscariello, Ostallo: Self-Prioritization of Audio and Video Traffic (ICC 2011)")
-    s.add_argument("--quick", action="store_true", help="short runs and a coarse grid (CI)")
-    s.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-sqf[-quick])")
-    s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
-    from qoelab.executors import add_arguments
+    """Adds ``reproduce sqf`` to the CLI, under the ``reproduce`` group."""
+    from qoelab.reproduce import add_paper_command
 
-    add_arguments(s)
-
-    def cmd(a) -> int:
-        out = Path(a.output) if a.output else Path("results") / ("reproduce-sqf-quick" if a.quick else "reproduce-sqf")
-        from qoelab.outdir import check_folder
-
-        check_folder(out)
-        from rich.console import Console
-
-        from qoelab.executors import open_from_args, shard_note
-        from qoelab.progress import progress
-
-        with open_from_args(a) as ex, progress(Console(stderr=True), "sqf reproduction") as update:
-            r = run(out, quick=a.quick, jobs=resolve_jobs(a.jobs), progress=update, executor=ex)
-        if "shard" in r:
-            print(shard_note(r["shard"]))
-        return 0
-
-    s.set_defaults(func=cmd)
-    return rep
+    return add_paper_command(
+        subparsers, "sqf", "Bonald, Muscariello, Ostallo: Self-Prioritization of Audio and Video Traffic (ICC 2011)", run,
+        quick_help="short runs and a coarse grid (CI)")

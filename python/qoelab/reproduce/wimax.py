@@ -904,35 +904,10 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Adds ``reproduce wimax`` to the CLI, under the ``reproduce`` group."""
-    from qoelab.reproduce import paper_group
+    from qoelab.reproduce import add_paper_command
 
-    sub = paper_group(subparsers)
-    t = sub.add_parser("wimax", help="Al-Majeed & Fleury: multi-connection TFRC video over a WiMAX uplink (Tables 3-6, Figs. 2-3)")
-    t.add_argument("--quick", action="store_true", help="few repetitions, PSNR on 4 cells (CI, about 2 minutes)")
-    t.add_argument("--reps", type=int, default=None, help="repetitions per cell (default 2 with --quick, else 15 as in the paper)")
-    t.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs and decodes (default 1; 0 = one per CPU)")
-    t.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-wimax[-quick])")
-    from qoelab.executors import add_arguments
-
-    add_arguments(t)
-
-    def cmd(a: argparse.Namespace) -> int:
-        from rich.console import Console
-
-        from qoelab.executors import open_from_args, shard_note
-        from qoelab.outdir import check_folder
-        from qoelab.progress import progress
-        from qoelab.sweep import resolve_jobs
-
-        if a.reps is not None and a.reps < 1:
-            raise QoelabError(f"--reps {a.reps}: must be at least 1")
-        out = Path(a.output) if a.output else Path("results") / ("reproduce-wimax-quick" if a.quick else "reproduce-wimax")
-        check_folder(out)
-        with open_from_args(a) as ex, progress(Console(stderr=True), "wimax reproduction", unit="runs and decodes") as update:
-            r = run(out, quick=a.quick, reps=a.reps, jobs=resolve_jobs(a.jobs), progress=update, executor=ex)
-        if "shard" in r:
-            print(shard_note(r["shard"]))
-        return 0
-
-    t.set_defaults(func=cmd)
-    return t
+    return add_paper_command(
+        subparsers, "wimax", "Al-Majeed & Fleury: multi-connection TFRC video over a WiMAX uplink (Tables 3-6, Figs. 2-3)",
+        run, quick_help="few repetitions, PSNR on 4 cells (CI, about 2 minutes)",
+        reps_help="repetitions per cell (default 2 with --quick, else 15 as in the paper)",
+        jobs_help="parallel runs and decodes (default 1; 0 = one per CPU)", unit="runs and decodes")
