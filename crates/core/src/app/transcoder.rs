@@ -114,32 +114,7 @@ const COLUMNS: [&str; 5] = ["rung", "target_bps", "frame", "type", "size_bytes"]
 /// `I`) at the same frames in every rung, frame 0 among them. Errors name the line and never
 /// quote the file.
 pub fn read_ladder(path: &Path) -> Result<Ladder, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read ladder: {}", reason(&e)))?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err("cannot read ladder: is a directory".into());
-    }
-    let input: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(flate2::read::MultiGzDecoder::new(file))
-    } else {
-        Box::new(file)
-    };
-    let mut text = Vec::new();
-    input.take(MAX_LADDER_BYTES + 1).read_to_end(&mut text).map_err(|e| format!("cannot read ladder: {}", reason(&e)))?;
-    if text.len() as u64 > MAX_LADDER_BYTES {
-        return Err(format!("ladder is larger than {} MiB (decompressed)", MAX_LADDER_BYTES >> 20));
-    }
-    parse_ladder(&text)
-}
-
-fn reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData => "not a valid gzip file".into(),
-        std::io::ErrorKind::UnexpectedEof => "truncated gzip data".into(),
-        _ => e.kind().to_string(),
-    }
+    parse_ladder(&super::nal::read_capped(path, "ladder", MAX_LADDER_BYTES)?)
 }
 
 /// Parses ladder text (see [`read_ladder`]).
