@@ -65,8 +65,7 @@ PAPERS: tuple[Paper, ...] = (
         text="tcp-interactive-symbiotic-transcoder.txt",
         question="Can a transcoder that hears TCP's retransmission timeouts trade video quality for delay when the "
                  "path breaks, and by how much?",
-        module=None,
-        issue=19,
+        module="interactive",
     ),
     Paper(
         key="mptcp",

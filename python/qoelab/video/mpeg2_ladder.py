@@ -65,6 +65,16 @@ def _source(clip: Path, duration_s: float) -> tuple[list[str], str]:
     return ["-i", str(clip)], graph
 
 
+def encode_args(src_in: list[str], graph: str, n: int, rate: int, threads: int, out: Path) -> list[str]:
+    """ffmpeg arguments of one rung's encode (the recipe's command): `n` frames of the source
+    through `graph` at `rate` bit/s into the elementary stream `out`."""
+    return [*src_in, "-vf", graph, "-r", str(FPS), "-frames:v", str(n), "-an",
+            "-c:v", "mpeg2video", "-profile:v", "main", "-level:v", "main",
+            "-b:v", str(rate), "-maxrate", str(rate), "-bufsize", str(MPML_VBV_BITS),
+            "-g", str(GOP), "-bf", str(BFRAMES), "-flags", "+cgop", "-sc_threshold", "1000000000",
+            "-threads", str(threads), "-f", "mpeg2video", str(out)]
+
+
 def _pictures(data: bytes) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Per decode-order picture: coded size, display index, type."""
     units = parse_mpeg2_units(data)
@@ -129,11 +139,7 @@ def build_mpeg2_ladder(out: str | os.PathLike[str], *, duration_s: float = 60.0,
         for k, rate in enumerate(rates):
             rid = f"r{k}_{rate // 1000}k"
             m2v = Path(tmp) / f"{rid}.m2v"
-            cmd = [*src_in, "-vf", graph, "-r", str(FPS), "-frames:v", str(n), "-an",
-                   "-c:v", "mpeg2video", "-profile:v", "main", "-level:v", "main",
-                   "-b:v", str(rate), "-maxrate", str(rate), "-bufsize", str(MPML_VBV_BITS),
-                   "-g", str(GOP), "-bf", str(BFRAMES), "-flags", "+cgop", "-sc_threshold", "1000000000",
-                   "-threads", str(threads), "-f", "mpeg2video", str(m2v)]
+            cmd = encode_args(src_in, graph, n, rate, threads, m2v)
             t0 = time.perf_counter()
             run_ffmpeg(cmd, what=f"encoding {rid}", path=str(clip))
             enc_s = time.perf_counter() - t0

@@ -1,0 +1,204 @@
+"""``qoelab reproduce interactive``: the cells set the paper's modes, burst counts and rates on
+the testbed with every burst inside the video, the paper's values are the paper's, the receiver's
+screen plan freezes on the last picture shown, a quick run writes a valid report with every cell,
+its numbers obey what the ladder and the pairing make certain, and bad input is one line with
+exit code 2."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import ROOT, run_cli
+from qoelab.experiment.report import check_report, load_report
+from qoelab.reproduce import interactive as m
+
+PAPER = ROOT.parent / "shared" / "papers" / "tcp-interactive-symbiotic-transcoder.txt"
+
+
+@pytest.mark.parametrize("count", m.OUTAGE_COUNTS)
+def test_every_burst_falls_within_the_video(count):
+    lo, hi = m.gap_range(count)
+    assert 0 < lo < hi
+    # the latest possible schedule: every gap at its longest
+    assert m.FIRST_S + count * (hi + m.BURST_S) == pytest.approx(m.LAST_END_S)
+    d = m.build_scenario("A=0.55", count)
+    (o,) = d["outages"]
+    assert (o["count"], o["duration"], o["after"]) == (count, "3s", "2s")
+    assert float(o["min_gap"][:-1]) == pytest.approx(lo, rel=1e-5) and float(o["max_gap"][:-1]) == pytest.approx(hi, rel=1e-5)
+
+
+def test_the_cells_set_mode_and_rate():
+    for mode in m.MODES:
+        d = m.build_scenario(mode, 6, 3.0)
+        (f,) = d["flows"]
+        assert f["app"]["kind"] == "transcoder" and f["app"]["interactive"] == (mode != "classic")
+        if mode != "classic":
+            assert f["app"]["backoff"] == float(mode[2:])
+        assert f["transport"]["profile"] == "freebsd" and f["transport"]["min_rto"] == "1s"
+        (rc,) = [l for l in d["links"] if (l["a"], l["b"]) == ("R", "C")]
+        assert rc["rate"] == "3Mbps"
+    cells = m.cells()
+    assert len(cells) == 4 * 3 + 4 and len({m._cell_id(c) for c in cells}) == len(cells)
+    # mode and rate are treatments: one outage schedule per repetition and burst count
+    from qoelab.experiment.core import seed_of
+
+    exp = m.experiment(m.QUICK)
+    for n in m.OUTAGE_COUNTS:
+        assert len({seed_of(exp.name, c, exp.paired, 1) for c in exp.cells if c["outages"] == n}) == 1
+    assert len({seed_of(exp.name, c, exp.paired, 1) for c in exp.cells}) == 3
+    with pytest.raises(ValueError):
+        m.build_scenario("A=0.5", 6)
+
+
+def _run(late: list[bool], rung: list[int]) -> m.Run:
+    n = len(late)
+    ideal = np.arange(n, dtype=np.int64) * 33_333_333
+    delivered = np.where(late, ideal + 5_000_000_000, ideal + 1_000_000)
+    return m.Run(np.asarray(rung), np.ones(n, np.int64), np.full(n, 2e6), ideal, delivered, ideal,
+                 np.zeros(0, np.int64), [])
+
+
+def test_the_screen_freezes_on_the_last_picture_shown():
+    lad = m.ladder()
+    disp = lad["display"][0]
+    n = 15
+    late = [False] * n
+    # decode-order frames that show display slots 4 and 5, and the one of slot 9, arrive late
+    by_slot = {int(d): f for f, d in enumerate(disp[:n])}
+    for s in (4, 5, 9):
+        late[by_slot[s]] = True
+    rung = [2] * n
+    rung[by_slot[3]] = 1
+    r, j, i = m.slot_plan(_run(late, rung), 1.0)
+    assert i.tolist() == list(range(n))
+    assert j.tolist() == [0, 1, 2, 3, 3, 3, 6, 7, 8, 8, 10, 11, 12, 13, 14]
+    assert r[4] == r[5] == 1 and r[3] == 1 and r[9] == 2  # a frozen slot shows its picture's rung
+    # a frame never delivered freezes too; nothing shown before the first picture
+    run = _run([False] * n, rung)
+    run.delivered_ns[by_slot[0]] = -1
+    r, j, _ = m.slot_plan(run, 1.0)
+    assert j[0] == -1 and r[0] == -1 and j[1] == 1
+
+
+def test_timeouts_count_to_the_burst_before_them():
+    run = _run([False] * 3, [0] * 3)
+    run.outages_ns = [(10, 20), (50, 60)]
+    run.rto_ns = np.asarray([5, 12, 30, 55, 70, 90])
+    assert m.timeouts_per_burst(run) == [2, 3]  # the one at 5 precedes every burst
+
+
+@pytest.mark.skipif(not PAPER.is_file(), reason="the paper's text is not here")
+def test_the_papers_values_are_transcribed_from_its_text():
+    text = PAPER.read_text()
+    rows = re.findall(r"^(iTCP=on, A=0\.\d+|iTCP=off)\t([\d.]+)\t([\d.]+)\t([\d.]+)\t([\d.]+)$", text, re.M)
+    got = {("classic" if k == "iTCP=off" else k.split(", ")[1]): tuple(map(float, v)) for k, *v in rows}
+    assert got == m.PAPER_TABLE1
+    assert "there are 12 events generated in six bursts" in text and m.PAPER_FIG4 == (12, 6)
+    assert "3, 6 and 9 times" in text and m.OUTAGE_COUNTS == (3, 6, 9)
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("interactive") / "quick"
+    code, _, err = run_cli("reproduce", "interactive", "--quick", "-o", str(out))
+    assert code == 0, err
+    return out
+
+
+def _reps(quick: Path) -> list[dict]:
+    rows = list(csv.DictReader((quick / "repetitions.csv").open()))
+    for r in rows:
+        for k in r:
+            if k not in ("mode",):
+                r[k] = float(r[k])
+    return rows
+
+
+def test_quick_report_is_valid_and_has_every_cell(quick: Path):
+    doc = load_report(quick / "report.json")
+    assert check_report(doc, quick) == []
+    assert doc["paper"] == "interactive" and doc["mode"] == "quick"
+    tabs = {t["id"]: t for t in doc["tables"]}
+    assert [r["mode"] for r in tabs["table1"]["rows"]] == ["A=0.35", "A=0.55", "A=0.75", "classic (iTCP off)"]
+    for r, mode in zip(tabs["table1"]["rows"], m.MODES):
+        assert (r["paper_delay"], r["paper_y"], r["paper_u"], r["paper_v"]) == m.PAPER_TABLE1[mode]
+        for k in ("delay", "snr_y", "shown_y", "shown_u", "shown_v", "late"):
+            assert r[k]["n"] == m.QUICK.reps and math.isfinite(r[k]["mean"]), (mode, k)
+    assert [(r["outages"], r["mode"]) for r in tabs["fig7-transfer"]["rows"]] == [
+        (n, mode) for n in m.OUTAGE_COUNTS for mode in m.MODES]
+    assert [(r["threshold"], r["mode"]) for r in tabs["thresholds"]["rows"]] == [
+        (d, mode) for d in m.THRESHOLDS for mode in m.MODES]
+    reps = _reps(quick)
+    assert len(reps) == len(m.cells()) * m.QUICK.reps
+    for f in doc["figures"]:
+        assert (quick / f["path"]).read_bytes()[:4] == b"\x89PNG"
+    assert {f["label"] for f in doc["findings"]} <= {"substantive", "trivial", "by construction"}
+    assert (quick / "frozen_psnr.npz").is_file() and not list(quick.glob(".pictures-*"))
+
+
+def test_quick_numbers_obey_the_ladder_and_the_pairing(quick: Path):
+    lad = m.ladder()
+    rung0 = {c: float(lad[f"psnr_{c}"][0].mean()) for c in "yuv"}
+    reps = _reps(quick)
+    for r in reps:
+        assert r["undelivered"] == 0  # every run lasts until the backlog has drained
+        if r["mode"] == "classic":
+            # classic sends the top rung only: its SNR as sent is the ladder's rung 0
+            assert [r[f"snr_{c}"] for c in "yuv"] == pytest.approx([rung0[c] for c in "yuv"], abs=1e-9)
+            assert r["rate_mbps"] == pytest.approx(float(lad["size_bytes"][0].sum()) * 8 / 60 / 1e6)
+        else:
+            assert r["snr_y"] < rung0["y"] and r["rate_mbps"] < 2.0
+        # every frame in time: the screen shows every frame once, so "as shown" is "as sent"
+        for d in m.THRESHOLDS:
+            if r[f"late_pct_{d:g}"] == 0:
+                assert r[f"shown_y_{d:g}"] == pytest.approx(r["snr_y"], abs=1e-9)
+            else:  # frozen slots show an older picture: worse than the frames sent
+                assert r[f"shown_y_{d:g}"] < r["snr_y"]
+        assert r["shown_y"] == r[f"shown_y_{m.MAIN_D:g}"]
+        lates = [r[f"late_pct_{d:g}"] for d in m.THRESHOLDS]
+        assert lates == sorted(lates, reverse=True)  # a longer threshold never makes more frames late
+        assert r["transfer_s"] >= 60.0 - 1 / 30 - 1e-9  # the last frame is written at 59.967 s
+    # one outage schedule per repetition and burst count in every mode and at both rates
+    runs = quick / "runs" / "runs"
+    for n in m.OUTAGE_COUNTS:
+        for rep in range(m.QUICK.reps):
+            tabs = [pq.read_table(runs / f"cell={m._cell_id({'mode': mode, 'outages': n, 'rate': rate})}__rep={rep}"
+                                  / "outages.parquet").to_pylist()
+                    for mode in m.MODES for rate in m.RATES if (rate == m.MAIN_RATE or n == m.MAIN_OUTAGES)]
+            assert all(t == tabs[0] for t in tabs)
+            bursts = [o for o in tabs[0] if o["link"] == "R->C"]
+            assert len(bursts) == n and bursts[-1]["end_ns"] <= m.LAST_END_S * 1e9
+            assert all(o["end_ns"] - o["start_ns"] == 3_000_000_000 for o in bursts)
+
+
+def test_a_rerun_reuses_runs_and_measurements_and_gives_the_same_report(quick: Path, tmp_path: Path):
+    import shutil
+
+    copy = tmp_path / "again"
+    shutil.copytree(quick, copy)
+    (copy / "report.json").unlink()
+    code, out, err = run_cli("reproduce", "interactive", "--quick", "-o", str(copy))
+    assert code == 0, err
+    assert "measuring" not in out  # every frozen slot's PSNR came from the kept measurements
+    a, b = load_report(quick / "report.json"), load_report(copy / "report.json")
+    assert a["tables"] == b["tables"] and a["findings"] == b["findings"]
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--reps", "0"], "--reps 0: must be at least 1"),
+    (["-o", "/dev/null/x"], "/dev/null"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, msg, tmp_path: Path):
+    a = list(args)
+    if "-o" not in a:
+        a += ["-o", str(tmp_path / "o")]
+    code, _, err = run_cli("reproduce", "interactive", "--quick", *a)
+    assert code == 2 and msg in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1
