@@ -526,9 +526,11 @@ def _plt():
     return plt
 
 
-def _shade(ax, run: Run) -> None:
+def _shade(ax, run: Run, *, on_y: bool = False) -> None:
+    """Shades the bursts, on the x axis (time) or the y axis."""
+    span = ax.axhspan if on_y else ax.axvspan
     for k, (s, e) in enumerate(run.outages_ns):
-        ax.axvspan(s / 1e9, e / 1e9, color="0.85", zorder=0, label="outage" if k == 0 else None)
+        span(s / 1e9, e / 1e9, color="0.85", zorder=0, label="outage" if k == 0 else None)
 
 
 def _fig4(run: Run):
@@ -567,7 +569,7 @@ def _fig5(runs: dict[str, Run]):
     def draw(path: Path) -> None:
         fig, ax = plt.subplots(figsize=(8, 5))
         any_run = next(iter(runs.values()))
-        _shade(ax, any_run)
+        _shade(ax, any_run, on_y=True)
         f = np.arange(any_run.ideal_ns.size)
         ax.plot(f, (any_run.ideal_ns - any_run.ideal_ns[0]) / 1e9, "k--", lw=1, label="ideal")
         for k, (mode, run) in enumerate(runs.items()):
@@ -599,11 +601,11 @@ def _fig6(runs: dict[str, Run]):
         for k, (mode, run) in enumerate(runs.items()):
             ok = run.delivered_ns >= 0
             f = np.arange(run.rung.size)[ok]
-            ax.scatter((run.delivered_ns[ok] - run.ideal_ns[ok]) / 1e9, lad["psnr_y"][run.rung[ok], f], s=3,
+            ax.scatter(np.maximum((run.delivered_ns[ok] - run.ideal_ns[ok]) / 1e9, 1e-3), lad["psnr_y"][run.rung[ok], f], s=3,
                        alpha=0.4, color=f"C{k}", label=mode)
         ax.axvline(MAIN_D, color="k", ls=":", lw=1, label=f"discard threshold {MAIN_D:g} s")
-        ax.set_xscale("symlog", linthresh=0.1)
-        ax.set_xlabel("frame delay (s)")
+        ax.set_xscale("log")
+        ax.set_xlabel("frame delay (s, log scale)")
         ax.set_ylabel("SNR-Y of the frame as sent (dB)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, markerscale=3)
