@@ -202,3 +202,15 @@ def test_bad_input_is_one_line_and_exit_2(args, msg, tmp_path: Path):
     code, _, err = run_cli("reproduce", "interactive", "--quick", *a)
     assert code == 2 and msg in err and "Traceback" not in err, err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_the_committed_expected_report_is_valid():
+    folder = ROOT / "scenarios" / "interactive" / "expected"
+    doc = load_report(folder / "report.json")
+    assert check_report(doc, folder) == []
+    assert doc["paper"] == "interactive" and doc["mode"] == "quick"
+    assert {t["id"] for t in doc["tables"]} == {"table1", "table1-outages", "fig4-timeouts", "fig7-transfer",
+                                                "thresholds", "sensitivity-rate"}
+    for f in doc["figures"]:
+        assert (folder / f["path"]).is_file()
+    assert not (folder / "runs").exists() and not (folder / "frozen_psnr.npz").exists()  # the report only
