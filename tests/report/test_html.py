@@ -52,6 +52,19 @@ def test_status_table(tmp_path, built):
     assert "120 runs, 14 min wall, 27 min CPU" in status
 
 
+def test_a_paper_without_a_reproduction_is_marked_not_yet(tmp_path, monkeypatch):
+    """Every bundled paper has a reproduction now; a new paper without one still shows its issue."""
+    import dataclasses
+
+    papers = tuple(dataclasses.replace(p, module=None, issue=99) if p.key == "wimax" else p for p in PAPERS)
+    monkeypatch.setattr(H, "PAPERS", papers)
+    out = make_all(tmp_path / "all")  # wimax's folder is there, but a paper without a module is not read
+    page = H.render(H.entries_from(out))
+    status = page[page.index('<table id="status">'):page.index("</table>")]
+    assert re.search(r'id="status-wimax".*?not yet reproduced \(issue 99\)', status)
+    assert status.count("not yet reproduced") == 1
+
+
 def test_tables_estimates_and_paper_columns(built):
     _, page = built
     assert "9.1 ± 0.1 (n=5)" in page
