@@ -60,7 +60,7 @@ class Experiment:
 
     def scenario(self, params: dict[str, Any], rep: int) -> Scenario:
         """The scenario of repetition ``rep`` of the cell ``params`` (without its seed)."""
-        return self.build(params, rep) if self.per_rep else self.build(params)  # type: ignore[call-arg]
+        return self.build(params, rep) if self.per_rep else self.build(params)
 
     def id_of(self, params: dict[str, Any]) -> str:
         """The cell's id: ``cell_id(params)`` if declared, else ``k=v`` pairs in declaration order
@@ -124,8 +124,10 @@ def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int]
             if progress:
                 progress(base + done, exp.reps * len(items))
 
-        got = run_cells(items, 1, lambda cid, _r, r=r: seed_of(exp.name, by_id[cid], exp.paired, r), folder, jobs,
-                        step, executor=executor)
+        def seed(cid: str, _rep: int, r: int = r) -> int:
+            return seed_of(exp.name, by_id[cid], exp.paired, r)
+
+        got = run_cells(items, 1, seed, folder, jobs, step, executor=executor)
         for k in counts:
             counts[k] += got.get(k, 0)
     return counts

@@ -78,6 +78,11 @@ def _rel_path(p: Any, folder: Path | None) -> str | None:
     return None
 
 
+def _list(v: Any) -> list[Any]:
+    """``v`` if it is a list, else an empty one (a wrong type is reported on its own)."""
+    return v if isinstance(v, list) else []
+
+
 def check_report(doc: Any, folder: Path | None = None) -> list[str]:
     """Every way ``doc`` departs from the format, as ``key.path: reason`` lines (empty: valid).
     With ``folder``, the files that tables and figures name must exist in it."""
@@ -102,7 +107,7 @@ def check_report(doc: Any, folder: Path | None = None) -> list[str]:
 
         if doc["paper"] not in BY_KEY:
             errs.append(f"paper: unknown paper {doc['paper']!r}, expected one of {', '.join(BY_KEY)}")
-    for i, t in enumerate(doc.get("tables") if isinstance(doc.get("tables"), list) else []):
+    for i, t in enumerate(_list(doc.get("tables"))):
         at = f"tables[{i}]"
         if not isinstance(t, dict):
             errs.append(f"{at}: must be an object")
@@ -140,14 +145,14 @@ def check_report(doc: Any, folder: Path | None = None) -> list[str]:
                                 f"{{mean, lo, hi, n}}, got {v!r}"[:200])
         if "csv" in t and (why := _rel_path(t["csv"], folder)):
             errs.append(f"{at}.csv: {why}")
-    for i, f in enumerate(doc.get("figures") if isinstance(doc.get("figures"), list) else []):
+    for i, f in enumerate(_list(doc.get("figures"))):
         at = f"figures[{i}]"
         if not isinstance(f, dict) or not isinstance(f.get("id"), str) or not isinstance(f.get("title"), str):
             errs.append(f"{at}: must be an object with string `id` and `title`")
             continue
         if why := _rel_path(f.get("path"), folder):
             errs.append(f"{at}.path: {why}")
-    for i, f in enumerate(doc.get("findings") if isinstance(doc.get("findings"), list) else []):
+    for i, f in enumerate(_list(doc.get("findings"))):
         at = f"findings[{i}]"
         if not isinstance(f, dict):
             errs.append(f"{at}: must be an object")

@@ -23,7 +23,7 @@ import io
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from qoelab.experiment.findings import Finding
 from qoelab.experiment.report import estimate_cell, write_report
@@ -119,9 +119,8 @@ class Table:
             for c in self.columns:
                 v = r.get(c.key)
                 if c.key in est and hw:
-                    ok = isinstance(v, Estimate)
-                    line += [_csv_num(v.mean * c.scale) if ok else "",
-                             _csv_num(v.half_width * c.scale) if ok else ""]
+                    line += ([_csv_num(v.mean * c.scale), _csv_num(v.half_width * c.scale)]
+                             if isinstance(v, Estimate) else ["", ""])
                 elif c.key in est:
                     e = estimate_cell(v, c.scale) if isinstance(v, Estimate) else None
                     line += ["" if e is None else ("" if e[k] is None else repr(float(e[k]))) for k in ("mean", "lo", "hi")]
@@ -265,7 +264,7 @@ def finding_json(f: Finding, *, group: str | None = None, source: str | None = N
 
 
 def report(folder: Path, *, paper: str, mode: str, title: str, tables: list[Table], findings: list[dict[str, Any]],
-           reading: str, figures: list[dict[str, str] | Figure] = (), summary: str | None = None,
+           reading: str, figures: Sequence[dict[str, str] | Figure] = (), summary: str | None = None,
            setup: str | None = None, cost: dict[str, Any] | None = None,
            provenance: dict[str, Any] | None = None) -> Path:
     """Writes ``folder/report.json`` (:func:`~qoelab.experiment.report.write_report`) from the

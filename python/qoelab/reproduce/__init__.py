@@ -56,8 +56,8 @@ def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str,
             kw["reps"] = a.reps
         out = Path(a.output) if a.output else Path("results") / (f"reproduce-{name}-quick" if a.quick else f"reproduce-{name}")
         check_folder(out)
-        shown = {"unit": unit} if unit else {}
-        with open_from_args(a) as ex, progress(Console(stderr=True), label or f"{name} reproduction", **shown) as update:
+        bar = progress(Console(stderr=True), label or f"{name} reproduction", unit=unit or "runs")
+        with open_from_args(a) as ex, bar as update:
             r = run(out, quick=a.quick, jobs=resolve_jobs(a.jobs), progress=update, executor=ex, **kw)
         if "shard" in r:
             print(shard_note(r["shard"]))

@@ -43,6 +43,7 @@ figures ``fig4_backoff.png``, ``fig5_arrival.png``, ``fig6_quality_delay.png``,
 from __future__ import annotations
 
 import csv
+import hashlib
 import math
 import tempfile
 import time
@@ -279,26 +280,33 @@ def add_shown(rep_rows: list[dict[str, Any]], dirs: list[Path], work: Path,
     from qoelab.video.mpeg2_pictures import frozen_psnr
 
     lad = ladder()
-    by_display = np.empty(lad["psnr_y"].shape + (3,))
-    for r in range(by_display.shape[0]):
-        by_display[r, lad["display"][r]] = np.stack([lad[f"psnr_{c}"][r] for c in "yuv"], axis=-1)
-    plans = []
+    rungs, n = lad["psnr_y"].shape
+    by_display = np.empty((rungs, n, 3))
+    for k in range(rungs):
+        by_display[k, lad["display"][k]] = np.stack([lad[f"psnr_{c}"][k] for c in "yuv"], axis=-1)
+    plans: list[dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
     want: set[tuple[int, int, int]] = set()
     for d in dirs:
         run = load_run(d)
         per = {}
         for th in THRESHOLDS:
-            r, j, i = slot_plan(run, th)
-            per[th] = (r, j, i)
+            rung, j, i = slot_plan(run, th)
+            per[th] = (rung, j, i)
             frozen = (j >= 0) & (j != i)
-            want.update(zip(r[frozen].tolist(), j[frozen].tolist(), i[frozen].tolist()))
+            want.update(zip(rung[frozen].tolist(), j[frozen].tolist(), i[frozen].tolist()))
         plans.append(per)
     cache_path = work / "frozen_psnr.npz"
+    # The measurements belong to one ladder: kept with its digest, dropped if it changed.
+    ladder_sha = hashlib.sha256((paths.root() / LADDER).read_bytes()).hexdigest()
     known: dict[tuple[int, int, int], tuple[float, float, float]] = {}
     if cache_path.is_file():
-        z = np.load(cache_path)
-        known = {(int(a), int(b), int(c)): (float(y), float(u), float(v))
-                 for a, b, c, y, u, v in zip(z["r"], z["j"], z["i"], z["y"], z["u"], z["v"])}
+        try:
+            z = np.load(cache_path)
+            if str(z["ladder_sha256"]) == ladder_sha:
+                known = {(int(a), int(b), int(c)): (float(y), float(u), float(v))
+                         for a, b, c, y, u, v in zip(z["r"], z["j"], z["i"], z["y"], z["u"], z["v"])}
+        except (OSError, KeyError, ValueError):
+            known = {}  # unreadable: measured again
     missing = sorted(want - set(known))
     if missing:
         log(f"interactive: measuring {len(missing)} frozen display slot(s) on decoded pictures")
@@ -308,13 +316,14 @@ def add_shown(rep_rows: list[dict[str, Any]], dirs: list[Path], work: Path,
         arr = np.asarray([known[k] for k in keys]).reshape(-1, 3)
         ka = np.asarray(keys, np.int64).reshape(-1, 3)
         tmp_path = cache_path.with_suffix(".tmp.npz")
-        np.savez(tmp_path, r=ka[:, 0], j=ka[:, 1], i=ka[:, 2], y=arr[:, 0], u=arr[:, 1], v=arr[:, 2])
+        np.savez(tmp_path, r=ka[:, 0], j=ka[:, 1], i=ka[:, 2], y=arr[:, 0], u=arr[:, 1], v=arr[:, 2],
+                 ladder_sha256=np.asarray(ladder_sha))
         tmp_path.replace(cache_path)
     for row, per in zip(rep_rows, plans):
-        for th, (r, j, i) in per.items():
+        for th, (rung, j, i) in per.items():
             ok = j >= 0
             q = np.empty((int(ok.sum()), 3))
-            rr, jj, ii = r[ok], j[ok], i[ok]
+            rr, jj, ii = rung[ok], j[ok], i[ok]
             own = jj == ii
             q[own] = by_display[rr[own], ii[own]]
             q[~own] = np.asarray([known[(a, b, c)] for a, b, c in zip(rr[~own].tolist(), jj[~own].tolist(),

@@ -841,12 +841,11 @@ def _analytic(out: Path, quick: bool) -> dict[str, Any]:
     """Fig. 3/4 from eq. (2) and the paper's n = 20 statements, computed."""
     from qoelab.models import sqf_analytic as sa
 
-    kw = {}
+    kw3: dict[str, Any] = {}
+    kw4: dict[str, Any] = {}
     if quick:
         kw3 = {"peak_rates_bps": np.linspace(0, 10e6, 41)}
         kw4 = {"peak_rates_bps": np.linspace(0.02, 0.98, 25) * 10e6}
-    else:
-        kw3, kw4 = kw, kw
     f3 = sa.figure3(out / "fig3_analytic.png", **kw3)
     f4 = sa.figure4(out / "fig4_analytic.png", **kw4)
     rows = []

@@ -48,6 +48,7 @@ import math
 import random
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable
 
@@ -240,6 +241,7 @@ def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace:
     explicitly, so a cell's file does not change meaning when the simulator's default does).
     ``lend = False`` makes the reservation routers (s2–s4) hold reserved capacity idle instead
     of lending it to best effort (``lend_idle = false``)."""
+    router: dict[str, Any]
     if sc == "s1":
         router = {"kind": "fifo", "limit": buffer}
     elif sc in ("s2", "s3"):
@@ -737,10 +739,10 @@ def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[
     stats = [rep_statistics(grid, r) for r in reps or []]
     with open(out / "repetitions.csv", "w", newline="") as fh:
         cols = sorted({k for st in stats for k in st})
-        w = csv.writer(fh)
-        w.writerow(["rep"] + cols)
+        rw = csv.writer(fh)
+        rw.writerow(["rep"] + cols)
         for i, st in enumerate(stats):
-            w.writerow([i] + [repr(st[c]) if c in st else "" for c in cols])
+            rw.writerow([i] + [repr(st[c]) if c in st else "" for c in cols])
     if held:
         with open(out / "held_reservations.csv", "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(held[0]))
@@ -878,6 +880,11 @@ _WHY = {
 }
 
 
+def _diff(st: dict[str, float], *, a: str, b: str) -> float:
+    """``st[a] − st[b]``: one repetition's statistic of a finding."""
+    return st[a] - st[b]
+
+
 def findings(grid: Grid, ours: dict, reps: list[dict] | None = None,
              recorded: dict[str, Estimate] | None = None) -> list[Finding]:
     """The paper's findings, each a :class:`qoelab.experiment.Finding` with its label, the
@@ -916,13 +923,13 @@ def findings(grid: Grid, ours: dict, reps: list[dict] | None = None,
     for x, y, claim, label in (("s1", "s2", "mean PER of s2 (RSVP, 150 %) below s1 (best effort)", Label.SUBSTANTIVE),
                                ("s2", "s3", "mean PER of s3 (RSVP, peak rate) below s2", Label.SUBSTANTIVE),
                                ("s3", "s4", "mean PER of s4 (TFD) below s3", Label.BY_CONSTRUCTION)):
-        e = est(lambda st, x=x, y=y: st[f"per_{x}"] - st[f"per_{y}"], f"per_{y}_below_{x}")
+        e = est(partial(_diff, a=f"per_{x}", b=f"per_{y}"), f"per_{y}_below_{x}")
         add(f"per_{y}_below_{x}", claim, label, f"PER({x}) − PER({y}), mean over the grid, points", e, judge_positive(e))
     e = est(lambda st: st["zero_s4"])
     add("s4_mostly_zero", "PER(s4) = 0 (below 0.005 %) in most cells with K > 0", Label.BY_CONSTRUCTION,
         "share of K > 0 cells with PER(s4) < 0.005 %", e, judge_positive(e, threshold=0.5))
     for y in ("s2", "s3"):
-        e = est(lambda st, y=y: st["util_s4"] - st[f"util_{y}"], f"util_s4_above_{y}")
+        e = est(partial(_diff, a="util_s4", b=f"util_{y}"), f"util_s4_above_{y}")
         add(f"util_s4_above_{y}", f"mean link utilisation (K > 0) of s4 above {y}", Label.SUBSTANTIVE,
             f"utilisation(s4) − utilisation({y}), mean over K > 0 cells, points", e, judge_positive(e))
     e = est(lambda st: st["util_s4"] - st["util_s1"])
