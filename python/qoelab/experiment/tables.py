@@ -277,3 +277,38 @@ def report(folder: Path, *, paper: str, mode: str, title: str, tables: list[Tabl
         if v is not None:
             doc[k] = v
     return write_report(folder, doc)
+
+
+def mean_str(v: Any, digits: int = 3) -> str:
+    """A table cell's value for a reading's prose: an estimate's mean or a number to ``digits``
+    significant digits, a word cell (e.g. "not run") as it is, anything else "n/a"."""
+    if isinstance(v, Estimate):
+        return "n/a" if math.isnan(v.mean) else f"{v.mean:.{digits}g}"
+    if isinstance(v, (int, float)):
+        return f"{v:.{digits}g}"
+    return v if isinstance(v, str) else "n/a"
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot on the file-only Agg backend (reports are drawn without a display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def report_md(folder: Path, *, heading: str, summary: str, setup: str, tables: Sequence[Table],
+              figures: Sequence[dict[str, str] | Figure], reading: str) -> Path:
+    """Writes ``folder/report.md``: the heading, summary and setup, each table with its CSV file,
+    the figures and the reading."""
+    figs = [(f.title, f.path) if isinstance(f, Figure) else (f["title"], f["path"]) for f in figures]
+    md = [f"# {heading}", "", summary, "", "## Setup", "", setup, ""]
+    for t in tables:
+        md += [t.markdown(), f"CSV: `{t.csv}`", ""]
+    md += ["## Figures", ""] + [f"![{title}]({path})" for title, path in figs] + ["", "## Reading", "", reading]
+    path = Path(folder) / "report.md"
+    path.write_text("\n".join(md))
+    return path
+

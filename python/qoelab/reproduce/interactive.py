@@ -59,7 +59,9 @@ from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, Verdict, judge_positive, judge_within, mean_ci, summary_count
 from qoelab.experiment import core
-from qoelab.experiment.tables import Column, Figure, PaperValues, Table, finding_json, findings_md, interval_str, report
+from qoelab.experiment.tables import (Column, Figure, PaperValues, Table, finding_json, findings_md, pyplot, report,
+                                      report_md)
+from qoelab.experiment.tables import mean_str as _m
 
 BASE = "scenarios/interactive/transcoder.toml"
 FOLDER = "scenarios/interactive"
@@ -534,15 +536,6 @@ def findings(rep_rows: list[dict[str, Any]]) -> list[Finding]:
 # --- figures -------------------------------------------------------------------------------------
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _shade(ax, run: Run, *, on_y: bool = False) -> None:
     """Shades the bursts, on the x axis (time) or the y axis."""
     span = ax.axhspan if on_y else ax.axvspan
@@ -551,7 +544,7 @@ def _shade(ax, run: Run, *, on_y: bool = False) -> None:
 
 
 def _fig4(run: Run):
-    plt = _plt()
+    plt = pyplot()
     lad = ladder()
 
     def draw(path: Path) -> None:
@@ -581,7 +574,7 @@ def _fig4(run: Run):
 
 
 def _fig5(runs: dict[str, Run]):
-    plt = _plt()
+    plt = pyplot()
 
     def draw(path: Path) -> None:
         fig, ax = plt.subplots(figsize=(8, 5))
@@ -610,7 +603,7 @@ def _fig5(runs: dict[str, Run]):
 
 
 def _fig6(runs: dict[str, Run]):
-    plt = _plt()
+    plt = pyplot()
     lad = ladder()
 
     def draw(path: Path) -> None:
@@ -635,7 +628,7 @@ def _fig6(runs: dict[str, Run]):
 
 
 def _fig7(table: Table):
-    plt = _plt()
+    plt = pyplot()
 
     def draw(path: Path) -> None:
         fig, ax = plt.subplots(figsize=(7, 4))
@@ -662,14 +655,6 @@ def _fig7(table: Table):
 
 
 # --- the reading ---------------------------------------------------------------------------------
-
-
-def _m(v: Any, digits: int = 3) -> str:
-    if isinstance(v, Estimate):
-        return "n/a" if math.isnan(v.mean) else f"{v.mean:.{digits}g}"
-    if isinstance(v, (int, float)):
-        return f"{v:.{digits}g}"
-    return "n/a"
 
 
 def reading(tabs: dict[str, Table], found: list[Finding]) -> str:
@@ -799,12 +784,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
            summary=summary, setup=setup, cost=core.cost(out / "runs"),
            provenance={"command": f"qoelab reproduce interactive{' --quick' if quick else ''}",
                        "seeds": sorted({r["seed"] for r in rep_rows})})
-    md = [f"# TCP Interactive and the symbiotic transcoder (Khan, Zaghal & Gu): {'quick' if quick else 'full'} "
-          "reproduction", "", summary, "", "## Setup", "", setup, ""]
-    for t in tabs.values():
-        md += [t.markdown(), f"CSV: `{t.csv}`", ""]
-    md += ["## Figures", ""] + [f"![{f.title}]({f.path})" for f in figures] + ["", "## Reading", "", text]
-    (out / "report.md").write_text("\n".join(md))
+    report_md(out, heading="TCP Interactive and the symbiotic transcoder (Khan, Zaghal & Gu): "
+                           f"{'quick' if quick else 'full'} reproduction", summary=summary, setup=setup,
+              tables=list(tabs.values()), figures=figures, reading=text)
     wall = time.time() - t0
     log(f"interactive: {held} of {decided} substantive findings hold ({wall:.0f} s); wrote {out}/report.md")
     return {"held": held, "decided": decided, "wall_s": wall, "runs": len(rep_rows)}

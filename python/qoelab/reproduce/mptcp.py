@@ -56,7 +56,9 @@ from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, Verdict, judge_positive, judge_within, mean_ci, summary_count
 from qoelab.experiment import core
-from qoelab.experiment.tables import Column, Figure, PaperValues, Table, finding_json, findings_md, interval_str, report
+from qoelab.experiment.tables import (Column, Figure, PaperValues, Table, finding_json, findings_md, interval_str,
+                                      pyplot, report, report_md)
+from qoelab.experiment.tables import mean_str as _m
 
 #: The testbed, relative to the repository.
 BASE = "scenarios/mptcp/base.toml"
@@ -527,19 +529,10 @@ def consistent_readings(found: list[Finding]) -> list[str]:
 # --- figures -------------------------------------------------------------------------------------
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _bars(table: Table, keys: list[tuple[str, str]], paper: str | None, ylabel: str, title: str, log: bool = False):
     """A grouped bar chart of ``table``: one group per row, a bar per ``(key, label)``, the
     paper's value as a marker; 95 % intervals as error bars."""
-    plt = _plt()
+    plt = pyplot()
 
     def draw(path: Path) -> None:
         rows = table.rows
@@ -572,7 +565,7 @@ def _bars(table: Table, keys: list[tuple[str, str]], paper: str | None, ylabel: 
 def _segments_fig(series: dict[tuple[str, str, str], list[tuple[int, float, float]]], readings: tuple[str, ...]):
     """Figs. 6/7 (ours): each segment's download rate against its index, repetition 0 of each
     cell, one panel per loss reading."""
-    plt = _plt()
+    plt = pyplot()
 
     def draw(path: Path) -> None:
         fig, axes = plt.subplots(1, len(readings), figsize=(4.0 * len(readings), 3.8), sharey=True, squeeze=False)
@@ -597,14 +590,6 @@ def _segments_fig(series: dict[tuple[str, str, str], list[tuple[int, float, floa
 
 
 # --- the reading ---------------------------------------------------------------------------------
-
-
-def _m(v: Any, digits: int = 3) -> str:
-    if isinstance(v, Estimate):
-        return "n/a" if math.isnan(v.mean) else f"{v.mean:.{digits}g}"
-    if isinstance(v, (int, float)):
-        return f"{v:.{digits}g}"
-    return "not run" if v == "not run" else "n/a"
 
 
 def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding], mptcp: bool) -> str:
@@ -755,13 +740,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
            summary=summary, setup=setup, cost=core.cost(out / "runs"),
            provenance={"command": f"qoelab reproduce mptcp{' --quick' if quick else ''}",
                        "seeds": sorted({r["seed"] for r in rep_rows})})
-    figs = [{"title": f.title, "path": f.path} for f in figures]
-    md = [f"# MPTCP vs single-path TCP for UHD HEVC DASH (Wejin & Amca): {'quick' if quick else 'full'} reproduction",
-          "", summary, "", "## Setup", "", setup, ""]
-    for t in tabs.values():
-        md += [t.markdown(), f"CSV: `{t.csv}`", ""]
-    md += ["## Figures", ""] + [f"![{f['title']}]({f['path']})" for f in figs] + ["", "## Reading", "", text]
-    (out / "report.md").write_text("\n".join(md))
+    report_md(out, heading="MPTCP vs single-path TCP for UHD HEVC DASH (Wejin & Amca): "
+                           f"{'quick' if quick else 'full'} reproduction", summary=summary, setup=setup,
+              tables=list(tabs.values()), figures=figures, reading=text)
     wall = time.time() - t0
     log(f"mptcp: {held} of {decided} substantive findings hold ({wall:.0f} s); wrote {out}/report.md")
     return {"held": held, "decided": decided, "wall_s": wall, "runs": len(rep_rows), "mptcp": mptcp}

@@ -41,7 +41,8 @@ from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, judge_all, judge_below, judge_positive, judge_within, mean_ci
 from qoelab.experiment import core
-from qoelab.experiment.tables import Column, PaperValues, Table, finding_json, findings_md, interval_str, report
+from qoelab.experiment.tables import (Column, PaperValues, Table, finding_json, findings_md, interval_str, pyplot, report,
+                                      report_md)
 
 #: The base scenario (network and cross traffic, no video), relative to the repository.
 BASE = "scenarios/wimax/base.toml"
@@ -600,21 +601,12 @@ def findings(grid: Grid, rep_rows: list[dict[str, Any]]) -> list[Finding]:
 # --- figures -----------------------------------------------------------------------------------
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def fig2(run_dir: Path, video: Video, path: Path, title: str) -> dict[str, Any]:
     """Fig. 2: for one run, each GOP's first and last slice arrival at node C against the GOP's
     index, coloured by connection; returns the numbers it drew."""
     import numpy as np
 
-    plt = _plt()
+    plt = pyplot()
     t = _packets(run_dir)
     nal = t.column("nal").to_numpy()
     got = ~np.asarray(t.column("recv_ns").is_null())
@@ -646,7 +638,7 @@ def fig2(run_dir: Path, video: Video, path: Path, title: str) -> dict[str, Any]:
 
 def fig3(table: Table, path: Path) -> None:
     """Fig. 3 (ours): packet loss by frame type, one group of bars per (frame, connections)."""
-    plt = _plt()
+    plt = pyplot()
     rows = table.rows
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 4))
     w = 0.27
@@ -668,7 +660,7 @@ def fig3(table: Table, path: Path) -> None:
 def fig_psnr(table: Table, path: Path) -> None:
     """Table 5 as a figure: mean PSNR against the frame length, ours (95 % intervals) and the
     paper's, one line per number of connections."""
-    plt = _plt()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4))
     conns = sorted({r["conn"] for r in table.rows})
     for k, c in enumerate(conns):
@@ -888,12 +880,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
            summary=summary, setup=setup, cost=core.cost(out / "runs"),
            provenance={"command": f"qoelab reproduce wimax{' --quick' if quick else ''}",
                        "seeds": sorted({r["seed"] for r in rep_rows})})
-    md = [f"# Multi-connection TFRC over WiMAX (Al-Majeed & Fleury): {'quick' if quick else 'full'} reproduction", "",
-          summary, "", "## Setup", "", setup, ""]
-    for t in tabs.values():
-        md += [t.markdown(), f"CSV: `{t.csv}`", ""]
-    md += ["## Figures", ""] + [f"![{f['title']}]({f['path']})" for f in figures] + ["", "## Reading", "", text]
-    (out / "report.md").write_text("\n".join(md))
+    report_md(out, heading=f"Multi-connection TFRC over WiMAX (Al-Majeed & Fleury): {'quick' if quick else 'full'} "
+                           "reproduction", summary=summary, setup=setup, tables=list(tabs.values()), figures=figures,
+              reading=text)
     wall = time.time() - t0
     log(f"wimax: {held} of {decided} substantive findings hold ({wall:.0f} s); wrote {out}/report.md")
     return {"held": held, "decided": decided, "wall_s": wall, "runs": len(rep_rows)}
