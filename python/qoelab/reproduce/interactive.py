@@ -203,8 +203,9 @@ def load_run(run_dir: Path) -> Run:
     val = np.asarray(app["value"])
     frame = val[names == "tc_frame"].astype(np.int64)
     n = ladder()["frame"].shape[1]
-    if frame.size == 0 or not np.array_equal(frame, np.arange(frame.size)) or frame.size > n:
-        raise QoelabError(f"{run_dir}: the app probe's tc_frame rows are not the frames 0, 1, … of the ladder")
+    if not np.array_equal(frame, np.arange(n)):
+        raise QoelabError(f"{run_dir}: the app probe's tc_frame rows are not the ladder's frames 0 … {n - 1} "
+                          f"({frame.size} rows): not a run of this reproduction")
     rung = val[names == "tc_rung"].astype(np.int64)
     size = val[names == "tc_bytes"].astype(np.int64)
     target = val[names == "tc_target_bps"]
