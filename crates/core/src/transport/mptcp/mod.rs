@@ -96,6 +96,9 @@ impl MptcpConfig {
         if self.is_coupled() && self.tcp.hystart == Some(true) {
             return Err("tcp.hystart: only with coupled = \"uncoupled\" (coupled subflows run NewReno)".into());
         }
+        if self.tcp.pacing == Some(true) {
+            return Err("tcp.pacing: not available on MPTCP subflows".into());
+        }
         let t = self.subflow_tcp(mtu_bytes);
         t.validate(mtu_bytes.saturating_sub(DSS_DATA_BYTES)).map_err(|e| format!("tcp.{e}"))
     }

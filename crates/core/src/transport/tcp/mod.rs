@@ -54,6 +54,8 @@ pub const DELACK: TimerKind = TimerKind(1);
 pub const RACK_REO: TimerKind = TimerKind(2);
 /// The sender's tail-loss-probe timer (RFC 8985 §7.2), with `rack` only.
 pub const TLP: TimerKind = TimerKind(3);
+/// The sender's pacing timer (`pacing`): the next segment may leave.
+pub const PACE: TimerKind = TimerKind(4);
 /// Smallest `initial_rto`, `min_rto` and `max_rto` a scenario may give.
 pub const MIN_RTO: Dur = Dur::from_micros(1);
 use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
@@ -167,6 +169,14 @@ pub struct TcpConfig {
     /// `sack`. Profile default: on in `linux`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rack: Option<bool>,
+    /// Pacing as Linux's `fq` qdisc does for a TCP socket (`tcp_update_pacing_rate`, `fq_dequeue`):
+    /// after each segment the next waits len / rate, rate = 200 % of cwnd / SRTT while cwnd <
+    /// ssthresh / 2 (`tcp_pacing_ss_ratio`) and 120 % after (`tcp_pacing_ca_ratio`), len the
+    /// segment's IP length; no pacing before the first RTT sample. A forced retransmission (fast
+    /// retransmit, RTO) leaves at once. Default: off in every profile (Linux paces only under
+    /// `fq` or BBR; the default qdisc is `fq_codel`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<bool>,
     /// Sender maximum segment size, bytes. Default: MTU − 20 (IPv4) − 20 (TCP) − 12 (timestamps
     /// if on), i.e. 1448 for MTU 1500.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
@@ -197,6 +207,7 @@ impl Default for TcpConfig {
             rcv_buf: 4 << 20,
             init_cwnd: None,
             rack: None,
+            pacing: None,
             mss: None,
         }
     }
@@ -229,6 +240,7 @@ impl TcpConfig {
             }),
             prr_rule: self.prr_rule.unwrap_or(d.prr_rule),
             hystart_rule: self.hystart_rule.unwrap_or(d.hystart_rule),
+            pacing: self.pacing.unwrap_or(d.pacing),
             abc: match &self.cc {
                 CcConfig::NewReno(c) => c.abc.unwrap_or(d.abc),
                 _ => d.abc,
@@ -440,6 +452,9 @@ pub struct TcpSender {
     peer_ts: u32,
     /// Whether the last send attempt stopped because of cwnd (not lack of data or window).
     cwnd_limited: bool,
+    /// Pacing (`fq`): on, and when the next segment may leave.
+    pacing: bool,
+    pace_next: SimTime,
     notified: (u64, u64),
     /// The state last reported to the `tcp_state` probe ("" before the first report).
     probed_state: &'static str,
@@ -504,6 +519,8 @@ impl TcpSender {
             probe: None,
             peer_ts: 0,
             cwnd_limited: true,
+            pacing: b.pacing,
+            pace_next: SimTime::ZERO,
             notified: (0, 0),
             probed_state: "",
             segs_sent: 0,
@@ -756,6 +773,9 @@ impl TcpSender {
                 self.cwnd_limited = true;
                 break;
             }
+            if !(force && rxt) && self.paced(cx) {
+                break;
+            }
             force = false;
             self.transmit(seq, len, rxt, cx);
         }
@@ -779,9 +799,37 @@ impl TcpSender {
                 self.cwnd_limited = true;
                 break;
             }
+            if !(force && rxt) && self.paced(cx) {
+                break;
+            }
             force = false;
             self.transmit(seq, len, rxt, cx);
         }
+    }
+
+    /// With pacing on, whether the next segment must wait for the pacing timer (armed here).
+    fn paced(&self, cx: &mut FlowCtx) -> bool {
+        if !self.pacing || cx.now >= self.pace_next {
+            return false;
+        }
+        if cx.timer_deadline(PACE) != self.pace_next {
+            cx.set_timer(PACE, self.pace_next);
+        }
+        true
+    }
+
+    /// Pacing (`fq_dequeue`): the next segment leaves `bytes` / rate after now, rate =
+    /// ratio × cwnd / SRTT (`tcp_update_pacing_rate`); no pacing before an RTT sample.
+    fn pace_after(&mut self, bytes: u64, now: SimTime) {
+        let Some(srtt) = self.rtt.srtt() else {
+            return;
+        };
+        // tcp_pacing_ss_ratio = 200, tcp_pacing_ca_ratio = 120 (percent).
+        let pct: u128 = if self.tcb.cwnd < self.tcb.ssthresh / 2 { 200 } else { 120 };
+        // delay = bytes / (pct/100 · cwnd / srtt) = bytes · srtt · 100 / (pct · cwnd), in ns.
+        let den = pct * self.tcb.cwnd.max(1) as u128;
+        let ns = (bytes as u128 * srtt.as_nanos() as u128 * 100).div_ceil(den);
+        self.pace_next = now + Dur::from_nanos(ns.min(u64::MAX as u128) as u64);
     }
 
     fn transmit(&mut self, seq: u64, len: u64, rxt: bool, cx: &mut FlowCtx) {
@@ -829,6 +877,9 @@ impl TcpSender {
         // gets a whole RTO to be acknowledged.
         if cx.timer_deadline(RTO) == SimTime::NEVER || (rxt && self.rto_rearm && seq == self.tcb.snd_una) {
             cx.set_timer(RTO, cx.now + self.rtt.rto());
+        }
+        if self.pacing {
+            self.pace_after((IPV4_HEADER + TCP_HEADER + self.opt_bytes) as u64 + len, cx.now);
         }
     }
 
@@ -1398,7 +1449,9 @@ impl Endpoint for TcpSender {
 
     /// The RTO timer, and with RACK the reorder and probe timers.
     fn timer_kinds(&self) -> u8 {
-        if self.rack.is_some() {
+        if self.pacing {
+            PACE.0 + 1
+        } else if self.rack.is_some() {
             4
         } else {
             1
@@ -1410,6 +1463,7 @@ impl Endpoint for TcpSender {
             RTO => self.on_rto(cx),
             RACK_REO => self.on_rack_reo(cx),
             TLP => self.on_tlp(cx),
+            PACE => self.try_send(cx, false),
             _ => return,
         }
         self.rack_timers(cx);

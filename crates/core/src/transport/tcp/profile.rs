@@ -140,6 +140,8 @@ pub struct Behaviours {
     /// NewReno's Appropriate Byte Counting (RFC 3465, the `cc.abc` key); off: one ACK grows cwnd
     /// by at most one SMSS in slow start and SMSS²/cwnd in congestion avoidance.
     pub abc: bool,
+    /// Pacing as Linux's `fq` qdisc (the `pacing` key).
+    pub pacing: bool,
 }
 
 impl Profile {
@@ -161,6 +163,7 @@ impl Profile {
             ssthresh_rule: SsthreshRule::FlightSize,
             prr_rule: PrrRule::Linux,
             abc: true,
+            pacing: false,
         };
         match self {
             Profile::Rfc => rfc,
