@@ -39,9 +39,19 @@ FLOW_COUNTERS = frozenset(_TCP_COUNTERS + tuple(f"rev_{n}" for n in _TCP_COUNTER
     "dash_segments", "dash_stalls", "dash_switches", "tc_frames", "tc_timeouts", "tc_cuts", "tc_switches",
     "tc_bytes"))
 
+#: Per-path transport counters of the subflows table (MPTCP subflows), null on the rows of
+#: flows whose transport has none (a UDP flow's paths) and, for `rev_` names, on connections
+#: whose destination sent no data. The core reports them as the flows table's, float with NaN.
+_SUBFLOW_COUNTERS = ("scheduled_bytes", "reinjected_bytes", "penalisations", "acked_bytes", "retransmitted_segments",
+                     "rto_count", "fast_retransmits", "cwnd_bytes", "subflow_in_order_bytes")
+SUBFLOW_COUNTERS = frozenset(_SUBFLOW_COUNTERS + tuple(f"rev_{n}" for n in _SUBFLOW_COUNTERS))
 
-def counter_column(name: str, values):
-    """A counter the core reports as float64 (NaN: the flow has no such counter) as a nullable
+#: Table → its counter columns that :func:`counter_column` makes nullable uint64.
+COUNTERS = {"flows": FLOW_COUNTERS, "subflows": SUBFLOW_COUNTERS}
+
+
+def counter_column(name: str, values, table: str = "flows"):
+    """A counter the core reports as float64 (NaN: the row has no such counter) as a nullable
     uint64 Arrow array; a value that is not a non-negative integer is a bug, reported as such."""
     import numpy as np
     import pyarrow as pa
@@ -51,7 +61,7 @@ def counter_column(name: str, values):
     ok = v[~none]
     wrong = ~((ok >= 0) & (ok == np.floor(ok)) & (ok < 2.0**63))
     if wrong.any():
-        raise ValueError(f"flows.{name}: counter value {ok[wrong][0]!r} is not a non-negative integer")
+        raise ValueError(f"{table}.{name}: counter value {ok[wrong][0]!r} is not a non-negative integer")
     return pa.array(np.where(none, 0, v).astype(np.uint64), pa.uint64(), mask=none)
 
 

@@ -61,11 +61,11 @@ class Results:
                 r = cols["recv_ns"]
                 arrays["recv_ns"] = pa.array(r, pa.int64(), mask=r < 0)
                 arrays["drop"] = drop_column(cols["drop"])
-            elif name == "flows":
-                from qoelab.outputs import FLOW_COUNTERS, counter_column
+            elif name in ("flows", "subflows"):
+                from qoelab.outputs import COUNTERS, counter_column
 
-                for k in FLOW_COUNTERS & arrays.keys():
-                    arrays[k] = counter_column(k, cols[k])
+                for k in COUNTERS[name] & arrays.keys():
+                    arrays[k] = counter_column(k, cols[k], name)
             self.tables[name] = pa.table(arrays)
         s = native["summary"]
         self.summary: dict[str, float | int] = {k: _summary_value(k, float(v)) for k, v in zip(s["key"], s["value"])}

@@ -583,7 +583,8 @@ impl Simulation {
         }
         t.push("throughput_bps", Column::F64(thr));
         // Per-path transport counters (MPTCP subflows), NaN on rows whose transport has none;
-        // the columns appear only when some flow reports them.
+        // the columns appear only when some flow reports them. The Python layer turns the
+        // counters among them into nullable integers (`qoelab.outputs.SUBFLOW_COUNTERS`).
         let mut extra: Vec<(&'static str, Vec<f64>)> = Vec::new();
         let mut row = 0;
         for f in &self.flows {

@@ -95,7 +95,7 @@ fn validate(py: Python<'_>, text: &str, base_dir: Option<PathBuf>) -> PyResult<(
 }
 
 fn validate_inner(py: Python<'_>, text: &str, base_dir: Option<PathBuf>) -> PyResult<()> {
-    py.allow_threads(|| {
+    py.detach(|| {
         let sc = Scenario::from_toml(text)?;
         sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: None }).map(|_| ())
     })
@@ -138,7 +138,7 @@ fn run_inner<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let Some(progress) = progress else {
         let r = py
-            .allow_threads(|| {
+            .detach(|| {
                 let sc = Scenario::from_toml(text)?;
                 let mut sim =
                     sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: out_dir.as_deref() })?;
@@ -174,7 +174,7 @@ fn run_inner<'py>(
             Ok::<_, qoelab_core::ScenarioError>(sim.results())
         });
         loop {
-            let done = py.allow_threads(|| {
+            let done = py.detach(|| {
                 for _ in 0..10 {
                     if worker.is_finished() {
                         return true;
@@ -212,7 +212,7 @@ fn bench_inner<'py>(
     base_dir: Option<PathBuf>,
 ) -> PyResult<(u64, f64, Bound<'py, PyDict>)> {
     let (events, wall, r) = py
-        .allow_threads(|| {
+        .detach(|| {
             let sc = Scenario::from_toml(text)?;
             let mut sim = sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: None })?;
             // Wall time is measured here only for `qoelab bench`; it never enters result files.
@@ -246,7 +246,7 @@ fn normalize(text: &str) -> PyResult<String> {
 #[pyfunction]
 fn read_trace<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyDict>> {
     guarded(|| {
-        let t = py.allow_threads(|| qoelab_core::app::nal::read_trace_table(&path)).map_err(TraceError::new_err)?;
+        let t = py.detach(|| qoelab_core::app::nal::read_trace_table(&path)).map_err(TraceError::new_err)?;
         let code: Vec<i8> = t
             .kind
             .iter()

@@ -241,34 +241,38 @@ impl Default for OutputConfig {
 impl Scenario {
     /// Parses TOML text. Errors carry the key path (or the line, for syntax errors).
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
-        let de = toml::Deserializer::new(text);
+        // Syntax errors are found before any value is read, so they have no key path.
+        let de = toml::Deserializer::parse(text).map_err(|e| toml_error(text, String::new(), &e))?;
         serde_path_to_error::deserialize(de).map_err(|e| {
             let outer = e.path().to_string();
-            let inner = e.into_inner();
-            // A registry's config reports the path inside it (see `registry::PATH_MARK`).
-            let (within, message) = crate::registry::split_marked(inner.message());
-            let path = match within {
-                Some(w) => crate::registry::join_path(&outer, w),
-                None => outer,
-            };
-            // One line: toml's messages may span several.
-            let mut msg = message.split_whitespace().collect::<Vec<_>>().join(" ");
-            // Syntax errors have no key path: report the line instead.
-            if path == "." || path.is_empty() {
-                if let Some(span) = inner.span() {
-                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                    return ScenarioError::new(format!("line {line}"), msg);
-                }
-                msg = msg.trim().to_string();
-                return ScenarioError::new("(top level)", msg);
-            }
-            ScenarioError::new(path, msg.trim().to_string())
+            toml_error(text, outer, &e.into_inner())
         })
     }
 
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("scenario types always serialise")
     }
+}
+
+/// One-line [`ScenarioError`] for a toml error met at key path `outer` of `text`.
+fn toml_error(text: &str, outer: String, inner: &toml::de::Error) -> ScenarioError {
+    // A registry's config reports the path inside it (see `registry::PATH_MARK`).
+    let (within, message) = crate::registry::split_marked(inner.message());
+    let path = match within {
+        Some(w) => crate::registry::join_path(&outer, w),
+        None => outer,
+    };
+    // One line: toml's messages may span several.
+    let msg = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Syntax errors have no key path: report the line instead.
+    if path == "." || path.is_empty() {
+        if let Some(span) = inner.span() {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            return ScenarioError::new(format!("line {line}"), msg);
+        }
+        return ScenarioError::new("(top level)", msg);
+    }
+    ScenarioError::new(path, msg)
 }
 
 pub mod build;
