@@ -143,6 +143,36 @@ def test_the_papers_values_are_transcribed_from_its_text():
     assert "repeated five (5) times" in text and m.PAPER_REPS == 5
 
 
+def test_the_sessions_play_the_whole_ladder_with_room_for_stalls():
+    """The content length comes from the bundled ladder's MPD and is its recipe's (at least 3
+    minutes, issue 20); each mode plays all of it at least once, in runs that leave a buffer
+    target's worth of time (30 s) beyond the media for start-up and stalls."""
+    import tomllib
+
+    recipe = tomllib.loads((ROOT / "data" / "traces" / "dash_hevc.recipe.toml").read_text())
+    assert m.clip_s() == recipe["config"]["duration_s"] >= 180.0
+    for grid in (m.QUICK, m.FULL):
+        assert grid.loops >= 1 and grid.duration_s >= grid.loops * m.clip_s() + 30.0, grid
+        d = m.build_scenario("div100", "balanced", "sptcp", loops=grid.loops, duration_s=grid.duration_s)
+        assert d["flows"][0]["app"]["loops"] == grid.loops and d["sim"]["duration"] == f"{grid.duration_s:g}s"
+
+
+def test_a_bad_mpd_duration_is_one_line(tmp_path: Path, monkeypatch):
+    """An MPD whose duration is not PT…S (here a day, which the player's parser takes but the
+    bundled ladder never writes) is named with its file and attribute, not a traceback."""
+    bad = tmp_path / "scenarios" / "mptcp"
+    bad.mkdir(parents=True)
+    (bad / "base.toml").write_text((ROOT / m.BASE).read_text().replace("../../data/traces/dash_hevc_6s.mpd", "x.mpd"))
+    (bad / "x.mpd").write_text('<MPD mediaPresentationDuration="P1D"/>')
+    monkeypatch.setattr(m.paths, "root", lambda: tmp_path)
+    m.clip_s.cache_clear()
+    try:
+        with pytest.raises(m.QoelabError, match=r"x\.mpd: MPD@mediaPresentationDuration: expected PT…S, got 'P1D'"):
+            m.clip_s()
+    finally:
+        m.clip_s.cache_clear()
+
+
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("mptcp") / "quick"
@@ -266,5 +296,8 @@ def test_the_committed_expected_report_is_valid():
     fig5 = next(t for t in doc["tables"] if t["id"] == "fig5-retransmissions")
     assert any(r["transport"] == "MPTCP" for r in fig5["rows"])
     assert "not run" not in (folder / "report.md").read_text()
+    # Made on today's ladder and grid: the sessions it describes are the quick mode's.
+    assert (f"the {m.clip_s():g}-s HEVC ladder played once ({m.clip_s():g} s of media" in doc["setup"]
+            and f"runs of {m.QUICK.duration_s:g} s" in doc["setup"]), doc["setup"]
     for f in doc["figures"]:
         assert (folder / f["path"]).is_file()

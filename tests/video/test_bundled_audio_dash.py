@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -67,6 +68,8 @@ def test_dash_trace(recipe_path, recipe):
             assert sum(s["duration_s"] for s in segs) == pytest.approx(cfg["duration_s"])
             assert [s["segment"] for s in segs] == list(range(len(segs)))
         assert rep["mean_rate_bps"] == pytest.approx(rep["total_bytes"] * 8 / cfg["duration_s"], abs=0.1)
+        # Closed GOPs of gop_s and no scene-cut: one keyframe per GOP, none more.
+        assert rep["keyframes"] == math.ceil(exp["frames"] / round(cfg["gop_s"] * cfg["fps"]))
         assert 0.5 * rep["target_bps"] <= rep["mean_rate_bps"] <= 1.2 * rep["target_bps"]
     rates = [rep["mean_rate_bps"] for rep in exp["representations"]]
     assert rates == sorted(rates)  # the ladder climbs
@@ -76,3 +79,22 @@ def test_dash_trace(recipe_path, recipe):
         assert int(tmpl.get("duration")) == int(L * 1000)
         ids = [r.get("id") for r in root.findall(".//m:Representation", MPD_NS)]
         assert ids == [rep["id"] for rep in exp["representations"]]
+
+
+def test_the_bundled_ladder_is_three_minutes_of_whole_segments():
+    """Issue 20: the HEVC ladder on a clip of at least 3 minutes, a whole number of segments at
+    every segment length (no short last segment), the MPDs saying the same length."""
+    recipe = tomllib.loads((TRACES / "dash_hevc.recipe.toml").read_text())
+    cfg, exp = recipe["config"], recipe["expected"]
+    dur = cfg["duration_s"]
+    assert dur >= 180.0 and exp["frames"] == round(dur * cfg["fps"])
+    rows = read_segments(TRACES / recipe["files"]["segments"])
+    for L in cfg["segment_lengths_s"]:
+        assert exp["segments_per_length"][str(L)] * L == dur
+        assert {r["duration_s"] for r in rows if r["segment_s"] == L} == {float(L)}
+    for mpd_name in recipe["files"]["mpds"]:
+        root = ET.parse(TRACES / mpd_name).getroot()
+        assert root.get("mediaPresentationDuration") == f"PT{dur:.3f}S"
+    # The recipe's commands encode that length.
+    for cmd in recipe["commands"].values():
+        assert cmd[cmd.index("-t") + 1] == f"{dur:g}"

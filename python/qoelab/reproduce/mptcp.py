@@ -28,9 +28,8 @@ the ``subflows`` table: start-up delay by both definitions, stalls, mean bitrate
 per-segment download rate, retransmitted segments per second of run (Fig. 5) and, for MPTCP,
 each path's share of the bytes received.
 
-While the simulator's MPTCP carries data in one direction only, a DASH flow over MPTCP is
-refused at build (:func:`mptcp_dash_refusal` gives the refusal): the MPTCP cells are then left
-out, the report says so in its summary and setup, their table rows read "not run" and every
+Should the simulator refuse a DASH flow over MPTCP (it did while its MPTCP carried data in one
+direction only; :func:`mptcp_dash_refusal` gives the refusal), the MPTCP cells are left out, the report says so in its summary and setup, their table rows read "not run" and every
 finding that needs them is *undecided*.
 
 Outputs (``docs/report-format.md``): ``report.json``, ``report.md``, a CSV per table
@@ -104,10 +103,10 @@ PATHS = (("10.1.0.1", "10.2.0.1"), ("10.1.1.1", "10.2.1.1"))
 
 @dataclass(frozen=True)
 class Grid:
-    """What one mode runs: the loss readings, repetitions, plays of the 30-s clip, the run
-    length (long enough for a session with stalls to finish), the cells of the coupled
-    sensitivity (``(reading, config)``; empty: none) and the readings whose cells also run the
-    BBA and BOLA policies (the QoE table per ABR policy)."""
+    """What one mode runs: the loss readings, repetitions, plays of the bundled clip
+    (:func:`clip_s`), the run length (long enough for a session with stalls to finish), the
+    cells of the coupled sensitivity (``(reading, config)``; empty: none) and the readings
+    whose cells also run the BBA and BOLA policies (the QoE table per ABR policy)."""
 
     readings: tuple[str, ...]
     reps: int
@@ -117,8 +116,11 @@ class Grid:
     abr_readings: tuple[str, ...]
 
 
-FULL = Grid(READINGS, PAPER_REPS, 4, 150.0, (("div100", "balanced"),), ("div100",))
-QUICK = Grid(("literal", "div100", "control"), 2, 2, 90.0, (), ("div100",))
+# One play of the 180-s ladder (30 segments of 6 s) in runs of 240 s: the 60 s beyond the media
+# leave room for start-up and stalls. The quick mode plays the same sessions (a shorter run would
+# cut every session, a partial play of the ladder is not possible), fewer readings and repetitions.
+FULL = Grid(READINGS, PAPER_REPS, 1, 240.0, (("div100", "balanced"),), ("div100",))
+QUICK = Grid(("literal", "div100", "control"), 2, 1, 240.0, (), ("div100",))
 
 
 # --- the scenario ----------------------------------------------------------------------------------
@@ -127,6 +129,26 @@ QUICK = Grid(("literal", "div100", "control"), 2, 2, 90.0, (), ("div100",))
 def base_dict() -> dict[str, Any]:
     """The testbed as plain data."""
     return tomllib.loads((paths.root() / BASE).read_text())
+
+
+@cache
+def clip_s() -> float:
+    """Length of the content the testbed's player fetches, s: the ``mediaPresentationDuration``
+    of the MPD that ``base.toml``'s DASH flow names (the bundled ladder: 180 s)."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    (f,) = base_dict()["flows"]
+    mpd = paths.root() / FOLDER / f["app"]["mpd"]
+    try:
+        text = ET.parse(mpd).getroot().get("mediaPresentationDuration", "")
+    except (OSError, ET.ParseError) as e:
+        raise QoelabError(f"{mpd}: cannot read the MPD ({e})") from None
+    m = re.fullmatch(r"PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d*)?)S)?", text)
+    if not m or not any(m.groups()):
+        raise QoelabError(f"{mpd}: MPD@mediaPresentationDuration: expected PT…S, got {text!r}")
+    h, mi, sec = (float(g) if g else 0.0 for g in m.groups())
+    return 3600 * h + 60 * mi + sec
 
 
 def _shape(link: dict[str, Any], row: tuple[float, float, float], factor: float) -> None:
@@ -394,7 +416,7 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]], mptcp: bool) -> dict[str,
                               Column("bitrate_mbps", "mean bitrate", "Mbit/s", "ours"),
                               Column("switches", "switches", "", "ours")],
                        rows, source="ours (the paper reports no QoE table)",
-                       note=f"{grid.loops * 30} s of media per session; a session that has not played it all by the "
+                       note=f"{grid.loops * clip_s():g} s of media per session; a session that has not played it all by the "
                             f"end of the run ({grid.duration_s:g} s) stalled for the rest.")
 
     # The QoE table per ABR policy: throughput (rate-based), BBA-0, BOLA-BASIC.
@@ -655,8 +677,8 @@ def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding], mptcp: boo
 
 def _setup(grid: Grid, quick: bool, refusal: str | None) -> str:
     lines = [
-        f"{'Quick' if quick else 'Full'} run: {grid.reps} repetition(s) per cell (the paper: {PAPER_REPS}), the 30-s "
-        f"HEVC ladder played {grid.loops} times ({grid.loops * 30} s of media, 6-s segments), runs of "
+        f"{'Quick' if quick else 'Full'} run: {grid.reps} repetition(s) per cell (the paper: {PAPER_REPS}), the {clip_s():g}-s "
+        f"HEVC ladder played {_times(grid.loops)} ({grid.loops * clip_s():g} s of media, 6-s segments), runs of "
         f"{grid.duration_s:g} s; the same seed for repetition r of every cell, so differences are paired.",
         "Testbed (scenarios/mptcp/README.md): two disjoint paths C–R1–S and C–R2–S, each shaped on its access link "
         "(rate, latency read as the RTT the path adds, half each way, Bernoulli loss on the server → client direction, "
@@ -674,6 +696,10 @@ def _setup(grid: Grid, quick: bool, refusal: str | None) -> str:
         lines.append(f"**The MPTCP cells did not run: this simulator refuses a DASH flow over MPTCP ({refusal}).** "
                      "Only the single-path cells ran; every finding that needs MPTCP is undecided.")
     return "\n\n".join(lines)
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
 
 def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
@@ -757,5 +783,5 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
     return add_paper_command(
         subparsers, "mptcp", "Wejin & Amca: MPTCP vs single-path TCP for HEVC DASH (Table 1, Figs. 4-7)", run,
-        quick_help="3 loss readings, 2 repetitions, 60-s sessions (CI)",
+        quick_help="3 loss readings, 2 repetitions, 240-s runs (CI)",
         reps_help="repetitions per cell (default 2 with --quick, else 5 as in the paper)")

@@ -194,9 +194,9 @@ def build_sqf(out: Path):
 
 
 def build_dash(out: Path):
-    from .dash import build_ladder
+    from .dash import BUNDLED_DURATION_S, build_ladder
 
-    return build_ladder(out)
+    return build_ladder(out, duration_s=BUNDLED_DURATION_S)
 
 
 def build_mpeg2_ladder(out: Path):

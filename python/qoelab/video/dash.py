@@ -31,7 +31,7 @@ from .encode import write_recipe
 from .errors import VideoInputError
 from .tools import ffmpeg_version, run_ffmpeg
 
-__all__ = ["Rendition", "DEFAULT_LADDER", "SEGMENT_LENGTHS_S", "build_ladder", "read_segments"]
+__all__ = ["Rendition", "DEFAULT_LADDER", "SEGMENT_LENGTHS_S", "BUNDLED_DURATION_S", "build_ladder", "read_segments"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ DEFAULT_LADDER = (
     Rendition("2160p_20M", 3840, 2160, 20_000_000),
 )
 SEGMENT_LENGTHS_S = (2, 4, 6, 10, 20)
+# The bundled ladder's content length: three minutes, a multiple of every segment length, so
+# that every segmentation ends on a whole segment.
+BUNDLED_DURATION_S = 180.0
 SEGMENT_COLUMNS = ("representation", "codec", "width", "height", "target_bps", "segment_s", "segment",
                    "start_s", "duration_s", "size_bytes")
 
@@ -75,7 +78,7 @@ def _frame_sizes(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(sizes, np.int64), np.asarray(keys, bool)
 
 
-def build_ladder(out: str | os.PathLike[str], *, duration_s: float = 30.0, fps: float = 24.0, gop_s: float = 2.0,
+def build_ladder(out: str | os.PathLike[str], *, duration_s: float = BUNDLED_DURATION_S, fps: float = 24.0, gop_s: float = 2.0,
                  ladder=DEFAULT_LADDER, segment_lengths_s=SEGMENT_LENGTHS_S, name: str = "dash_hevc",
                  preset: str = "ultrafast", threads: int = 2) -> dict:
     from .encode import PRESETS, check_name
@@ -174,7 +177,9 @@ def _fmt(v) -> str:
 def _x265_version(path: Path) -> str:
     import re
 
-    m = re.search(rb"x265 \(build \d+\) - [0-9A-Za-z.+_:-]+", path.read_bytes()[:100_000])
+    with path.open("rb") as f:  # the SEI sits in the first access unit; the stream may be 100s of MB
+        head = f.read(100_000)
+    m = re.search(rb"x265 \(build \d+\) - [0-9A-Za-z.+_:-]+", head)
     return m.group(0).decode() if m else "x265 (version not found in SEI)"
 
 

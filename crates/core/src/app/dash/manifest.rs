@@ -335,17 +335,17 @@ mod tests {
     #[test]
     fn reads_the_bundled_ladder() {
         let l = read_ladder(&bundled("dash_hevc_6s.mpd"), &bundled("dash_hevc.segments.csv")).unwrap();
-        assert_eq!(l.segments(), 5);
+        assert_eq!(l.segments(), 30);
         assert_eq!(l.segment_ns, 6_000_000_000);
         let ids: Vec<&str> = l.rungs.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["720p_2M", "1080p_6M", "2160p_20M"]);
         // The recipe's totals (data/traces/dash_hevc.recipe.toml, expected.representations).
         let totals: Vec<u64> = l.rungs.iter().map(|r| r.sizes.iter().sum()).collect();
-        assert_eq!(totals, [7_458_199, 22_238_077, 74_205_285]);
-        // 4-s segments: 30 s is 7 full segments and a 2-s one.
+        assert_eq!(totals, [45_502_704, 136_065_650, 453_335_894]);
+        // 4-s segments: the 180-s clip is 45 whole ones.
         let l4 = read_ladder(&bundled("dash_hevc_4s.mpd"), &bundled("dash_hevc.segments.csv")).unwrap();
-        assert_eq!(l4.durations_ns.len(), 8);
-        assert_eq!(*l4.durations_ns.last().unwrap(), 2_000_000_000);
+        assert_eq!(l4.durations_ns.len(), 45);
+        assert_eq!(*l4.durations_ns.last().unwrap(), 4_000_000_000);
     }
 
     #[test]
