@@ -312,3 +312,20 @@ def report_md(folder: Path, *, heading: str, summary: str, setup: str, tables: S
     path.write_text("\n".join(md))
     return path
 
+
+def publish(folder: Path, *, paper: str, quick: bool, title: str, tables: Sequence[Table], findings: Sequence[Any],
+            source: str, figures: Sequence[dict[str, str] | Figure], reading: str, summary: str, setup: str,
+            cost: dict[str, Any], seeds: list[int]) -> None:
+    """Writes a reproduction's ``report.json`` (:func:`report`; figures drawn there) and
+    ``report.md`` (:func:`report_md`) from the same parts: ``findings`` are
+    :class:`~qoelab.experiment.findings.Finding` s, each cited to ``source``; the command in the
+    provenance is ``qoelab reproduce <paper> [--quick]``."""
+    mode = "quick" if quick else "full"
+    figs = [f.write(folder) if isinstance(f, Figure) else f for f in figures]
+    report(folder, paper=paper, mode=mode, title=title, tables=list(tables),
+           findings=[finding_json(f, source=source) for f in findings], reading=reading, figures=figs,
+           summary=summary, setup=setup, cost=cost,
+           provenance={"command": f"qoelab reproduce {paper}{' --quick' if quick else ''}", "seeds": seeds})
+    report_md(folder, heading=f"{title}: {mode} reproduction", summary=summary, setup=setup, tables=tables,
+              figures=figs, reading=reading)
+

@@ -59,8 +59,7 @@ from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, Verdict, judge_positive, judge_within, mean_ci, summary_count
 from qoelab.experiment import core
-from qoelab.experiment.tables import (Column, Figure, PaperValues, Table, finding_json, findings_md, pyplot, report,
-                                      report_md)
+from qoelab.experiment.tables import Column, Figure, PaperValues, Table, findings_md, publish, pyplot
 from qoelab.experiment.tables import mean_str as _m
 
 BASE = "scenarios/interactive/transcoder.toml"
@@ -779,15 +778,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
     held, decided = summary_count(found)
     summary = (f"A transcoder that hears TCP's timeouts against one that does not, 3/6/9 route outages of 3 s, "
                f"{grid.reps} seeds: {held} of {decided} decided substantive findings hold.")
-    report(out, paper="interactive", mode="quick" if quick else "full",
-           title="TCP Interactive and the symbiotic transcoder (Khan, Zaghal & Gu)", tables=list(tabs.values()),
-           findings=[finding_json(f, source="paper §3") for f in found], reading=text, figures=figures,
-           summary=summary, setup=setup, cost=core.cost(out / "runs"),
-           provenance={"command": f"qoelab reproduce interactive{' --quick' if quick else ''}",
-                       "seeds": sorted({r["seed"] for r in rep_rows})})
-    report_md(out, heading="TCP Interactive and the symbiotic transcoder (Khan, Zaghal & Gu): "
-                           f"{'quick' if quick else 'full'} reproduction", summary=summary, setup=setup,
-              tables=list(tabs.values()), figures=figures, reading=text)
+    publish(out, paper="interactive", quick=quick, title="TCP Interactive and the symbiotic transcoder (Khan, Zaghal & Gu)", tables=list(tabs.values()), findings=found,
+            source="paper §3", figures=figures, reading=text, summary=summary, setup=setup,
+            cost=core.cost(out / "runs"), seeds=sorted({r["seed"] for r in rep_rows}))
     wall = time.time() - t0
     log(f"interactive: {held} of {decided} substantive findings hold ({wall:.0f} s); wrote {out}/report.md")
     return {"held": held, "decided": decided, "wall_s": wall, "runs": len(rep_rows)}

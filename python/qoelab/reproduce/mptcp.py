@@ -55,8 +55,8 @@ from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, Verdict, judge_positive, judge_within, mean_ci, summary_count
 from qoelab.experiment import core
-from qoelab.experiment.tables import (Column, Figure, PaperValues, Table, finding_json, findings_md, interval_str,
-                                      pyplot, report, report_md)
+from qoelab.experiment.tables import (Column, Figure, PaperValues, Table, findings_md, interval_str, publish,
+                                      pyplot)
 from qoelab.experiment.tables import mean_str as _m
 
 #: The testbed, relative to the repository.
@@ -760,15 +760,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
                f"{len(grid.readings)} loss readings: {held} of {decided} decided substantive findings hold; the loss "
                f"reading consistent with Fig. 5: {', '.join(READING_LABEL[x] for x in ok) or 'none'}."
                + ("" if mptcp else " The MPTCP cells did not run on this simulator (see the setup)."))
-    report(out, paper="mptcp", mode="quick" if quick else "full",
-           title="MPTCP vs single-path TCP for UHD HEVC DASH (Wejin & Amca)", tables=list(tabs.values()),
-           findings=[finding_json(f, source="paper Sec. 5") for f in found], reading=text, figures=figures,
-           summary=summary, setup=setup, cost=core.cost(out / "runs"),
-           provenance={"command": f"qoelab reproduce mptcp{' --quick' if quick else ''}",
-                       "seeds": sorted({r["seed"] for r in rep_rows})})
-    report_md(out, heading="MPTCP vs single-path TCP for UHD HEVC DASH (Wejin & Amca): "
-                           f"{'quick' if quick else 'full'} reproduction", summary=summary, setup=setup,
-              tables=list(tabs.values()), figures=figures, reading=text)
+    publish(out, paper="mptcp", quick=quick, title="MPTCP vs single-path TCP for UHD HEVC DASH (Wejin & Amca)", tables=list(tabs.values()), findings=found,
+            source="paper Sec. 5", figures=figures, reading=text, summary=summary, setup=setup,
+            cost=core.cost(out / "runs"), seeds=sorted({r["seed"] for r in rep_rows}))
     wall = time.time() - t0
     log(f"mptcp: {held} of {decided} substantive findings hold ({wall:.0f} s); wrote {out}/report.md")
     return {"held": held, "decided": decided, "wall_s": wall, "runs": len(rep_rows), "mptcp": mptcp}

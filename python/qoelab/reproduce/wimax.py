@@ -41,8 +41,7 @@ from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, judge_all, judge_below, judge_positive, judge_within, mean_ci
 from qoelab.experiment import core
-from qoelab.experiment.tables import (Column, PaperValues, Table, finding_json, findings_md, interval_str, pyplot, report,
-                                      report_md)
+from qoelab.experiment.tables import Column, PaperValues, Table, findings_md, interval_str, publish, pyplot
 
 #: The base scenario (network and cross traffic, no video), relative to the repository.
 BASE = "scenarios/wimax/base.toml"
@@ -874,15 +873,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
     held, decided = summary_count(found)
     summary = (f"One CIF video over N = {', '.join(map(str, grid.n))} TFRC connections across a WiMAX TDD uplink "
                f"(Gilbert–Elliott channel) and a wired core: {held} of {decided} substantive findings of the paper hold.")
-    report(out, paper="wimax", mode="quick" if quick else "full",
-           title="Multi-connection TFRC over WiMAX (Al-Majeed & Fleury)", tables=list(tabs.values()),
-           findings=[finding_json(f, source="paper Sec. 4") for f in found], reading=text, figures=figures,
-           summary=summary, setup=setup, cost=core.cost(out / "runs"),
-           provenance={"command": f"qoelab reproduce wimax{' --quick' if quick else ''}",
-                       "seeds": sorted({r["seed"] for r in rep_rows})})
-    report_md(out, heading=f"Multi-connection TFRC over WiMAX (Al-Majeed & Fleury): {'quick' if quick else 'full'} "
-                           "reproduction", summary=summary, setup=setup, tables=list(tabs.values()), figures=figures,
-              reading=text)
+    publish(out, paper="wimax", quick=quick, title="Multi-connection TFRC over WiMAX (Al-Majeed & Fleury)", tables=list(tabs.values()), findings=found,
+            source="paper Sec. 4", figures=figures, reading=text, summary=summary, setup=setup,
+            cost=core.cost(out / "runs"), seeds=sorted({r["seed"] for r in rep_rows}))
     wall = time.time() - t0
     log(f"wimax: {held} of {decided} substantive findings hold ({wall:.0f} s); wrote {out}/report.md")
     return {"held": held, "decided": decided, "wall_s": wall, "runs": len(rep_rows)}
