@@ -18,9 +18,9 @@ import pytest
 import sweep_probe
 from conftest import run_cli
 
-# About a second of wall time per run on one core (900 Mbit/s of 1000-B datagrams for 30 s; the
-# core simulates 4 s of it in 0.3 s since 2026-11, too quick: a 12-cell sweep could end before
-# the test's Ctrl-C reached it on a loaded machine).
+# About a second of wall time per run on one core (900 Mbit/s of 1000-B datagrams for 30 s; 4 s
+# of it, the earlier setting, now take 0.3 s, too short for the 2-s bound below to tell a
+# shutdown that waits for the running runs from one that does not).
 SLOW = sweep_probe.UDP_SCENARIO.replace('"1s"', '"30s"')
 
 FAST = SLOW.replace('duration = "30s"', 'duration = "200ms"')
@@ -51,11 +51,17 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+def _default_sigint() -> None:
+    # As from a terminal: a test run started in the background by a non-interactive shell
+    # (`make test &`, nohup) inherits SIGINT ignored, and Python then installs no Ctrl-C handler.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_sweep(scen: Path, out: Path, cells: int, jobs: int = 2) -> subprocess.Popen:
     rates = ",".join(f"{100 + i}Mbps" for i in range(cells))
     return subprocess.Popen(
         [sys.executable, "-m", "qoelab.cli", "sweep", str(scen), "--grid", f"links[0].rate={rates}", "-j", str(jobs), "-o", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint,
     )
 
 
