@@ -22,7 +22,6 @@ pictures) is the caller's, and is removed with it.
 
 from __future__ import annotations
 
-import subprocess
 import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
@@ -31,9 +30,11 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from .decode import read_source_frames
 from .errors import VideoInputError
+from .metrics import psnr
 from .mpeg2_ladder import FPS, HEIGHT, WIDTH, _pictures, _source, encode_args, read_ladder
-from .tools import error_line, ffmpeg_exe, ffmpeg_version, guard_inputs, run_ffmpeg
+from .tools import ffmpeg_version, run_ffmpeg
 
 __all__ = ["FRAME_BYTES", "plane_psnr", "frozen_psnr"]
 
@@ -53,31 +54,8 @@ def plane_psnr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         # in the float64 accumulator: the MSE is exact.
         d = np.subtract(a[..., lo:hi], b[..., lo:hi], dtype=np.int16).astype(np.float32)
         mse = np.einsum("...k,...k->...", d, d, dtype=np.float64) / (hi - lo)
-        with np.errstate(divide="ignore"):
-            out.append(np.where(mse > 0, 10 * np.log10(255.0**2 / np.maximum(mse, 1e-300)), 100.0))
+        out.append(psnr(mse))
     return np.stack(out, axis=-1)
-
-
-def _read_raw(cmd: list[str], n: int, keep: Callable[[int, np.ndarray], None], what: str, path: str) -> None:
-    """Runs ffmpeg writing ``n`` raw yuv420p pictures to its standard output and hands each, with
-    its index, to ``keep``."""
-    proc = subprocess.Popen([ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", *guard_inputs(cmd)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    got = 0
-    try:
-        while got < n:
-            buf = proc.stdout.read(FRAME_BYTES)
-            if len(buf) < FRAME_BYTES:
-                break
-            keep(got, np.frombuffer(buf, np.uint8))
-            got += 1
-    finally:
-        proc.stdout.close()
-        err = proc.stderr.read().decode(errors="replace")
-        rc = proc.wait()
-    if rc != 0 or got < n:
-        raise VideoInputError(path, f"{what}: {error_line(err, rc) if rc else f'{got} of {n} pictures'}")
 
 
 class _Ladder:
@@ -177,13 +155,13 @@ def frozen_psnr(ladder: str | Path, pairs: Iterable[tuple[int, int, int]], work:
             src = _render_source(lad, src_path, say)
         need = anchors[r]
         kept: dict[int, np.ndarray] = {}
-
-        def keep(d: int, pic: np.ndarray) -> None:
+        got = 0
+        for d, pic in enumerate(read_source_frames(["-i", str(m2v)], WIDTH, HEIGHT, path=str(lad.frames))):
+            got += 1
             if d in need:
-                kept[d] = pic.copy()
-
-        _read_raw(["-i", str(m2v), "-f", "rawvideo", "-pix_fmt", "yuv420p", "pipe:1"], lad.n, keep,
-                  f"decoding rung {rid}", str(lad.frames))
+                kept[d] = pic.reshape(-1).copy()
+        if got != lad.n:
+            raise VideoInputError(lad.frames, f"decoding rung {rid}: {got} of {lad.n} pictures")
         m2v.unlink()
         assert src is not None
         for j in sorted(need):
