@@ -50,11 +50,47 @@ SUBFLOW_COUNTERS = frozenset(_SUBFLOW_COUNTERS + tuple(f"rev_{n}" for n in _SUBF
 COUNTERS = {"flows": FLOW_COUNTERS, "subflows": SUBFLOW_COUNTERS}
 
 
+#: numpy dtypes :func:`arrow_array` hands to Arrow as they are (same bytes, no copy).
+_ARROW_PRIMITIVE = {"int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
+                    "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "float32": "float32",
+                    "float64": "float64"}
+
+
+def arrow_array(values, mask=None, type=None):
+    """One column from the core as an Arrow array: a 1-D numeric ndarray (wrapped over its own
+    buffer) or a list of strings (``pa.string()``, or ``type``); ``mask`` marks nulls.
+
+    ``pa.array`` gives the same arrays, but its first call imports pandas (pyarrow probes every
+    input for pandas objects), about 0.15–0.2 s of a ``qoelab run`` that needs no pandas; the
+    result tables are equal either way (``tests/api/test_results_types.py``). Anything else
+    (object arrays, other dtypes, strings longer than int32 offsets) goes through ``pa.array``."""
+    import numpy as np
+    import pyarrow as pa
+
+    validity = None
+    if mask is not None:
+        mask = np.asarray(mask, dtype=bool)
+        if mask.any():
+            validity = pa.py_buffer(np.packbits(~mask, bitorder="little"))
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.name in _ARROW_PRIMITIVE:
+        t = getattr(pa, _ARROW_PRIMITIVE[values.dtype.name])()
+        if type is None or type == t:
+            v = np.ascontiguousarray(values)
+            return pa.Array.from_buffers(t, len(v), [validity, pa.py_buffer(v)])
+    elif isinstance(values, list) and (type is None or type == pa.string()) and all(isinstance(x, str) for x in values):
+        data = [x.encode("utf-8") for x in values]
+        ends = np.cumsum(np.fromiter((len(b) for b in data), dtype=np.int64, count=len(data)))
+        if not len(ends) or ends[-1] < 2**31:
+            offsets = np.zeros(len(data) + 1, dtype=np.int32)
+            offsets[1:] = ends
+            return pa.Array.from_buffers(pa.string(), len(data), [validity, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))])
+    return pa.array(values, type, mask=mask)
+
+
 def counter_column(name: str, values, table: str = "flows"):
     """A counter the core reports as float64 (NaN: the row has no such counter) as a nullable
     uint64 Arrow array; a value that is not a non-negative integer is a bug, reported as such."""
     import numpy as np
-    import pyarrow as pa
 
     v = np.asarray(values, dtype=np.float64)
     none = np.isnan(v)
@@ -62,7 +98,7 @@ def counter_column(name: str, values, table: str = "flows"):
     wrong = ~((ok >= 0) & (ok == np.floor(ok)) & (ok < 2.0**63))
     if wrong.any():
         raise ValueError(f"{table}.{name}: counter value {ok[wrong][0]!r} is not a non-negative integer")
-    return pa.array(np.where(none, 0, v).astype(np.uint64), pa.uint64(), mask=none)
+    return arrow_array(np.where(none, 0, v).astype(np.uint64), mask=none)
 
 
 def column_unit(name: str) -> str | None:

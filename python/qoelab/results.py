@@ -43,23 +43,27 @@ def drop_column(codes: np.ndarray) -> pa.DictionaryArray:
     codes = np.asarray(codes)
     if codes.size and int(codes.max()) >= len(DROP_CATEGORIES):
         raise ValueError(f"packets.drop: unknown drop code {int(codes.max())}")
-    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int8)), pa.array(DROP_CATEGORIES))
+    from qoelab.outputs import arrow_array
+
+    return pa.DictionaryArray.from_arrays(arrow_array(codes.astype(np.int8)), arrow_array(list(DROP_CATEGORIES)))
 
 
 class Results:
     """The tables of one run, as pyarrow Tables (``res.flows``, ``res.links``, …)."""
 
     def __init__(self, native: dict[str, dict[str, Any]], scenario: "Scenario | None" = None):
+        from qoelab.outputs import arrow_array
+
         self.scenario = scenario
         self.tables: dict[str, pa.Table] = {}
         for name, cols in native.items():
             if name == "summary":
                 continue
-            arrays = {k: (v if isinstance(v, np.ndarray) else pa.array(v, pa.string())) for k, v in cols.items()}
+            arrays = {k: arrow_array(v, type=None if isinstance(v, np.ndarray) else pa.string()) for k, v in cols.items()}
             if name == "packets":
                 # The core marks "not received" as -1; the receive-log format uses null.
-                r = cols["recv_ns"]
-                arrays["recv_ns"] = pa.array(r, pa.int64(), mask=r < 0)
+                r = np.asarray(cols["recv_ns"], dtype=np.int64)
+                arrays["recv_ns"] = arrow_array(r, mask=r < 0)
                 arrays["drop"] = drop_column(cols["drop"])
             elif name in ("flows", "subflows"):
                 from qoelab.outputs import COUNTERS, counter_column

@@ -94,3 +94,50 @@ def test_counter_column_is_nullable_uint64() -> None:
 
     a = counter_column("x", [3.0, float("nan"), 0.0, 2.0**62])
     assert a.type == pa.uint64() and a.to_pylist() == [3, None, 0, 2**62]
+
+
+@pytest.mark.parametrize("name", ["demo/scenario.toml", "interactive/transcoder.toml", "sqf/model-check.toml",
+                                  "wimax/cell-e2e-f20-n4.toml", "mptcp/base.toml"])
+def test_arrow_columns_equal_what_pa_array_makes(name) -> None:
+    # `outputs.arrow_array` wraps the core's columns without pyarrow's pandas probe; every column
+    # of these runs (packets, messages, subflows, flow_queues, probes among them) must come out
+    # as `pa.array` would make it: same type, same values, same nulls.
+    import numpy as np
+    import pyarrow as pa
+
+    from qoelab import _native
+    from qoelab.outputs import arrow_array
+
+    sc = Scenario.load(root() / "scenarios" / name)
+    sc.data["sim"]["duration"] = "2s"
+    tables = _native.run(sc.to_toml(), str(sc.base_dir), None, None)
+    seen = set()
+    for table, cols in tables.items():
+        for k, v in cols.items():
+            typ = None if isinstance(v, np.ndarray) else pa.string()
+            masks = [None] if not isinstance(v, np.ndarray) or not len(v) else [None, np.arange(len(v)) % 3 == 1]
+            for mask in masks:
+                ours, ref = arrow_array(v, mask=mask, type=typ), pa.array(v, typ, mask=mask)
+                where = f"{name}: {table}.{k}"
+                assert ours.type == ref.type and len(ours) == len(ref) and ours.null_count == ref.null_count, where
+                ours.validate(full=True)
+                if pa.types.is_floating(ref.type):
+                    np.testing.assert_array_equal(ours.to_numpy(zero_copy_only=False), ref.to_numpy(zero_copy_only=False), where)
+                    assert ours.is_null().equals(ref.is_null()), where
+                else:
+                    assert ours.equals(ref), where
+            seen.add(str(typ or v.dtype))
+    assert {"string", "float64", "uint64", "int64"} <= seen, seen
+
+
+def test_arrow_array_falls_back_for_what_it_does_not_wrap() -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from qoelab.outputs import arrow_array
+
+    assert arrow_array(np.array([True, False])).type == pa.bool_()
+    assert arrow_array(np.arange(6, dtype=np.int64)[::2]).to_pylist() == [0, 2, 4]  # strided: copied contiguous
+    assert arrow_array(["a", None], type=pa.string()).to_pylist() == ["a", None]
+    assert arrow_array([], type=pa.string()).to_pylist() == []
+    assert arrow_array(["é", "", "xyz"], mask=np.array([False, True, False])).to_pylist() == ["é", None, "xyz"]

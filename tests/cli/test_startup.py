@@ -43,3 +43,18 @@ def test_lazy_groups_are_listed_and_parse_for_real():
     assert callable(a.func)
     a = build_parser(["verify", "--quick"]).parse_args(["verify", "--quick"])
     assert a.quick and callable(a.func)
+
+
+def test_a_plain_run_imports_neither_pandas_nor_matplotlib(tmp_path):
+    # `qoelab run` builds its Arrow tables without pyarrow's pandas probe and plots only on
+    # `--plot`: about 0.2 s (pandas) and 0.7 s (matplotlib and the drawing) a run does not wait for.
+    out = tmp_path / "r"
+    code = ("import sys\nfrom qoelab.cli import main\n"
+            "rc = main(['run', 'bench/dumbbell-10m', '--set', 'sim.duration=2s', '-o', %r])\n"
+            "print('LOADED', ' '.join(sorted(sys.modules)))\nsys.exit(rc)" % (str(out),))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    loaded = set(p.stdout.split("LOADED", 1)[1].split())
+    assert "pyarrow" in loaded and (out / "flows.parquet").is_file()
+    assert not {m for m in loaded if m.split(".")[0] in ("pandas", "matplotlib")}
+    assert not (out / "run.png").exists()

@@ -37,3 +37,37 @@ def test_flow_colours_are_distinct_beyond_ten_flows() -> None:
         cols = flow_colors(n)
         assert len(cols) == n
         assert len({tuple(np.round(c, 6)) for c in cols}) == n
+
+
+def test_qoelab_plot_draws_the_same_png_as_run_plot(tmp_path) -> None:
+    # `run` writes no plot by default; `plot DIR` draws it afterwards from the Parquet tables
+    # and scenario.toml, byte for byte what `run --plot` draws from the tables in memory.
+    from tests.conftest import run_cli
+
+    scen = ["bench/dumbbell-10m", "--set", "sim.duration=5s"]
+    assert run_cli("run", *scen, "-o", str(tmp_path / "a"))[0] == 0
+    assert not (tmp_path / "a" / "run.png").exists()
+    assert run_cli("run", *scen, "-o", str(tmp_path / "b"), "--plot")[0] == 0
+    code, out, err = run_cli("plot", str(tmp_path / "a"))
+    assert code == 0, err
+    png = (tmp_path / "a" / "run.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png == (tmp_path / "b" / "run.png").read_bytes()
+    assert sorted(p.name for p in (tmp_path / "a").iterdir() if p.name.startswith(".")) == []
+
+
+def test_qoelab_plot_refuses_what_is_not_a_run_folder(tmp_path) -> None:
+    from tests.conftest import run_cli
+
+    code, _, err = run_cli("plot", str(tmp_path / "nope"))
+    assert code == 2 and "not a folder" in err and "Traceback" not in err
+    (tmp_path / "d").mkdir()
+    code, _, err = run_cli("plot", str(tmp_path / "d"))
+    assert code == 2 and "throughput.parquet: missing" in err
+    for name in ("throughput", "queues", "links"):
+        (tmp_path / "d" / f"{name}.parquet").write_bytes(b"junk")
+    code, _, err = run_cli("plot", str(tmp_path / "d"))
+    assert code == 2 and "not a readable Parquet table" in err and "Traceback" not in err
+    code, _, err = run_cli("plot", str(tmp_path / "d"), "-o", str(tmp_path / "x.jpg"))
+    assert code == 2 and "PNG" in err
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["links.parquet", "queues.parquet", "throughput.parquet"]

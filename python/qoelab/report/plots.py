@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -40,12 +40,54 @@ def flow_colors(n: int) -> list:
 
 
 def plot_run(res: "Results", path: Path) -> Path:
-    th = res.tables["throughput"]
+    """``run.png`` of a run in memory."""
+    title = res.scenario.data.get("name", "") if res.scenario is not None else ""
+    return plot_tables(res.tables, title, path)
+
+
+#: The tables :func:`plot_tables` reads.
+PLOT_TABLES = ("throughput", "queues", "links")
+
+
+def plot_folder(folder: Path, path: Path) -> Path:
+    """``run.png`` of a finished run folder (``qoelab plot``): its Parquet tables and the
+    scenario's name from its ``scenario.toml``."""
+    import tomllib
+
+    import pyarrow.parquet as pq
+
+    from qoelab.errors import QoelabError
+
+    tables = {}
+    for name in PLOT_TABLES:
+        f = folder / f"{name}.parquet"
+        if not f.is_file():
+            raise QoelabError(f"{f}: missing; is {folder} the output folder of `qoelab run`?")
+        try:
+            tables[name] = pq.read_table(f)
+        except Exception as e:  # a damaged or foreign file: pyarrow raises several kinds
+            raise QoelabError(f"{f}: not a readable Parquet table: {e}") from None
+    title = ""
+    toml = folder / "scenario.toml"
+    if toml.is_file():
+        try:
+            title = str(tomllib.loads(toml.read_text(encoding="utf-8")).get("name", ""))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+            title = ""  # the title is cosmetic; the tables are what is plotted
+    try:
+        return plot_tables(tables, title, path)
+    except KeyError as e:
+        raise QoelabError(f"{folder}: a table lacks column {e.args[0]!r}; not written by this qoelab version?") from None
+
+
+def plot_tables(tables: "dict[str, Any]", title: str, path: Path) -> Path:
+    """Per-flow throughput over time, and the queue occupancy of the busiest links."""
+    th = tables["throughput"]
     flows = th.column("flow").to_numpy(zero_copy_only=False)
     t = th.column("t_s").to_numpy()
     bps = th.column("bps").to_numpy()
-    q = res.tables["queues"]
-    links = res.tables["links"]
+    q = tables["queues"]
+    links = tables["links"]
     fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
     names = list(dict.fromkeys(flows.tolist()))
     shown = names[:MAX_FLOWS]
@@ -73,7 +115,6 @@ def plot_run(res: "Results", path: Path) -> Path:
     a2.set_xlabel("time (s)")
     a2.legend(fontsize=7)
     a2.grid(alpha=0.3)
-    title = res.scenario.data.get("name", "") if res.scenario is not None else ""
     fig.suptitle(title or "qoelab run")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
