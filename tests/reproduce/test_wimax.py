@@ -210,6 +210,24 @@ def test_quick_report_is_valid_and_its_tables_are_its_csvs(quick: Path):
     assert sum(r["psnr"]["mean"] for r in t5["rows"]) / len(t5["rows"]) == pytest.approx(sum(psnr) / len(psnr))
 
 
+def test_fig2_shows_the_reorder_buffer_at_the_smallest_in_time_delay(quick: Path, tmp_path: Path):
+    # The bottom panel of Fig. 2: at the D it reports every complete frame is in time and a
+    # shorter one makes some late; every packet held is released by the end.
+    from qoelab.video.recvlog import receive_log_from_table
+    from qoelab.video.reorder import COMPLETE, LATE, reorder
+    from qoelab.video.trace import read_trace
+
+    run = next((quick / "runs" / "runs").glob("cell=e2e-f20-n4-paper__rep=0"))
+    got = w.fig2(run, w.load_video(None), tmp_path / "f.png", "t")
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+    assert got["gops"] > 0 and got["deadline_s"] > 0 and got["max_held_pkts"] > 0
+    trace, log = read_trace(w.paths.root() / w.TRACE), receive_log_from_table(w._packets(run))
+    at = reorder(trace, log, got["deadline_s"])
+    assert not (at.status == LATE).any() and (at.status == COMPLETE).any()
+    assert (reorder(trace, log, got["deadline_s"] - 0.01).status == LATE).any()
+    assert at.occupancy_pkts[-1] == 0 and at.max_occupancy() == (got["max_held_pkts"], got["max_held_bytes"])
+
+
 def test_a_second_quick_run_resumes_without_rerunning(quick: Path):
     before = {p: p.stat().st_mtime_ns for p in (quick / "runs").rglob("psnr.json")}
     code, _, err = run_cli("reproduce", "wimax", "--quick", "-o", str(quick))
