@@ -536,23 +536,24 @@ def _shown(p: Path) -> str:
         return str(p)
 
 
-def _side_runs(exp: Experiment, folder: Path):
-    """(cell parameters, our metrics, the paper's values of that cell) for every finished run of
-    a side grid (sensitivity, held reservations); cells without ``scenario`` are s1."""
+def _side_rows(exp: Experiment, folder: Path, head: Callable[[dict[str, Any]], dict[str, Any]],
+               metrics: tuple[str, ...], order: Callable[[dict[str, Any]], Any]) -> list[dict[str, Any]]:
+    """One row per finished run of a side grid (sensitivity, held reservations), sorted by
+    ``order``: ``head(run)``, K, N, and each of ``metrics`` ours and the paper's for that cell
+    (``<metric>_paper``; cells without ``scenario`` are s1)."""
     paper = paper_tables()
+    rows = []
     for r in core.rows(exp, folder):
-        yield r, r, paper[(r.get("scenario", "s1"), int(r["k"]), int(r["n"]))]
+        p = paper[(r.get("scenario", "s1"), int(r["k"]), int(r["n"]))]
+        rows.append({**head(r), "K": int(r["k"]), "N": int(r["n"]),
+                     **{k: v for m in metrics for k, v in ((m, r[m]), (f"{m}_paper", p[m]))}})
+    return sorted(rows, key=order)
 
 
 def held_rows(exp: Experiment, folder: Path) -> list[dict[str, Any]]:
     """One row per finished run of the held-reservation grid (s2–s4 with ``lend_idle = false``)."""
-    rows = []
-    for c, m, p in _side_runs(exp, folder):
-        rows.append({"scenario": c["scenario"], "K": int(c["k"]), "N": int(c["n"]), "per_pct": m["per_pct"],
-                     "per_pct_paper": p["per_pct"], "utilisation_pct": m["utilisation_pct"],
-                     "utilisation_pct_paper": p["utilisation_pct"]})
-    rows.sort(key=lambda r: (r["scenario"], r["K"], r["N"]))
-    return rows
+    return _side_rows(exp, folder, lambda r: {"scenario": r["scenario"]}, ("per_pct", "utilisation_pct"),
+                      lambda r: (r["scenario"], r["K"], r["N"]))
 
 
 def _held_md(rows: list[dict[str, Any]], ours: dict) -> list[str]:
@@ -583,14 +584,8 @@ def _held_md(rows: list[dict[str, Any]], ours: dict) -> list[str]:
 
 def sensitivity_rows(exp: Experiment, folder: Path, buffer: str) -> list[dict[str, Any]]:
     """One row per finished run of the s1 sensitivity grid, with the paper's values beside."""
-    rows = []
-    for c, m, p in _side_runs(exp, folder):
-        rows.append({"pacing": c["pacing"], "buffer": buffer, "K": int(c["k"]), "N": int(c["n"]),
-                     "per_pct": m["per_pct"], "per_pct_paper": p["per_pct"],
-                     "tcp_mbps": m["tcp_mbps"], "tcp_mbps_paper": p["tcp_mbps"]})
-    order = {pa: i for i, pa in enumerate(SENS_PACING)}
-    rows.sort(key=lambda r: (order.get(r["pacing"], 99), r["K"], r["N"]))
-    return rows
+    return _side_rows(exp, folder, lambda r: {"pacing": r["pacing"], "buffer": buffer}, ("per_pct", "tcp_mbps"),
+                      lambda r: (SENS_PACING.index(r["pacing"]), r["K"], r["N"]))
 
 
 def _sensitivity_md(rows: list[dict[str, Any]]) -> list[str]:
