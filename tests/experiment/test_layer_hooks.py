@@ -48,9 +48,14 @@ def test_per_rep_build_runs_each_repetitions_own_scenario(tmp_path):
     assert rows[0]["seed"] == rows[2]["seed"] != rows[1]["seed"]
     # More repetitions later: the finished ones are reused, one folder more runs.
     more = Experiment("toy-rep", exp.cells, build_rep, metrics, paired=("rate",), reps=3, per_rep=True)
+    assert [r for r, _ in core.timings(more, tmp_path)] == [0, 1]  # repetition 2 has no folder yet
     c = core.run(more, tmp_path)
     assert c["ran"] == 2 and c["skipped"] == 4
     assert core.cost((more, tmp_path))["runs"] == 6
+    # Each repetition's own cost, in repetition order; they add up to the experiment's.
+    per_rep = core.timings(more, tmp_path)
+    assert [(r, t["runs"]) for r, t in per_rep] == [(0, 2), (1, 2), (2, 2)]
+    assert sum(t["cpu_s"] for _, t in per_rep) == pytest.approx(core.cost((more, tmp_path))["cpu_s"], abs=2e-3)
 
 
 def test_per_rep_scenarios_really_differ_between_repetitions(tmp_path):
@@ -92,6 +97,12 @@ def test_pivot_half_width_csv_and_findings_units(tmp_path):
     assert "**wide**" in md and "**wide**" not in w.markdown(title=False)
     dash = pivot("w", "wide", rows, (Column("q", "scheduler"),), "n", [1, 5], lambda r: "x", missing="-")
     assert "| sqf | - | x |" in dash.markdown()
+    # Rows for given index values, in their order: one without data is all `missing`, and one
+    # that is in the data but not asked for is left out.
+    every = pivot("w", "wide", rows, (Column("q", "scheduler"),), "n", [1, 5], lambda r: "x", missing="-",
+                  keys=[("red",), ("sqf",)])
+    assert [r["q"] for r in every.rows] == ["red", "sqf"]
+    assert "| red | - | - |" in every.markdown() and "| sqf | - | x |" in every.markdown()
     t = Table("l", "long", [Column("q", "q"), Column("n", "n"), Column("loss", "loss")], rows, ci="half_width")
     got = list(csv.DictReader(io.StringIO(t.csv_text())))
     assert list(got[0]) == ["q", "n", "loss", "loss_ci", "reps"]
@@ -121,3 +132,53 @@ def test_figure_hook_draws_and_the_report_lists_it(tmp_path):
     assert (tmp_path / "f1.png").stat().st_size > 0
     with pytest.raises(ValueError, match="wrote no"):
         Figure("f2", "nothing drawn", "f2.png", lambda p: None).write(tmp_path)
+
+
+def test_signed_interval_shows_enough_decimals_to_agree_with_its_verdict():
+    """An interval that excludes 0 must not print as one that holds it: at 4 decimals the TFD
+    grid's -0.000068 ± 0.000067 read "-0.0001 ± 0.0001"; two significant figures of the
+    half-width (at least 4 decimals) keep the printed ends on the side of 0 they are on."""
+    from qoelab.experiment.tables import pm_str
+
+    assert pm_str(Estimate(-0.000068, 0.000067, 20)) == "-0.000068 ± 0.000067 (n = 20)"
+    assert pm_str(Estimate(0.0024, 0.0105, 20)) == "+0.0024 ± 0.0105 (n = 20)"
+    assert pm_str(Estimate(-0.39688, 0.00395, 20)) == "-0.3969 ± 0.0040 (n = 20)"
+    assert pm_str(Estimate(12.5, 3.25, 5)) == "+12.5000 ± 3.2500 (n = 5)"
+    # One repetition: the mean alone, with a decimal more than a tenth of it needs.
+    assert pm_str(Estimate(0.000664, float("nan"), 1)) == "+0.000664 (1 sample)"
+    assert pm_str(Estimate(0.0, float("nan"), 1)) == "+0.0000 (1 sample)"
+    assert pm_str(None) == "–"
+
+
+def test_compute_times_are_given_in_a_unit_that_suits_them():
+    from qoelab.experiment.tables import duration_str
+
+    assert duration_str(15.9) == "15.9 s"
+    assert duration_str(119.9) == "119.9 s" and duration_str(120.0) == "2.0 min"
+    assert duration_str(1453.0) == "24.2 min"
+    assert duration_str(7200.0) == "2.00 h" and duration_str(82560.1) == "22.93 h"
+    assert duration_str(float("nan")) == "unrecorded" and duration_str(float("inf")) == "unrecorded"
+
+
+def test_publish_writes_report_json_and_md_from_the_same_parts(tmp_path):
+    """publish: the findings carry their group when one is given, the provenance the command
+    given (or the default one), and report.md holds the same table as report.json."""
+    from qoelab.experiment.tables import publish
+
+    t = Table("t1", "Table I", [Column("n", "n"), Column("loss", "loss", "%", "ours", 100.0)],
+              [{"n": 1, "loss": mean_ci([0.01, 0.02])}, {"n": 2, "loss": mean_ci([0.03, 0.05])}])
+    t.write_csv(tmp_path, "t1.csv")
+    f = Finding("up", "loss grows with n", Label.SUBSTANTIVE, Verdict.HOLDS, "loss(2) − loss(1)", Estimate(0.025, 0.01, 2))
+    kw = dict(paper="tfd", quick=True, title="T", tables=[t], findings=[f], source="Sec. IV", figures=[], reading="R",
+              summary="S", setup="U", cost={"runs": 4}, seeds=[7, 3])
+    publish(tmp_path, **kw)
+    doc = load_report(tmp_path / "report.json")
+    assert "group" not in doc["findings"][0] and doc["findings"][0]["source"] == "Sec. IV"
+    assert doc["provenance"] == {"command": "qoelab reproduce tfd --quick", "seeds": [7, 3]}
+    assert doc["mode"] == "quick" and doc["summary"] == "S" and doc["tables"][0]["csv"] == "t1.csv"
+    publish(tmp_path, **kw, group="62M-1000p", command="qoelab reproduce tfd --quick --calibration 62M-1000p")
+    doc = load_report(tmp_path / "report.json")
+    assert doc["findings"][0]["group"] == "62M-1000p"
+    assert doc["provenance"]["command"] == "qoelab reproduce tfd --quick --calibration 62M-1000p"
+    md = (tmp_path / "report.md").read_text()
+    assert md.startswith("# T: quick reproduction\n") and t.markdown() in md and "CSV: `t1.csv`" in md

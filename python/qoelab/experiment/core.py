@@ -224,15 +224,26 @@ def paired(rep_rows: list[dict[str, Any]], treatment: str, a: Any, b: Any, metri
     return out
 
 
-def cost(*outs: Path | tuple[Experiment, Path]) -> dict[str, Any]:
-    """The compute cost of the runs under each of ``outs`` (a sweep folder, or an experiment with
-    its folder: all its repetitions' folders), for ``report.json``'s ``cost``: runs, their summed
-    simulation wall and CPU seconds."""
+def timings(exp: Experiment, out: Path) -> list[tuple[int | None, dict[str, Any]]]:
+    """:func:`qoelab.sweep.timing` of each sweep folder of ``exp`` under ``out`` that holds runs,
+    with its repetition (a ``per_rep`` experiment's folders hold one each; None: one folder holds
+    them all), in repetition order: what a report says each repetition cost."""
     from qoelab.sweep import timing
 
-    folders: list[Path] = []
+    return [(r, timing(f)) for f, r in _sweeps(exp, out) if (f / "runs").is_dir()]
+
+
+def cost(*outs: Path | tuple[Experiment, Path]) -> dict[str, Any]:
+    """The compute cost of the runs under each of ``outs`` (a sweep folder, or an experiment with
+    its folder: all its repetitions' folders, :func:`timings`), for ``report.json``'s ``cost``:
+    runs, their summed simulation wall and CPU seconds."""
+    from qoelab.sweep import timing
+
+    ts: list[dict[str, Any]] = []
     for o in outs:
-        folders += [f for f, _ in _sweeps(*o)] if isinstance(o, tuple) else [Path(o)]
-    ts = [timing(f) for f in folders if (f / "runs").is_dir()]
+        if isinstance(o, tuple):
+            ts += [t for _, t in timings(*o)]
+        elif (Path(o) / "runs").is_dir():
+            ts.append(timing(Path(o)))
     return {"runs": sum(t["runs"] for t in ts), "sim_wall_s": round(sum(t["wall_s"] for t in ts), 3),
             "cpu_s": round(sum(t["cpu_s"] for t in ts), 3)}

@@ -168,20 +168,22 @@ class Table:
 
 def pivot(id: str, title: str, rows: list[dict[str, Any]], index: tuple[Column, ...], across: str,
           values: list[Any], cell: Callable[[dict[str, Any]], str], *, label: Callable[[Any], str] = str,
-          missing: str | None = None, **kw: Any) -> Table:
+          missing: str | None = None, keys: Sequence[tuple] | None = None, **kw: Any) -> Table:
     """A wide view of ``rows`` for reading: one row per distinct ``index`` tuple (first-seen
-    order), one column per value of ``across`` in ``values`` (titled ``label(value)``), each
-    cell ``cell(row)`` of the row with those index values and that value (``missing`` where there
-    is none; None renders "–"). The cells are text: the numbers stay in the long table it is
-    made from."""
-    keys = tuple(c.key for c in index)
+    order; or per tuple of ``keys``, in that order, e.g. every value of a grid's axis, with or
+    without rows), one column per value of ``across`` in ``values`` (titled ``label(value)``),
+    each cell ``cell(row)`` of the row with those index values and that value (``missing`` where
+    there is none; None renders "–"). The cells are text: the numbers stay in the long table it
+    is made from."""
+    index_keys = tuple(c.key for c in index)
     by: dict[tuple, dict[Any, dict[str, Any]]] = {}
     for r in rows:
-        by.setdefault(tuple(r[k] for k in keys), {})[r[across]] = r
+        by.setdefault(tuple(r[k] for k in index_keys), {})[r[across]] = r
     cols = list(index) + [Column(f"{across}={v}", label(v)) for v in values]
     out = []
-    for k, got in by.items():
-        row: dict[str, Any] = dict(zip(keys, k))
+    for k in by if keys is None else [tuple(x) for x in keys]:
+        got = by.get(k, {})
+        row: dict[str, Any] = dict(zip(index_keys, k))
         row.update({f"{across}={v}": cell(got[v]) if v in got else missing for v in values})
         out.append(row)
     return Table(id, title, cols, out, **kw)
@@ -236,6 +238,39 @@ def interval_str(e: Estimate | None, scale: float = 1.0, digits: int = 3, unit: 
     if e.n < 2 or math.isnan(e.half_width):
         return f"{m}{unit} (n = {e.n})"
     return f"{m} [{_num(e.low * scale, digits)}, {_num(e.high * scale, digits)}]{unit} (n = {e.n})"
+
+
+def _pm_decimals(half_width: float) -> int:
+    """Decimals that show a half-width to two significant figures (at least 4)."""
+    if not half_width > 0 or not math.isfinite(half_width):
+        return 4
+    return max(4, 1 - math.floor(math.log10(half_width)))
+
+
+def pm_str(e: Estimate | None) -> str:
+    """A signed difference as ``+mean ± half-width (n = …)`` in fixed decimals chosen from the
+    half-width (two significant figures, at least 4 decimals), so the printed interval agrees with
+    a verdict drawn from it: -0.000068 ± 0.000067 excludes 0, its 4-decimal rounding
+    -0.0001 ± 0.0001 seems not to. One repetition: ``+mean (1 sample)``; no estimate: "–"."""
+    if e is None:
+        return "–"
+    if e.n < 2 or math.isnan(e.half_width):
+        return f"{e.mean:+.{_pm_decimals(abs(e.mean) / 10 if e.mean else 0)}f} (1 sample)"
+    d = _pm_decimals(e.half_width)
+    return f"{e.mean:+.{d}f} ± {e.half_width:.{d}f} (n = {e.n})"
+
+
+def duration_str(seconds: float) -> str:
+    """A compute time in the unit that suits it: seconds below 2 min, minutes below 2 h, else
+    hours (a quick grid's seconds of CPU and a full grid's tens of hours both read); NaN or
+    infinite: "unrecorded"."""
+    if not math.isfinite(seconds):
+        return "unrecorded"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.2f} h"
 
 
 def findings_md(findings: list[Finding], scale: float = 1.0, *,
@@ -315,17 +350,18 @@ def report_md(folder: Path, *, heading: str, summary: str, setup: str, tables: S
 
 def publish(folder: Path, *, paper: str, quick: bool, title: str, tables: Sequence[Table], findings: Sequence[Any],
             source: str, figures: Sequence[dict[str, str] | Figure], reading: str, summary: str, setup: str,
-            cost: dict[str, Any], seeds: list[int]) -> None:
+            cost: dict[str, Any], seeds: list[int], group: str | None = None, command: str | None = None) -> None:
     """Writes a reproduction's ``report.json`` (:func:`report`; figures drawn there) and
     ``report.md`` (:func:`report_md`) from the same parts: ``findings`` are
     :class:`~qoelab.experiment.findings.Finding` s, each cited to ``source``; the command in the
-    provenance is ``qoelab reproduce <paper> [--quick]``."""
+    provenance is ``qoelab reproduce <paper> [--quick]`` unless ``command`` gives it; ``group``
+    names the findings' group (e.g. the calibration they were measured in)."""
     mode = "quick" if quick else "full"
     figs = [f.write(folder) if isinstance(f, Figure) else f for f in figures]
     report(folder, paper=paper, mode=mode, title=title, tables=list(tables),
-           findings=[finding_json(f, source=source) for f in findings], reading=reading, figures=figs,
+           findings=[finding_json(f, group=group, source=source) for f in findings], reading=reading, figures=figs,
            summary=summary, setup=setup, cost=cost,
-           provenance={"command": f"qoelab reproduce {paper}{' --quick' if quick else ''}", "seeds": seeds})
+           provenance={"command": command or f"qoelab reproduce {paper}{' --quick' if quick else ''}", "seeds": seeds})
     report_md(folder, heading=f"{title}: {mode} reproduction", summary=summary, setup=setup, tables=tables,
               figures=figs, reading=reading)
 

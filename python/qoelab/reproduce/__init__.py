@@ -20,13 +20,15 @@ def paper_group(subparsers):
 
 def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str, reps_help: str | None = None,
                       jobs_help: str = "parallel runs (default 1; 0 = one per CPU)", label: str | None = None,
-                      unit: str | None = None):
+                      unit: str | None = None, options=None, done=None):
     """Adds ``qoelab reproduce NAME`` with the options every reproduction on the layer shares:
     ``--quick``, ``--reps`` (if `reps_help` is given), ``-j/--jobs``, ``-o/--output`` (default
     ``results/reproduce-NAME[-quick]``, checked before anything runs) and the executor options
     (``docs/sweeps.md``). The command calls ``run(out, quick=…, [reps=…,] jobs=…, progress=…,
     executor=…)`` under one progress display and prints the shard note of a sharded run.
-    Returns the parser, for options of the paper's own."""
+    Returns the parser, for options of the paper's own: ``options(args)`` turns them into more
+    keyword arguments of ``run`` (a ``report_only`` one that is true hides the progress display:
+    nothing runs), and ``done(result, out)`` prints what a finished run has to say."""
     import argparse
     from pathlib import Path
 
@@ -49,18 +51,21 @@ def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str,
         from qoelab.progress import progress
         from qoelab.sweep import resolve_jobs
 
-        kw = {}
+        kw = dict(options(a)) if options else {}
         if reps_help is not None:
             if a.reps is not None and a.reps < 1:
                 raise QoelabError(f"--reps {a.reps}: must be at least 1")
             kw["reps"] = a.reps
         out = Path(a.output) if a.output else Path("results") / (f"reproduce-{name}-quick" if a.quick else f"reproduce-{name}")
         check_folder(out)
-        bar = progress(Console(stderr=True), label or f"{name} reproduction", unit=unit or "runs")
+        bar = progress(Console(stderr=True), label or f"{name} reproduction", unit=unit or "runs",
+                       disable=bool(kw.get("report_only")))
         with open_from_args(a) as ex, bar as update:
             r = run(out, quick=a.quick, jobs=resolve_jobs(a.jobs), progress=update, executor=ex, **kw)
         if "shard" in r:
             print(shard_note(r["shard"]))
+        elif done:
+            done(r, out)
         return 0
 
     t.set_defaults(func=cmd)

@@ -48,17 +48,17 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable
 
 from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import (Estimate, Finding, Label, Verdict, judge_all, judge_positive, judge_within, mean_ci,
-                               summary_count)
+                               paired_ci, summary_count)
 from qoelab.experiment import core
 from qoelab.experiment.core import Experiment
-from qoelab.experiment.tables import Column, Table, pivot
+from qoelab.experiment.tables import Column, Table, duration_str, pivot, pm_str, publish, pyplot
 from qoelab.scenario import Scenario
 
 SCENARIOS = ("s1", "s2", "s3", "s4")
@@ -468,8 +468,6 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
                     side_grids: bool = False, executor: Any = None) -> dict[str, Any]:
     """One calibration's grid and report in ``out``. ``side_grids`` adds the s1 pacing
     sensitivity and the held-reservation grids (one repetition of a few cells each)."""
-    from qoelab.sweep import timing
-
     grid = QUICK if quick else FULL
     reps = reps or (1 if quick else 20)
     out.mkdir(parents=True, exist_ok=True)
@@ -493,11 +491,11 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
     wall = time.time() - t0
     sens = sensitivity_rows(E["sensitivity"], out / "sensitivity", cal.buffer)
     held = held_rows(E["held"], out / "held")
-    ours, nreps, by_rep = aggregate_reps(E["sweep"], out / "sweep")
+    ours, nreps, by_rep, seeds = aggregate_reps(E["sweep"], out / "sweep")
     if not ours:
         raise QoelabError(f"{out}: no finished runs of this grid")
     # Each repetition is its own sweep folder (``sweep/rep<r>``), so its cost is that folder's.
-    per_rep = [(r, timing(out / "sweep" / f"rep{r}")) for r in range(reps) if (out / "sweep" / f"rep{r}" / "runs").is_dir()]
+    per_rep = core.timings(E["sweep"], out / "sweep")
     versions: list[str] = []
     for _, c in per_rep:
         versions += [v for v in c["versions"] if v not in versions]
@@ -526,19 +524,7 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     write_report(out, grid, ours, meta, sens, held, full_reps, nreps)
     return {"ours": ours, "meta": meta, "sensitivity": sens, "held": held, "reps": full_reps, "findings": fs, "out": out,
-            "nreps": nreps}
-
-
-def _duration(seconds: float) -> str:
-    """A compute time in the unit that suits it: the quick grid's runs take seconds of CPU, the
-    full grid's tens of hours ("0.00 CPU h" said nothing about the former)."""
-    if not math.isfinite(seconds):
-        return "unrecorded"
-    if seconds < 120:
-        return f"{seconds:.1f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.2f} h"
+            "nreps": nreps, "seeds": seeds, "runs_of": (E["sweep"], out / "sweep")}
 
 
 def _shown(p: Path) -> str:
@@ -550,38 +536,44 @@ def _shown(p: Path) -> str:
         return str(p)
 
 
-def _side_runs(exp: Experiment, folder: Path):
-    """(cell parameters, our metrics, the paper's values of that cell) for every finished run of
-    a side grid (sensitivity, held reservations); cells without ``scenario`` are s1."""
+def _side_rows(exp: Experiment, folder: Path, head: Callable[[dict[str, Any]], dict[str, Any]],
+               metrics: tuple[str, ...], order: Callable[[dict[str, Any]], Any]) -> list[dict[str, Any]]:
+    """One row per finished run of a side grid (sensitivity, held reservations), sorted by
+    ``order``: ``head(run)``, K, N, and each of ``metrics`` ours and the paper's for that cell
+    (``<metric>_paper``; cells without ``scenario`` are s1)."""
     paper = paper_tables()
+    rows = []
     for r in core.rows(exp, folder):
-        yield r, r, paper[(r.get("scenario", "s1"), int(r["k"]), int(r["n"]))]
+        p = paper[(r.get("scenario", "s1"), int(r["k"]), int(r["n"]))]
+        rows.append({**head(r), "K": int(r["k"]), "N": int(r["n"]),
+                     **{k: v for m in metrics for k, v in ((m, r[m]), (f"{m}_paper", p[m]))}})
+    return sorted(rows, key=order)
 
 
 def held_rows(exp: Experiment, folder: Path) -> list[dict[str, Any]]:
     """One row per finished run of the held-reservation grid (s2–s4 with ``lend_idle = false``)."""
-    rows = []
-    for c, m, p in _side_runs(exp, folder):
-        rows.append({"scenario": c["scenario"], "K": int(c["k"]), "N": int(c["n"]), "per_pct": m["per_pct"],
-                     "per_pct_paper": p["per_pct"], "utilisation_pct": m["utilisation_pct"],
-                     "utilisation_pct_paper": p["utilisation_pct"]})
-    rows.sort(key=lambda r: (r["scenario"], r["K"], r["N"]))
-    return rows
+    return _side_rows(exp, folder, lambda r: {"scenario": r["scenario"]}, ("per_pct", "utilisation_pct"),
+                      lambda r: (r["scenario"], r["K"], r["N"]))
 
 
 def _held_md(rows: list[dict[str, Any]], ours: dict) -> list[str]:
     if not rows:
         return []
+
+    def text(r: dict[str, Any], m: str, fmt: str) -> str:
+        lent = ours.get((r["scenario"], r["K"], r["N"]))
+        return f"{r[m]:{fmt}} ({lent[m]:{fmt}})" if lent else f"{r[m]:{fmt}} (–)"
+
+    table = Table("held", "reservations held idle", [
+        Column("scenario", "scenario"), Column("K", "K"), Column("N", "N"),
+        Column("util", "utilisation held (lent) [paper]"), Column("per", "PER held (lent) [paper]")],
+        [{"scenario": r["scenario"], "K": r["K"], "N": r["N"],
+          "util": f"{text(r, 'utilisation_pct', '.1f')} [{r['utilisation_pct_paper']:.1f}]",
+          "per": f"{text(r, 'per_pct', '.3f')} [{r['per_pct_paper']:.3f}]"} for r in rows])
     md = ["", "## Reservations held idle instead of lent (s2–s4, `lend_idle = false`)", "",
           "Link utilisation % and PER %: held (lent, as in the grid above) [paper]. The grid's scheduler lends an idle",
           "reservation to best effort; a router that sets reserved capacity aside idles the link instead.", "",
-          "| scenario | K | N | utilisation held (lent) [paper] | PER held (lent) [paper] |", "|---|---|---|---|---|"]
-    for r in rows:
-        lent = ours.get((r["scenario"], r["K"], r["N"]), {})
-        lu = f"{lent['utilisation_pct']:.1f}" if lent else "–"
-        lp = f"{lent['per_pct']:.3f}" if lent else "–"
-        md.append(f"| {r['scenario']} | {r['K']} | {r['N']} | {r['utilisation_pct']:.1f} ({lu}) [{r['utilisation_pct_paper']:.1f}] | "
-                  f"{r['per_pct']:.3f} ({lp}) [{r['per_pct_paper']:.3f}] |")
+          table.markdown(title=False).rstrip("\n")]
     for sc in ("s2", "s3", "s4"):
         u = [r["utilisation_pct"] for r in rows if r["scenario"] == sc and r["K"] > 0]
         pu = [r["utilisation_pct_paper"] for r in rows if r["scenario"] == sc and r["K"] > 0]
@@ -592,34 +584,23 @@ def _held_md(rows: list[dict[str, Any]], ours: dict) -> list[str]:
 
 def sensitivity_rows(exp: Experiment, folder: Path, buffer: str) -> list[dict[str, Any]]:
     """One row per finished run of the s1 sensitivity grid, with the paper's values beside."""
-    rows = []
-    for c, m, p in _side_runs(exp, folder):
-        rows.append({"pacing": c["pacing"], "buffer": buffer, "K": int(c["k"]), "N": int(c["n"]),
-                     "per_pct": m["per_pct"], "per_pct_paper": p["per_pct"],
-                     "tcp_mbps": m["tcp_mbps"], "tcp_mbps_paper": p["tcp_mbps"]})
-    order = {pa: i for i, pa in enumerate(SENS_PACING)}
-    rows.sort(key=lambda r: (order.get(r["pacing"], 99), r["K"], r["N"]))
-    return rows
+    return _side_rows(exp, folder, lambda r: {"pacing": r["pacing"], "buffer": buffer}, ("per_pct", "tcp_mbps"),
+                      lambda r: (SENS_PACING.index(r["pacing"]), r["K"], r["N"]))
 
 
 def _sensitivity_md(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return []
-    cells = sorted({(r["K"], r["N"]) for r in rows})
-    md = ["", "## What s1 depends on: sender pacing (scenario s1, this calibration's buffer)", "",
-          "PER % and overall TCP throughput (Mbit/s), ours (paper), one repetition; the first row is the reproduction's",
-          "own setting; 'burst' sends each frame back to back. The buffer is a calibration: compare the calibrations'",
-          "folders for its effect.",
-          "", "| pacing, buffer | " + " | ".join(f"K={k} N={n}" for k, n in cells) + " |", "|---" * (len(cells) + 1) + "|"]
-    for pa in SENS_PACING:
-        rs = {(r["K"], r["N"]): r for r in rows if r["pacing"] == pa}
-        if not rs:
-            continue
-        b = next(iter(rs.values()))["buffer"]
-        md.append(f"| {pa}, {b} | " + " | ".join(
-            f"{rs[c]['per_pct']:.2f} ({rs[c]['per_pct_paper']:.2f}) · {rs[c]['tcp_mbps']:.0f} ({rs[c]['tcp_mbps_paper']:.0f})"
-            if c in rs else "–" for c in cells) + " |")
-    return md
+    cells = [f"K={k} N={n}" for k, n in sorted({(r["K"], r["N"]) for r in rows})]
+    view = pivot("sensitivity", "s1 sensitivity", [{**r, "setting": f"{r['pacing']}, {r['buffer']}",
+                                                   "cell": f"K={r['K']} N={r['N']}"} for r in rows],
+                 (Column("setting", "pacing, buffer"),), "cell", cells,
+                 lambda r: f"{r['per_pct']:.2f} ({r['per_pct_paper']:.2f}) · {r['tcp_mbps']:.0f} ({r['tcp_mbps_paper']:.0f})",
+                 missing="–")
+    return ["", "## What s1 depends on: sender pacing (scenario s1, this calibration's buffer)", "",
+            "PER % and overall TCP throughput (Mbit/s), ours (paper), one repetition; the first row is the reproduction's",
+            "own setting; 'burst' sends each frame back to back. The buffer is a calibration: compare the calibrations'",
+            "folders for its effect.", "", view.markdown(title=False).rstrip("\n")]
 
 
 def _keys(grid: Grid) -> list[tuple[str, int, int]]:
@@ -635,7 +616,7 @@ def aggregate_reps(exp: Experiment, folder: Path):
     the mean, and ``<metric>_ci95`` the half-width of its Student-t 95 % interval, NaN with one
     repetition), how many there were, and each repetition's own cells (``{rep: {cell:
     metrics}}``), from which the findings test whether a difference between scenarios exceeds
-    the noise. Cells are keyed ``(scenario, K, N)``."""
+    the noise, and the seeds of the runs. Cells are keyed ``(scenario, K, N)``."""
     rows = core.rows(exp, folder)
     by_rep: dict[int, dict[tuple[str, int, int], dict[str, float]]] = {}
     for r in rows:
@@ -648,7 +629,7 @@ def aggregate_reps(exp: Experiment, folder: Path):
         for m in RUN_METRICS:
             out[key][m], out[key][f"{m}_ci95"] = a[m].mean, a[m].half_width
         nreps[key] = a[RUN_METRICS[0]].n
-    return out, nreps, by_rep
+    return out, nreps, by_rep, sorted({r["seed"] for r in rows})
 
 
 METRICS = (
@@ -700,14 +681,10 @@ def cell_tables(grid: Grid, ours: dict, nreps: dict, key: str) -> dict[str, Any]
                 return f"{fmt.format(e.mean)}{pm} ({fmt.format(r[f'paper_{m}'])})"
 
             for sc in grid.scenarios:
+                # Every K of the grid, with or without runs.
                 views.append(pivot(f"{name}-{m}-{sc}", f"{label}, scenario {sc} (rows K, columns N)",
                                    [r for r in rows if r["scenario"] == sc], (Column("K", "K \\ N"),), "N",
-                                   list(grid.n), text, missing="-"))
-        # The K × N view lists every K of the grid, with or without runs.
-        for t in views:
-            have = {r["K"] for r in t.rows}
-            t.rows = sorted(t.rows + [{"K": k, **{f"N={n}": "-" for n in grid.n}} for k in grid.k if k not in have],
-                            key=lambda r: list(grid.k).index(r["K"]))
+                                   list(grid.n), text, missing="-", keys=[(k,) for k in grid.k]))
         T[f"{name}_md"] = views
     return T
 
@@ -727,36 +704,30 @@ def write_report(out: Path, grid: Grid, ours: dict, meta: dict, sens: list[dict[
         (out / f"{table}.md").write_text("\n".join(md) + "\n")
     plots(out, grid, ours, paper)
     if sens:
-        with open(out / "sensitivity_s1.csv", "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(sens[0]))
-            w.writeheader()
-            w.writerows({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in sens)
+        Table.of_rows("sensitivity", "s1 sensitivity", _rounded(sens)).write_csv(out, "sensitivity_s1.csv")
     text = reading(grid, ours, paper, meta, reps)
     pgrid = {key: v for key, v in paper.items() if key[1] in grid.k and key[2] in grid.n}
     write_findings_csv(out / "findings.csv", findings(grid, ours, reps), findings(grid, pgrid), meta.get("calibration", ""))
     # Each complete repetition's statistics: the findings' input, kept so that they can be
     # recomputed without the runs (which are not committed).
-    stats = [rep_statistics(grid, r) for r in reps or []]
-    with open(out / "repetitions.csv", "w", newline="") as fh:
-        cols = sorted({k for st in stats for k in st})
-        rw = csv.writer(fh)
-        rw.writerow(["rep"] + cols)
-        for i, st in enumerate(stats):
-            rw.writerow([i] + [repr(st[c]) if c in st else "" for c in cols])
+    stats = [{"rep": i, **rep_statistics(grid, r)} for i, r in enumerate(reps or [])]
+    Table("repetitions", "each complete repetition's statistics",
+          [Column(c, c) for c in ["rep"] + sorted({k for st in stats for k in st} - {"rep"})], stats
+          ).write_csv(out, "repetitions.csv")
     if held:
-        with open(out / "held_reservations.csv", "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(held[0]))
-            w.writeheader()
-            w.writerows({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in held)
+        Table.of_rows("held", "reservations held idle", _rounded(held)).write_csv(out, "held_reservations.csv")
     (out / "README.md").write_text(text + "\n".join(_sensitivity_md(sens or []) + _held_md(held or [], ours)) + "\n")
 
 
-def plots(out: Path, grid: Grid, ours: dict, paper: dict) -> None:
-    import matplotlib
+def _rounded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The side grids' rows for their CSV: numbers to 4 decimals."""
+    return [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def plots(out: Path, grid: Grid, ours: dict, paper: dict) -> None:
     import numpy as np
+
+    plt = pyplot()
 
     for m, label, _ in METRICS:
         fig, axs = plt.subplots(1, len(grid.scenarios), figsize=(4 * len(grid.scenarios), 3.6), squeeze=False)
@@ -880,11 +851,6 @@ _WHY = {
 }
 
 
-def _diff(st: dict[str, float], *, a: str, b: str) -> float:
-    """``st[a] − st[b]``: one repetition's statistic of a finding."""
-    return st[a] - st[b]
-
-
 def findings(grid: Grid, ours: dict, reps: list[dict] | None = None,
              recorded: dict[str, Estimate] | None = None) -> list[Finding]:
     """The paper's findings, each a :class:`qoelab.experiment.Finding` with its label, the
@@ -901,16 +867,17 @@ def findings(grid: Grid, ours: dict, reps: list[dict] | None = None,
     intervals a committed report recorded while its runs existed, :func:`recorded_intervals`)."""
     samples = [rep_statistics(grid, r) for r in reps] if reps and len(reps) >= 2 else [rep_statistics(grid, ours)]
 
-    def est(f: Callable[[dict[str, float]], float], key: str = "") -> Estimate | None:
+    def est(f: Callable[[dict[str, float]], float], key: str = "", minus: str | None = None) -> Estimate | None:
+        """The statistic ``f`` over the samples (``mean_ci``), or with ``minus`` the paired
+        difference ``f − st[minus]`` (``paired_ci``); None when a sample lacks it or it is NaN."""
         if recorded and key in recorded:
             return recorded[key]
         try:
-            vals = [f(st) for st in samples]
+            xs = [f(st) for st in samples]
+            e = paired_ci(xs, [st[minus] for st in samples]) if minus else mean_ci(xs)
         except KeyError:
             return None
-        if any(math.isnan(v) for v in vals):
-            return None
-        return mean_ci(vals)
+        return None if math.isnan(e.mean) else e
 
     out: list[Finding] = []
 
@@ -923,16 +890,16 @@ def findings(grid: Grid, ours: dict, reps: list[dict] | None = None,
     for x, y, claim, label in (("s1", "s2", "mean PER of s2 (RSVP, 150 %) below s1 (best effort)", Label.SUBSTANTIVE),
                                ("s2", "s3", "mean PER of s3 (RSVP, peak rate) below s2", Label.SUBSTANTIVE),
                                ("s3", "s4", "mean PER of s4 (TFD) below s3", Label.BY_CONSTRUCTION)):
-        e = est(partial(_diff, a=f"per_{x}", b=f"per_{y}"), f"per_{y}_below_{x}")
+        e = est(itemgetter(f"per_{x}"), f"per_{y}_below_{x}", minus=f"per_{y}")
         add(f"per_{y}_below_{x}", claim, label, f"PER({x}) − PER({y}), mean over the grid, points", e, judge_positive(e))
     e = est(lambda st: st["zero_s4"])
     add("s4_mostly_zero", "PER(s4) = 0 (below 0.005 %) in most cells with K > 0", Label.BY_CONSTRUCTION,
         "share of K > 0 cells with PER(s4) < 0.005 %", e, judge_positive(e, threshold=0.5))
     for y in ("s2", "s3"):
-        e = est(partial(_diff, a="util_s4", b=f"util_{y}"), f"util_s4_above_{y}")
+        e = est(itemgetter("util_s4"), f"util_s4_above_{y}", minus=f"util_{y}")
         add(f"util_s4_above_{y}", f"mean link utilisation (K > 0) of s4 above {y}", Label.SUBSTANTIVE,
             f"utilisation(s4) − utilisation({y}), mean over K > 0 cells, points", e, judge_positive(e))
-    e = est(lambda st: st["util_s4"] - st["util_s1"])
+    e = est(itemgetter("util_s4"), minus="util_s1")
     add("util_s4_close_s1", "mean link utilisation (K > 0) of s4 within 2 points of s1", Label.SUBSTANTIVE,
         "utilisation(s4) − utilisation(s1), mean over K > 0 cells, points (must lie within ± 2)", e,
         judge_within(e, bound=2.0))
@@ -947,15 +914,6 @@ def findings(grid: Grid, ours: dict, reps: list[dict] | None = None,
     return out
 
 
-def _estimate_md(e: Estimate | None) -> str:
-    if e is None:
-        return "–"
-    if e.n < 2 or math.isnan(e.half_width):
-        return f"{e.mean:+.{_decimals(abs(e.mean) / 10 if e.mean else 0)}f} (1 sample)"
-    d = _decimals(e.half_width)
-    return f"{e.mean:+.{d}f} ± {e.half_width:.{d}f} (n = {e.n})"
-
-
 def findings_md(fo: list[Finding], fp: list[Finding]) -> list[str]:
     """The findings table (ours with the statistic and its interval, and the paper's own tables'
     verdict) and the summary line, which counts only substantive findings."""
@@ -964,48 +922,46 @@ def findings_md(fo: list[Finding], fp: list[Finding]) -> list[str]:
     paper = {f.key: f for f in fp}
     md = [f"**{held} of {decided} substantive findings hold** ({noise} within noise); trivial and by-construction "
           "findings are listed but not counted.", "",
-          "| the paper's finding | label | statistic | ours: mean ± 95 % | ours | the paper's own table |",
-          "|---|---|---|---|---|---|"]
-    for f in fo:
-        md.append(f"| {f.claim} | {f.label.value} | {f.statistic} | {_estimate_md(f.estimate)} | **{f.verdict.value}** | "
-                  f"{paper[f.key].verdict.value if f.key in paper else '–'} |")
+          Table("findings", "findings", [
+              Column("claim", "the paper's finding"), Column("label", "label"), Column("statistic", "statistic"),
+              Column("estimate", "ours: mean ± 95 %"), Column("verdict", "ours"), Column("paper", "the paper's own table")],
+              [{"claim": f.claim, "label": f.label.value, "statistic": f.statistic, "estimate": pm_str(f.estimate),
+                "verdict": f"**{f.verdict.value}**", "paper": paper[f.key].verdict.value if f.key in paper else None}
+               for f in fo]).markdown(title=False).rstrip("\n")]
     md += ["", "Labels: *trivial* and *by construction* findings hold for reasons that do not test the mechanisms:"]
     md += [f"- {f.key} ({f.label.value}): {f.why}." for f in fo if f.label is not Label.SUBSTANTIVE and f.why]
     return md
 
 
+def _finding_rows(fs: list[Finding], **first: Any) -> list[dict[str, Any]]:
+    """One CSV row per finding: ``first`` (e.g. the calibration), then key, label, verdict and
+    the estimate's mean, half-width and n (empty where there is none)."""
+    return [{**first, "key": f.key, "label": f.label.value, "verdict": f.verdict.value,
+             "mean": None if f.estimate is None else f.estimate.mean,
+             "half_width": None if f.estimate is None else f.estimate.half_width,
+             "n": None if f.estimate is None else f.estimate.n} for f in fs]
+
+
 def write_findings_csv(path: Path, fo: list[Finding], fp: list[Finding], calibration: str = "") -> None:
-    paper = {f.key: f for f in fp}
-    with open(path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["calibration", "key", "label", "verdict", "mean", "half_width", "n", "paper_verdict", "claim", "statistic"])
-        for f in fo:
-            e = f.estimate
-            w.writerow([calibration, f.key, f.label.value, f.verdict.value,
-                        "" if e is None else repr(e.mean), "" if e is None or math.isnan(e.half_width) else repr(e.half_width),
-                        "" if e is None else e.n, paper[f.key].verdict.value if f.key in paper else "", f.claim, f.statistic])
+    paper = {f.key: f.verdict.value for f in fp}
+    rows = [{**r, "paper_verdict": paper.get(f.key), "claim": f.claim, "statistic": f.statistic}
+            for r, f in zip(_finding_rows(fo, calibration=calibration), fo)]
+    Table.of_rows("findings", "findings", rows).write_csv(path.parent, path.name)
 
 
 def _cost_md(meta: dict) -> list[str]:
     rows = meta.get("per_rep_cost") or []
     if not rows:
         return []
-    md = ["", "Compute per repetition (wall time: the union of the repetition's runs' intervals, so runs in parallel "
-          "count once and pauses between sittings not at all; CPU: the runs' own):", "",
-          "| repetition | runs | wall h | CPU h |", "|---|---|---|---|"]
-    for r in rows:
-        md.append(f"| {r['rep']} | {r['runs']} | {r['active_wall_s'] / 3600:.2f} | {r['cpu_s'] / 3600:.2f} |")
-    md.append(f"| all | {sum(r['runs'] for r in rows)} | {meta['runs_active_wall_s'] / 3600:.2f} | {meta['runs_cpu_s'] / 3600:.2f} |")
-    return md
-
-
-def _decimals(half_width: float) -> int:
-    """Decimals that show a half-width to two significant figures (at least 4), so that the
-    printed interval agrees with the verdict beside it: -0.000068 ± 0.000067 excludes 0, while
-    its 4-decimal rounding, -0.0001 ± 0.0001, looks as if it did not."""
-    if not half_width > 0 or not math.isfinite(half_width):
-        return 4
-    return max(4, 1 - math.floor(math.log10(half_width)))
+    hours = [{"rep": r["rep"], "runs": r["runs"], "wall": f"{r['active_wall_s'] / 3600:.2f}", "cpu": f"{r['cpu_s'] / 3600:.2f}"}
+             for r in rows]
+    hours.append({"rep": "all", "runs": sum(r["runs"] for r in rows), "wall": f"{meta['runs_active_wall_s'] / 3600:.2f}",
+                  "cpu": f"{meta['runs_cpu_s'] / 3600:.2f}"})
+    table = Table("cost", "compute per repetition", [Column("rep", "repetition"), Column("runs", "runs"),
+                                                     Column("wall", "wall h"), Column("cpu", "CPU h")], hours)
+    return ["", "Compute per repetition (wall time: the union of the repetition's runs' intervals, so runs in parallel "
+            "count once and pauses between sittings not at all; CPU: the runs' own):", "",
+            table.markdown(title=False).rstrip("\n")]
 
 
 #: The reservation routers' admission limit, as a share of the 1 Gbit/s link (``max_reserved_share``).
@@ -1028,22 +984,20 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, rep_cells: list[dic
         + (" (the headline calibration)" if meta.get("headline") else "") + ". "
         f"Grid: scenarios {', '.join(grid.scenarios)}, N ∈ {list(grid.n)}, K ∈ {list(grid.k)}, "
         f"{grid.duration_s} s per run, {reps}; {meta['cells_reported']} of {meta['cells']} cells reported. "
-        f"Compute: {meta['runs_timed']} runs took {_duration(meta['runs_cpu_s'])} of CPU time ({_duration(meta['runs_wall_s'])} of run wall time, "
-        f"one core each); the grid was running for {_duration(meta.get('runs_active_wall_s', float('nan')))} of wall time (the union "
+        f"Compute: {meta['runs_timed']} runs took {duration_str(meta['runs_cpu_s'])} of CPU time ({duration_str(meta['runs_wall_s'])} of run wall time, "
+        f"one core each); the grid was running for {duration_str(meta.get('runs_active_wall_s', float('nan')))} of wall time (the union "
         f"of the runs' intervals, pauses between sittings excluded); code {', '.join(meta['code_versions']) or 'unrecorded'}. "
         f"s2 reserves {meta['s2_rate_bps'] / 1e6:.0f} Mbit/s per stream (150 % of the paper's 40 Mbit/s target); s3 reserves the "
         f"trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream.\n",
-        "| scenario | mean PER % (ours / paper) | mean PER %, K>0 | mean utilisation %, K>0 | cells K>0 with PER=0 | min video delivered / required (ours: / offered; paper: / K=0) |",
-        "|---|---|---|---|---|---|",
     ]
-    for sc in grid.scenarios:
-        a, b = s[sc], ps[sc]
-        label = sc if a["complete"] else f"{sc} (partial)"
-        lines.append(
-            f"| {label} | {a['per_mean']:.3f} / {b['per_mean']:.3f} | {a['per_mean_loaded']:.3f} / {b['per_mean_loaded']:.3f} | "
-            f"{a['util_mean_loaded']:.1f} / {b['util_mean_loaded']:.1f} | {a['zero_per_share']:.0%} / {b['zero_per_share']:.0%} | "
-            f"{a['min_video_fraction']:.3f} / {b['min_video_fraction']:.3f} |"
-        )
+    # Each column: its key in ``summary``, title and format; a cell is "ours / paper".
+    cols = (("per_mean", "mean PER % (ours / paper)", ".3f"), ("per_mean_loaded", "mean PER %, K>0", ".3f"),
+            ("util_mean_loaded", "mean utilisation %, K>0", ".1f"), ("zero_per_share", "cells K>0 with PER=0", ".0%"),
+            ("min_video_fraction", "min video delivered / required (ours: / offered; paper: / K=0)", ".3f"))
+    lines.append(Table("summary", "summary", [Column("scenario", "scenario")] + [Column(k, t) for k, t, _ in cols], [
+        {"scenario": sc if s[sc]["complete"] else f"{sc} (partial)",
+         **{k: f"{s[sc][k]:{fmt}} / {ps[sc][k]:{fmt}}" for k, _, fmt in cols}} for sc in grid.scenarios]
+    ).markdown(title=False).rstrip("\n"))
     lines += ["", "## The paper's findings", ""]
     lines += [("Statistics over the " f"{n_complete} complete repetitions, paired by seed (Student-t 95 % intervals): a "
                "claim holds when its interval clears the threshold, does not hold when it lies wholly on the other side, "
@@ -1186,51 +1140,43 @@ def write_overview(out: Path, grid: Grid, profile: str, results: dict[str, dict[
           + (f"On these runs the rule picks **{pick}**" + (" (the headline)." if pick == HEADLINE.key else
                                                              f", not the headline {HEADLINE.key}: re-read the choice.")
              + " Steps: " + "; ".join(steps) + "." if pick else "")
-          + " The other calibrations show how much each finding depends on these two choices.", "",
-          "| calibration | trace mean at IP level, Mbit/s | K = 0 video per stream, ours / paper, Mbit/s | buffer | "
-          "complete repetitions | substantive findings holding |", "|---|---|---|---|---|---|"]
-    csv_rows: list[list[Any]] = []
-    for key in keys:
-        r = results[key]
-        m = r["meta"]
-        md.append(f"| {key}{' (headline)' if m.get('headline') else ''} | {m['trace_mean_bps'] / 1e6:.1f} | "
-                  f"{_k0_rate_per_stream(grid, r['ours']):.1f} / {p_rate:.1f} | {m['buffer']} | {m['reps_complete']} | "
-                  f"{m['substantive_hold']} of {m['substantive_decided']} |")
-    md += ["", "| the paper's finding | label | " + " | ".join(keys) + " | the paper's own table |",
-           "|---|---|" + "---|" * len(keys) + "---|"]
+          + " The other calibrations show how much each finding depends on these two choices.", ""]
+    cals = Table("calibrations", "calibrations", [
+        Column("key", "calibration"), Column("mean", "trace mean at IP level, Mbit/s"),
+        Column("k0", "K = 0 video per stream, ours / paper, Mbit/s"), Column("buffer", "buffer"),
+        Column("reps", "complete repetitions"), Column("hold", "substantive findings holding")],
+        [{"key": f"{key}{' (headline)' if m.get('headline') else ''}", "mean": f"{m['trace_mean_bps'] / 1e6:.1f}",
+          "k0": f"{_k0_rate_per_stream(grid, results[key]['ours']):.1f} / {p_rate:.1f}", "buffer": m["buffer"],
+          "reps": m["reps_complete"], "hold": f"{m['substantive_hold']} of {m['substantive_decided']}"}
+         for key in keys for m in [results[key]["meta"]]])
     per_cal = {key: {f.key: f for f in results[key]["findings"]} for key in keys}
-    for f in fp:
-        md.append(f"| {f.claim} | {f.label.value} | "
-                  + " | ".join(per_cal[key][f.key].verdict.value if f.key in per_cal[key] else "–" for key in keys)
-                  + f" | {f.verdict.value} |")
-    md += ["", "The summary counts only *substantive* findings; a *trivial* one (no traffic, no loss) and the ones true "
+    side = Table("findings", "findings by calibration", [Column("claim", "the paper's finding"), Column("label", "label")]
+                 + [Column(key, key) for key in keys] + [Column("paper", "the paper's own table")],
+                 [{"claim": f.claim, "label": f.label.value, "paper": f.verdict.value,
+                   **{key: per_cal[key][f.key].verdict.value for key in keys if f.key in per_cal[key]}} for f in fp])
+    md += [cals.markdown(title=False), side.markdown(title=False)]
+    md += ["The summary counts only *substantive* findings; a *trivial* one (no traffic, no loss) and the ones true "
            "*by construction* of our TFD router (it reserves exactly what the encoder announces) are shown but prove "
            "nothing about the mechanisms. Each calibration's README gives the statistics and intervals."]
     (out / "README.md").write_text("\n".join(md) + "\n")
-    for key in keys:
-        for f in results[key]["findings"]:
-            e = f.estimate
-            csv_rows.append([key, profile, f.key, f.label.value, f.verdict.value,
-                             "" if e is None else repr(e.mean), "" if e is None or math.isnan(e.half_width) else repr(e.half_width),
-                             "" if e is None else e.n])
-    with open(out / "findings.csv", "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["calibration", "profile", "key", "label", "verdict", "mean", "half_width", "n"])
-        w.writerows(csv_rows)
-    _report_json(out, grid, profile, results, "\n".join(md))
+    Table.of_rows("findings", "findings", [r for key in keys for r in _finding_rows(results[key]["findings"], calibration=key,
+                                                                                   profile=profile)]
+                  ).write_csv(out, "findings.csv")
+    _publish(out, grid, profile, results, "\n".join(md))
 
 
-def _report_json(out: Path, grid: Grid, profile: str, results: dict[str, dict[str, Any]], overview: str) -> None:
-    """``out/report.json`` (``docs/report-format.md``): Tables I and II of the headline calibration
-    (or, if it did not run, the first that did) beside the paper's (:func:`cell_tables`, the
-    tables its ``table1.csv``/``table2.csv`` come from), its figures, its findings, and as reading
-    the overview of every calibration followed by the headline's own."""
-    from qoelab.experiment.tables import finding_json, report
-
+def _publish(out: Path, grid: Grid, profile: str, results: dict[str, dict[str, Any]], overview: str) -> None:
+    """``out/report.json`` (``docs/report-format.md``) and ``out/report.md``, through the layer's
+    :func:`~qoelab.experiment.tables.publish`: Tables I and II of the headline calibration (or, if
+    it did not run, the first that did) beside the paper's (:func:`cell_tables`, the tables its
+    ``table1.csv``/``table2.csv`` come from), its figures, its findings, and as reading the
+    overview of every calibration followed by the headline's own; the cost is every
+    calibration's main grid (:func:`qoelab.experiment.core.cost`)."""
     key = HEADLINE.key if HEADLINE.key in results else next(iter(results))
     r = results[key]
+    m = r["meta"]
     folder = Path(r["out"]).relative_to(out).as_posix()
-    T = cell_tables(QUICK if r["meta"]["quick"] else FULL, r["ours"], r["nreps"], key)
+    T = cell_tables(QUICK if m["quick"] else FULL, r["ours"], r["nreps"], key)
     tables = []
     for name, _, _ in TABLES:
         T[name].csv = f"{folder}/{name}.csv"
@@ -1239,34 +1185,48 @@ def _report_json(out: Path, grid: Grid, profile: str, results: dict[str, dict[st
                 "source": "paper Fig. 3"}]
     figures += [{"id": f"diff-{m}", "title": f"{label}: ours minus the paper's ({key})", "path": f"{folder}/diff_{m}.png"}
                 for m, label, _ in METRICS if (Path(r["out"]) / f"diff_{m}.png").is_file()]
-    found = [finding_json(f, group=key, source="paper Sec. IV") for f in r["findings"]]
-    m = r["meta"]
-    cost = {"runs": sum(x["meta"]["runs_timed"] for x in results.values()),
-            "sim_wall_s": round(sum(x["meta"]["runs_wall_s"] for x in results.values()), 3),
-            "cpu_s": round(sum(x["meta"]["runs_cpu_s"] for x in results.values()), 3)}
-    reading = overview + "\n\n" + (Path(r["out"]) / "README.md").read_text()
-    report(out, paper="tfd", mode="quick" if m["quick"] else "full",
-           title=f"TFD reproduction (Chodorek & Chodorek), TCP profile {profile}",
-           tables=tables, figures=figures, findings=found, reading=reading, cost=cost,
-           setup=f"Grid N ∈ {list(grid.n)}, K ∈ {list(grid.k)}, {grid.duration_s} s per run; calibrations "
-                 f"{', '.join(results)}; tables and findings of {key}"
-                 f"{' (the headline)' if key == HEADLINE.key else ''}; {m['reps_done_min']}–{m['reps_done_max']} "
-                 "repetition(s) per cell.")
+    counts = [f"{k} {x['meta']['substantive_hold']} of {x['meta']['substantive_decided']}" for k, x in results.items() if k != key]
+    summary = (f"Calibration {key}{' (the headline)' if key == HEADLINE.key else ''}: {m['substantive_hold']} of "
+               f"{m['substantive_decided']} substantive findings hold"
+               + (f" (the other calibrations: {', '.join(counts)})" if counts else "")
+               + "; trivial and by-construction findings are listed but not counted.")
+    every = [c.key for c in CALIBRATIONS]
+    command = ("qoelab reproduce tfd" + (" --quick" if m["quick"] else "")
+               + ("" if sorted(results) == sorted(every) else f" --calibration {','.join(results)}")
+               + ("" if profile == DEFAULT_PROFILE else f" --profile {profile}"))
+    publish(out, paper="tfd", quick=m["quick"], title=f"TFD reproduction (Chodorek & Chodorek), TCP profile {profile}",
+            tables=tables, findings=r["findings"], source="paper Sec. IV", group=key, figures=figures,
+            reading=overview + "\n\n" + (Path(r["out"]) / "README.md").read_text(), summary=summary,
+            setup=f"Grid N ∈ {list(grid.n)}, K ∈ {list(grid.k)}, {grid.duration_s} s per run; calibrations "
+                  f"{', '.join(results)}; tables and findings of {key}"
+                  f"{' (the headline)' if key == HEADLINE.key else ''}; {m['reps_done_min']}–{m['reps_done_max']} "
+                  "repetition(s) per cell.",
+            cost=core.cost(*(x["runs_of"] for x in results.values())), seeds=r["seeds"], command=command)
 
 
 # --- CLI -------------------------------------------------------------------------------------
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Adds ``reproduce tfd`` to the CLI, under the ``reproduce`` group (created if absent)."""
-    from qoelab.reproduce import paper_group
+    """Adds ``reproduce tfd`` to the CLI (:func:`qoelab.reproduce.add_paper_command`, with the
+    calibrations, the TCP profile and ``--report-only``)."""
+    from qoelab.reproduce import add_paper_command
 
-    sub = paper_group(subparsers)
-    t = sub.add_parser("tfd", help="Chodorek & Chodorek: TFD-capable dynamic QoS for HD video vs RSVP (Tables I, II, Fig. 3)")
-    t.add_argument("--quick", action="store_true", help="short runs on a coarse grid (CI, a few minutes on 2 cores)")
-    t.add_argument("--reps", type=int, default=None, help="repetitions per cell (default 1 with --quick, else 20 as in the paper)")
-    t.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
-    t.add_argument("-o", "--output", metavar="DIR", help="report folder (default results/reproduce-tfd[-quick])")
+    def options(a: argparse.Namespace) -> dict[str, Any]:
+        return {"report_only": a.report_only, "calibrations": parse_calibrations(a.calibration), "profile": a.profile}
+
+    def done(r: dict[str, Any], out: Path) -> None:
+        for key, c in r["calibrations"].items():
+            m = c["meta"]
+            now = "nothing run now" if m["wall_s"] is None else f"{m['wall_s']:.0f} s now"
+            print(f"{key}: {m['substantive_hold']} of {m['substantive_decided']} substantive findings hold "
+                  f"({now}; {m['runs_timed']} runs, {duration_str(m['runs_cpu_s'])} of CPU in all)")
+        print(f"wrote {out}/README.md")
+
+    t = add_paper_command(subparsers, "tfd", "Chodorek & Chodorek: TFD-capable dynamic QoS for HD video vs RSVP (Tables I, II, "
+                          "Fig. 3)", run, quick_help="short runs on a coarse grid (CI, a few minutes on 2 cores)",
+                          reps_help="repetitions per cell (default 1 with --quick, else 20 as in the paper)",
+                          label="tfd grid", options=options, done=done)
     t.add_argument("--report-only", action="store_true",
                    help="run nothing; write the report from the runs already finished in the folder (a grid stopped part-way)")
     t.add_argument("--calibration", default="all", metavar="LIST",
@@ -1274,38 +1234,4 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         f"{', '.join(c.key for c in CALIBRATIONS)} (trace rate - routers' buffer)")
     t.add_argument("--profile", default=DEFAULT_PROFILE, choices=PROFILES,
                    help=f"TCP profile of the bulk flows (default {DEFAULT_PROFILE}; rfc reproduces expected/rfc-40M-1000p)")
-    from qoelab.executors import add_arguments
-
-    add_arguments(t)
-
-    def cmd(a: argparse.Namespace) -> int:
-        from rich.console import Console
-
-        from qoelab.progress import progress
-        from qoelab.sweep import resolve_jobs
-
-        if a.reps is not None and a.reps < 1:
-            raise QoelabError(f"--reps {a.reps}: must be at least 1")
-        cals = parse_calibrations(a.calibration)
-        out = Path(a.output) if a.output else Path("results") / ("reproduce-tfd-quick" if a.quick else "reproduce-tfd")
-        from qoelab.outdir import check_folder
-
-        check_folder(out)
-        from qoelab.executors import open_from_args, shard_note
-
-        with open_from_args(a) as ex, progress(Console(stderr=True), "tfd grid", disable=a.report_only) as update:
-            r = run(out, quick=a.quick, reps=a.reps, jobs=resolve_jobs(a.jobs), report_only=a.report_only, progress=update,
-                    calibrations=cals, profile=a.profile, executor=ex)
-        if "shard" in r:
-            print(shard_note(r["shard"]))
-            return 0
-        for key, c in r["calibrations"].items():
-            m = c["meta"]
-            now = "nothing run now" if m["wall_s"] is None else f"{m['wall_s']:.0f} s now"
-            print(f"{key}: {m['substantive_hold']} of {m['substantive_decided']} substantive findings hold "
-                  f"({now}; {m['runs_timed']} runs, {_duration(m['runs_cpu_s'])} of CPU in all)")
-        print(f"wrote {out}/README.md")
-        return 0
-
-    t.set_defaults(func=cmd)
     return t
