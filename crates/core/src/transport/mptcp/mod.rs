@@ -99,6 +99,11 @@ impl MptcpConfig {
         if self.tcp.pacing == Some(true) {
             return Err("tcp.pacing: not available on MPTCP subflows".into());
         }
+        if self.tcp.tso == Some(true) {
+            return Err(
+                "tcp.tso: not available on MPTCP subflows (their sending is the connection's scheduler's)".into()
+            );
+        }
         let t = self.subflow_tcp(mtu_bytes);
         t.validate(mtu_bytes.saturating_sub(DSS_DATA_BYTES)).map_err(|e| format!("tcp.{e}"))
     }

@@ -37,6 +37,7 @@ pub mod rack;
 pub mod rtt;
 pub mod sack;
 pub mod socket;
+pub mod tso;
 
 #[cfg(test)]
 mod tests;
@@ -177,6 +178,15 @@ pub struct TcpConfig {
     /// `fq` or BBR; the default qdisc is `fq_codel`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pacing: Option<bool>,
+    /// TSO/GSO-sized sending as Linux does it (`tcp_tso_autosize`, `tcp_tso_should_defer`): new
+    /// data leaves in buffers of about 1 ms at the pacing rate (2 to 45 segments of 1448 B), and
+    /// when the window lets out less than a full buffer (and less than a third of the window) the
+    /// sender waits for the ACK due within half an SRTT instead of sending a segment or two; under
+    /// `pacing`, each buffer leaves back to back and the pacing wait follows the whole buffer.
+    /// Default: off in every profile (the links model the wire, where a TSO buffer's segments
+    /// already leave back to back; turn it on to model a Linux host's send pattern).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tso: Option<bool>,
     /// Sender maximum segment size, bytes. Default: MTU − 20 (IPv4) − 20 (TCP) − 12 (timestamps
     /// if on), i.e. 1448 for MTU 1500.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
@@ -208,6 +218,7 @@ impl Default for TcpConfig {
             init_cwnd: None,
             rack: None,
             pacing: None,
+            tso: None,
             mss: None,
         }
     }
@@ -241,6 +252,7 @@ impl TcpConfig {
             prr_rule: self.prr_rule.unwrap_or(d.prr_rule),
             hystart_rule: self.hystart_rule.unwrap_or(d.hystart_rule),
             pacing: self.pacing.unwrap_or(d.pacing),
+            tso: self.tso.unwrap_or(d.tso),
             abc: match &self.cc {
                 CcConfig::NewReno(c) => c.abc.unwrap_or(d.abc),
                 _ => d.abc,
@@ -455,6 +467,15 @@ pub struct TcpSender {
     /// Pacing (`fq`): on, and when the next segment may leave.
     pacing: bool,
     pace_next: SimTime,
+    /// TSO/GSO-sized sending ([`tso`]): on; the buffer being sent (segments, IP bytes, and its
+    /// size goal in segments); when the last segment left; when each new segment still
+    /// unacknowledged was sent (end sequence number, time), oldest first.
+    tso: bool,
+    skb_segs: u64,
+    skb_bytes: u64,
+    skb_goal: u64,
+    last_tx: Option<SimTime>,
+    tx_times: std::collections::VecDeque<(u64, SimTime)>,
     notified: (u64, u64),
     /// The state last reported to the `tcp_state` probe ("" before the first report).
     probed_state: &'static str,
@@ -521,6 +542,12 @@ impl TcpSender {
             cwnd_limited: true,
             pacing: b.pacing,
             pace_next: SimTime::ZERO,
+            tso: b.tso,
+            skb_segs: 0,
+            skb_bytes: 0,
+            skb_goal: 1,
+            last_tx: None,
+            tx_times: std::collections::VecDeque::new(),
             notified: (0, 0),
             probed_state: "",
             segs_sent: 0,
@@ -773,12 +800,16 @@ impl TcpSender {
                 self.cwnd_limited = true;
                 break;
             }
-            if !(force && rxt) && self.paced(cx) {
+            if !(force && rxt) && self.skb_segs == 0 && self.paced(cx) {
+                break;
+            }
+            if !rxt && self.tso_defers(seq, cx.now) {
                 break;
             }
             force = false;
             self.transmit(seq, len, rxt, cx);
         }
+        self.close_skb(cx.now);
     }
 
     /// [`try_send`](Self::try_send) under RACK: lost segments (RFC 8985 marks them, in any
@@ -799,11 +830,74 @@ impl TcpSender {
                 self.cwnd_limited = true;
                 break;
             }
-            if !(force && rxt) && self.paced(cx) {
+            if !(force && rxt) && self.skb_segs == 0 && self.paced(cx) {
+                break;
+            }
+            if !rxt && self.tso_defers(seq, cx.now) {
                 break;
             }
             force = false;
             self.transmit(seq, len, rxt, cx);
+        }
+        self.close_skb(cx.now);
+    }
+
+    /// With `tso` on, at the start of a buffer of new data at `seq`: whether to wait for the
+    /// next ACK for a bigger one (`tcp_tso_should_defer`); sets `cwnd_limited` as Linux does.
+    fn tso_defers(&mut self, seq: u64, now: SimTime) -> bool {
+        if !self.tso || self.skb_segs > 0 {
+            return false;
+        }
+        let una = self.tcb.snd_una;
+        while self.tx_times.front().is_some_and(|&(end, _)| end <= una) {
+            self.tx_times.pop_front();
+        }
+        let wnd = self.rwnd.min(self.snd_buf);
+        let i = tso::DeferInput {
+            now,
+            last_tx: self.last_tx,
+            recovering: self.recovering(),
+            cwnd: self.tcb.cwnd,
+            in_flight: self.in_flight(),
+            send_win: (una + wnd).saturating_sub(seq),
+            snd_wnd: wnd,
+            mss: self.tcb.mss,
+            max_segs: self.tso_segs(),
+            unsent: self.write_end.saturating_sub(seq),
+            head_tx: self.tx_times.front().map(|&(_, t)| t),
+            srtt: self.rtt.srtt(),
+        };
+        match tso::should_defer(&i) {
+            tso::Defer::SendNow => false,
+            tso::Defer::Wait { cwnd_limited } => {
+                self.cwnd_limited = cwnd_limited;
+                true
+            }
+        }
+    }
+
+    /// Segments per buffer: 1 without `tso`, else `tcp_tso_autosize` at the pacing rate
+    /// Linux computes whether or not it paces (`tcp_update_pacing_rate`, as `pace_after`).
+    fn tso_segs(&self) -> u64 {
+        if !self.tso {
+            return 1;
+        }
+        let rate = self.rtt.srtt().map(|srtt| {
+            let pct: u128 = if self.tcb.cwnd < self.tcb.ssthresh / 2 { 200 } else { 120 };
+            let r = pct * self.tcb.cwnd as u128 * 1_000_000_000 / (100 * srtt.as_nanos().max(1) as u128);
+            r.min(u64::MAX as u128) as u64
+        });
+        tso::autosize(rate, self.rtt.min_rtt(), self.tcb.mss)
+    }
+
+    /// Ends the buffer being sent: under pacing, the next one waits its length over the rate.
+    fn close_skb(&mut self, now: SimTime) {
+        if self.skb_segs > 0 {
+            let bytes = std::mem::take(&mut self.skb_bytes);
+            self.skb_segs = 0;
+            if self.pacing {
+                self.pace_after(bytes, now);
+            }
         }
     }
 
@@ -878,8 +972,28 @@ impl TcpSender {
         if cx.timer_deadline(RTO) == SimTime::NEVER || (rxt && self.rto_rearm && seq == self.tcb.snd_una) {
             cx.set_timer(RTO, cx.now + self.rtt.rto());
         }
-        if self.pacing {
-            self.pace_after((IPV4_HEADER + TCP_HEADER + self.opt_bytes) as u64 + len, cx.now);
+        if self.tso {
+            self.last_tx = Some(cx.now);
+            if !rxt {
+                self.tx_times.push_back((seq + len, cx.now));
+            } else if seq == self.tcb.snd_una {
+                // Linux stamps a retransmitted head with its new send time.
+                if let Some(f) = self.tx_times.front_mut().filter(|f| f.0 > seq) {
+                    f.1 = cx.now;
+                }
+            }
+        }
+        if self.pacing || self.tso {
+            // One buffer of `skb_goal` segments leaves back to back (one segment without `tso`);
+            // under pacing the wait follows the whole buffer (`fq_dequeue` paces per buffer).
+            if self.skb_segs == 0 {
+                self.skb_goal = self.tso_segs();
+            }
+            self.skb_segs += 1;
+            self.skb_bytes += (IPV4_HEADER + TCP_HEADER + self.opt_bytes) as u64 + len;
+            if self.skb_segs >= self.skb_goal {
+                self.close_skb(cx.now);
+            }
         }
     }
 

@@ -142,6 +142,8 @@ pub struct Behaviours {
     pub abc: bool,
     /// Pacing as Linux's `fq` qdisc (the `pacing` key).
     pub pacing: bool,
+    /// TSO/GSO-sized buffers and deferral (the `tso` key, [`super::tso`]).
+    pub tso: bool,
 }
 
 impl Profile {
@@ -164,6 +166,7 @@ impl Profile {
             prr_rule: PrrRule::Linux,
             abc: true,
             pacing: false,
+            tso: false,
         };
         match self {
             Profile::Rfc => rfc,
