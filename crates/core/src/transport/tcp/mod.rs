@@ -834,6 +834,12 @@ impl TcpSender {
                 break;
             }
             if !(force && rxt) && self.paced(cx) {
+                // Data waits and the window has room for it: only pacing (which spreads the
+                // window over the RTT) holds it back. The window is in use, as Linux's
+                // `tcp_is_cwnd_limited` sees a paced bulk sender (the flag stays set for the
+                // window once the flight reached cwnd, and in slow start while cwnd < 2 ×
+                // max_packets_out), not application-limited.
+                self.cwnd_limited = true;
                 break;
             }
             force = false;
@@ -860,6 +866,12 @@ impl TcpSender {
                 break;
             }
             if !(force && rxt) && self.paced(cx) {
+                // Data waits and the window has room for it: only pacing (which spreads the
+                // window over the RTT) holds it back. The window is in use, as Linux's
+                // `tcp_is_cwnd_limited` sees a paced bulk sender (the flag stays set for the
+                // window once the flight reached cwnd, and in slow start while cwnd < 2 ×
+                // max_packets_out), not application-limited.
+                self.cwnd_limited = true;
                 break;
             }
             force = false;
@@ -925,13 +937,9 @@ impl TcpSender {
             self.prr_out += len; // RFC 6937 §3: prr_out += (data sent)
         }
         let hdr = TcpHdr { payload: len as u32, ..self.header(tcp_flags::ACK, seq, 1, cx.now) };
-        cx.send(Outgoing {
-            dir: Dir::Fwd,
-            size_bytes: IPV4_HEADER + TCP_HEADER + self.opt_bytes + len as u32,
-            l4: L4::Tcp(hdr),
-            path: 0,
-            tfd: None,
-        });
+        // The segment's IP length: its size on the wire, and what pacing spaces by.
+        let ip_len = IPV4_HEADER + TCP_HEADER + self.opt_bytes + len as u32;
+        cx.send(Outgoing { dir: Dir::Fwd, size_bytes: ip_len, l4: L4::Tcp(hdr), path: 0, tfd: None });
         // RFC 6298 §5.1: start the timer if it is not running. Linux also restarts it when it
         // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so the retransmission
         // gets a whole RTO to be acknowledged.
@@ -939,7 +947,7 @@ impl TcpSender {
             cx.set_timer(RTO, cx.now + self.rtt.rto());
         }
         if self.pacing {
-            self.pace_after((IPV4_HEADER + TCP_HEADER + self.opt_bytes) as u64 + len, cx.now);
+            self.pace_after(ip_len as u64, cx.now);
         }
     }
 

@@ -1217,3 +1217,26 @@ fn ssthresh_rules_take_flight_size_pipe_or_cwnd() {
     assert!(got[1] < got[2] && got[2] < got[0], "pipe < cwnd < FlightSize here: {got:?}");
     assert_eq!(got[3], got[2], "FlightSize above cwnd here, so the capped rule takes cwnd: {got:?}");
 }
+
+/// A paced sender that pacing (not cwnd) stops has data waiting and room in its window: it is
+/// not application-limited, so the window it uses may grow (Linux's `tcp_is_cwnd_limited` for a
+/// paced bulk sender). Before, the flag kept whatever the previous attempt left, here "nothing to
+/// send" from the idle period, so an ACK arriving before the flight reached cwnd would not have
+/// grown it.
+#[test]
+fn a_send_stopped_by_pacing_counts_as_window_limited() {
+    for rack in [false, true] {
+        let cfg = TcpConfig { pacing: Some(true), rack: Some(rack), ..newreno(true) };
+        let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+        h.write(MSS);
+        h.run_until(SimTime(Dur::from_millis(200).as_nanos()));
+        assert_eq!(h.snd.acked_bytes(), MSS);
+        assert!(!h.snd.cwnd_limited(), "idle: nothing to send");
+        let cwnd = h.snd.cwnd();
+        h.write(100 * MSS);
+        // The first segment leaves at once; pacing holds the second (cwnd has room for ten).
+        assert_eq!(h.snd.snd_max(), 1 + 2 * MSS, "rack {rack}");
+        assert!(h.snd.cwnd_limited(), "rack {rack}: held back by pacing only, yet application-limited");
+        assert_eq!(h.snd.cwnd(), cwnd);
+    }
+}
