@@ -69,7 +69,7 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "transport/tcp",
         at: "flows[0].transport",
-        config: r#"{ kind = "tcp", cc = "cubic", sack = true, timestamps = true, profile = "linux", delayed_ack = true, delack_timeout = "40ms", quickack = true, rto_rule = "linux", rto_rearm = true, prr = true, hystart = true, min_rto = "200ms", max_rto = "60s", initial_rto = "1s", snd_buf = "256KB", rcv_buf = "256KB", init_cwnd = 10, rack = true, ssthresh_rule = "flight_size", prr_rule = "linux", hystart_rule = "rfc9406", mss = "1000B" }"#,
+        config: r#"{ kind = "tcp", cc = "cubic", sack = true, timestamps = true, profile = "linux", delayed_ack = true, delack_timeout = "40ms", quickack = true, rto_rule = "linux", rto_rearm = true, prr = true, hystart = true, min_rto = "200ms", max_rto = "60s", initial_rto = "1s", snd_buf = "256KB", rcv_buf = "256KB", rcv_autotune = true, rcv_buf_init = "128KB", init_cwnd = 10, rack = true, ssthresh_rule = "flight_size", prr_rule = "linux", hystart_rule = "rfc9406", mss = "1000B" }"#,
     },
     Template { name: "transport/udp", at: "flows[1].transport", config: r#"{ kind = "udp" }"# },
     Template { name: "transport/rtp", at: "flows[1].transport", config: r#"{ kind = "rtp" }"# },

@@ -20,6 +20,10 @@ fn padhye(p: f64, rtt: f64, t0: f64, b: f64, wmax: f64) -> f64 {
 
 /// One flow over a 100 Mbit/s, 50 ms link (no queueing at these rates) with Bernoulli loss on
 /// the data direction. Returns (measured send rate in packets/s, Padhye's prediction, SRTT).
+/// The receive window is fixed (`rcv_autotune = false`): Padhye's model takes the receiver's
+/// window W_max as a constant. (Autotuned, the send rates are within 1 % of these, e.g. 74.05
+/// against 73.65 pkt/s at p = 1 % with per-ACK counting, but the run's last SRTT, which the
+/// prediction uses, differs: 124.5 against 120.0 ms.)
 fn padhye_case(p: f64, delayed_ack: bool, abc: bool, b: f64, secs: u64) -> (f64, f64, f64) {
     let r = run(&format!(
         r#"
@@ -37,7 +41,7 @@ fn padhye_case(p: f64, delayed_ack: bool, abc: bool, b: f64, secs: u64) -> (f64,
         name = "tcp"
         src = "S"
         dst = "D"
-        transport = {{ kind = "tcp", cc = {{ kind = "newreno", abc = {abc} }}, sack = false, delayed_ack = {delayed_ack}, min_rto = "1s" }}
+        transport = {{ kind = "tcp", cc = {{ kind = "newreno", abc = {abc} }}, sack = false, delayed_ack = {delayed_ack}, min_rto = "1s", rcv_autotune = false }}
         app = {{ kind = "bulk" }}
         "#
     ));

@@ -190,7 +190,7 @@ impl MptcpSocket {
             reinject: cfg.reinject,
             penalise: cfg.penalise,
             mss,
-            conn_wnd: tcp.rcv_buf,
+            conn_wnd: tcp.rcv_buf_bytes(),
             write_end: 0,
             dsn_next: 0,
             data_una: 0,

@@ -55,7 +55,7 @@ pub struct MptcpConfig {
     pub penalise: bool,
     /// The subflows' TCP (every key of `kind = "tcp"`). Its MSS default leaves room for the
     /// DSS option (1420 B for MTU 1500 with timestamps); `rcv_buf` is the connection-level
-    /// receive window too.
+    /// receive window too, and `rcv_autotune` is off (refused if set).
     pub tcp: TcpConfig,
 }
 
@@ -76,6 +76,9 @@ impl MptcpConfig {
     /// and NewReno under a coupled increase.
     pub fn subflow_tcp(&self, mtu_bytes: u32) -> TcpConfig {
         let mut t = self.tcp.clone();
+        // The connection-level window is `rcv_buf` throughout (Linux's MPTCP autotunes it in
+        // `mptcp_rcv_space_adjust`, not modelled); the subflows advertise it too.
+        t.rcv_autotune = Some(false);
         if t.mss.is_none() {
             t.mss = Some(t.mss_for(mtu_bytes).saturating_sub(DSS_DATA_BYTES as u64));
         }
@@ -103,6 +106,12 @@ impl MptcpConfig {
             return Err(
                 "tcp.tso: not available on MPTCP subflows (their sending is the connection's scheduler's)".into()
             );
+        }
+        if self.tcp.rcv_autotune == Some(true) {
+            return Err("tcp.rcv_autotune: not available on MPTCP subflows".into());
+        }
+        if self.tcp.rcv_buf_init.is_some() {
+            return Err("tcp.rcv_buf_init: not available on MPTCP subflows (no rcv_autotune)".into());
         }
         let t = self.subflow_tcp(mtu_bytes);
         t.validate(mtu_bytes.saturating_sub(DSS_DATA_BYTES)).map_err(|e| format!("tcp.{e}"))

@@ -34,6 +34,7 @@ pub mod cc;
 mod probes;
 pub mod profile;
 pub mod rack;
+pub mod rcvbuf;
 pub mod rtt;
 pub mod sack;
 pub mod socket;
@@ -158,10 +159,27 @@ pub struct TcpConfig {
     /// are always accepted and wait in the application's queue. Default `"4MiB"`.
     #[serde(with = "serde_units::bytes")]
     pub snd_buf: u64,
-    /// Receive buffer, bytes; the advertised window (the receiving application reads at once, so
-    /// the window is the whole buffer). Default `"4MiB"`.
-    #[serde(with = "serde_units::bytes")]
-    pub rcv_buf: u64,
+    /// Receive buffer, bytes. Without `rcv_autotune` it is the advertised window from the first
+    /// segment on (the receiving application reads at once, so the window is the whole buffer);
+    /// default `"4MiB"`. With `rcv_autotune` it is the largest buffer autotuning may grow to
+    /// (Linux `tcp_rmem[2]`), half of which is window (Linux's default `scaling_ratio`); default
+    /// `"6MiB"` (Linux's `tcp_rmem[2]`). The window-scale shift on the SYN comes from it.
+    #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
+    pub rcv_buf: Option<u64>,
+    /// Receive-buffer autotuning as Linux does it (`net.ipv4.tcp_moderate_rcvbuf`): the buffer
+    /// starts at `rcv_buf_init` (window ≈ 64 KB), `tcp_grow_window` opens the offered window
+    /// segment by segment, and Dynamic Right-Sizing (`tcp_rcv_space_adjust`) grows the buffer,
+    /// once per receiver RTT, to about twice what the application read in the last RTT, up to
+    /// `rcv_buf` (see [`rcvbuf`]). Profile default: on in `linux`, off otherwise (FreeBSD's
+    /// `net.inet.tcp.recvbuf_auto` is not modelled). Not on MPTCP subflows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rcv_autotune: Option<bool>,
+    /// With `rcv_autotune`, the buffer a connection starts with (Linux `tcp_rmem[1]`), bytes:
+    /// the first window is the largest multiple of the MSS within half of it (65160 B for the
+    /// default with MSS 1448). Default `"128KiB"`, or `rcv_buf` if that is smaller. Range: at
+    /// least two segments, at most `rcv_buf`.
+    #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
+    pub rcv_buf_init: Option<u64>,
     /// Initial window, segments. Profile default 10 (RFC 6928).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub init_cwnd: Option<u32>,
@@ -214,7 +232,9 @@ impl Default for TcpConfig {
             max_rto: Dur::from_secs(60),
             initial_rto: None,
             snd_buf: 4 << 20,
-            rcv_buf: 4 << 20,
+            rcv_buf: None,
+            rcv_autotune: None,
+            rcv_buf_init: None,
             init_cwnd: None,
             rack: None,
             pacing: None,
@@ -253,11 +273,24 @@ impl TcpConfig {
             hystart_rule: self.hystart_rule.unwrap_or(d.hystart_rule),
             pacing: self.pacing.unwrap_or(d.pacing),
             tso: self.tso.unwrap_or(d.tso),
+            rcv_autotune: self.rcv_autotune.unwrap_or(d.rcv_autotune),
             abc: match &self.cc {
                 CcConfig::NewReno(c) => c.abc.unwrap_or(d.abc),
                 _ => d.abc,
             },
         }
+    }
+
+    /// The receive buffer, bytes: `rcv_buf`, or its default (4 MiB, or Linux's `tcp_rmem[2]` of
+    /// 6 MiB with `rcv_autotune`).
+    pub fn rcv_buf_bytes(&self) -> u64 {
+        self.rcv_buf.unwrap_or(if self.resolved().rcv_autotune { rcvbuf::TCP_RMEM_MAX } else { 4 << 20 })
+    }
+
+    /// The buffer an autotuned connection starts with, bytes: `rcv_buf_init`, or Linux's
+    /// `tcp_rmem[1]` (128 KiB) within `rcv_buf`.
+    pub fn rcv_buf_init_bytes(&self) -> u64 {
+        self.rcv_buf_init.unwrap_or(rcvbuf::TCP_RMEM_DEFAULT.min(self.rcv_buf_bytes()))
     }
 
     /// Option bytes on every data segment and pure ACK (before SACK blocks).
@@ -284,13 +317,35 @@ impl TcpConfig {
         if self.snd_buf < mss {
             return Err(format!("snd_buf: {} B is smaller than one segment ({mss} B)", self.snd_buf));
         }
-        if self.rcv_buf < mss {
-            return Err(format!("rcv_buf: {} B is smaller than one segment ({mss} B)", self.rcv_buf));
-        }
-        if self.rcv_buf > u32::MAX as u64 {
-            return Err(format!("rcv_buf: {} B exceeds the largest window (4 GiB)", self.rcv_buf));
-        }
         let b = self.resolved();
+        let rcv_buf = self.rcv_buf_bytes();
+        if rcv_buf < mss {
+            return Err(format!("rcv_buf: {rcv_buf} B is smaller than one segment ({mss} B)"));
+        }
+        if rcv_buf > u32::MAX as u64 {
+            return Err(format!("rcv_buf: {rcv_buf} B exceeds the largest window (4 GiB)"));
+        }
+        if b.rcv_autotune {
+            // Half the buffer is window: it must hold two segments.
+            if rcvbuf::win_from_space(rcv_buf) < 2 * mss {
+                return Err(format!(
+                    "rcv_buf: {rcv_buf} B is below four segments ({} B; with rcv_autotune half the buffer is window)",
+                    4 * mss
+                ));
+            }
+            let init = self.rcv_buf_init_bytes();
+            if rcvbuf::win_from_space(init) < 2 * mss {
+                return Err(format!(
+                    "rcv_buf_init: {init} B is below four segments ({} B; half of it is window)",
+                    4 * mss
+                ));
+            }
+            if init > rcv_buf {
+                return Err(format!("rcv_buf_init: {init} B is above rcv_buf ({rcv_buf} B)"));
+            }
+        } else if self.rcv_buf_init.is_some() {
+            return Err("rcv_buf_init: only with rcv_autotune = true".into());
+        }
         if b.init_cwnd == 0 {
             return Err("init_cwnd: must be at least 1 segment".into());
         }
@@ -413,7 +468,8 @@ pub struct TcpSender {
     opt_bytes: u32,
     syn_opt_bytes: u32,
     /// Our receive window, bytes: the buffer reverse data would use, advertised on every
-    /// segment we send though the reverse direction carries none.
+    /// segment we send though the reverse direction carries none (with `rcv_autotune`, the
+    /// initial window; a full-duplex socket stamps its receiving half's current one).
     rcv_wnd: u32,
     /// Our window-scale shift (RFC 7323 §2.3).
     wscale: u8,
@@ -509,8 +565,12 @@ impl TcpSender {
             timestamps: cfg.timestamps,
             opt_bytes: cfg.option_bytes(),
             syn_opt_bytes: syn_option_bytes(cfg),
-            rcv_wnd: cfg.rcv_buf.min(u32::MAX as u64) as u32,
-            wscale: window_shift(cfg.rcv_buf),
+            rcv_wnd: if b.rcv_autotune {
+                rcvbuf::initial_window(cfg.rcv_buf_init_bytes(), mss) as u32
+            } else {
+                cfg.rcv_buf_bytes().min(u32::MAX as u64) as u32
+            },
+            wscale: window_shift(cfg.rcv_buf_bytes()),
             mss_opt: mss_option(mss, cfg.option_bytes()),
             init_cwnd: b.init_cwnd as u64 * mss,
             snd_buf: cfg.snd_buf,
@@ -801,6 +861,12 @@ impl TcpSender {
                 break;
             }
             if !(force && rxt) && self.skb_segs == 0 && self.paced(cx) {
+                // Data waits and the window has room for it: only pacing (which spreads the
+                // window over the RTT) holds it back. The window is in use, as Linux's
+                // `tcp_is_cwnd_limited` sees a paced bulk sender (the flag stays set for the
+                // window once the flight reached cwnd, and in slow start while cwnd < 2 ×
+                // max_packets_out), not application-limited.
+                self.cwnd_limited = true;
                 break;
             }
             if !rxt && self.tso_defers(seq, cx.now) {
@@ -831,6 +897,12 @@ impl TcpSender {
                 break;
             }
             if !(force && rxt) && self.skb_segs == 0 && self.paced(cx) {
+                // Data waits and the window has room for it: only pacing (which spreads the
+                // window over the RTT) holds it back. The window is in use, as Linux's
+                // `tcp_is_cwnd_limited` sees a paced bulk sender (the flag stays set for the
+                // window once the flight reached cwnd, and in slow start while cwnd < 2 ×
+                // max_packets_out), not application-limited.
+                self.cwnd_limited = true;
                 break;
             }
             if !rxt && self.tso_defers(seq, cx.now) {
@@ -959,13 +1031,9 @@ impl TcpSender {
             self.prr_out += len; // RFC 6937 §3: prr_out += (data sent)
         }
         let hdr = TcpHdr { payload: len as u32, ..self.header(tcp_flags::ACK, seq, 1, cx.now) };
-        cx.send(Outgoing {
-            dir: Dir::Fwd,
-            size_bytes: IPV4_HEADER + TCP_HEADER + self.opt_bytes + len as u32,
-            l4: L4::Tcp(hdr),
-            path: 0,
-            tfd: None,
-        });
+        // The segment's IP length: its size on the wire, and what pacing spaces by.
+        let ip_len = IPV4_HEADER + TCP_HEADER + self.opt_bytes + len as u32;
+        cx.send(Outgoing { dir: Dir::Fwd, size_bytes: ip_len, l4: L4::Tcp(hdr), path: 0, tfd: None });
         // RFC 6298 §5.1: start the timer if it is not running. Linux also restarts it when it
         // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so the retransmission
         // gets a whole RTO to be acknowledged.
@@ -990,7 +1058,7 @@ impl TcpSender {
                 self.skb_goal = self.tso_segs();
             }
             self.skb_segs += 1;
-            self.skb_bytes += (IPV4_HEADER + TCP_HEADER + self.opt_bytes) as u64 + len;
+            self.skb_bytes += ip_len as u64;
             if self.skb_segs >= self.skb_goal {
                 self.close_skb(cx.now);
             }
@@ -1614,6 +1682,13 @@ pub struct TcpReceiver {
     delayed_ack: bool,
     delack_timeout: Dur,
     rcv_buf: u64,
+    /// Our window-scale shift (RFC 7323 §2.3), from `rcv_buf`.
+    wscale: u8,
+    /// Receive-buffer autotuning (`rcv_autotune`): the window's state; `None`: the window is
+    /// `rcv_buf` throughout.
+    tune: Option<Box<rcvbuf::RcvBuf>>,
+    /// Bytes held out of order (with `rcv_autotune`, they occupy the buffer).
+    ooo_bytes: u64,
     mss: u64,
     syn_seen: bool,
     rcv_nxt: u64,
@@ -1651,7 +1726,15 @@ impl TcpReceiver {
             syn_opt_bytes: syn_option_bytes(cfg),
             delayed_ack: b.delayed_ack,
             delack_timeout: b.delack_timeout,
-            rcv_buf: cfg.rcv_buf,
+            rcv_buf: cfg.rcv_buf_bytes(),
+            wscale: window_shift(cfg.rcv_buf_bytes()),
+            tune: b.rcv_autotune.then(|| {
+                let mss = cfg.mss_for(s.mtu_bytes);
+                let advmss = mss_option(mss, cfg.option_bytes()) as u64;
+                let max = cfg.rcv_buf_bytes();
+                Box::new(rcvbuf::RcvBuf::new(cfg.rcv_buf_init_bytes(), max, window_shift(max), advmss, mss))
+            }),
+            ooo_bytes: 0,
             mss: cfg.mss_for(s.mtu_bytes),
             syn_seen: false,
             rcv_nxt: 0,
@@ -1721,10 +1804,28 @@ impl TcpReceiver {
         self.ooo.iter()
     }
 
-    /// Advertised window: the whole buffer, since the application reads in-order data at once
-    /// and out-of-order data sits inside the window it was sent into.
-    fn window(&self) -> u32 {
-        self.rcv_buf.min(u32::MAX as u64) as u32
+    /// The receive-buffer autotuning state, with `rcv_autotune`.
+    pub fn autotune(&self) -> Option<&rcvbuf::RcvBuf> {
+        self.tune.as_deref()
+    }
+
+    /// The window for a segment we send now, bytes. Without autotuning the whole buffer, since
+    /// the application reads in-order data at once and out-of-order data sits inside the window
+    /// it was sent into. With it, Linux's `tcp_select_window` (which records what was offered):
+    /// on a SYN-ACK the initial window, unscaled.
+    pub(crate) fn advertise(&mut self, syn: bool) -> u32 {
+        let Some(t) = self.tune.as_deref_mut() else {
+            return self.rcv_buf.min(u32::MAX as u64) as u32;
+        };
+        if syn {
+            return t.rcv_wnd() as u32;
+        }
+        let (w, low) = t.select(self.rcv_nxt, self.ooo_bytes);
+        if low {
+            // `__tcp_select_window`: the buffer is filling up, quick-ACK mode ends.
+            self.quick = 0;
+        }
+        w
     }
 
     fn send_ack(&mut self, flags: u8, cx: &mut FlowCtx) {
@@ -1735,9 +1836,9 @@ impl TcpReceiver {
             seq: if syn { 0 } else { 1 },
             ack: self.rcv_nxt,
             flags,
-            wnd: self.window(),
+            wnd: self.advertise(syn),
             // RFC 7323 §2.3: announced on the SYN-ACK, applied to the field from then on.
-            wscale: window_shift(self.rcv_buf),
+            wscale: self.wscale,
             timestamps: self.timestamps,
             sack_perm: syn && self.sack,
             mss: if syn { mss_option(self.mss, self.opt_bytes) } else { 0 },
@@ -1792,7 +1893,11 @@ impl TcpReceiver {
         if self.timestamps && s <= self.last_ack_sent && (h.ts_val.wrapping_sub(self.ts_recent) as i32) >= 0 {
             self.ts_recent = h.ts_val;
         }
-        if e > self.rcv_nxt + self.rcv_buf {
+        let right_edge = match self.tune.as_deref() {
+            Some(t) => t.right_edge(),
+            None => self.rcv_nxt + self.rcv_buf,
+        };
+        if e > right_edge {
             // Beyond the advertised window: dropped (a correct sender never does this).
             self.send_ack(tcp_flags::ACK, cx);
             return;
@@ -1808,10 +1913,25 @@ impl TcpReceiver {
             self.send_ack(tcp_flags::ACK, cx);
             return;
         }
+        if let Some(t) = self.tune.as_deref_mut() {
+            // Linux `tcp_init_transfer` on the segment that establishes the connection, then
+            // `tcp_rcv_rtt_measure_ts` on every acceptable data segment.
+            t.on_established(cx.now);
+            if self.timestamps {
+                t.rtt_measure_ts(h.ts_ecr, ts_now(cx.now), e - s);
+            }
+        }
         if s > self.rcv_nxt {
             // Out of order: keep it, ACK at once (RFC 5681 §4.2) with SACK blocks.
             self.ooo_segments += 1;
-            self.ooo.insert(s, e, |_, _| {});
+            self.ooo_bytes += self.ooo.insert(s, e, |_, _| {});
+            if self.sack {
+                // `tcp_data_queue_ofo` grows the window for SACK flows only ("do not grow
+                // window to force DUPACK and trigger fast retransmit").
+                if let Some(t) = self.tune.as_deref_mut() {
+                    t.grow(e - s, self.ooo_bytes);
+                }
+            }
             self.recent.copy_within(0..MAX_SACK_BLOCKS - 1, 1);
             self.recent[0] = s;
             self.n_recent = (self.n_recent + 1).min(MAX_SACK_BLOCKS);
@@ -1820,16 +1940,41 @@ impl TcpReceiver {
         }
         let had_gap = !self.ooo.is_empty();
         self.rcv_nxt = e;
+        let mut removed = 0;
         while let Some((a, b)) = self.ooo.first() {
             if a > self.rcv_nxt {
                 break;
             }
             self.rcv_nxt = self.rcv_nxt.max(b);
-            self.ooo.remove_below(self.rcv_nxt, |_, _| {});
+            self.ooo.remove_below(self.rcv_nxt, |a, b| removed += b - a);
         }
+        self.ooo_bytes -= removed;
         cx.notify(TransportEvent::Delivered { total_bytes: self.rcv_nxt - 1 });
+        if let Some(t) = self.tune.as_deref_mut() {
+            // `tcp_event_data_recv`: the window-based RTT probe, then `tcp_grow_window`, whose
+            // growth asks for a quick ACK in Linux's delayed-ACK engine.
+            if !self.timestamps {
+                t.rtt_measure(self.rcv_nxt, cx.now);
+            }
+            if t.grow(e - s, self.ooo_bytes) && self.delayed_ack && self.quickack {
+                self.quick = self.quick.max(1);
+            }
+        }
+        self.ack_in_order(had_gap, e - s, cx);
+        if let Some(t) = self.tune.as_deref_mut() {
+            // The application reads at once: `tcp_rcv_space_adjust`, then `tcp_cleanup_rbuf`'s
+            // window update.
+            t.space_adjust(self.rcv_nxt, cx.now);
+            if t.update_due(self.rcv_nxt, self.ooo_bytes) {
+                self.send_ack(tcp_flags::ACK, cx);
+            }
+        }
+    }
+
+    /// The ACK decision for in-order data of `len` bytes (`had_gap`: it filled a gap).
+    fn ack_in_order(&mut self, had_gap: bool, len: u64, cx: &mut FlowCtx) {
         if self.delayed_ack && self.quickack {
-            self.linux_delack(had_gap, e - s, cx);
+            self.linux_delack(had_gap, len, cx);
             return;
         }
         if had_gap || !self.delayed_ack {
@@ -1839,7 +1984,7 @@ impl TcpReceiver {
         }
         // RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second full-sized segment, and
         // within `delack_timeout` of the first unacknowledged one.
-        self.pending_bytes += e - s;
+        self.pending_bytes += len;
         if self.pending_bytes >= 2 * self.mss {
             self.send_ack(tcp_flags::ACK, cx);
         } else if cx.timer_deadline(DELACK) == SimTime::NEVER {
@@ -1852,7 +1997,12 @@ impl TcpReceiver {
     /// Linux `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: up to 16 quick ACKs, at most half the
     /// receive window in segments (at least 2).
     fn incr_quickack(&mut self) {
-        let n = ((self.rcv_buf / (2 * self.mss)) as u32).clamp(2, TCP_MAX_QUICKACKS);
+        let half_wnd_segs = match self.tune.as_deref() {
+            // `tcp_incr_quickack` counts the window offered now (`rcv_wnd`).
+            Some(t) => t.quickack_budget(),
+            None => self.rcv_buf / (2 * self.mss),
+        };
+        let n = (half_wnd_segs.min(u32::MAX as u64) as u32).clamp(2, TCP_MAX_QUICKACKS);
         self.quick = self.quick.max(n);
     }
 

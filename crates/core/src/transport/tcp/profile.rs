@@ -14,7 +14,9 @@
 //!   the RTO re-armed when the head is retransmitted (`tcp_xmit_retransmit_queue`), PRR
 //!   (`tcp_cwnd_reduction`, RFC 6937), delayed ACKs with quick-ACK mode (`tcp_event_data_recv`,
 //!   `tcp_incr_quickack`, `tcp_send_delayed_ack`), HyStart++ in CUBIC (RFC 9406), RACK-TLP
-//!   (RFC 8985; `net.ipv4.tcp_recovery = 1`, `tcp_early_retrans = 3`; see [`super::rack`]).
+//!   (RFC 8985; `net.ipv4.tcp_recovery = 1`, `tcp_early_retrans = 3`; see [`super::rack`]),
+//!   receive-buffer autotuning (`net.ipv4.tcp_moderate_rcvbuf = 1`, `tcp_rmem`; see
+//!   [`super::rcvbuf`]).
 //! - `ns3`: ns-3.44 `TcpSocketBase` attribute defaults that differ from `rfc`: `MinRto` 1 s,
 //!   `DelAckCount` 2, `DelAckTimeout` 200 ms; and the choices of its congestion and recovery
 //!   operations (`src/internet/model/`): ssthresh from bytes in flight for NewReno
@@ -144,6 +146,9 @@ pub struct Behaviours {
     pub pacing: bool,
     /// TSO/GSO-sized buffers and deferral (the `tso` key, [`super::tso`]).
     pub tso: bool,
+    /// Linux's receive-buffer autotuning (the `rcv_autotune` key): the window starts from
+    /// `tcp_rmem[1]` and grows by `tcp_grow_window` and Dynamic Right-Sizing.
+    pub rcv_autotune: bool,
 }
 
 impl Profile {
@@ -167,6 +172,7 @@ impl Profile {
             abc: true,
             pacing: false,
             tso: false,
+            rcv_autotune: false,
         };
         match self {
             Profile::Rfc => rfc,
@@ -189,6 +195,8 @@ impl Profile {
                 rack: true,
                 // tcp_init_cwnd_reduction: the reduction starts from cwnd (at most what is out).
                 ssthresh_rule: SsthreshRule::FlightCapped,
+                // net.ipv4.tcp_moderate_rcvbuf = 1 (tcp_rcv_space_adjust, tcp_grow_window).
+                rcv_autotune: true,
                 ..rfc
             },
             Profile::Ns3 => Behaviours {

@@ -83,8 +83,12 @@ impl TcpSocket {
             }
             if h.payload > 0 {
                 // RFC 9293 §3.8.6.3: every data segment acknowledges what we have received
-                // (its window is already ours: the sending half advertises the same buffer).
+                // (its window is already ours: the sending half advertises the same buffer,
+                // except under `rcv_autotune`, where the receiving half chooses it now).
                 h.ack = rcv_nxt;
+                if self.rcv.autotune().is_some() {
+                    h.wnd = self.rcv.advertise(false);
+                }
                 carried = true;
             } else {
                 // A pure ACK from the receiving half: its sequence number is our next byte.

@@ -398,7 +398,7 @@ fn config_from_toml_with_defaults_and_errors() {
     assert!(!c.sack && c.timestamps && c.resolved().delayed_ack);
     assert_eq!(c.profile, Profile::Linux);
     assert_eq!(c.min_rto, Some(Dur::from_secs(1)));
-    assert_eq!(c.rcv_buf, 4 << 20);
+    assert_eq!(c.rcv_buf_bytes(), 6 << 20, "linux profile: tcp_rmem[2]");
     assert_eq!(c.mss_for(MTU), 1000);
     assert_eq!(t.service(), Service::Stream);
 
@@ -421,7 +421,7 @@ fn config_from_toml_with_defaults_and_errors() {
     assert!(e.contains("expected a time"), "{e}");
 
     assert!(TcpConfig { mss: Some(1461), ..Default::default() }.validate(MTU).unwrap_err().starts_with("mss"));
-    assert!(TcpConfig { rcv_buf: 100, ..Default::default() }.validate(MTU).unwrap_err().starts_with("rcv_buf"));
+    assert!(TcpConfig { rcv_buf: Some(100), ..Default::default() }.validate(MTU).unwrap_err().starts_with("rcv_buf"));
     let bad_cc = TcpConfig {
         cc: CcConfig::Cubic(cc::cubic::CubicConfig { beta: 1.5, ..Default::default() }),
         ..Default::default()
@@ -724,7 +724,8 @@ fn segments_on_the_wire_carry_the_options_and_window_they_were_sized_for() {
     use crate::trace::pcap::packet_bytes;
     use crate::trace::pcap::tests::{parse_tcp, tcp_packet};
     for (sack, timestamps) in [(true, true), (true, false), (false, true), (false, false)] {
-        let cfg = TcpConfig { sack, timestamps, ..TcpConfig::default() };
+        // A fixed 4 MiB window (autotuning's windows are checked in tests/rcvtune.rs).
+        let cfg = TcpConfig { sack, timestamps, rcv_autotune: Some(false), ..TcpConfig::default() };
         let (f, r) = bottleneck();
         let mut h = Harness::new(&cfg, f, r);
         h.drop_data = drop_data_indices(&[30, 32, 34]);
@@ -763,7 +764,8 @@ fn segments_on_the_wire_carry_the_options_and_window_they_were_sized_for() {
 #[test]
 fn receive_window_limits_throughput_to_rwnd_per_rtt() {
     let rwnd = 20 * MSS;
-    let cfg = TcpConfig { rcv_buf: rwnd, ..Default::default() };
+    // A fixed window (no autotuning): exactly rwnd per RTT.
+    let cfg = TcpConfig { rcv_buf: Some(rwnd), rcv_autotune: Some(false), ..Default::default() };
     let mut h = Harness::new(&cfg, Link::new(ms(50)), Link::new(ms(50)));
     h.keep_log = false;
     h.write(1 << 40);
@@ -867,7 +869,7 @@ proptest! {
     ) {
         let cc = if cubic { CcConfig::default() } else { CcConfig::NewReno(Default::default()) };
         let cfg = TcpConfig {
-            cc, sack, delayed_ack: Some(delayed_ack), timestamps, rcv_buf: 64 * MSS, rack: Some(rack && sack),
+            cc, sack, delayed_ack: Some(delayed_ack), timestamps, rcv_buf: Some(64 * MSS), rack: Some(rack && sack),
             ..Default::default()
         };
         let fwd = if rate_limited { Link::new(ms(5)).rate(Rate(20_000_000), 20 * 1500) } else { Link::new(ms(5)) };
@@ -1214,4 +1216,27 @@ fn ssthresh_rules_take_flight_size_pipe_or_cwnd() {
     }
     assert!(got[1] < got[2] && got[2] < got[0], "pipe < cwnd < FlightSize here: {got:?}");
     assert_eq!(got[3], got[2], "FlightSize above cwnd here, so the capped rule takes cwnd: {got:?}");
+}
+
+/// A paced sender that pacing (not cwnd) stops has data waiting and room in its window: it is
+/// not application-limited, so the window it uses may grow (Linux's `tcp_is_cwnd_limited` for a
+/// paced bulk sender). Before, the flag kept whatever the previous attempt left, here "nothing to
+/// send" from the idle period, so an ACK arriving before the flight reached cwnd would not have
+/// grown it.
+#[test]
+fn a_send_stopped_by_pacing_counts_as_window_limited() {
+    for rack in [false, true] {
+        let cfg = TcpConfig { pacing: Some(true), rack: Some(rack), ..newreno(true) };
+        let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+        h.write(MSS);
+        h.run_until(SimTime(Dur::from_millis(200).as_nanos()));
+        assert_eq!(h.snd.acked_bytes(), MSS);
+        assert!(!h.snd.cwnd_limited(), "idle: nothing to send");
+        let cwnd = h.snd.cwnd();
+        h.write(100 * MSS);
+        // The first segment leaves at once; pacing holds the second (cwnd has room for ten).
+        assert_eq!(h.snd.snd_max(), 1 + 2 * MSS, "rack {rack}");
+        assert!(h.snd.cwnd_limited(), "rack {rack}: held back by pacing only, yet application-limited");
+        assert_eq!(h.snd.cwnd(), cwnd);
+    }
 }

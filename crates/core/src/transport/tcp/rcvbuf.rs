@@ -1,0 +1,409 @@
+//! Linux receive-buffer autotuning (`rcv_autotune`): the receive window starts small and grows
+//! with what the application reads.
+//!
+//! Reading list (Linux 6.6, `net/ipv4/tcp_output.c` and `tcp_input.c`; RFC 7323 §2):
+//! - `tcp_select_initial_window`: the SYN's window, the largest multiple of the MSS within
+//!   `tcp_win_from_space(tcp_rmem[1])` and 16 bits; the window-scale shift from the *largest*
+//!   buffer (`tcp_rmem[2]`), so the window can grow to it later (RFC 7323 §2.2: the shift is
+//!   fixed on the SYN).
+//! - `tcp_init_buffer_space`: `window_clamp` = the full space less one `advmss` ("force
+//!   reservation of one segment"), `rcv_ssthresh` ≤ `window_clamp`, and the first DRS estimate
+//!   `rcvq_space.space` = min(`rcv_ssthresh`, `rcv_wnd`, 10 `advmss`).
+//! - `tcp_grow_window` (from `tcp_event_data_recv`, and for out-of-order data with SACK from
+//!   `tcp_data_queue_ofo`): each segment of ≥ 128 bytes raises `rcv_ssthresh` by 2 `advmss`
+//!   up to min(`window_clamp`, `tcp_space`), and asks for a quick ACK (`icsk_ack.quick |= 1`).
+//! - `tcp_rcv_rtt_measure_ts` / `tcp_rcv_rtt_measure` / `tcp_rcv_rtt_update`: the receiver's
+//!   RTT estimate, from the timestamp echo of full-sized segments (EWMA, gain 1/8) or, without
+//!   timestamps, from the time a window's worth of data takes to arrive (the minimum).
+//! - `tcp_rcv_space_adjust` (Dynamic Right-Sizing, from `tcp_recvmsg`): once per receiver RTT,
+//!   if the application read more (`copied`) than in the previous RTT (`space`), the buffer
+//!   grows to `tcp_space_from_win(rcvwin)`, rcvwin = 2·copied + 16·advmss, plus 2·rcvwin·(copied
+//!   − space)/space for a sender still in slow start; at most `tcp_rmem[2]`; `window_clamp`
+//!   follows.
+//! - `__tcp_select_window` / `tcp_select_window`: the window offered is the free space capped by
+//!   `rcv_ssthresh`, rounded up to the scale unit; the right edge never moves left (no shrinking,
+//!   `net.ipv4.tcp_shrink_window = 0`).
+//! - `tcp_cleanup_rbuf`: after a read, an ACK goes out at once if the window it would offer is at
+//!   least twice what the peer has left.
+//!
+//! Not modelled: the buffer's accounting in `truesize` (skb overhead): the share of the buffer
+//! that is window is Linux's default `scaling_ratio` of 50 % (`TCP_DEFAULT_SCALING_RATIO`, the
+//! same as `tcp_adv_win_scale = 1` before 6.5) and is not re-measured from segments
+//! (`tcp_measure_rcv_mss`); memory pressure (`tcp_mem`), `tcp_clamp_window` and pruning;
+//! `net.core.rmem_max` in the window-scale choice; the timestamp clock's 1 ms tick (ours is
+//! 1 µs). The application reads every in-order byte the moment it arrives, so `copied_seq` =
+//! `rcv_nxt` and only out-of-order data occupies the buffer.
+
+use crate::time::{Dur, SimTime};
+
+/// Linux's default `tcp_rmem[1]`: the buffer a connection starts with, bytes.
+pub const TCP_RMEM_DEFAULT: u64 = 131_072;
+/// Linux's default `tcp_rmem[2]`: the largest buffer autotuning grows to, bytes.
+pub const TCP_RMEM_MAX: u64 = 6 << 20;
+/// `TCP_INIT_CWND`, used for the first DRS estimate (`tcp_init_buffer_space`).
+const TCP_INIT_CWND: u64 = 10;
+/// The window share of the buffer, out of 256 (`TCP_DEFAULT_SCALING_RATIO`).
+const SCALING_RATIO: u64 = 128;
+
+/// `tcp_win_from_space`: the window a buffer of `space` bytes offers.
+pub fn win_from_space(space: u64) -> u64 {
+    space * SCALING_RATIO >> 8
+}
+
+/// `tcp_space_from_win`: the buffer a window of `win` bytes needs.
+pub fn space_from_win(win: u64) -> u64 {
+    (win << 8) / SCALING_RATIO
+}
+
+/// `tcp_select_initial_window`: the window on a SYN or SYN-ACK, bytes, for a starting buffer of
+/// `init_buf` bytes and segments of `rcv_mss` bytes (the MSS less the timestamp option).
+pub fn initial_window(init_buf: u64, rcv_mss: u64) -> u64 {
+    let mut space = win_from_space(init_buf);
+    if space > rcv_mss {
+        space -= space % rcv_mss;
+    }
+    // net.ipv4.tcp_workaround_signed_windows = 0: up to U16_MAX unscaled.
+    space.min(0xffff)
+}
+
+/// The receive-window state of one receiving end under autotuning. All sizes in bytes.
+#[derive(Clone, Debug)]
+pub struct RcvBuf {
+    /// `sk_rcvbuf` and `tcp_rmem[2]`.
+    rcvbuf: u64,
+    rmem_max: u64,
+    window_clamp: u64,
+    rcv_ssthresh: u64,
+    /// Our MSS option (`advmss`) and the segment size we expect (`icsk_ack.rcv_mss`).
+    advmss: u64,
+    rcv_mss: u64,
+    wscale: u8,
+    /// The last window offered and `rcv_nxt` when it was (`rcv_wnd`, `rcv_wup`).
+    rcv_wnd: u64,
+    rcv_wup: u64,
+    /// DRS (`rcvq_space`): the last RTT's reads, and where and when the current one began.
+    space: u64,
+    space_seq: u64,
+    space_time: Option<SimTime>,
+    /// `rcv_rtt_est`: the estimate in µs × 8 (0: none yet), and the window-based probe
+    /// (sequence and start) used without timestamps; the last TSecr sampled.
+    rtt_us8: u64,
+    rtt_seq: u64,
+    rtt_time: Option<SimTime>,
+    last_tsecr: u32,
+}
+
+impl RcvBuf {
+    /// The state after the handshake (`tcp_select_initial_window` then `tcp_init_buffer_space`)
+    /// for a buffer that starts at `init_buf` and may grow to `max_buf`, window-scale shift
+    /// `wscale`, MSS option `advmss` and expected segment size `rcv_mss`.
+    pub fn new(init_buf: u64, max_buf: u64, wscale: u8, advmss: u64, rcv_mss: u64) -> Self {
+        let rcv_wnd = initial_window(init_buf, rcv_mss);
+        let maxwin = win_from_space(init_buf);
+        // tcp_select_initial_window: the clamp is what the shift can express; then
+        // tcp_init_buffer_space brings it to the full space less one segment.
+        let mut window_clamp = (0xffffu64 << wscale).min(maxwin);
+        if window_clamp > 2 * advmss && window_clamp + advmss > maxwin {
+            window_clamp = (2 * advmss).max(maxwin - advmss);
+        }
+        let rcv_ssthresh = rcv_wnd.min(window_clamp);
+        RcvBuf {
+            rcvbuf: init_buf,
+            rmem_max: max_buf,
+            window_clamp,
+            rcv_ssthresh,
+            advmss,
+            rcv_mss,
+            wscale,
+            rcv_wnd,
+            rcv_wup: 1,
+            space: rcv_ssthresh.min(rcv_wnd).min(TCP_INIT_CWND * advmss),
+            space_seq: 1,
+            space_time: None,
+            rtt_us8: 0,
+            rtt_seq: 0,
+            rtt_time: None,
+            last_tsecr: 0,
+        }
+    }
+
+    /// The receive buffer now (`sk_rcvbuf`).
+    pub fn rcvbuf(&self) -> u64 {
+        self.rcvbuf
+    }
+    /// The window last offered.
+    pub fn rcv_wnd(&self) -> u64 {
+        self.rcv_wnd
+    }
+    /// The right edge of the window last offered (`rcv_wup + rcv_wnd`).
+    pub fn right_edge(&self) -> u64 {
+        self.rcv_wup + self.rcv_wnd
+    }
+    /// The receiver's RTT estimate (`rcv_rtt_est`), once measured.
+    pub fn rcv_rtt(&self) -> Option<Dur> {
+        (self.rtt_us8 > 0).then(|| Dur::from_micros(self.rtt_us8 / 8))
+    }
+
+    /// `tcp_space`: the free buffer as window; `ooo` bytes of out-of-order data occupy it.
+    fn free_space(&self, ooo: u64) -> u64 {
+        win_from_space(self.rcvbuf).saturating_sub(ooo)
+    }
+
+    /// The first data segment of the connection arrived at `now` (`tcp_init_transfer` runs
+    /// `tcp_init_buffer_space` when the connection is established: the handshake's final ACK
+    /// rides on this segment).
+    pub fn on_established(&mut self, now: SimTime) {
+        if self.space_time.is_none() {
+            self.space_time = Some(now);
+        }
+    }
+
+    /// `tcp_rcv_rtt_measure_ts`: a data segment of `len` bytes echoing our timestamp `tsecr`
+    /// (µs, as [`super::ts_now`]) arrived when our clock read `ts_now`.
+    pub fn rtt_measure_ts(&mut self, tsecr: u32, ts_now: u32, len: u64) {
+        if tsecr == self.last_tsecr {
+            return;
+        }
+        self.last_tsecr = tsecr;
+        if len >= self.rcv_mss {
+            let delta = ts_now.wrapping_sub(tsecr) as i32;
+            if delta > 0 {
+                self.rtt_update(delta as u64, false);
+            }
+        }
+    }
+
+    /// `tcp_rcv_rtt_measure` (no timestamps): the time from when a window's right edge was
+    /// noted to when `rcv_nxt` passes it, once per window.
+    pub fn rtt_measure(&mut self, rcv_nxt: u64, now: SimTime) {
+        if let Some(t) = self.rtt_time {
+            if rcv_nxt < self.rtt_seq {
+                return;
+            }
+            let us = (now.since(t).as_nanos() / 1_000).max(1);
+            self.rtt_update(us, true);
+        }
+        self.rtt_seq = rcv_nxt + self.rcv_wnd;
+        self.rtt_time = Some(now);
+    }
+
+    /// `tcp_rcv_rtt_update`: with timestamps an EWMA of gain 1/8; window-based samples only
+    /// ever lower the estimate (they include the sender's idle time).
+    fn rtt_update(&mut self, sample_us: u64, win_dep: bool) {
+        let m8 = sample_us.saturating_mul(8);
+        self.rtt_us8 = if self.rtt_us8 == 0 {
+            m8
+        } else if !win_dep {
+            (self.rtt_us8 + sample_us).saturating_sub(self.rtt_us8 >> 3)
+        } else {
+            self.rtt_us8.min(m8)
+        };
+    }
+
+    /// `tcp_grow_window`: a segment of `len` bytes was queued; `ooo` bytes of out-of-order data
+    /// are held. Returns whether `rcv_ssthresh` grew (Linux then asks for a quick ACK).
+    pub fn grow(&mut self, len: u64, ooo: u64) -> bool {
+        if len < 128 {
+            return false;
+        }
+        let limit = self.window_clamp.min(self.free_space(ooo));
+        if limit <= self.rcv_ssthresh {
+            return false;
+        }
+        // Every segment's overhead fits the scaling ratio (no truesize), so "Check #2" always
+        // passes: incr = max(2 advmss, 2 len) = 2 advmss.
+        let incr = (2 * self.advmss).max(2 * len);
+        self.rcv_ssthresh += (limit - self.rcv_ssthresh).min(incr);
+        true
+    }
+
+    /// `tcp_rcv_space_adjust` (Dynamic Right-Sizing): the application has read up to
+    /// `copied_seq` by `now`.
+    pub fn space_adjust(&mut self, copied_seq: u64, now: SimTime) {
+        let Some(t) = self.space_time else {
+            return;
+        };
+        if self.rtt_us8 == 0 || now.since(t) < Dur::from_micros(self.rtt_us8 >> 3) {
+            return;
+        }
+        // Bytes copied to the user in the last RTT.
+        let copied = copied_seq - self.space_seq;
+        if copied > self.space {
+            // "To cope with packet losses, we need a 2x factor", plus a cushion of 16 segments;
+            // and for a sender that grows its window by 100 % per RTT, the growth again, twice.
+            let mut rcvwin = 2 * copied + 16 * self.advmss;
+            let grow = rcvwin as u128 * (copied - self.space) as u128 / self.space.max(1) as u128;
+            rcvwin = rcvwin.saturating_add((grow as u64).saturating_mul(2));
+            let rcvbuf = space_from_win(rcvwin.min(u64::MAX >> 9)).min(self.rmem_max);
+            if rcvbuf > self.rcvbuf {
+                self.rcvbuf = rcvbuf;
+                // "Make the window clamp follow along."
+                self.window_clamp = win_from_space(rcvbuf);
+            }
+            self.space = copied;
+        }
+        self.space_seq = copied_seq;
+        self.space_time = Some(now);
+    }
+
+    /// `__tcp_select_window`: the window we would offer now, before the no-shrink rule.
+    /// Returns (window, whether the free space fell below half the full space, which ends
+    /// quick-ACK mode).
+    fn compute_window(&self, ooo: u64) -> (u64, bool) {
+        let free = self.free_space(ooo);
+        let allowed = win_from_space(self.rcvbuf);
+        let full = self.window_clamp.min(allowed);
+        let mss = self.rcv_mss.min(full);
+        let unit = 1u64 << self.wscale;
+        let mut free_space = free;
+        let mut low = false;
+        if free_space < full / 2 {
+            low = true;
+            free_space -= free_space % unit;
+            if free_space < allowed >> 4 || free_space < mss {
+                return (0, true);
+            }
+        }
+        free_space = free_space.min(self.rcv_ssthresh);
+        if self.wscale > 0 {
+            // "Advertise enough space so that it won't get scaled away."
+            return (free_space.div_ceil(unit) * unit, low);
+        }
+        // Unscaled: the largest multiple of the MSS, unless the current offer is within one
+        // segment of the free space.
+        let mut window = self.rcv_wnd;
+        if window + mss <= free_space || window > free_space {
+            window = if mss > 0 { free_space - free_space % mss } else { free_space };
+        } else if mss == full && free_space > window + full / 2 {
+            window = free_space;
+        }
+        (window, low)
+    }
+
+    /// `tcp_select_window`: the window for a segment we send now, with `rcv_nxt` and `ooo`
+    /// bytes held out of order, in bytes as the peer reads it (a multiple of the scale unit,
+    /// at most 65535 units). The offered right edge never moves left. Returns (window, whether
+    /// quick-ACK mode ends).
+    pub fn select(&mut self, rcv_nxt: u64, ooo: u64) -> (u32, bool) {
+        let cur = self.right_edge().saturating_sub(rcv_nxt);
+        let (mut new, low) = self.compute_window(ooo);
+        if new < cur {
+            // Never shrink the offered window.
+            let unit = 1u64 << self.wscale;
+            new = cur.div_ceil(unit) * unit;
+        }
+        self.rcv_wnd = new;
+        self.rcv_wup = rcv_nxt;
+        let wire = new.min(0xffffu64 << self.wscale) >> self.wscale << self.wscale;
+        (wire.min(u32::MAX as u64) as u32, low)
+    }
+
+    /// `tcp_cleanup_rbuf`: after a read, whether a window update is due (the window we would
+    /// offer is at least twice what the peer has left, which is at most half the clamp).
+    pub fn update_due(&self, rcv_nxt: u64, ooo: u64) -> bool {
+        let now = self.right_edge().saturating_sub(rcv_nxt);
+        if 2 * now > self.window_clamp {
+            return false;
+        }
+        let (new, _) = self.compute_window(ooo);
+        new > 0 && new >= 2 * now
+    }
+
+    /// Quick ACKs allowed by `tcp_incr_quickack`: half the current window in segments.
+    pub fn quickack_budget(&self) -> u64 {
+        self.rcv_wnd / (2 * self.rcv_mss.max(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> SimTime {
+        SimTime::ZERO + Dur::from_millis(n)
+    }
+
+    /// Linux's numbers for MSS 1460 with timestamps (rcv_mss 1448), tcp_rmem defaults: the SYN's
+    /// 65160 (45 segments, the "win 65160" of every Linux SYN on Ethernet), shift 7, a clamp of
+    /// 65536 − 1460 and the first window 64076 rounded up to 128 B.
+    #[test]
+    fn initial_values_are_linuxs() {
+        assert_eq!(initial_window(TCP_RMEM_DEFAULT, 1448), 65160);
+        assert_eq!(super::super::window_shift(TCP_RMEM_MAX), 7);
+        let mut r = RcvBuf::new(TCP_RMEM_DEFAULT, TCP_RMEM_MAX, 7, 1460, 1448);
+        assert_eq!(r.window_clamp, 64076);
+        assert_eq!(r.rcv_ssthresh, 64076);
+        assert_eq!(r.space, 14600);
+        // Before any data the SYN-ACK's edge (1 + 65160) is further out than 64076: it is kept,
+        // rounded up to the scale unit (no shrinking).
+        let (w, low) = r.select(1, 0);
+        assert!(!low);
+        assert_eq!(w, 65280);
+        // After two segments, rcv_ssthresh rounded up to 128 B is beyond the old edge.
+        assert_eq!(r.select(2897, 0).0, 64128);
+    }
+
+    #[test]
+    fn grow_stops_at_the_clamp_and_drs_raises_it() {
+        let mut r = RcvBuf::new(TCP_RMEM_DEFAULT, TCP_RMEM_MAX, 7, 1460, 1448);
+        assert!(!r.grow(1448, 0), "rcv_ssthresh already at the clamp");
+        r.on_established(SimTime::ZERO);
+        r.rtt_update(100_000, false);
+        // Less than an RTT later nothing is measured.
+        r.space_adjust(1 + 100_000, ms(50));
+        assert_eq!(r.rcvbuf(), TCP_RMEM_DEFAULT);
+        // 28960 B read in the first 100 ms (twice the first estimate of 14600): rcvwin =
+        // 2·28960 + 16·1460 = 81280, plus 2·⌊81280·(28960 − 14600)/14600⌋ = 2·79943 → 241166;
+        // the buffer is twice that.
+        r.space_adjust(1 + 28960, ms(100));
+        assert_eq!(r.rcvbuf(), 2 * 241166);
+        assert_eq!(r.window_clamp, 241166);
+        assert!(r.grow(1448, 0));
+        assert_eq!(r.rcv_ssthresh, 64076 + 2920);
+        // A read no larger than the last RTT's leaves the buffer alone.
+        r.space_adjust(1 + 28960 + 28960, ms(200));
+        assert_eq!(r.rcvbuf(), 2 * 241166);
+    }
+
+    #[test]
+    fn buffer_never_exceeds_the_maximum() {
+        let mut r = RcvBuf::new(TCP_RMEM_DEFAULT, 1 << 20, 5, 1460, 1448);
+        r.on_established(SimTime::ZERO);
+        r.rtt_update(10_000, false);
+        let mut seq = 1;
+        for i in 1..50u64 {
+            seq += 1 << (10 + i.min(20));
+            r.space_adjust(seq, ms(10 * i));
+            for _ in 0..1000 {
+                r.grow(1448, 0);
+            }
+            assert!(r.rcvbuf() <= 1 << 20);
+            let (w, _) = r.select(seq, 0);
+            assert!(w as u64 <= win_from_space(1 << 20), "{w}");
+        }
+        assert_eq!(r.rcvbuf(), 1 << 20);
+    }
+
+    #[test]
+    fn out_of_order_data_eats_the_window_but_never_shrinks_it() {
+        let mut r = RcvBuf::new(TCP_RMEM_DEFAULT, TCP_RMEM_MAX, 7, 1460, 1448);
+        let (w0, _) = r.select(100_000, 0);
+        // 40000 B held out of order: the free space (65536 − 40000) is below half the clamp.
+        let (w1, low) = r.select(100_000, 40_000);
+        assert!(low);
+        assert_eq!(w1, w0, "the right edge stays");
+        assert!(!r.grow(1448, 40_000) || r.rcv_ssthresh <= 65536 - 40_000);
+    }
+
+    #[test]
+    fn rtt_without_timestamps_is_the_minimum() {
+        let mut r = RcvBuf::new(TCP_RMEM_DEFAULT, TCP_RMEM_MAX, 7, 1460, 1448);
+        r.rtt_measure(1, SimTime::ZERO);
+        r.rtt_measure(1000, ms(30));
+        assert_eq!(r.rcv_rtt(), None, "the window has not been crossed");
+        r.rtt_measure(70_000, ms(60));
+        assert_eq!(r.rcv_rtt(), Some(Dur::from_millis(60)));
+        r.rtt_measure(140_000, ms(140));
+        assert_eq!(r.rcv_rtt(), Some(Dur::from_millis(60)), "a longer sample does not raise it");
+    }
+}
