@@ -93,8 +93,9 @@ pub struct TcpConfig {
     pub sack: bool,
     /// Timestamp option (RFC 7323): 12 bytes per segment, RTT sampled on every ACK. Default true.
     pub timestamps: bool,
-    /// Which stack's defaults the behaviour keys below start from: `"rfc"` (default: the RFCs
-    /// as written), `"linux"`, `"ns3"` or `"freebsd"` (see [`profile`] and `docs/models/tcp.md`).
+    /// Which stack's defaults the behaviour keys below start from: `"linux"` (default: Linux
+    /// 6.x), `"rfc"` (the RFCs as written), `"ns3"` or `"freebsd"` (see [`profile`] and
+    /// `docs/models/tcp.md`).
     /// A key given explicitly overrides the profile.
     pub profile: Profile,
     /// Delayed ACKs (RFC 5681 §4.2): ACK every second full-sized segment or after
