@@ -255,3 +255,25 @@ fn bad_values_name_the_key() {
     let e = run_toml(mptcp, &BuildOptions::default()).err().expect("refused").to_string();
     assert!(e.contains("tcp.rcv_autotune") && e.contains("MPTCP"), "{e}");
 }
+
+/// Jumbo segments (the 64-kB GRO aggregates of the SQF model check: MSS 63,948 B on a 64,000-B
+/// MTU) under the default autotuning: the initial buffer defaults to four segments (two of
+/// window) instead of 128 KiB, which would hold no whole segment of window; the flow runs.
+#[test]
+fn jumbo_segments_get_a_default_initial_buffer_of_four_segments() {
+    let toml = scenario("100Mbps", "5ms", 1000, 2.0, "").replace(
+        "queue = { kind = \"fifo\", limit = \"1000p\" }",
+        "queue = { kind = \"fifo\", limit = \"1000p\" }\n        mtu = 64000",
+    );
+    assert!(toml.contains("mtu = 64000"), "{toml}");
+    let r = run_toml(&toml.replace("[output]\n        pcap = [\"D->S\"]", ""), &BuildOptions::default())
+        .unwrap_or_else(|e| panic!("default autotuning refused jumbo segments: {e}"));
+    assert!(r.flow_value("tcp", "goodput_bps") > 50e6, "{}", r.flow_value("tcp", "goodput_bps"));
+    // An explicit value below four segments is still refused, naming the key.
+    let bad = toml.replace("kind = \"tcp\"", "kind = \"tcp\", rcv_buf_init = \"128KiB\"");
+    let err = run_toml(&bad.replace("[output]\n        pcap = [\"D->S\"]", ""), &BuildOptions::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("rcv_buf_init") && err.contains("four segments"), "{err}");
+}

@@ -177,8 +177,8 @@ pub struct TcpConfig {
     pub rcv_autotune: Option<bool>,
     /// With `rcv_autotune`, the buffer a connection starts with (Linux `tcp_rmem[1]`), bytes:
     /// the first window is the largest multiple of the MSS within half of it (65160 B for the
-    /// default with MSS 1448). Default `"128KiB"`, or `rcv_buf` if that is smaller. Range: at
-    /// least two segments, at most `rcv_buf`.
+    /// default with MSS 1448). Default `"128KiB"` (at least four segments), or `rcv_buf` if that
+    /// is smaller. Range: at least four segments (two of window), at most `rcv_buf`.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
     pub rcv_buf_init: Option<u64>,
     /// Initial window, segments. Profile default 10 (RFC 6928).
@@ -289,9 +289,11 @@ impl TcpConfig {
     }
 
     /// The buffer an autotuned connection starts with, bytes: `rcv_buf_init`, or Linux's
-    /// `tcp_rmem[1]` (128 KiB) within `rcv_buf`.
-    pub fn rcv_buf_init_bytes(&self) -> u64 {
-        self.rcv_buf_init.unwrap_or(rcvbuf::TCP_RMEM_DEFAULT.min(self.rcv_buf_bytes()))
+    /// `tcp_rmem[1]` (128 KiB) within `rcv_buf`, and never below four segments of `mss` (two
+    /// of window: jumbo segments, such as the 64-kB GRO aggregates some scenarios send, would
+    /// otherwise get no window at all).
+    pub fn rcv_buf_init_bytes(&self, mss: u64) -> u64 {
+        self.rcv_buf_init.unwrap_or(rcvbuf::TCP_RMEM_DEFAULT.max(4 * mss).min(self.rcv_buf_bytes()))
     }
 
     /// Option bytes on every data segment and pure ACK (before SACK blocks).
@@ -334,7 +336,7 @@ impl TcpConfig {
                     4 * mss
                 ));
             }
-            let init = self.rcv_buf_init_bytes();
+            let init = self.rcv_buf_init_bytes(mss);
             if rcvbuf::win_from_space(init) < 2 * mss {
                 return Err(format!(
                     "rcv_buf_init: {init} B is below four segments ({} B; half of it is window)",
@@ -567,7 +569,7 @@ impl TcpSender {
             opt_bytes: cfg.option_bytes(),
             syn_opt_bytes: syn_option_bytes(cfg),
             rcv_wnd: if b.rcv_autotune {
-                rcvbuf::initial_window(cfg.rcv_buf_init_bytes(), mss) as u32
+                rcvbuf::initial_window(cfg.rcv_buf_init_bytes(mss), mss) as u32
             } else {
                 cfg.rcv_buf_bytes().min(u32::MAX as u64) as u32
             },
@@ -1733,7 +1735,7 @@ impl TcpReceiver {
                 let mss = cfg.mss_for(s.mtu_bytes);
                 let advmss = mss_option(mss, cfg.option_bytes()) as u64;
                 let max = cfg.rcv_buf_bytes();
-                Box::new(rcvbuf::RcvBuf::new(cfg.rcv_buf_init_bytes(), max, window_shift(max), advmss, mss))
+                Box::new(rcvbuf::RcvBuf::new(cfg.rcv_buf_init_bytes(mss), max, window_shift(max), advmss, mss))
             }),
             ooo_bytes: 0,
             mss: cfg.mss_for(s.mtu_bytes),
