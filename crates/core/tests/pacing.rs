@@ -2,6 +2,8 @@
 //! fast first hop no longer sends line-rate bursts, with the same goodput; off by default in
 //! every profile; refused on MPTCP subflows.
 
+mod support;
+
 use qoelab_core::{run_toml, BuildOptions, RunResults};
 
 /// One bulk flow S → D over a 1 Gbit/s first hop and a 20 Mbit/s, 20-ms bottleneck with a
@@ -72,26 +74,7 @@ fn pacing_spaces_the_segments_at_the_same_goodput() {
 #[test]
 fn pacing_off_is_the_default_in_every_profile() {
     for profile in ["linux", "rfc", "ns3", "freebsd"] {
-        let base = |extra: &str| {
-            let t = format!(
-                r#"
-                [sim]
-                duration = "3s"
-                [[links]]
-                a = "S"
-                b = "D"
-                rate = "50Mbps"
-                delay = "10ms"
-                [[flows]]
-                name = "tcp"
-                src = "S"
-                dst = "D"
-                transport = {{ kind = "tcp", profile = "{profile}"{extra} }}
-                app = {{ kind = "bulk" }}
-                "#
-            );
-            run_toml(&t, &BuildOptions::default()).unwrap().digest()
-        };
+        let base = |extra: &str| support::one_link_digest(profile, extra);
         assert_eq!(base(""), base(", pacing = false"), "{profile}: pacing is on by default");
         assert_ne!(base(""), base(", pacing = true"), "{profile}: pacing = true changed nothing");
     }
@@ -99,21 +82,6 @@ fn pacing_off_is_the_default_in_every_profile() {
 
 #[test]
 fn mptcp_subflows_refuse_pacing() {
-    let toml = r#"
-        [sim]
-        duration = "1s"
-        [[links]]
-        a = "C"
-        b = "S"
-        rate = "10Mbps"
-        delay = "5ms"
-        [[flows]]
-        name = "m"
-        src = "C"
-        dst = "S"
-        transport = { kind = "mptcp", tcp = { pacing = true } }
-        app = { kind = "bulk" }
-        "#;
-    let err = run_toml(toml, &BuildOptions::default()).err().expect("refused").to_string();
+    let err = support::mptcp_error("pacing = true");
     assert!(err.contains("tcp.pacing") && err.contains("MPTCP"), "{err}");
 }

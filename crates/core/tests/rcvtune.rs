@@ -6,6 +6,8 @@
 //! The advertised windows are read from a pcap of the ACK direction (`LINKTYPE_RAW`): the window
 //! field shifted by the SYN-ACK's window-scale option.
 
+mod support;
+
 use qoelab_core::{run_toml, BuildOptions, RunResults};
 use std::path::PathBuf;
 
@@ -237,22 +239,7 @@ fn bad_values_name_the_key() {
             .to_string();
         assert!(e.contains(key) && !e.contains('\n'), "{extra}: {e}");
     }
-    let mptcp = r#"
-        [sim]
-        duration = "1s"
-        [[links]]
-        a = "C"
-        b = "S"
-        rate = "10Mbps"
-        delay = "5ms"
-        [[flows]]
-        name = "m"
-        src = "C"
-        dst = "S"
-        transport = { kind = "mptcp", tcp = { rcv_autotune = true } }
-        app = { kind = "bulk" }
-        "#;
-    let e = run_toml(mptcp, &BuildOptions::default()).err().expect("refused").to_string();
+    let e = support::mptcp_error("rcv_autotune = true");
     assert!(e.contains("tcp.rcv_autotune") && e.contains("MPTCP"), "{e}");
 }
 

@@ -3,6 +3,8 @@
 //! the next ACK, and under `fq` pacing sends each buffer back to back; off by default in every
 //! profile; refused on MPTCP subflows.
 
+mod support;
+
 use qoelab_core::{run_toml, BuildOptions, RunResults};
 
 /// One bulk CUBIC flow S → D over a 1 Gbit/s first hop and a `rate`, `delay` bottleneck whose
@@ -113,26 +115,7 @@ fn deferral_sends_fewer_larger_bursts() {
 #[test]
 fn tso_off_is_the_default_in_every_profile_and_runs_are_deterministic() {
     for profile in ["linux", "rfc", "ns3", "freebsd"] {
-        let base = |extra: &str| {
-            let t = format!(
-                r#"
-                [sim]
-                duration = "3s"
-                [[links]]
-                a = "S"
-                b = "D"
-                rate = "50Mbps"
-                delay = "10ms"
-                [[flows]]
-                name = "tcp"
-                src = "S"
-                dst = "D"
-                transport = {{ kind = "tcp", profile = "{profile}"{extra} }}
-                app = {{ kind = "bulk" }}
-                "#
-            );
-            run_toml(&t, &BuildOptions::default()).unwrap().digest()
-        };
+        let base = |extra: &str| support::one_link_digest(profile, extra);
         assert_eq!(base(""), base(", tso = false"), "{profile}: tso is on by default");
         assert_ne!(base(""), base(", tso = true"), "{profile}: tso = true changed nothing");
         assert_eq!(base(", tso = true"), base(", tso = true"), "{profile}: not deterministic");
@@ -141,21 +124,6 @@ fn tso_off_is_the_default_in_every_profile_and_runs_are_deterministic() {
 
 #[test]
 fn mptcp_subflows_refuse_tso() {
-    let toml = r#"
-        [sim]
-        duration = "1s"
-        [[links]]
-        a = "C"
-        b = "S"
-        rate = "10Mbps"
-        delay = "5ms"
-        [[flows]]
-        name = "m"
-        src = "C"
-        dst = "S"
-        transport = { kind = "mptcp", tcp = { tso = true } }
-        app = { kind = "bulk" }
-        "#;
-    let err = run_toml(toml, &BuildOptions::default()).err().expect("refused").to_string();
+    let err = support::mptcp_error("tso = true");
     assert!(err.contains("tcp.tso") && err.contains("MPTCP"), "{err}");
 }
