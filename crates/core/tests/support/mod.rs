@@ -49,3 +49,15 @@ pub fn mptcp_error(tcp: &str) -> String {
     );
     run_toml(&toml, &BuildOptions::default()).err().expect("refused").to_string()
 }
+
+/// `key` (a boolean TCP behaviour) is off by default in every profile, changes the run when
+/// set, and runs with it set are deterministic.
+pub fn assert_off_by_default(key: &str) {
+    for profile in ["linux", "rfc", "ns3", "freebsd"] {
+        let base = |extra: &str| one_link_digest(profile, extra);
+        let (on, off) = (format!(", {key} = true"), format!(", {key} = false"));
+        assert_eq!(base(""), base(&off), "{profile}: {key} is on by default");
+        assert_ne!(base(""), base(&on), "{profile}: {key} = true changed nothing");
+        assert_eq!(base(&on), base(&on), "{profile}: {key} = true is not deterministic");
+    }
+}
