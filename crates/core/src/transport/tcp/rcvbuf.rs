@@ -159,7 +159,7 @@ impl RcvBuf {
     }
 
     /// `tcp_rcv_rtt_measure_ts`: a data segment of `len` bytes echoing our timestamp `tsecr`
-    /// (µs, as [`super::ts_now`]) arrived when our clock read `ts_now`.
+    /// (µs, as `super::ts_now`) arrived when our clock read `ts_now`.
     pub fn rtt_measure_ts(&mut self, tsecr: u32, ts_now: u32, len: u64) {
         if tsecr == self.last_tsecr {
             return;
