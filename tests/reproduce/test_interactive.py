@@ -214,3 +214,11 @@ def test_the_committed_expected_report_is_valid():
     for f in doc["figures"]:
         assert (folder / f["path"]).is_file()
     assert not (folder / "runs").exists() and not (folder / "frozen_psnr.npz").exists()  # the report only
+
+
+def test_the_committed_quick_report_is_todays(quick: Path):
+    # scenarios/interactive/expected/ is a quick run; a model or report change that moves it must
+    # regenerate it (qoelab reproduce interactive --quick -o DIR, then copy the files expected/ holds),
+    # or the committed report silently describes an older simulator.
+    committed = (ROOT / "scenarios" / "interactive" / "expected" / "report.md").read_text()
+    assert (quick / "report.md").read_text() == committed, "scenarios/interactive/expected is stale: regenerate it"

@@ -301,3 +301,11 @@ def test_the_committed_expected_report_is_valid():
             and f"runs of {m.QUICK.duration_s:g} s" in doc["setup"]), doc["setup"]
     for f in doc["figures"]:
         assert (folder / f["path"]).is_file()
+
+
+def test_the_committed_quick_report_is_todays(quick: Path):
+    # scenarios/mptcp/expected/ is a quick run; a model or report change that moves it must
+    # regenerate it (qoelab reproduce mptcp --quick -o DIR, then copy the files expected/ holds),
+    # or the committed report silently describes an older simulator.
+    committed = (ROOT / "scenarios" / "mptcp" / "expected" / "report.md").read_text()
+    assert (quick / "report.md").read_text() == committed, "scenarios/mptcp/expected is stale: regenerate it"

@@ -284,3 +284,11 @@ def test_the_example_cell_file_is_the_generators_output_and_runs():
     flows = sc.run().tables["flows"].to_pylist()
     got = {r["flow"]: r for r in flows if r["flow"].startswith("video")}
     assert len(got) == n and all(r["dst"] == "C" and r["recv_pkts"] > 0 for r in got.values())
+
+
+def test_the_committed_quick_report_is_todays(quick: Path):
+    # scenarios/wimax/expected/ is a quick run; a model or report change that moves it must
+    # regenerate it (qoelab reproduce wimax --quick -o DIR, then copy the files expected/ holds),
+    # or the committed report silently describes an older simulator.
+    committed = (ROOT / "scenarios" / "wimax" / "expected" / "report.md").read_text()
+    assert (quick / "report.md").read_text() == committed, "scenarios/wimax/expected is stale: regenerate it"
