@@ -958,7 +958,7 @@ impl TcpSender {
             return 1;
         }
         let rate = self.rtt.srtt().map(|srtt| {
-            let pct: u128 = if self.tcb.cwnd < self.tcb.ssthresh / 2 { 200 } else { 120 };
+            let pct = self.pacing_pct();
             let r = pct * self.tcb.cwnd as u128 * 1_000_000_000 / (100 * srtt.as_nanos().max(1) as u128);
             r.min(u64::MAX as u128) as u64
         });
@@ -987,14 +987,23 @@ impl TcpSender {
         true
     }
 
+    /// The pacing rate's share of cwnd / SRTT, percent (`tcp_update_pacing_rate`:
+    /// `tcp_pacing_ss_ratio` = 200 while cwnd < ssthresh / 2, `tcp_pacing_ca_ratio` = 120 after).
+    fn pacing_pct(&self) -> u128 {
+        if self.tcb.cwnd < self.tcb.ssthresh / 2 {
+            200
+        } else {
+            120
+        }
+    }
+
     /// Pacing (`fq_dequeue`): the next segment leaves `bytes` / rate after now, rate =
     /// ratio × cwnd / SRTT (`tcp_update_pacing_rate`); no pacing before an RTT sample.
     fn pace_after(&mut self, bytes: u64, now: SimTime) {
         let Some(srtt) = self.rtt.srtt() else {
             return;
         };
-        // tcp_pacing_ss_ratio = 200, tcp_pacing_ca_ratio = 120 (percent).
-        let pct: u128 = if self.tcb.cwnd < self.tcb.ssthresh / 2 { 200 } else { 120 };
+        let pct = self.pacing_pct();
         // delay = bytes / (pct/100 · cwnd / srtt) = bytes · srtt · 100 / (pct · cwnd), in ns.
         let den = pct * self.tcb.cwnd.max(1) as u128;
         let ns = (bytes as u128 * srtt.as_nanos() as u128 * 100).div_ceil(den);
