@@ -236,3 +236,63 @@ def test_report_json_is_valid_and_carries_the_csv_numbers(report: Path):
     assert doc["cost"]["runs"] > 0
     assert doc["cost"]["runs"] == len(list((report / "runs").rglob("timing.json")))
     assert all(f["path"] in {x.name for x in report.iterdir()} for f in doc["figures"])
+
+
+def _without_wall_time(md: str) -> str:
+    """The report with its one machine-dependent figure (the invocation's wall time) blanked."""
+    return re.sub(r"Simulation wall time of this invocation: \d+ s", "Simulation wall time of this invocation: – s", md)
+
+
+def test_the_committed_quick_report_is_todays(report: Path):
+    """scenarios/sqf/expected/ is a quick run: every table and the report, apart from its wall
+    time, must be what today's code writes, so a model change that moves them cannot leave the
+    committed report describing an older simulator (regenerate: qoelab reproduce sqf --quick -j 2
+    -o DIR, then copy the files expected/ holds)."""
+    from qoelab import paths
+
+    exp = paths.root() / "scenarios" / "sqf" / "expected"
+    committed = _without_wall_time((exp / "report.md").read_text())
+    assert _without_wall_time((report / "report.md").read_text()) == committed, "scenarios/sqf/expected is stale"
+    csvs = sorted(p.name for p in exp.glob("*.csv"))
+    assert "testbed_reps.csv" in csvs and "findings.csv" in csvs
+    for name in csvs:
+        assert (report / name).read_bytes() == (exp / name).read_bytes(), f"scenarios/sqf/expected/{name} is stale"
+
+
+def test_the_wall_time_mask_blanks_only_the_wall_time():
+    md = "a. Simulation wall time of this invocation: 222 s (runs ...). 0.5 s of CPU"
+    assert _without_wall_time(md) == "a. Simulation wall time of this invocation: – s (runs ...). 0.5 s of CPU"
+    assert _without_wall_time(md) != _without_wall_time(md.replace("a.", "b."))
+
+
+@pytest.mark.parametrize("sub", ["", "full"])
+def test_committed_findings_are_computed_from_the_committed_repetitions(sub: str):
+    """expected/ (quick) and expected/full/ (the full reproduction, runs not kept): each
+    findings.csv, and the verdicts its report.md states, are what the findings logic computes
+    from the per-repetition tables beside them, so neither can drift from its data."""
+    from qoelab import paths
+
+    exp = paths.root() / "scenarios" / "sqf" / "expected" / sub
+    got = sqf.findings_from_folder(exp)
+    rows = _rows(exp / "findings.csv")
+    assert [(r["mode"], r["key"], r["verdict"]) for r in rows] == [
+        (m, f.key, f.verdict.value) for m, F in got.items() for f in F]
+    for r, f in zip(rows, (f for F in got.values() for f in F)):
+        assert (float(r["mean"]) == f.estimate.mean) if f.estimate else r["mean"] == "nan", r["key"]
+    md = (exp / "report.md").read_text()
+    for m, F in got.items():
+        assert f"Substantive claims that hold: {sqf.summary_count(F)[0]} of {sqf.summary_count(F)[1]} decided" in md, m
+
+
+def test_the_committed_full_report_is_a_full_run():
+    """expected/full/ is the full reproduction: 5 repetitions of 10 min on every n of Fig. 6."""
+    from qoelab import paths
+
+    full = paths.root() / "scenarios" / "sqf" / "expected" / "full"
+    md = (full / "report.md").read_text()
+    p = sqf.plan(quick=False)
+    assert md.startswith("# SQF reproduction") and f"Mode: full; {p.reps} repetitions per cell" in md
+    reps = _rows(full / "testbed_reps.csv")
+    assert {int(r["n"]) for r in reps} == set(p.n_values)
+    assert {int(r["rep"]) for r in reps} == set(range(p.reps))
+    assert len(reps) == len(sqf.MODES) * len(sqf.DISCIPLINES) * len(p.n_values) * p.reps

@@ -10,6 +10,7 @@ full-grid numbers and their reading are in docs/models/tfd-router.md.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -486,3 +487,31 @@ def test_report_json_holds_the_headline_tables_and_findings(quick_all, quick):
     assert doc["summary"].startswith(f"Calibration {tfd.HEADLINE.key} (the headline): {quick['meta']['substantive_hold']} of 7")
     md = (quick_all["out"] / "report.md").read_text()
     assert by_id[f"table1-{tfd.HEADLINE.key}"]["title"] in md and "CSV: `linux-62M-1000p/table1.csv`" in md
+
+
+def _without_compute(readme: str) -> str:
+    """A calibration's README with its machine-dependent parts blanked: the compute sentence
+    (CPU and wall times, the code's commit) and the per-repetition compute table."""
+    readme = re.sub(r"Compute: .*?; code [^.]*\. ", "Compute: –. ", readme)
+    return re.sub(r"(Compute per repetition[^\n]*\n\n)(\|[^\n]*\n)+", r"\1–\n", readme)
+
+
+def test_the_committed_quick_headline_is_todays(quick):
+    """expected/quick-linux/<headline>/ is a quick run of the headline calibration: its tables,
+    findings and README (apart from compute times and commit) must be what today's code writes,
+    so a model change cannot leave it describing an older simulator (regenerate: qoelab
+    reproduce tfd --quick -j 2 -o DIR, then copy the folders quick-linux/ holds)."""
+    out: Path = quick["out"]
+    exp = paths.root() / "scenarios" / "tfd" / "expected" / "quick-linux" / out.name
+    for name in ("table1.csv", "table2.csv", "table1.md", "table2.md", "findings.csv", "repetitions.csv",
+                 "held_reservations.csv", "sensitivity_s1.csv"):
+        assert (out / name).read_bytes() == (exp / name).read_bytes(), f"{exp.name}/{name} is stale"
+    assert _without_compute((out / "README.md").read_text()) == _without_compute((exp / "README.md").read_text())
+
+
+def test_the_compute_mask_blanks_only_compute():
+    readme = ("Grid: s1. Compute: 36 runs took 11.8 s of CPU time (12.0 s; x); code abc-dirty. s2 reserves 60.\n\n"
+              "Compute per repetition (wall time: ...):\n\n| repetition | runs |\n|---|---|\n| 0 | 36 |\n\nSee\n")
+    masked = _without_compute(readme)
+    assert masked == "Grid: s1. Compute: –. s2 reserves 60.\n\nCompute per repetition (wall time: ...):\n\n–\n\nSee\n"
+    assert _without_compute(readme.replace("s2 reserves 60", "s2 reserves 61")) != masked

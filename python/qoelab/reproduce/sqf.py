@@ -583,6 +583,33 @@ def findings(mode: str, reps: list[dict[str, Any]], agg: list[dict[str, Any]], j
 #: this many Mbit/s (the paper's SQF column does not vary in its one printed decimal).
 SHARE_TOLERANCE_MBPS = 0.5
 
+#: Columns of the per-repetition CSVs that are not floats.
+_INT_COLUMNS = ("n", "rep", "seed")
+_STR_COLUMNS = ("mode", "discipline", "access_rate")
+
+
+def _read_reps(path: Path) -> list[dict[str, Any]]:
+    """A per-repetition CSV as written by :meth:`Table.write_csv` (floats by ``repr``, so they
+    read back exactly)."""
+    import csv
+
+    def typed(k: str, v: str) -> Any:
+        return v if k in _STR_COLUMNS else int(v) if k in _INT_COLUMNS else float(v)
+
+    with path.open(newline="") as f:
+        return [{k: typed(k, v) for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+def findings_from_folder(folder: Path) -> dict[str, list[Finding]]:
+    """The findings of a report folder, recomputed from its per-repetition tables
+    (``testbed_reps.csv``, ``fig8_jitter_reps.csv``) by the code that wrote them, so a committed
+    folder whose runs are not kept can be checked against the findings it states."""
+    tb_reps = _read_reps(folder / "testbed_reps.csv")
+    jit_reps = _read_reps(folder / "fig8_jitter_reps.csv")
+    tb = core.aggregate(tb_reps, ("mode", "discipline", "n"), METRICS)
+    jit = core.aggregate(jit_reps, ("access_rate", "delta_ms"), ("video_loss", "audio_loss"))
+    return {m: findings(m, tb_reps, tb, jit_reps, jit) for m in MODES}
+
 
 def _finding_unit(f: Finding) -> tuple[float, str]:
     """A finding's scale and unit in the reading: losses in percent, their differences in
