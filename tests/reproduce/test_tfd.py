@@ -27,7 +27,9 @@ from qoelab.scenario import Scenario
 def quick_all(tmp_path_factory) -> dict:
     """The quick grid of the headline calibration (with its side grids), as CI runs it."""
     out = tmp_path_factory.mktemp("reproduce-tfd")
-    r = tfd.run(out, quick=True, jobs=2, calibrations=(tfd.HEADLINE,))
+    calls: list[tuple[int, int]] = []
+    r = tfd.run(out, quick=True, jobs=2, calibrations=(tfd.HEADLINE,), progress=lambda d, t: calls.append((d, t)))
+    r["progress_calls"] = calls
     return r
 
 
@@ -515,3 +517,17 @@ def test_the_compute_mask_blanks_only_compute():
     masked = _without_compute(readme)
     assert masked == "Grid: s1. Compute: –. s2 reserves 60.\n\nCompute per repetition (wall time: ...):\n\n–\n\nSee\n"
     assert _without_compute(readme.replace("s2 reserves 60", "s2 reserves 61")) != masked
+
+
+def test_progress_counts_the_side_grids_and_the_grid(quick_all, quick):
+    """The headline calibration's side grids (pacing sensitivity, held reservations) run before
+    its grid under the same progress display, so a full run is never silent for minutes: the
+    display's total is every run, and it ends at that total."""
+    calls = quick_all["progress_calls"]
+    out: Path = quick["out"]
+    runs = {k: len(list((out / k).rglob("timing.json"))) for k in ("sensitivity", "held", "sweep")}
+    assert all(runs.values()), runs
+    assert {t for _, t in calls} == {sum(runs.values())}
+    assert calls[-1] == (sum(runs.values()),) * 2
+    first_sweep = next(i for i, (d, _) in enumerate(calls) if d > runs["sensitivity"] + runs["held"])
+    assert first_sweep > 0

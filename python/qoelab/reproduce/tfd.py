@@ -482,10 +482,10 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
     if report_only:
         counts = None
     else:
-        # The small side grids first, so that a long main grid stopped part-way still has them.
+        # The small side grids first, so that a long main grid stopped part-way still has them;
+        # one progress display counts their runs and the grid's.
         side = [(E[k], out / k) for k in ("sensitivity", "held")] if side_grids else []
-        core.run_many(side, jobs, executor=executor)
-        counts = core.run(E["sweep"], out / "sweep", jobs, progress, executor=executor)
+        counts = core.run_many([*side, (E["sweep"], out / "sweep")], jobs, progress, executor=executor)[E["sweep"].name]
         if getattr(executor, "shard", None):  # one task of a job array: the report comes after all
             return {"shard": executor.shard, "runs": counts}
     wall = time.time() - t0
