@@ -368,28 +368,50 @@ RTT_CASES = {
 }
 
 
-def measure_rtt_exponent(params: Params) -> dict[str, Any]:
-    rate, buffer, secs = RTT_CASES[params["cc"]]
-    short, long = params["rtt_ms"]
-    r, _ = _dumbbell([short, long], rate, buffer, {"kind": "tcp", "cc": params["cc"]}, secs, seed=4)
+def service_time_s(rate: str) -> float:
+    """One bottleneck service time: a 1,500-byte packet at `rate` ("10Mbps"), seconds."""
+    return 1500 * 8 / (float(rate.removesuffix("Mbps")) * 1e6)
+
+
+def rtt_unfairness_run(cc: str, base_ms: list[float], overhead: bool, seed: int = 4) -> dict[str, Any]:
+    """One run of the `rtt_unfairness` dumbbell for `cc` with base RTTs `base_ms` (short, long),
+    the senders randomised by ns-2's `overhead_` of one bottleneck service time when `overhead`
+    (Floyd & Jacobson 1992, §4): goodputs, RTTs with the mean queueing delay, exponent."""
+    rate, buffer, secs = RTT_CASES[cc]
+    transport: dict[str, Any] = {"kind": "tcp", "cc": cc}
+    if overhead:
+        transport["overhead"] = f"{service_time_s(rate) * 1e6:g}us"
+    r, _ = _dumbbell(base_ms, rate, buffer, transport, secs, seed=seed)
     x = [r.flow(f"tcp{i}")["goodput_bps"] for i in range(2)]
     links = r.links
     i = links.column("link").to_pylist().index("R1->R2")
     queue_s = links.column("mean_backlog_bytes")[i].as_py() * 8 / links.column("rate_bps")[i].as_py()
     # Lakshman & Madhow's RTT includes the queueing delay both flows see at the bottleneck.
-    rs, rl = short / 1e3 + queue_s, long / 1e3 + queue_s
-    return {"value": cf.rtt_exponent(x[0], x[1], rs, rl), "goodput_mbps": [g / 1e6 for g in x],
+    rtts = [b / 1e3 + queue_s for b in base_ms]
+    return {"goodput_bps": x, "rtt_s": rtts, "mean_queue_ms": queue_s * 1e3,
+            "exponent": cf.rtt_exponent(x[0], x[1], rtts[0], rtts[1]),
             "fast_retransmits": [r.flow(f"tcp{i}")["fast_retransmits"] for i in range(2)],
-            "rto_count": [r.flow(f"tcp{i}")["rto_count"] for i in range(2)], "mean_queue_ms": queue_s * 1e3}
+            "rto_count": [r.flow(f"tcp{i}")["rto_count"] for i in range(2)]}
+
+
+def measure_rtt_exponent(params: Params) -> dict[str, Any]:
+    m = rtt_unfairness_run(params["cc"], list(params["rtt_ms"]), overhead=True)
+    return {"value": m["exponent"], "goodput_mbps": [g / 1e6 for g in m["goodput_bps"]],
+            "fast_retransmits": m["fast_retransmits"], "rto_count": m["rto_count"],
+            "mean_queue_ms": m["mean_queue_ms"]}
 
 
 RTT_UNFAIRNESS = Validation(
     name="rtt_unfairness",
-    title="Two bulk flows of different RTT through one drop-tail bottleneck: exponent a of throughput ∝ RTT^−a",
+    title="Two bulk flows of different RTT through one drop-tail bottleneck, senders randomised by one service "
+          "time of overhead: exponent a of throughput ∝ RTT^−a",
     citation="T. V. Lakshman, U. Madhow, IEEE/ACM ToN 5(3) 1997 (AIMD: a = 1 with independent losses, a = 2 "
              "when drop-tail losses hit both flows together); S. Ha, I. Rhee, L. Xu, CUBIC, SIGOPS OSR 42(5) "
              "2008, §3 (window growth in real time: a = 1 with synchronised losses, a = 1/4 with independent "
-             "losses from RFC 9438 §5.1's response function)",
+             "losses from RFC 9438 §5.1's response function); both senders wait a random time uniform in "
+             "[0, one bottleneck service time of a 1,500-byte packet] before each send (transport key "
+             "`overhead`, ns-2's overhead_), as S. Floyd, V. Jacobson, Internetworking: Research and Experience "
+             "3(3) 1992, §4, do against drop-tail phase effects",
     grid=[{"cc": cc, "rtt_ms": r} for cc in ("newreno", "cubic") for r in ((20, 40), (20, 80), (40, 160))],
     quick=[{"cc": "newreno", "rtt_ms": (20, 80)}, {"cc": "cubic", "rtt_ms": (40, 160)}],
     measure=measure_rtt_exponent,

@@ -107,6 +107,11 @@ impl MptcpConfig {
                 "tcp.tso: not available on MPTCP subflows (their sending is the connection's scheduler's)".into()
             );
         }
+        if self.tcp.overhead.is_some_and(|o| o > crate::time::Dur::ZERO) {
+            return Err(
+                "tcp.overhead: not available on MPTCP subflows (their sending is the connection's scheduler's)".into(),
+            );
+        }
         if self.tcp.rcv_autotune == Some(true) {
             return Err("tcp.rcv_autotune: not available on MPTCP subflows".into());
         }

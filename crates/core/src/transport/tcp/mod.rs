@@ -31,6 +31,7 @@
 //! F-RTO, D-SACK, ECN, pacing.
 
 pub mod cc;
+pub mod overhead;
 mod probes;
 pub mod profile;
 pub mod rack;
@@ -44,7 +45,7 @@ pub mod tso;
 mod tests;
 
 use super::{Endpoint, EndpointSetup, FlowCtx, Outgoing, Service, SocketInfo, TransportEvent};
-use crate::engine::TimerKind;
+use crate::engine::{SimRng, TimerKind};
 use crate::trace::probe::{ProbeEvent, ProbeKind};
 
 /// The sender's retransmission timer (RFC 6298), its only timer kind.
@@ -58,6 +59,8 @@ pub const RACK_REO: TimerKind = TimerKind(2);
 pub const TLP: TimerKind = TimerKind(3);
 /// The sender's pacing timer (`pacing`): the next segment may leave.
 pub const PACE: TimerKind = TimerKind(4);
+/// The sender's overhead timer (`overhead`): the random wait before a send ends.
+pub const OVERHEAD: TimerKind = TimerKind(5);
 /// Smallest `initial_rto`, `min_rto` and `max_rto` a scenario may give.
 pub const MIN_RTO: Dur = Dur::from_micros(1);
 use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
@@ -206,6 +209,17 @@ pub struct TcpConfig {
     /// already leave back to back; turn it on to model a Linux host's send pattern).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tso: Option<bool>,
+    /// Random sender overhead, time: ns-2's `overhead_` (Floyd & Jacobson 1992, §4; see
+    /// [`overhead`]). When the window lets a segment out, the sender first waits a time drawn
+    /// uniformly from [0, `overhead`] (from the flow's own seeded stream), then sends everything
+    /// the window allows at that moment; send opportunities during the wait add nothing. A
+    /// timeout's retransmission waits too; a fast retransmission, a NewReno partial-ACK
+    /// retransmission and a tail loss probe leave at once. Segments never leave out of order.
+    /// One bottleneck service time is what Floyd & Jacobson use against the phase effects of
+    /// drop-tail queues. Default `"0s"` (off) in every profile. Range: at most `"1s"`. Not with
+    /// `pacing` or `tso`; not on MPTCP subflows.
+    #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<Dur>,
     /// Sender maximum segment size, bytes. Default: MTU − 20 (IPv4) − 20 (TCP) − 12 (timestamps
     /// if on), i.e. 1448 for MTU 1500.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
@@ -240,6 +254,7 @@ impl Default for TcpConfig {
             rack: None,
             pacing: None,
             tso: None,
+            overhead: None,
             mss: None,
         }
     }
@@ -373,6 +388,17 @@ impl TcpConfig {
         }
         if self.hystart == Some(true) && !matches!(self.cc, CcConfig::Cubic(_)) {
             return Err("hystart: only with cc = \"cubic\"".into());
+        }
+        if let Some(o) = self.overhead {
+            if o > overhead::MAX_OVERHEAD {
+                return Err(format!("overhead: must be at most 1s, got {o:?}"));
+            }
+            if o > Dur::ZERO && b.pacing {
+                return Err("overhead: not with pacing = true (pacing already times every segment)".into());
+            }
+            if o > Dur::ZERO && b.tso {
+                return Err("overhead: not with tso = true (TSO's deferral already times every buffer)".into());
+            }
         }
         self.cc.validate()
     }
@@ -535,6 +561,8 @@ pub struct TcpSender {
     skb_goal: u64,
     last_tx: Option<SimTime>,
     tx_times: std::collections::VecDeque<(u64, SimTime)>,
+    /// Random sender overhead ([`overhead`]), when `overhead` is above zero.
+    overhead: Option<Box<overhead::Overhead>>,
     notified: (u64, u64),
     /// The state last reported to the `tcp_state` probe ("" before the first report).
     probed_state: &'static str,
@@ -611,6 +639,10 @@ impl TcpSender {
             skb_goal: 1,
             last_tx: None,
             tx_times: std::collections::VecDeque::new(),
+            overhead: cfg.overhead.filter(|o| *o > Dur::ZERO).map(|o| {
+                let rng = SimRng::stream(s.seed, &format!("flow:{}:tcp_overhead", s.flow_name));
+                Box::new(overhead::Overhead::new(o, rng))
+            }),
             notified: (0, 0),
             probed_state: "",
             segs_sent: 0,
@@ -676,7 +708,12 @@ impl TcpSender {
     /// peer's SYN); it starts sending once the handshake's final ACK arrives.
     pub(crate) fn new_passive(cfg: &TcpConfig, s: &EndpointSetup) -> Self {
         let swapped = EndpointSetup { src_port: s.dst_port, dst_port: s.src_port, ..s.clone() };
-        TcpSender { passive: true, ..TcpSender::new(cfg, &swapped) }
+        let mut snd = TcpSender { passive: true, ..TcpSender::new(cfg, &swapped) };
+        // The reverse direction's sender draws from a stream of its own.
+        snd.overhead = snd
+            .overhead
+            .map(|o| Box::new(o.with_rng(SimRng::stream(s.seed, &format!("flow:{}:peer_tcp_overhead", s.flow_name)))));
+        snd
     }
 
     /// The handshake's final ACK (or the first segment after it) reached the passive end
@@ -863,6 +900,11 @@ impl TcpSender {
                 self.cwnd_limited = true;
                 break;
             }
+            if !(force && rxt) && self.overhead_holds(cx) {
+                // As under pacing: data waits and the window has room for it.
+                self.cwnd_limited = true;
+                break;
+            }
             if !(force && rxt) && self.skb_segs == 0 && self.paced(cx) {
                 // Data waits and the window has room for it: only pacing (which spreads the
                 // window over the RTT) holds it back. The window is in use, as Linux's
@@ -896,6 +938,11 @@ impl TcpSender {
                 break;
             };
             if !(force && rxt) && self.in_flight() + len > self.tcb.cwnd {
+                self.cwnd_limited = true;
+                break;
+            }
+            if !(force && rxt) && self.overhead_holds(cx) {
+                // As under pacing: data waits and the window has room for it.
                 self.cwnd_limited = true;
                 break;
             }
@@ -974,6 +1021,33 @@ impl TcpSender {
                 self.pace_after(bytes, now);
             }
         }
+    }
+
+    /// With `overhead` on, whether this send opportunity waits (ns-2 `send_much`): a new wait is
+    /// drawn and its timer armed, or one is pending; the release itself sends.
+    fn overhead_holds(&mut self, cx: &mut FlowCtx) -> bool {
+        let Some(o) = self.overhead.as_deref_mut() else {
+            return false;
+        };
+        match o.gate(cx.now) {
+            overhead::Gate::Send => false,
+            overhead::Gate::Wait => true,
+            overhead::Gate::Arm(at) => {
+                cx.set_timer(OVERHEAD, at);
+                true
+            }
+        }
+    }
+
+    /// The overhead timer fired: send what the window allows (forced past cwnd if a timeout's
+    /// retransmission waited for it).
+    fn on_overhead(&mut self, cx: &mut FlowCtx) {
+        let Some(o) = self.overhead.as_deref_mut() else {
+            return;
+        };
+        let force = o.release();
+        self.try_send(cx, force);
+        self.overhead.as_deref_mut().expect("overhead on").released();
     }
 
     /// With pacing on, whether the next segment must wait for the pacing timer (armed here).
@@ -1450,7 +1524,15 @@ impl TcpSender {
             ssthresh_bytes: self.tcb.ssthresh,
         });
         self.probe_rto(cx);
-        self.try_send(cx, true); // §5.4: retransmit the earliest unacknowledged segment
+        if let Some(o) = self.overhead.as_deref_mut() {
+            // ns-2 `TcpAgent::timeout` sends through `send_much(0, …)`: the retransmission waits
+            // for the overhead like any send, then leaves forced.
+            if let Some(at) = o.defer_forced(cx.now) {
+                cx.set_timer(OVERHEAD, at);
+            }
+        } else {
+            self.try_send(cx, true); // §5.4: retransmit the earliest unacknowledged segment
+        }
         cx.set_timer(RTO, cx.now + self.rtt.rto()); // §5.6
     }
 
@@ -1641,9 +1723,12 @@ impl Endpoint for TcpSender {
         Some(TcpSender::info(self))
     }
 
-    /// The RTO timer, and with RACK the reorder and probe timers.
+    /// The RTO timer, and with RACK the reorder and probe timers (and the pacing or overhead
+    /// timer when on).
     fn timer_kinds(&self) -> u8 {
-        if self.pacing {
+        if self.overhead.is_some() {
+            OVERHEAD.0 + 1
+        } else if self.pacing {
             PACE.0 + 1
         } else if self.rack.is_some() {
             4
@@ -1658,6 +1743,7 @@ impl Endpoint for TcpSender {
             RACK_REO => self.on_rack_reo(cx),
             TLP => self.on_tlp(cx),
             PACE => self.try_send(cx, false),
+            OVERHEAD => self.on_overhead(cx),
             _ => return,
         }
         self.rack_timers(cx);

@@ -147,7 +147,8 @@ impl Endpoint for TcpSocket {
     }
 
     /// The receiving half's delayed-ACK timer is kind 1; the sending half has the others (with
-    /// RACK, its reorder and probe timers are kinds 2 and 3; with pacing, its pacing timer 4).
+    /// RACK, its reorder and probe timers are kinds 2 and 3; with pacing, its pacing timer 4; with
+    /// `overhead`, its overhead timer 5).
     fn timer_kinds(&self) -> u8 {
         self.snd.timer_kinds().max(2)
     }

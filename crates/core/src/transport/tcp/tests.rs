@@ -888,6 +888,70 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    /// With `overhead` (ns-2's `overhead_`), under random loss and a drop-tail bottleneck: every
+    /// byte arrives, the sender's invariants hold, and its segments never leave out of order —
+    /// each data segment is either the next new one (seq = highest sent) or a retransmission
+    /// wholly below it. Also that waits happened: segments leave at times an ACK did not arrive.
+    #[test]
+    fn overhead_never_reorders_a_flows_segments(
+        seed in 1u64..u64::MAX,
+        p_data in 0.0f64..0.1,
+        sack in any::<bool>(),
+        rack in any::<bool>(),
+        delayed_ack in any::<bool>(),
+        overhead_us in 1u64..5_000,
+        bytes in 1u64..300_000,
+    ) {
+        let cfg = TcpConfig {
+            sack, rack: Some(rack && sack), delayed_ack: Some(delayed_ack),
+            overhead: Some(Dur::from_micros(overhead_us)), rcv_buf: Some(64 * MSS), ..newreno(sack)
+        };
+        let fwd = Link::new(ms(5)).rate(Rate(20_000_000), 20 * 1500);
+        let mut h = Harness::new(&cfg, fwd, Link::new(ms(5)));
+        h.check = true;
+        let mut r = XorShift(seed);
+        h.drop_data = Box::new(move |_, _, _| r.next_f64() < p_data);
+        h.write(bytes);
+        h.run_until(SimTime(Dur::from_secs(600).as_nanos()));
+        prop_assert_eq!(h.rcv.delivered_bytes(), Some(bytes));
+        let mut high = 1;
+        for s in h.data_sent() {
+            let (seq, end) = (s.h.seq, s.h.seq + s.h.payload as u64);
+            prop_assert!(seq == high || end <= high, "{}: segment {seq}..{end} with {high} the highest sent", s.t);
+            high = high.max(end);
+        }
+        prop_assert_eq!(high, bytes + 1);
+        // Sends at a time no ACK arrived: the overhead's releases (or timers).
+        let acked_at: std::collections::BTreeSet<_> = h.snd_rx.iter().map(|a| a.0).collect();
+        prop_assert!(h.data_sent().skip(1).any(|s| !acked_at.contains(&s.t)) || bytes <= MSS);
+    }
+}
+
+/// A timeout's retransmission waits for the overhead too (ns-2 `TcpAgent::timeout` sends through
+/// `send_much(0, …)`), at most `overhead` after the timer, and leaves although cwnd is full.
+#[test]
+fn a_timeout_retransmission_waits_for_the_overhead() {
+    let o = Dur::from_millis(3);
+    let cfg = TcpConfig { overhead: Some(o), ..newreno(true) };
+    let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+    // Every ACK after the handshake is lost: the only way out is the RTO.
+    h.drop_ack = Box::new(|_, i, _| i > 0);
+    h.write(4 * MSS);
+    h.run_until(SimTime(Dur::from_millis(1500).as_nanos()));
+    let rto_at = h
+        .notice_log
+        .iter()
+        .find(|(_, n)| matches!(n, TransportEvent::RtoFired { .. }))
+        .map(|(t, _)| *t)
+        .expect("an RTO fired");
+    let rxt = h.retransmissions();
+    let first = rxt.first().expect("a retransmission");
+    assert_eq!(first.h.seq, 1);
+    assert!(first.t >= rto_at && first.t <= rto_at + o, "retransmitted at {} for an RTO at {rto_at}", first.t);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Profiles and the Linux behaviours.
 
