@@ -14,19 +14,17 @@ from qoelab.verify import closed_forms as cf
 from qoelab.verify import suite as S
 
 #: Rows of `verify --quick` that fail today, by id. The spurious-retransmission row passes since
-#: the `linux` TCP profile (Linux RTO rule, re-armed on retransmission). The dumbbell ns-3 rows
-#: pass since the `ns3` profile follows ns-3.44's ssthresh, PRR, HyStart and ACK counting; the
-#: tfd-1g UDP-loss row is still 30 % above ns-3 (a start-up overshoot, docs/validation.md). When
-#: a row is fixed, or any other row
+#: the `linux` TCP profile (Linux RTO rule, re-armed on retransmission). The ns-3 rows pass
+#: since the `ns3` profile follows ns-3.44's ssthresh, PRR, HyStart and ACK counting (dumbbell)
+#: and its count of bytes in flight, which keeps SACKed retransmissions (tfd-1g UDP loss, 30 %
+#: above ns-3 before; docs/validation.md). When a row is fixed, or any other row
 #: starts failing, this set no longer matches and the test below fails, so the list (and
 #: docs/validation.md) must be updated with the new table.
-KNOWN_FAILING_QUICK = {
-    "ns3[tfd-1g, UDP loss, profile=ns3]",
-    # The RTT-unfairness rows run the default TCP and are dominated by drop-tail phase effects
-    # (scripts/rtt_phase_sweep.py: the exponent changes sign with sub-service-time RTT offsets):
-    # the quick NewReno 20/80 ms row failed under linux without RACK and passes with it; the
-    # full table's 20/40 ms rows fail (docs/validation.md).
-}
+#: The RTT-unfairness rows run the default TCP and are dominated by drop-tail phase effects
+#: (scripts/rtt_phase_sweep.py: the exponent changes sign with sub-service-time RTT offsets):
+#: the quick NewReno 20/80 ms row failed under linux without RACK and passes with it; the
+#: full table's 20/40 ms rows fail (docs/validation.md).
+KNOWN_FAILING_QUICK: set[str] = set()
 
 
 def test_docstring_runs():
