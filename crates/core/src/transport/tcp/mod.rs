@@ -67,7 +67,7 @@ use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SAC
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent};
-pub use profile::{Behaviours, HystartRule, Profile, PrrRule, RtoRule, SsthreshRule};
+pub use profile::{Behaviours, HystartRule, PipeRule, Profile, PrrRule, RtoRule, SsthreshRule};
 use rtt::RttEstimator;
 use sack::{Marker, RangeSet, Scoreboard};
 use serde::{Deserialize, Serialize};
@@ -149,6 +149,13 @@ pub struct TcpConfig {
     /// [`PrrRule`]). Profile default: `"ns3"` in `ns3`, `"linux"` otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prr_rule: Option<PrrRule>,
+    /// What counts as in flight with SACK (without RACK, which keeps its own count):
+    /// `"rfc6675"` (RFC 6675 `SetPipe()`) or `"ns3"` (ns-3.44 `TcpTxBuffer::BytesInFlight()`:
+    /// a retransmitted segment counts until it is cumulatively acknowledged, SACKed or not; see
+    /// [`PipeRule`]). Profile default: `"ns3"` in `ns3` (unless `rack` is on), `"rfc6675"`
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipe_rule: Option<PipeRule>,
     /// Lower bound on the RTO, time. Profile default `"200ms"` (Linux `TCP_RTO_MIN`), `"1s"` in
     /// `ns3` (RFC 6298 §2.4), `"30ms"` in `freebsd` (`TCPTV_MIN`). Range: 1 µs to `max_rto`.
     #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
@@ -243,6 +250,7 @@ impl Default for TcpConfig {
             ssthresh_rule: None,
             hystart_rule: None,
             prr_rule: None,
+            pipe_rule: None,
             min_rto: None,
             max_rto: Dur::from_secs(60),
             initial_rto: None,
@@ -286,6 +294,8 @@ impl TcpConfig {
                 _ => d.ssthresh_rule,
             }),
             prr_rule: self.prr_rule.unwrap_or(d.prr_rule),
+            // RACK counts its own pipe (Linux's packets_out − sacked_out − lost_out + retrans_out).
+            pipe_rule: self.pipe_rule.unwrap_or(if rack { PipeRule::Rfc6675 } else { d.pipe_rule }),
             hystart_rule: self.hystart_rule.unwrap_or(d.hystart_rule),
             pacing: self.pacing.unwrap_or(d.pacing),
             tso: self.tso.unwrap_or(d.tso),
@@ -336,6 +346,9 @@ impl TcpConfig {
             return Err(format!("snd_buf: {} B is smaller than one segment ({mss} B)", self.snd_buf));
         }
         let b = self.resolved();
+        if self.pipe_rule == Some(PipeRule::Ns3) && b.rack {
+            return Err("pipe_rule: \"ns3\" needs rack = false (RACK keeps its own count of bytes in flight)".into());
+        }
         let rcv_buf = self.rcv_buf_bytes();
         if rcv_buf < mss {
             return Err(format!("rcv_buf: {rcv_buf} B is smaller than one segment ({mss} B)"));
@@ -514,6 +527,13 @@ pub struct TcpSender {
     prr_rule: PrrRule,
     /// What ssthresh is computed from on a fast retransmit.
     ssthresh_rule: SsthreshRule,
+    /// What counts as in flight; under [`PipeRule::Ns3`], the byte ranges retransmitted and not
+    /// yet cumulatively acknowledged, those of them SACKed since, and the SACKed ones' bytes
+    /// (counted in flight on top of RFC 6675's pipe). Empty under `Rfc6675` and with RACK.
+    pipe_rule: PipeRule,
+    rxt_sent: RangeSet,
+    rxt_sacked: RangeSet,
+    rxt_sacked_bytes: u64,
     prr_delivered: u64,
     prr_out: u64,
     recover_fs: u64,
@@ -616,6 +636,10 @@ impl TcpSender {
             prr: b.prr,
             prr_rule: b.prr_rule,
             ssthresh_rule: b.ssthresh_rule,
+            pipe_rule: b.pipe_rule,
+            rxt_sent: RangeSet::default(),
+            rxt_sacked: RangeSet::default(),
+            rxt_sacked_bytes: 0,
             prr_delivered: 0,
             prr_out: 0,
             recover_fs: 0,
@@ -819,7 +843,7 @@ impl TcpSender {
             return r.q.pipe(self.tcb.snd_una, self.tcb.snd_max);
         }
         let (l, above) = self.loss_frontier();
-        self.board.pipe(self.tcb.snd_max, l, above)
+        self.pipe(l, above)
     }
     pub fn retransmitted_segments(&self) -> u64 {
         self.rxt_segs
@@ -832,6 +856,14 @@ impl TcpSender {
     }
 
     // ---- Internals. ----
+
+    /// Bytes in flight without RACK, given the loss frontier: RFC 6675's pipe, plus under
+    /// [`PipeRule::Ns3`] the retransmitted bytes SACKed since (ns-3.44
+    /// `TcpTxBuffer::BytesInFlight()` = `m_sentSize − (m_sackedOut + m_lostOut) + m_retrans`,
+    /// where `Update` clears a SACKed segment's lost flag but not its retransmitted one).
+    fn pipe(&self, lost: u64, above: u64) -> u64 {
+        self.board.pipe(self.tcb.snd_max, lost, above) + self.rxt_sacked_bytes
+    }
 
     /// The loss frontier L (every un-SACKed byte below it is deemed lost) and the SACKed bytes at
     /// or above it.
@@ -896,7 +928,7 @@ impl TcpSender {
                 break;
             };
             // Only a retransmission is ever forced; new data always waits for the window.
-            if !(force && rxt) && self.board.pipe(self.tcb.snd_max, lost, above) + len > self.tcb.cwnd {
+            if !(force && rxt) && self.pipe(lost, above) + len > self.tcb.cwnd {
                 self.cwnd_limited = true;
                 break;
             }
@@ -1098,6 +1130,10 @@ impl TcpSender {
         }
         if rxt {
             self.board.raise(Marker::HighRxt, seq + len);
+            if self.pipe_rule == PipeRule::Ns3 && self.rack.is_none() {
+                // ns-3 `TcpTxBuffer::GetTransmittedSegment` sets the segment's `m_retrans`.
+                self.rxt_sent.insert(seq, seq + len, |_, _| {});
+            }
             self.rxt_segs += 1;
             self.rxt_bytes += len;
             cx.probe(ProbeEvent::Retransmit { flow: cx.flow, end: cx.end(), seq, bytes: len });
@@ -1358,8 +1394,16 @@ impl TcpSender {
                 });
             }
         } else if self.sack {
+            let (rxt_sent, rxt_sacked, n) = (&self.rxt_sent, &mut self.rxt_sacked, &mut self.rxt_sacked_bytes);
             for &(s, e) in &h.sack[..(h.nsack as usize).min(MAX_SACK_BLOCKS)] {
-                new_sacked += self.board.update(s, e.min(snd_max)); // RFC 6675 §4 Update()
+                // RFC 6675 §4 Update(); each byte is newly SACKed once, so a retransmitted byte
+                // enters `rxt_sacked` once (always empty under PipeRule::Rfc6675).
+                new_sacked += self.board.update_with(s, e.min(snd_max), |a, b| {
+                    rxt_sent.each_in(a, b, |x, y| {
+                        rxt_sacked.insert(x, y, |_, _| {});
+                        *n += y - x;
+                    })
+                });
             }
         }
 
@@ -1368,6 +1412,11 @@ impl TcpSender {
             let acked = h.ack - una;
             self.tcb.snd_una = h.ack;
             self.board.advance(h.ack);
+            // ns-3 `TcpTxBuffer::DiscardUpTo` → `RemoveFromCounts`: acknowledged segments leave
+            // the retransmitted count.
+            self.rxt_sent.remove_below(h.ack, |_, _| {});
+            let n = &mut self.rxt_sacked_bytes;
+            self.rxt_sacked.remove_below(h.ack, |a, b| *n -= b - a);
             if let Some(r) = self.rack.as_deref_mut() {
                 r.q.ack(h.ack, |seg| delivered.add(seg, now, prior_fack, min_rtt));
                 self.tlp_restart = true;
@@ -1509,6 +1558,10 @@ impl TcpSender {
         // scoreboard is kept so retransmissions skip SACKed data (RFC 6675 §5.1).
         self.board.raise(Marker::Lost, snd_max);
         self.board.reset(Marker::HighRxt);
+        // ns-3 `TcpTxBuffer::ResetSentList` clears every segment's retransmitted flag.
+        self.rxt_sent.clear();
+        self.rxt_sacked.clear();
+        self.rxt_sacked_bytes = 0;
         if self.rack.is_some() {
             // RFC 8985 §6.3: the head is lost, and whatever RACK's clock says is; the window is
             // that of a recovery (0 until reordering has been seen).

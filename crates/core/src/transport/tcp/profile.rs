@@ -23,7 +23,8 @@
 //!   (`TcpNewReno::GetSsThresh` called from `TcpSocketBase::EnterRecovery` with `BytesInFlight()`)
 //!   and from cwnd for CUBIC (`TcpCubic::GetSsThresh`), NewReno counting ACKs rather than bytes
 //!   (`TcpNewReno::SlowStart`, `CongestionAvoidance`), and PRR as the recovery
-//!   (`TcpL4Protocol::RecoveryType` = `TcpPrrRecovery`) in ns-3's own form (see [`PrrRule`]).
+//!   (`TcpL4Protocol::RecoveryType` = `TcpPrrRecovery`) in ns-3's own form (see [`PrrRule`]),
+//!   and bytes in flight as `TcpTxBuffer::BytesInFlight()` counts them (see [`PipeRule`]).
 //! - `freebsd`: FreeBSD (current) `sys/netinet/tcp_timer.h`: `TCPTV_MIN` (the RTO floor,
 //!   `net.inet.tcp.rexmit_min`) = hz/33 = 30 ms at hz = 1000, `TCPTV_CPU_VAR` (the slop
 //!   `TCPT_RANGESET` adds to every RTO, `net.inet.tcp.rexmit_slop`) = 200 ms, `TCPTV_DELACK` =
@@ -114,6 +115,21 @@ pub enum PrrRule {
     Ns3,
 }
 
+/// What the sender counts as in flight with SACK and without RACK (RFC 6675 `pipe`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PipeRule {
+    /// RFC 6675 §4 `SetPipe()`: per un-SACKed octet, 1 if not deemed lost, plus 1 if
+    /// retransmitted; a SACKed octet counts nothing.
+    Rfc6675,
+    /// ns-3.44 `TcpTxBuffer::BytesInFlight()`: sent − SACKed − lost + retransmitted, where the
+    /// retransmitted count (`m_retrans`) keeps every retransmitted segment until the cumulative
+    /// ACK passes it; a SACK clears its lost flag but not its retransmitted flag (`Update`), so
+    /// a retransmission that is SACKed still counts one segment in flight. The same as
+    /// `rfc6675` until a retransmission is SACKed while a hole below it remains.
+    Ns3,
+}
+
 /// The concrete behaviours of one TCP end: the profile's defaults with explicit keys applied.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Behaviours {
@@ -139,6 +155,8 @@ pub struct Behaviours {
     pub ssthresh_rule: SsthreshRule,
     /// How PRR computes its sending count (when `prr` is on).
     pub prr_rule: PrrRule,
+    /// What counts as in flight (with SACK, without RACK).
+    pub pipe_rule: PipeRule,
     /// NewReno's Appropriate Byte Counting (RFC 3465, the `cc.abc` key); off: one ACK grows cwnd
     /// by at most one SMSS in slow start and SMSS²/cwnd in congestion avoidance.
     pub abc: bool,
@@ -169,6 +187,7 @@ impl Profile {
             hystart_rule: HystartRule::Rfc9406,
             ssthresh_rule: SsthreshRule::FlightSize,
             prr_rule: PrrRule::Linux,
+            pipe_rule: PipeRule::Rfc6675,
             abc: true,
             pacing: false,
             tso: false,
@@ -210,6 +229,9 @@ impl Profile {
                 // TcpL4Protocol::RecoveryType = TcpPrrRecovery.
                 prr: true,
                 prr_rule: PrrRule::Ns3,
+                // TcpSocketBase::BytesInFlight() = TcpTxBuffer::BytesInFlight(), which counts
+                // a SACKed retransmission until it is cumulatively acknowledged.
+                pipe_rule: PipeRule::Ns3,
                 // TcpNewReno::SlowStart / CongestionAvoidance count ACKs (segmentsAcked).
                 abc: false,
                 // TcpCubic::HyStart = true, HyStartDetect = BOTH.

@@ -119,6 +119,19 @@ impl RangeSet {
         }
     }
 
+    /// Calls `f(s, e)` for every piece of the set inside `[a, b)`, in order. Costs O(log n +
+    /// ranges inside).
+    pub fn each_in(&self, a: u64, b: u64, mut f: impl FnMut(u64, u64)) {
+        let mut i = self.r.partition_point(|&(_, e)| e <= a);
+        while let Some(&(s, e)) = self.r.get(i) {
+            if s >= b {
+                break;
+            }
+            f(s.max(a), e.min(b));
+            i += 1;
+        }
+    }
+
     /// Bytes of the set inside `[a, b)`. Costs O(log n + ranges inside).
     pub fn bytes_in(&self, a: u64, b: u64) -> u64 {
         if a >= b {

@@ -94,6 +94,7 @@ struct Snap {
     in_recovery: bool,
     snd_una: u64,
     snd_max: u64,
+    in_flight: u64,
 }
 
 struct Harness {
@@ -245,6 +246,7 @@ impl Harness {
             in_recovery: t.in_recovery,
             snd_una: t.snd_una,
             snd_max: t.snd_max,
+            in_flight: self.snd.in_flight(),
         };
         if self.check {
             // A tail loss probe may be new data sent whatever cwnd says (RFC 8985 §7.3).
@@ -981,6 +983,12 @@ fn profiles_set_defaults_and_explicit_keys_win() {
     // ns-3's ssthresh rule depends on the controller; its PRR, HyStart and ACK counting.
     assert_eq!((ns3.ssthresh_rule, ns3.prr, ns3.prr_rule), (SsthreshRule::Cwnd, true, PrrRule::Ns3));
     assert_eq!((ns3.hystart, ns3.hystart_rule), (true, HystartRule::Ns3));
+    // ns-3's count of bytes in flight, without RACK only (RACK keeps its own).
+    assert_eq!((ns3.pipe_rule, rfc.pipe_rule, linux.pipe_rule), (PipeRule::Ns3, PipeRule::Rfc6675, PipeRule::Rfc6675));
+    assert_eq!(parse("profile = \"ns3\"\nrack = true").resolved().pipe_rule, PipeRule::Rfc6675);
+    let e = parse("profile = \"linux\"\npipe_rule = \"ns3\"").validate(MTU).unwrap_err();
+    assert!(e.starts_with("pipe_rule: \"ns3\" needs rack = false"), "{e}");
+    assert_eq!(parse("profile = \"linux\"\nrack = false\npipe_rule = \"ns3\"").resolved().pipe_rule, PipeRule::Ns3);
     let ns3_reno = parse("profile = \"ns3\"\ncc = \"newreno\"").resolved();
     assert_eq!((ns3_reno.ssthresh_rule, ns3_reno.abc), (SsthreshRule::Pipe, false));
     let abc =
@@ -1251,6 +1259,64 @@ fn ns3_prr_reduces_later_than_linux_prr() {
     assert!((0.85..=1.1).contains(&r_ns3), "ns-3 prr: {r_ns3:.3} segments per ACK");
     assert!(r_ns3 > r_linux + 0.3, "ns-3 {r_ns3:.3} vs linux {r_linux:.3}");
     assert_eq!(cwnd, ssthresh, "cwnd = ssthresh on leaving recovery (TcpSocketBase::ProcessAck)");
+}
+
+#[test]
+fn ns3_pipe_counts_a_sacked_retransmission_until_it_is_acknowledged() {
+    // Segments 30 and 31 lost, and the first retransmission of 30 lost too: the retransmission
+    // of 31 arrives and is SACKed while 30 stays a hole (until the RTO repairs it). RFC 6675's
+    // pipe no longer counts the SACKed retransmission; ns-3.44's `BytesInFlight()` does (a SACK
+    // clears a segment's lost flag, not its retransmitted one), so from that ACK on the ns-3
+    // sender keeps one segment less in the network, with the same cwnd and the same count.
+    let run = |rule| {
+        let (f, r) = bottleneck();
+        let cfg = TcpConfig { pipe_rule: Some(rule), ..newreno(true) };
+        let mut h = Harness::new(&cfg, f, r);
+        let (mut x, mut x_rxt_dropped) = (None, false);
+        h.drop_data = Box::new(move |_, i, d| {
+            if d.payload == 0 {
+                return false;
+            }
+            if i == 30 {
+                x = Some(d.seq);
+            }
+            let rxt_of_x = x == Some(d.seq) && i > 30 && !x_rxt_dropped;
+            x_rxt_dropped |= rxt_of_x;
+            i == 30 || i == 31 || rxt_of_x
+        });
+        h.write(1 << 30);
+        h.run_until(SimTime(Dur::from_secs(3).as_nanos()));
+        h
+    };
+    let (rfc, ns3) = (run(PipeRule::Rfc6675), run(PipeRule::Ns3));
+    let lost: Vec<_> = rfc.data_sent().filter(|s| s.dropped).map(|s| s.h.seq).collect();
+    let (x, y) = (lost[0], lost[1]);
+    assert_eq!(y, x + MSS);
+    let rxt = rfc.retransmissions();
+    assert_eq!(rxt.iter().take(2).map(|s| (s.h.seq, s.dropped)).collect::<Vec<_>>(), [(x, true), (y, false)]);
+    // The first ACK that SACKs the retransmission of y (x still missing).
+    let (t_s, ack) = rfc
+        .snd_rx
+        .iter()
+        .find(|(t, a)| *t > rxt[1].t && a.sack[..a.nsack as usize].iter().any(|b| b.0 <= y && y < b.1))
+        .unwrap();
+    assert_eq!(ack.ack, x, "x is still the hole");
+    let sent_before = |h: &Harness| h.data_sent().filter(|s| s.t < *t_s).map(|s| (s.t, s.h.seq)).collect::<Vec<_>>();
+    assert_eq!(sent_before(&rfc), sent_before(&ns3), "the rules agree until a retransmission is SACKed");
+    let at = |h: &Harness| h.trace.iter().rev().find(|s| s.t <= *t_s).unwrap().clone();
+    let (a, b) = (at(&rfc), at(&ns3));
+    assert!(a.in_recovery && b.in_recovery);
+    assert_eq!((a.cwnd, a.in_flight), (b.cwnd, b.in_flight), "both fill the same window");
+    assert_eq!(a.snd_max - b.snd_max, MSS, "ns-3 counts the SACKed retransmission: one segment less sent");
+    // Until the RTO repairs x, the ns-3 sender stays one segment behind.
+    let t_rto = ns3.notice_log.iter().find(|(_, n)| matches!(n, TransportEvent::RtoFired { .. })).unwrap().0;
+    let before_rto = |h: &Harness| h.trace.iter().rev().find(|s| s.t < t_rto).unwrap().clone();
+    let (a, b) = (before_rto(&rfc), before_rto(&ns3));
+    assert_eq!((a.snd_una, b.snd_una), (x, x), "x repaired only by the timeout");
+    assert_eq!(a.snd_max - b.snd_max, MSS);
+    // The timeout clears the retransmitted flags (ns-3 `ResetSentList`): once everything is
+    // acknowledged the two counts agree again.
+    assert!(ns3.snd.acked_bytes() > 1 << 20 && ns3.snd.in_flight() <= ns3.snd.cwnd());
 }
 
 #[test]
