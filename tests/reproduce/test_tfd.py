@@ -531,3 +531,25 @@ def test_progress_counts_the_side_grids_and_the_grid(quick_all, quick):
     assert calls[-1] == (sum(runs.values()),) * 2
     first_sweep = next(i for i, (d, _) in enumerate(calls) if d > runs["sensitivity"] + runs["held"])
     assert first_sweep > 0
+
+
+def test_committed_full_linux_headline_findings_follow_from_its_tables():
+    """expected/full-linux/ is one full repetition of the headline calibration under the linux
+    profile (440 cells of 152 s; runs not kept): its findings' verdicts are what the findings
+    logic gives on its committed tables, their statistics agree with the tables' to the tables'
+    rounding, and the README states the substantive count."""
+    import csv
+
+    d = paths.root() / "scenarios" / "tfd" / "expected" / "full-linux" / f"{tfd.DEFAULT_PROFILE}-{tfd.HEADLINE.key}"
+    with (d / "findings.csv").open() as f:
+        committed = list(csv.DictReader(f))
+    fs = tfd.findings_from_tables(d)
+    assert [(r["key"], r["verdict"]) for r in committed] == [(f.key, f.verdict.value) for f in fs]
+    for r, f in zip(committed, fs):
+        assert float(r["mean"]) == pytest.approx(f.estimate.mean, rel=1e-3, abs=1e-3), r["key"]
+        assert r["n"] == "1"
+    held, decided = summary_count(fs)
+    readme = (d / "README.md").read_text()
+    assert f"**{held} of {decided} substantive findings hold**" in readme
+    assert "N ∈ [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], K ∈ [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 152.0 s per run" in readme
+    assert "440 of 440 cells reported" in readme
