@@ -404,7 +404,7 @@ impl TcpConfig {
         }
         if let Some(o) = self.overhead {
             if o > overhead::MAX_OVERHEAD {
-                return Err(format!("overhead: must be at most 1s, got {o:?}"));
+                return Err(format!("overhead: must be at most 1s, got {}s", o.as_secs_f64()));
             }
             if o > Dur::ZERO && b.pacing {
                 return Err("overhead: not with pacing = true (pacing already times every segment)".into());
