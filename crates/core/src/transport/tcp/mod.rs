@@ -932,21 +932,7 @@ impl TcpSender {
                 self.cwnd_limited = true;
                 break;
             }
-            if !(force && rxt) && self.overhead_holds(cx) {
-                // As under pacing: data waits and the window has room for it.
-                self.cwnd_limited = true;
-                break;
-            }
-            if !(force && rxt) && self.skb_segs == 0 && self.paced(cx) {
-                // Data waits and the window has room for it: only pacing (which spreads the
-                // window over the RTT) holds it back. The window is in use, as Linux's
-                // `tcp_is_cwnd_limited` sees a paced bulk sender (the flag stays set for the
-                // window once the flight reached cwnd, and in slow start while cwnd < 2 ×
-                // max_packets_out), not application-limited.
-                self.cwnd_limited = true;
-                break;
-            }
-            if !rxt && self.tso_defers(seq, cx.now) {
+            if self.held(seq, rxt, force && rxt, cx) {
                 break;
             }
             force = false;
@@ -973,27 +959,29 @@ impl TcpSender {
                 self.cwnd_limited = true;
                 break;
             }
-            if !(force && rxt) && self.overhead_holds(cx) {
-                // As under pacing: data waits and the window has room for it.
-                self.cwnd_limited = true;
-                break;
-            }
-            if !(force && rxt) && self.skb_segs == 0 && self.paced(cx) {
-                // Data waits and the window has room for it: only pacing (which spreads the
-                // window over the RTT) holds it back. The window is in use, as Linux's
-                // `tcp_is_cwnd_limited` sees a paced bulk sender (the flag stays set for the
-                // window once the flight reached cwnd, and in slow start while cwnd < 2 ×
-                // max_packets_out), not application-limited.
-                self.cwnd_limited = true;
-                break;
-            }
-            if !rxt && self.tso_defers(seq, cx.now) {
+            if self.held(seq, rxt, force && rxt, cx) {
                 break;
             }
             force = false;
             self.transmit(seq, len, rxt, cx);
         }
         self.close_skb(cx.now);
+    }
+
+    /// Whether a segment that fits the window still waits, after the window check of either
+    /// send loop: the overhead, pacing (between buffers) or TSO's deferral (new data) holds it;
+    /// a forced retransmission waits for none of the first two.
+    fn held(&mut self, seq: u64, rxt: bool, forced: bool, cx: &mut FlowCtx) -> bool {
+        if !forced && (self.overhead_holds(cx) || (self.skb_segs == 0 && self.paced(cx))) {
+            // Data waits and the window has room for it: only the overhead or pacing (which
+            // spreads the window over the RTT) holds it back. The window is in use, as Linux's
+            // `tcp_is_cwnd_limited` sees a paced bulk sender (the flag stays set for the window
+            // once the flight reached cwnd, and in slow start while cwnd < 2 × max_packets_out),
+            // not application-limited.
+            self.cwnd_limited = true;
+            return true;
+        }
+        !rxt && self.tso_defers(seq, cx.now)
     }
 
     /// With `tso` on, at the start of a buffer of new data at `seq`: whether to wait for the

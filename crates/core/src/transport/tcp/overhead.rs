@@ -105,11 +105,6 @@ impl Overhead {
     pub fn released(&mut self) {
         self.releasing = false;
     }
-
-    /// Whether a wait is pending.
-    pub fn pending(&self) -> bool {
-        self.until.is_some()
-    }
 }
 
 #[cfg(test)]

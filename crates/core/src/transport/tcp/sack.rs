@@ -122,6 +122,9 @@ impl RangeSet {
     /// Calls `f(s, e)` for every piece of the set inside `[a, b)`, in order. Costs O(log n +
     /// ranges inside).
     pub fn each_in(&self, a: u64, b: u64, mut f: impl FnMut(u64, u64)) {
+        if a >= b {
+            return;
+        }
         let mut i = self.r.partition_point(|&(_, e)| e <= a);
         while let Some(&(s, e)) = self.r.get(i) {
             if s >= b {
@@ -134,18 +137,8 @@ impl RangeSet {
 
     /// Bytes of the set inside `[a, b)`. Costs O(log n + ranges inside).
     pub fn bytes_in(&self, a: u64, b: u64) -> u64 {
-        if a >= b {
-            return 0;
-        }
-        let mut i = self.r.partition_point(|&(_, e)| e <= a);
         let mut n = 0;
-        while let Some(&(s, e)) = self.r.get(i) {
-            if s >= b {
-                break;
-            }
-            n += e.min(b) - s.max(a);
-            i += 1;
-        }
+        self.each_in(a, b, |s, e| n += e - s);
         n
     }
 }
