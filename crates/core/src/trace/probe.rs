@@ -106,11 +106,14 @@ pub enum ProbeKind {
     /// The TCP Interactive notices, whether or not an application subscribed: every RTO, fast
     /// retransmit and window change, each with the window TCP set (table `probe_tcp_events`).
     TcpEvents,
+    /// A BBR sender's mode, bandwidth and min-RTT estimates, gains and pacing rate, at every
+    /// mode change and every new round (table `probe_bbr`; Linux's `ss -ti` `bbr:` fields).
+    Bbr,
 }
 
 /// Every kind with its scenario name: the one place the names are written (parsing, errors,
 /// table names and docs derive from it).
-const KINDS: [(ProbeKind, &str); 10] = [
+const KINDS: [(ProbeKind, &str); 11] = [
     (ProbeKind::Queue, "queue"),
     (ProbeKind::Drops, "drops"),
     (ProbeKind::Cwnd, "cwnd"),
@@ -121,6 +124,7 @@ const KINDS: [(ProbeKind, &str); 10] = [
     (ProbeKind::Tfrc, "tfrc"),
     (ProbeKind::Subflow, "subflow"),
     (ProbeKind::TcpEvents, "tcp_events"),
+    (ProbeKind::Bbr, "bbr"),
 ];
 
 impl ProbeKind {
@@ -273,6 +277,21 @@ pub enum ProbeEvent {
         backoff: u32,
         seq: u64,
     },
+    /// A BBR sender's state (at a mode change or a new round): mode, round count, bandwidth
+    /// estimate and pacing rate (bit/s of payload), min-RTT estimate (ns, 0 before a sample),
+    /// gains, and cwnd (bytes).
+    Bbr {
+        flow: FlowId,
+        end: u8,
+        mode: &'static str,
+        round: u64,
+        bw_bps: f64,
+        min_rtt_ns: u64,
+        pacing_gain: f64,
+        cwnd_gain: f64,
+        pacing_rate_bps: f64,
+        cwnd_bytes: u64,
+    },
 }
 
 impl ProbeEvent {
@@ -288,6 +307,7 @@ impl ProbeEvent {
             ProbeEvent::Tfrc { .. } => ProbeKind::Tfrc,
             ProbeEvent::Subflow { .. } => ProbeKind::Subflow,
             ProbeEvent::TcpEvent { .. } => ProbeKind::TcpEvents,
+            ProbeEvent::Bbr { .. } => ProbeKind::Bbr,
         }
     }
 }
@@ -355,6 +375,15 @@ pub struct Probes {
     tev_rto_ns: Vec<u64>,
     tev_backoff: Vec<u32>,
     tev_seq: Vec<u64>,
+    bbr: Key,
+    bbr_mode: Vec<&'static str>,
+    bbr_round: Vec<u64>,
+    bbr_bw_bps: Vec<f64>,
+    bbr_min_rtt_ns: Vec<u64>,
+    bbr_pacing_gain: Vec<f64>,
+    bbr_cwnd_gain: Vec<f64>,
+    bbr_pacing_rate_bps: Vec<f64>,
+    bbr_cwnd_bytes: Vec<u64>,
 }
 
 impl Probes {
@@ -447,6 +476,28 @@ impl Probes {
                 self.tev_backoff.push(backoff);
                 self.tev_seq.push(seq);
             }
+            ProbeEvent::Bbr {
+                flow,
+                end,
+                mode,
+                round,
+                bw_bps,
+                min_rtt_ns,
+                pacing_gain,
+                cwnd_gain,
+                pacing_rate_bps,
+                cwnd_bytes,
+            } => {
+                self.bbr.push(t, flow, end);
+                self.bbr_mode.push(mode);
+                self.bbr_round.push(round);
+                self.bbr_bw_bps.push(bw_bps);
+                self.bbr_min_rtt_ns.push(min_rtt_ns);
+                self.bbr_pacing_gain.push(pacing_gain);
+                self.bbr_cwnd_gain.push(cwnd_gain);
+                self.bbr_pacing_rate_bps.push(pacing_rate_bps);
+                self.bbr_cwnd_bytes.push(cwnd_bytes);
+            }
         }
     }
 
@@ -467,6 +518,7 @@ impl Probes {
             ProbeKind::Tfrc => &self.tfrc,
             ProbeKind::Subflow => &self.sub,
             ProbeKind::TcpEvents => &self.tev,
+            ProbeKind::Bbr => &self.bbr,
         }
     }
 }
@@ -538,6 +590,16 @@ pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port
                     t.push("rto_ns", Column::U64(cat(srcs, |p| &p.tev_rto_ns, |x| *x)));
                     t.push("backoff", Column::U64(cat(srcs, |p| &p.tev_backoff, |x| *x as u64)));
                     t.push("seq", Column::U64(cat(srcs, |p| &p.tev_seq, |x| *x)));
+                }
+                ProbeKind::Bbr => {
+                    t.push("mode", Column::Str(cat(srcs, |p| &p.bbr_mode, |s| s.to_string())));
+                    t.push("round", Column::U64(cat(srcs, |p| &p.bbr_round, |x| *x)));
+                    t.push("bw_bps", Column::F64(cat(srcs, |p| &p.bbr_bw_bps, |x| *x)));
+                    t.push("min_rtt_ns", Column::U64(cat(srcs, |p| &p.bbr_min_rtt_ns, |x| *x)));
+                    t.push("pacing_gain", Column::F64(cat(srcs, |p| &p.bbr_pacing_gain, |x| *x)));
+                    t.push("cwnd_gain", Column::F64(cat(srcs, |p| &p.bbr_cwnd_gain, |x| *x)));
+                    t.push("pacing_rate_bps", Column::F64(cat(srcs, |p| &p.bbr_pacing_rate_bps, |x| *x)));
+                    t.push("cwnd_bytes", Column::U64(cat(srcs, |p| &p.bbr_cwnd_bytes, |x| *x)));
                 }
             }
             t
