@@ -67,7 +67,8 @@ fn mean_queue_pkts(r: &RunResults) -> f64 {
 /// (time s, mode, round, bw bit/s) rows of the `bbr` probe for flow `f`.
 fn bbr_rows(r: &RunResults, f: &str) -> Vec<(f64, String, u64, f64)> {
     let t = r.table("probe_bbr");
-    let (tn, flow, mode, round, bw) = (t.f64s("t_ns"), t.strs("flow"), t.strs("mode"), t.f64s("round"), t.f64s("bw_bps"));
+    let (tn, flow, mode, round, bw) =
+        (t.f64s("t_ns"), t.strs("flow"), t.strs("mode"), t.f64s("round"), t.f64s("bw_bps"));
     (0..tn.len()).filter(|&i| flow[i] == f).map(|i| (tn[i] / 1e9, mode[i].clone(), round[i] as u64, bw[i])).collect()
 }
 
@@ -85,7 +86,11 @@ fn one_flow_fills_the_pipe_with_a_small_standing_queue() {
     let goodput = r.flow_value("f0", "goodput_bps");
     let q = mean_queue_pkts(&r);
     let drops = r.flow_value("f0", "drop_queue_pkts");
-    eprintln!("one flow: goodput {:.3} Mbit/s ({:.1} % of payload rate), mean queue {q:.2} packets, {drops} drops", goodput / 1e6, goodput / PAYLOAD_BPS * 100.0);
+    eprintln!(
+        "one flow: goodput {:.3} Mbit/s ({:.1} % of payload rate), mean queue {q:.2} packets, {drops} drops",
+        goodput / 1e6,
+        goodput / PAYLOAD_BPS * 100.0
+    );
     assert!(goodput > 0.95 * PAYLOAD_BPS && goodput < PAYLOAD_BPS, "{goodput}");
     assert!((4.0..=10.0).contains(&q), "mean queue {q:.2} packets, model ≈ 7");
     // Drops only in STARTUP (2.89 × BDP + 6 in flight overflows 50 packets), none after.
@@ -153,8 +158,8 @@ fn probe_rtt_comes_every_ten_seconds() {
 
 /// Two flows: each estimate holds the best share it has seen, so together they pace above
 /// the bottleneck and both become cwnd-limited: the queue then stands at the cwnd caps less
-/// the BDP (2 × BDP + 2 × 6 − BDP ≈ 45 packets, more as the min_rtt estimates absorb part of
-/// it), close to the 50-packet buffer; the shares stay near equal.
+/// the BDP (2 × even(⌈BDP⌉ + 6) − BDP ≈ 50 packets for fair shares), at the 50-packet buffer,
+/// and BBR v1 keeps losing packets; the shares stay near equal.
 #[test]
 fn two_flows_share_the_bottleneck() {
     let r = dumbbell(2, 60.0, 0.0, "bbr");
@@ -162,7 +167,11 @@ fn two_flows_share_the_bottleneck() {
     let jain = (g[0] + g[1]).powi(2) / (2.0 * (g[0] * g[0] + g[1] * g[1]));
     let q = mean_queue_pkts(&r);
     let drops: f64 = (0..2).map(|i| r.flow_value(&format!("f{i}"), "drop_queue_pkts")).sum();
-    eprintln!("two flows: {:.3} + {:.3} Mbit/s, Jain {jain:.4}, mean queue {q:.2} packets, {drops} drops", g[0] / 1e6, g[1] / 1e6);
+    eprintln!(
+        "two flows: {:.3} + {:.3} Mbit/s, Jain {jain:.4}, mean queue {q:.2} packets, {drops} drops",
+        g[0] / 1e6,
+        g[1] / 1e6
+    );
     // The cwnd caps exceed the buffer: BBR v1 keeps losing packets (it does not back off on loss).
     assert!(drops > 100.0, "{drops}");
     assert!(g[0] + g[1] > 0.95 * PAYLOAD_BPS);

@@ -213,7 +213,7 @@ pub struct OutputConfig {
     pub packet_trace: bool,
     /// Typed probes to record, each into a result table `probe_<name>` (default none):
     /// `"queue"`, `"drops"`, `"cwnd"`, `"rto"`, `"retransmit"`, `"tcp_state"`, `"app"`, `"tfrc"`,
-    /// `"tcp_events"`; see
+    /// `"subflow"`, `"tcp_events"`, `"bbr"`; see
     /// [`crate::trace::probe`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<crate::trace::probe::ProbeKind>,

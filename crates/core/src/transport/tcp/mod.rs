@@ -15,7 +15,8 @@
 //! - RFC 5681 §4.2 / RFC 1122 §4.2.3.2: delayed ACKs.
 //! - RFC 8985: RACK-TLP loss detection and tail loss probes, in place of RFC 6675's `IsLost()`
 //!   when `rack` is on ([`rack`]).
-//! - RFC 9438: CUBIC ([`cc::cubic`]).
+//! - RFC 9438: CUBIC ([`cc::cubic`]); Linux `tcp_bbr.c`: BBR v1 ([`cc::bbr`]) on delivery-rate
+//!   samples ([`rate`], draft-cheng-iccrg-delivery-rate-estimation).
 //!
 //! Sequence space: the SYN takes sequence number 0 (ISS = 0 in both directions, for
 //! determinism), application bytes occupy 1, 2, …. The reverse direction carries no data, so
@@ -87,7 +88,7 @@ pub const INITIAL_SSTHRESH: u64 = i64::MAX as u64;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
-    /// Congestion control: `"cubic"` (default) or `"newreno"`, or a table such as
+    /// Congestion control: `"cubic"` (default), `"newreno"` or `"bbr"`, or a table such as
     /// `{ kind = "cubic", beta = 0.7, c = 0.4 }` (see [`CcConfig`]).
     #[serde(deserialize_with = "cc::deserialize_cc")]
     #[schemars(schema_with = "CcConfig::name_or_table_schema")]
@@ -412,6 +413,12 @@ impl TcpConfig {
             }
             if o > Dur::ZERO && b.tso {
                 return Err("overhead: not with tso = true (TSO's deferral already times every buffer)".into());
+            }
+            if o > Dur::ZERO && self.cc.build().rate_based() {
+                return Err(format!(
+                    "overhead: not with cc = {:?} (its pacing already times every segment)",
+                    self.cc.kind()
+                ));
             }
         }
         self.cc.validate()
