@@ -191,3 +191,52 @@ fn one_percent_random_loss_barely_slows_bbr() {
     assert!(lossy > 0.9 * clean, "{lossy} vs {clean}");
     assert!(cubic < 0.6 * lossy, "CUBIC {cubic} vs BBR {lossy}");
 }
+
+/// BBR under every profile and with the sender's options that touch it (SACK off: duplicate
+/// ACKs count deliveries; `pacing`: `fq` at BBR's rate; `tso`: buffers at BBR's rate; `rack`
+/// off: RFC 6675 losses), with 1 % loss so that recoveries and timeouts happen: every run keeps
+/// the bottleneck busy, goodput above 85 % of the payload rate (75 % without SACK, where
+/// NewReno's recovery repairs one hole per round trip: measured 81 %).
+#[test]
+fn bbr_runs_under_every_profile_and_sender_option() {
+    for (extra, share) in [
+        (r#"profile = "linux""#, 0.85),
+        (r#"profile = "rfc""#, 0.85),
+        (r#"profile = "ns3""#, 0.85),
+        (r#"profile = "freebsd""#, 0.85),
+        (r#"sack = false"#, 0.75),
+        (r#"rack = false"#, 0.85),
+        (r#"pacing = true"#, 0.85),
+        (r#"tso = true"#, 0.85),
+        (r#"timestamps = false"#, 0.85),
+    ] {
+        let toml = format!(
+            r#"
+            [sim]
+            duration = "20s"
+            [[links]]
+            a = "S"
+            b = "D"
+            rate = "10Mbps"
+            delay = "20ms"
+            queue = {{ kind = "fifo", limit = "50p" }}
+            loss_ab = {{ kind = "bernoulli", p = 0.01 }}
+            [[flows]]
+            name = "f"
+            src = "S"
+            dst = "D"
+            transport = {{ kind = "tcp", cc = "bbr", {extra} }}
+            app = {{ kind = "bulk" }}
+            "#
+        );
+        let r = run_toml(&toml, &BuildOptions::default()).unwrap_or_else(|e| panic!("{extra}: {e}"));
+        let g = r.flow_value("f", "goodput_bps");
+        eprintln!(
+            "{extra}: {:.3} Mbit/s, {} retransmissions, {} RTOs",
+            g / 1e6,
+            r.flow_value("f", "retransmitted_segments"),
+            r.flow_value("f", "rto_count")
+        );
+        assert!(g > share * PAYLOAD_BPS, "{extra}: {g}");
+    }
+}
