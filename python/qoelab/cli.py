@@ -360,6 +360,8 @@ LAZY_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
                    "qoelab.reproduce.interactive", "qoelab.reproduce.all")),
     "report": ("reports built from finished runs", ("qoelab.reproduce.all",)),
     "verify": ("run the model-validation suite (closed forms, ns-3 anchor)", ("qoelab.verify.cli",)),
+    "emulate": ("run real hosts and real applications through the simulated network (root)",
+                ("qoelab.emulate.cli",)),
 }
 
 

@@ -46,11 +46,45 @@ pub struct Options {
     pub spin_ns: u64,
     /// Interval of the `lag` table, ns (default 1 s).
     pub lag_interval_ns: u64,
+    /// Run the loop's thread under `SCHED_FIFO` at this priority (1–99) while it runs, so that
+    /// other processes on a busy host do not delay its wake-ups (0: the normal scheduler, the
+    /// default). Needs root or `CAP_SYS_NICE`; where refused the loop runs normally and
+    /// [`Outcome::rt_priority`] says 0. The kernel's real-time throttling (95 % of each second
+    /// by default) keeps a loop that cannot keep up from starving the host.
+    pub rt_priority: i32,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { spin_ns: 0, lag_interval_ns: 1_000_000_000 }
+        Options { spin_ns: 0, lag_interval_ns: 1_000_000_000, rt_priority: 0 }
+    }
+}
+
+/// Puts the calling thread under `SCHED_FIFO` at `priority` (children it forks do not inherit
+/// it: `SCHED_RESET_ON_FORK`) and returns what to restore, or `None` if refused or `priority`
+/// is 0.
+fn realtime(priority: i32) -> Option<(libc::c_int, libc::sched_param)> {
+    if priority <= 0 {
+        return None;
+    }
+    // SAFETY: pid 0 is the calling thread; the parameter structs are valid for each call.
+    unsafe {
+        let policy = libc::sched_getscheduler(0);
+        let mut old = libc::sched_param { sched_priority: 0 };
+        if policy < 0 || libc::sched_getparam(0, &mut old) != 0 {
+            return None;
+        }
+        let p = libc::sched_param { sched_priority: priority.min(99) };
+        (libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &p) == 0).then_some((policy, old))
+    }
+}
+
+fn restore_scheduler(saved: Option<(libc::c_int, libc::sched_param)>) {
+    if let Some((policy, param)) = saved {
+        // SAFETY: as in `realtime`; restores the values read there.
+        unsafe {
+            libc::sched_setscheduler(0, policy, &param);
+        }
     }
 }
 
@@ -78,6 +112,8 @@ pub struct Outcome {
     pub write_errors: u64,
     /// Datagrams for real nodes that have no device in this run.
     pub unattached: u64,
+    /// The `SCHED_FIFO` priority the loop ran at (0: the normal scheduler).
+    pub rt_priority: i32,
 }
 
 impl Outcome {
@@ -90,6 +126,7 @@ impl Outcome {
             ("emu_written_bytes", self.written_bytes as f64),
             ("emu_write_errors", self.write_errors as f64),
             ("emu_stopped_early", (self.ended != Ended::Duration) as u64 as f64),
+            ("emu_rt_priority", self.rt_priority as f64),
         ];
         v.extend(self.lag.summary());
         v
@@ -203,7 +240,6 @@ pub fn run(sim: &mut Simulation, taps: &[Tap], stop: Option<BorrowedFd>, opts: &
         fd_of[t.node as usize] = Some(t.fd);
     }
     tight_timer_slack();
-    let end = sim.end();
     let out = Outcome {
         ended: Ended::Duration,
         lag: Lag::new(opts.lag_interval_ns),
@@ -213,8 +249,19 @@ pub fn run(sim: &mut Simulation, taps: &[Tap], stop: Option<BorrowedFd>, opts: &
         written_bytes: 0,
         write_errors: 0,
         unattached: 0,
+        rt_priority: 0,
     };
-    let mut lp = Loop { sim, clock: Clock::start(), fd_of, out };
+    let saved = realtime(opts.rt_priority);
+    let r = run_loop(Loop { sim, clock: Clock::start(), fd_of, out }, taps, stop, opts);
+    restore_scheduler(saved);
+    r.map(|mut o| {
+        o.rt_priority = if saved.is_some() { opts.rt_priority.min(99) } else { 0 };
+        o
+    })
+}
+
+fn run_loop(mut lp: Loop, taps: &[Tap], stop: Option<BorrowedFd>, opts: &Options) -> io::Result<Outcome> {
+    let end = lp.sim.end();
     let mut pfds: Vec<libc::pollfd> = taps
         .iter()
         .map(|t| t.fd)

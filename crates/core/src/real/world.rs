@@ -3,11 +3,23 @@
 
 use super::REAL_FLOW_BASE;
 use super::{decrement_ttl, echo_reply, is_real_flow, parse_ipv4, proto_name, Datagram, RealFlow, RealTraffic, Reject};
+use crate::node::Addr;
 use crate::node::NO_PORT;
 use crate::packet::{Dir, NodeId, Packet, PacketData, L4, NO_ROUTE};
 use crate::sim::Simulation;
 use crate::time::SimTime;
 use crate::trace::{Column, Table};
+
+/// A real node as a driver sets its host up ([`Simulation::real_hosts`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RealHost {
+    pub node: NodeId,
+    pub name: String,
+    /// Its addresses, primary first.
+    pub addrs: Vec<Addr>,
+    /// The MTU its device should have, bytes.
+    pub mtu: u32,
+}
 
 /// The driver's side of a world with real nodes (see the module docs).
 impl Simulation {
@@ -27,6 +39,32 @@ impl Simulation {
     pub fn real_nodes(&self) -> Vec<NodeId> {
         let Some(r) = &self.real else { return Vec::new() };
         (0..r.real.len() as NodeId).filter(|&n| r.real[n as usize]).collect()
+    }
+
+    /// What a driver needs to set up the real hosts, in node order: each real node's name,
+    /// addresses ([`node_addresses`](Self::node_addresses)) and [`device_mtu`](Self::device_mtu).
+    pub fn real_hosts(&self) -> Vec<RealHost> {
+        let mtu = self.device_mtu();
+        self.real_nodes()
+            .into_iter()
+            .map(|n| RealHost {
+                node: n,
+                name: self.node_names[n as usize].clone(),
+                addrs: self.node_addresses(n),
+                mtu,
+            })
+            .collect()
+    }
+
+    /// Every address of `node`, its primary address first (see [`crate::node`]).
+    pub fn node_addresses(&self, node: NodeId) -> Vec<Addr> {
+        self.fib.addresses(node)
+    }
+
+    /// The MTU a real host's device should have: the smallest of the scenario's links, so that
+    /// no datagram a host sends is too large for any link (fragmentation is not modelled).
+    pub fn device_mtu(&self) -> u32 {
+        self.ports.iter().map(|p| p.mtu_bytes).min().unwrap_or(1500)
     }
 
     /// The real side of the world: flows and counters (`None` without real nodes).
