@@ -91,7 +91,8 @@ def emulate(
     run in the background; ``execs`` start next and are waited for: the network runs for the
     scenario's duration or until every ``execs`` command has ended, whichever is first.
     Commands' output goes to ``out_dir/exec/NODE-K.log``; captures (``output.pcap``) to
-    ``out_dir``. The loop runs under ``SCHED_FIFO`` at ``rt_priority`` (0: the normal
+    ``out_dir``. Commands see ``QOELAB_OUT`` (``out_dir``: files they write there end up in the
+    results folder), ``QOELAB_NODE``, ``QOELAB_RUN_ID`` and ``QOELAB_ADDR_<NODE>`` for every node. The loop runs under ``SCHED_FIFO`` at ``rt_priority`` (0: the normal
     scheduler; the commands never inherit it). ``tick(elapsed_s, duration_s)`` is called about five times a second from
     another thread while the network runs.
 
@@ -117,7 +118,8 @@ def emulate(
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
     done = threading.Event()
     try:
-        with Hosts([h for h in hosts if h["real"]], env=addr_env(hosts)) as run:
+        env = {**addr_env(hosts), "QOELAB_OUT": str(out_dir)}
+        with Hosts([h for h in hosts if h["real"]], env=env) as run:
             for flag, node, command in specs:
                 run.start_command(node, command, wait=flag == "--exec", log_dir=out_dir / "exec")
             commands_done = threading.Event()
