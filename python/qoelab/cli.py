@@ -362,6 +362,8 @@ LAZY_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "verify": ("run the model-validation suite (closed forms, ns-3 anchor)", ("qoelab.verify.cli",)),
     "emulate": ("run real hosts and real applications through the simulated network (root)",
                 ("qoelab.emulate.cli",)),
+    "tfd-send": ("send a video trace over UDP/RTP announcing it in the TFD IP option (root; emulation)",
+                 ("qoelab.emulate.tfdsend",)),
 }
 
 

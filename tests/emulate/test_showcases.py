@@ -91,3 +91,29 @@ def test_a_real_rtp_stream_is_scored_by_the_video_pipeline(emulation, tmp_path):
     # and nothing else is lost but, possibly, the last access unit ffmpeg holds when stopped.
     assert lost <= s["nal_lost"] <= 3 * lost + 2, (s["nal_lost"], lost)
     assert 5.0 < psnr < undamaged, (psnr, undamaged)
+
+
+MPTCP_SERVER = "ip mptcp limits set subflow 2 add_addr_accepted 2; mptcpize run iperf3 -s"
+MPTCP_CLIENT = ("ip mptcp limits set subflow 2 add_addr_accepted 2; ip mptcp endpoint add 10.1.1.1 dev qoe0 subflow; "
+                "sleep 0.5; mptcpize run iperf3 -c $QOELAB_ADDR_S -B 10.1.0.1 -t 6 -R")
+
+
+@pytest.mark.parametrize("config", ["balanced", "unbalanced"])
+def test_kernel_mptcp_uses_both_emulated_paths(emulation, tmp_path, config):
+    _need("mptcpize")
+    _need("iperf3")
+    sc = Scenario.load(SCEN / "mptcp" / f"{config}.toml")
+    em = emulate(sc, tmp_path, daemons=[("S", MPTCP_SERVER)], execs=[("C", MPTCP_CLIENT)])
+    per_path = {"10.1.0.1": 0, "10.1.1.1": 0}
+    for r in em.results.tables["real_flows"].to_pylist():
+        if r["src_port"] == 5201 and r["dst"] in per_path:
+            per_path[r["dst"]] += r["recv_bytes"]
+    total = sum(per_path.values())
+    assert total > 10e6, per_path
+    share1 = per_path["10.1.0.1"] / total
+    if config == "balanced":  # 15 + 15 Mbit/s
+        assert 1 / 3 < share1 < 2 / 3, per_path
+    else:  # 25 + 5 Mbit/s: path 2 carries data, about a sixth
+        assert 0.05 < 1 - share1 < 0.35, per_path
+    links = {r["link"]: r["tx_bytes"] for r in em.results.tables["links"].to_pylist()}
+    assert links["R1->C"] > 1e6 and links["R2->C"] > 1e6
