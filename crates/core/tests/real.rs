@@ -7,7 +7,7 @@ use qoelab_core::ip::internet_checksum;
 use qoelab_core::ip::tfd::{ipv4_options_area, NextData, TfdFlags, TfdOption};
 use qoelab_core::node::Addr;
 use qoelab_core::queue::FlowKey;
-use qoelab_core::real::Reject;
+use qoelab_core::real::{icmp_echo, ipv4_datagram, Reject};
 use qoelab_core::time::SimTime;
 use qoelab_core::trace::Column;
 use qoelab_core::{BuildOptions, Scenario, Simulation};
@@ -45,27 +45,13 @@ const A: [u8; 4] = [10, 0, 0, 1];
 const B: [u8; 4] = [10, 0, 0, 2];
 const R: [u8; 4] = [10, 0, 0, 3];
 
-/// An IPv4 datagram with a valid header checksum, TTL 64.
 fn datagram(src: [u8; 4], dst: [u8; 4], proto: u8, opts: &[u8], l4: &[u8]) -> Vec<u8> {
-    let ihl = 20 + opts.len();
-    let mut b = vec![0x40 | (ihl / 4) as u8, 0, 0, 0, 0xab, 0xcd, 0x40, 0, 64, proto, 0, 0];
-    b[2..4].copy_from_slice(&((ihl + l4.len()) as u16).to_be_bytes());
-    b.extend_from_slice(&src);
-    b.extend_from_slice(&dst);
-    b.extend_from_slice(opts);
-    let c = internet_checksum(&[&b]);
-    b[10..12].copy_from_slice(&c.to_be_bytes());
-    b.extend_from_slice(l4);
-    b
+    ipv4_datagram(Addr(u32::from_be_bytes(src)), Addr(u32::from_be_bytes(dst)), proto, 0, opts, l4)
 }
 
 fn echo_request(src: [u8; 4], dst: [u8; 4], seq: u16, payload: usize) -> Vec<u8> {
-    let mut icmp = vec![8, 0, 0, 0, 0x42, 0x42];
-    icmp.extend_from_slice(&seq.to_be_bytes());
-    icmp.extend((0..payload).map(|i| i as u8));
-    let c = internet_checksum(&[&icmp]);
-    icmp[2..4].copy_from_slice(&c.to_be_bytes());
-    datagram(src, dst, 1, &[], &icmp)
+    let data: Vec<u8> = (0..payload).map(|i| i as u8).collect();
+    datagram(src, dst, 1, &[], &icmp_echo(8, 0x4242, seq, &data))
 }
 
 fn udp(src: [u8; 4], dst: [u8; 4], opts: &[u8], payload: usize) -> Vec<u8> {
@@ -307,14 +293,15 @@ fn probes_and_captures_name_real_flows_and_keep_their_bytes() {
     assert_eq!(rec, &want[..], "the capture holds the datagram as R sent it");
 }
 
-#[test]
-fn simulated_flows_cannot_end_at_real_nodes() {
-    let t = r#"
+/// A — B, 1 Mbit/s, with A real or not, and a UDP flow `src` → `dst`.
+fn one_link(a_real: bool, src: &str, dst: &str) -> String {
+    format!(
+        r#"
         [sim]
         duration = "1s"
         [[nodes]]
         name = "A"
-        real = true
+        real = {a_real}
         [[links]]
         a = "A"
         b = "B"
@@ -322,12 +309,17 @@ fn simulated_flows_cannot_end_at_real_nodes() {
         delay = "1ms"
         [[flows]]
         name = "f"
-        src = "B"
-        dst = "A"
-        transport = { kind = "udp" }
-        app = { kind = "cbr", rate = "1Mbps", payload = "100B" }
-        "#;
-    let e = Scenario::from_toml(t).unwrap().build(&BuildOptions::default()).err().unwrap();
+        src = "{src}"
+        dst = "{dst}"
+        transport = {{ kind = "udp" }}
+        app = {{ kind = "cbr", rate = "100kbps", payload = "100B" }}
+        "#
+    )
+}
+
+#[test]
+fn simulated_flows_cannot_end_at_real_nodes() {
+    let e = Scenario::from_toml(&one_link(true, "B", "A")).unwrap().build(&BuildOptions::default()).err().unwrap();
     assert_eq!(e.path, "flows[0].dst");
     assert!(e.reason.contains("\"A\" is real"), "{e}");
     // Without flows, a scenario needs a real node.
@@ -346,22 +338,7 @@ fn simulated_flows_cannot_end_at_real_nodes() {
 
 #[test]
 fn a_simulated_world_reports_nothing_real() {
-    let t = r#"
-        [sim]
-        duration = "1s"
-        [[links]]
-        a = "A"
-        b = "B"
-        rate = "1Mbps"
-        delay = "1ms"
-        [[flows]]
-        name = "f"
-        src = "A"
-        dst = "B"
-        transport = { kind = "udp" }
-        app = { kind = "cbr", rate = "100kbps", payload = "100B" }
-        "#;
-    let mut sim = Scenario::from_toml(t).unwrap().build(&BuildOptions::default()).unwrap();
+    let mut sim = Scenario::from_toml(&one_link(false, "A", "B")).unwrap().build(&BuildOptions::default()).unwrap();
     assert!(sim.real_nodes().is_empty());
     sim.run();
     let r = sim.results();

@@ -114,6 +114,17 @@ pub struct Outcome {
     pub unattached: u64,
     /// The `SCHED_FIFO` priority the loop ran at (0: the normal scheduler).
     pub rt_priority: i32,
+    /// CPU time the loop's thread used (user + system), s: with `read_pkts`, what a datagram
+    /// costs the loop whatever else the host runs.
+    pub cpu_s: f64,
+}
+
+/// CPU time of the calling thread so far, s.
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 impl Outcome {
@@ -127,6 +138,7 @@ impl Outcome {
             ("emu_write_errors", self.write_errors as f64),
             ("emu_stopped_early", (self.ended != Ended::Duration) as u64 as f64),
             ("emu_rt_priority", self.rt_priority as f64),
+            ("emu_loop_cpu_s", self.cpu_s),
         ];
         v.extend(self.lag.summary());
         v
@@ -250,12 +262,16 @@ pub fn run(sim: &mut Simulation, taps: &[Tap], stop: Option<BorrowedFd>, opts: &
         write_errors: 0,
         unattached: 0,
         rt_priority: 0,
+        cpu_s: 0.0,
     };
     let saved = realtime(opts.rt_priority);
+    let cpu0 = thread_cpu_s();
     let r = run_loop(Loop { sim, clock: Clock::start(), fd_of, out }, taps, stop, opts);
+    let cpu = thread_cpu_s() - cpu0;
     restore_scheduler(saved);
     r.map(|mut o| {
         o.rt_priority = if saved.is_some() { opts.rt_priority.min(99) } else { 0 };
+        o.cpu_s = cpu;
         o
     })
 }
@@ -318,7 +334,8 @@ fn run_loop(mut lp: Loop, taps: &[Tap], stop: Option<BorrowedFd>, opts: &Options
 #[cfg(test)]
 mod tests {
     use super::*;
-    use qoelab_core::ip::internet_checksum;
+    use qoelab_core::node::Addr;
+    use qoelab_core::real::{icmp_echo, ipv4_datagram};
     use qoelab_core::{BuildOptions, Scenario};
     use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 
@@ -339,16 +356,8 @@ mod tests {
     }
 
     fn echo_request(src: [u8; 4], dst: [u8; 4]) -> Vec<u8> {
-        let mut icmp = vec![8, 0, 0, 0, 0, 1, 0, 1];
-        let c = internet_checksum(&[&icmp]);
-        icmp[2..4].copy_from_slice(&c.to_be_bytes());
-        let mut b = vec![0x45, 0, 0, 28, 0, 0, 0x40, 0, 64, 1, 0, 0];
-        b.extend_from_slice(&src);
-        b.extend_from_slice(&dst);
-        let c = internet_checksum(&[&b]);
-        b[10..12].copy_from_slice(&c.to_be_bytes());
-        b.extend_from_slice(&icmp);
-        b
+        let icmp = icmp_echo(8, 1, 1, &[]);
+        ipv4_datagram(Addr(u32::from_be_bytes(src)), Addr(u32::from_be_bytes(dst)), 1, 0, &[], &icmp)
     }
 
     /// A → R → B, 5 ms per link: a datagram written on A's "device" comes out of B's about

@@ -171,9 +171,46 @@ pub fn decrement_ttl(b: &mut [u8]) -> bool {
     true
 }
 
+/// An IPv4 datagram (RFC 791) from `src` to `dst` carrying `payload` of protocol `proto`: TOS
+/// `tos`, the options area `opts` (a multiple of 4 bytes, at most 40), identification 0, DF
+/// set, TTL 64, the header checksum computed. What simulated nodes send (echo replies) and what
+/// tests and tools feed a real-time driver.
+///
+/// # Panics
+/// If `opts` is not a multiple of 4 bytes of at most 40, or the datagram exceeds 65,535 bytes.
+pub fn ipv4_datagram(src: Addr, dst: Addr, proto: u8, tos: u8, opts: &[u8], payload: &[u8]) -> Vec<u8> {
+    assert!(opts.len() % 4 == 0 && opts.len() <= 40, "IPv4 options of {} bytes", opts.len());
+    let ihl = 20 + opts.len();
+    let total = ihl + payload.len();
+    assert!(total <= 65_535, "an IPv4 datagram of {total} bytes");
+    let mut b = Vec::with_capacity(total);
+    b.extend_from_slice(&[0x40 | (ihl / 4) as u8, tos, 0, 0, 0, 0, 0x40, 0, DEFAULT_TTL, proto, 0, 0]);
+    b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    b.extend_from_slice(&src.octets());
+    b.extend_from_slice(&dst.octets());
+    b.extend_from_slice(opts);
+    let c = internet_checksum(&[&b]);
+    b[10..12].copy_from_slice(&c.to_be_bytes());
+    b.extend_from_slice(payload);
+    b
+}
+
+/// An ICMP echo message (RFC 792): `kind` 8 (request) or 0 (reply), identifier `id`,
+/// sequence number `seq`, then `data`; checksum computed.
+pub fn icmp_echo(kind: u8, id: u16, seq: u16, data: &[u8]) -> Vec<u8> {
+    let mut m = vec![kind, 0, 0, 0];
+    m.extend_from_slice(&id.to_be_bytes());
+    m.extend_from_slice(&seq.to_be_bytes());
+    m.extend_from_slice(data);
+    let c = internet_checksum(&[&m]);
+    m[2..4].copy_from_slice(&c.to_be_bytes());
+    m
+}
+
 /// The ICMP echo reply (RFC 792) to the echo request `req` (a whole IPv4 datagram, already
-/// parsed), as a host sends it: addresses swapped, no IP options, TTL 64, type 0, both checksums
-/// computed. `None` if `req` is not an echo request (type 8, code 0) in an unfragmented datagram.
+/// parsed), as a host sends it: addresses swapped, no IP options, TTL 64, the request's
+/// identifier, sequence number and data, checksums computed. `None` if `req` is not an echo
+/// request (type 8, code 0) in an unfragmented datagram.
 pub fn echo_reply(req: &Datagram) -> Option<Vec<u8>> {
     let b = &req.hdr.bytes;
     let ihl = (b[0] & 0x0f) as usize * 4;
@@ -182,20 +219,9 @@ pub fn echo_reply(req: &Datagram) -> Option<Vec<u8>> {
     if req.hdr.proto != proto::ICMP || fragmented || icmp.len() < 8 || icmp[0] != 8 || icmp[1] != 0 {
         return None;
     }
-    let total = 20 + icmp.len();
-    let mut r = Vec::with_capacity(total);
-    r.extend_from_slice(&[0x45, b[1], 0, 0, b[4], b[5], 0x40, 0, DEFAULT_TTL, proto::ICMP, 0, 0]);
-    r[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-    r.extend_from_slice(&b[16..20]);
-    r.extend_from_slice(&b[12..16]);
-    r.extend_from_slice(icmp);
-    r[20] = 0;
-    r[22..24].copy_from_slice(&[0, 0]);
-    let c = internet_checksum(&[&r[20..]]);
-    r[22..24].copy_from_slice(&c.to_be_bytes());
-    let c = internet_checksum(&[&r[..20]]);
-    r[10..12].copy_from_slice(&c.to_be_bytes());
-    Some(r)
+    let id = u16::from_be_bytes([icmp[4], icmp[5]]);
+    let seq = u16::from_be_bytes([icmp[6], icmp[7]]);
+    Some(ipv4_datagram(req.dst, req.src, proto::ICMP, 0, &[], &icmp_echo(0, id, seq, &icmp[8..])))
 }
 
 /// One real flow: the datagrams of one 5-tuple.
@@ -309,20 +335,8 @@ mod tests {
     use super::*;
     use crate::ip::tfd::{NextData, TfdFlags, TfdOption};
 
-    /// An IPv4 datagram from `src` to `dst` with protocol `p`, the transport bytes `l4` and
-    /// the IP options `opts`, with a valid header checksum.
-    pub(crate) fn datagram(src: [u8; 4], dst: [u8; 4], p: u8, opts: &[u8], l4: &[u8]) -> Vec<u8> {
-        let ihl = 20 + opts.len();
-        let total = ihl + l4.len();
-        let mut b = vec![0x40 | (ihl / 4) as u8, 0xb8, 0, 0, 0x12, 0x34, 0x40, 0, 64, p, 0, 0];
-        b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
-        b.extend_from_slice(&src);
-        b.extend_from_slice(&dst);
-        b.extend_from_slice(opts);
-        let c = internet_checksum(&[&b]);
-        b[10..12].copy_from_slice(&c.to_be_bytes());
-        b.extend_from_slice(l4);
-        b
+    fn datagram(src: [u8; 4], dst: [u8; 4], p: u8, opts: &[u8], l4: &[u8]) -> Vec<u8> {
+        ipv4_datagram(Addr(u32::from_be_bytes(src)), Addr(u32::from_be_bytes(dst)), p, 0xb8, opts, l4)
     }
 
     #[test]
@@ -390,9 +404,7 @@ mod tests {
 
     #[test]
     fn echo_reply_swaps_addresses_and_verifies() {
-        let mut icmp = vec![8, 0, 0, 0, 0x12, 0x34, 0, 1, b'h', b'i'];
-        let c = internet_checksum(&[&icmp]);
-        icmp[2..4].copy_from_slice(&c.to_be_bytes());
+        let icmp = icmp_echo(8, 0x1234, 1, b"hi");
         let req = parse_ipv4(datagram([10, 0, 0, 1], [10, 0, 0, 2], 1, &[], &icmp)).unwrap();
         let r = parse_ipv4(echo_reply(&req).unwrap()).unwrap();
         assert_eq!((r.src, r.dst), (req.dst, req.src));
