@@ -80,20 +80,21 @@ def scenario(p: Point, seconds: float, *, real: bool, seed: int = 1) -> dict[str
     simulated ones with ``flows`` linux-profile bulk flows. The RTT is split over the three links
     in proportion 2 : 1 : 1 each way (as in scenarios/emulation/dumbbell)."""
     one_way = p.rtt_ms / 2
-    d = {
+    bottleneck: dict[str, Any] = {"a": "R1", "b": "R2", "rate": RATE, "delay": f"{one_way / 4:g}ms",
+                                  "queue": {"kind": "fifo", "limit": BUFFER}}
+    if p.loss > 0:
+        bottleneck["loss_ab"] = {"kind": "bernoulli", "p": p.loss}
+    d: dict[str, Any] = {
         "name": f"verify-kernel-{p.cc}-rtt{p.rtt_ms}-n{p.flows}-loss{p.loss:g}",
         "sim": {"duration": f"{seconds + (30.0 if real else 0.0):g}s", "seed": seed},
         "nodes": [{"name": "sender", "real": real}, {"name": "receiver", "real": real}],
         "links": [
             {"a": "sender", "b": "R1", "rate": "1Gbps", "delay": f"{one_way / 2:g}ms"},
-            {"a": "R1", "b": "R2", "rate": RATE, "delay": f"{one_way / 4:g}ms",
-             "queue": {"kind": "fifo", "limit": BUFFER}},
+            bottleneck,
             {"a": "R2", "b": "receiver", "rate": "1Gbps", "delay": f"{one_way / 4:g}ms"},
         ],
         "output": {"probes": ["drops"] + ([] if real else ["cwnd"]), "queue_sample": "10ms"},
     }
-    if p.loss > 0:
-        d["links"][1]["loss_ab"] = {"kind": "bernoulli", "p": p.loss}
     if not real:
         d["flows"] = [{"name": "tcp{i}", "count": p.flows, "src": "sender", "dst": "receiver", "app": {"kind": "bulk"},
                        "transport": {"kind": "tcp", "profile": "linux", "cc": CCS[p.cc]}}]
