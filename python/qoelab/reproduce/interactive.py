@@ -19,7 +19,7 @@ every comparison between them is paired. The outages fall within the video: ``co
 3 s, each after a gap uniform in [g/4, g] counted from 2 s on, g = (58 s − 2 s) / count − 3 s, so
 every burst is over by 58 s.
 
-The receiver (:mod:`qoelab.video.messages`): frame ``f`` (decode order) is due at
+The receiver (:mod:`qoelab.video.receiver.messages`): frame ``f`` (decode order) is due at
 ``start + f/30 s + D``, ``D`` the discard threshold, which the paper leaves unstated; ours is
 1 s, and the report shows the conclusions at 0.5, 1, 2, 4 and 8 s. A late frame is still decoded
 (TCP delivers every byte, in order) but its display slot shows the last picture shown (frozen).
@@ -31,7 +31,7 @@ the SNR (PSNR) Y/U/V *as sent* (the ladder's per-frame PSNR of every frame the t
 from each rung's real decode: the reading of Table 1 under which the paper's classic mode has
 the best SNR), the share of frames late at each threshold, and (added after the runs by
 :func:`add_shown`) the SNR *as shown* by the deadline receiver, frozen slots included, each
-frozen slot measured on real decoded pictures (:func:`qoelab.video.mpeg2_pictures.frozen_psnr`).
+frozen slot measured on real decoded pictures (:func:`qoelab.video.quality.mpeg2_pictures.frozen_psnr`).
 
 Outputs (``docs/report-format.md``): ``report.json``, ``report.md``, a CSV per table
 (``table1.csv``, ``table1_outages.csv``, ``fig4_timeouts.csv``, ``fig7_transfer.csv``,
@@ -165,7 +165,7 @@ def _build(p: dict[str, Any], grid: Grid):
 @cache
 def ladder() -> dict[str, np.ndarray]:
     """The bundled ladder's columns, reshaped (rung, decode-order frame)."""
-    from qoelab.video.mpeg2_ladder import read_ladder
+    from qoelab.video.sources.mpeg2_ladder import read_ladder
 
     t = read_ladder(paths.root() / LADDER)
     n = int(t["frame"].max()) + 1
@@ -195,7 +195,7 @@ def load_run(run_dir: Path) -> Run:
     """Reads one run's ``messages``, ``probe_app``, ``probe_rto`` and ``outages`` tables."""
     import pyarrow.parquet as pq
 
-    from qoelab.video.messages import frame_times_at, read_messages
+    from qoelab.video.receiver.messages import frame_times_at, read_messages
 
     app = pq.read_table(run_dir / "probe_app.parquet").to_pydict()
     names = np.asarray(app["name"], dtype=object)
@@ -279,7 +279,7 @@ def add_shown(rep_rows: list[dict[str, Any]], dirs: list[Path], work: Path,
     """Adds the SNR as shown (:data:`SHOWN`) to each row of ``rep_rows`` (runs in ``dirs``), from
     real decoded pictures for the frozen slots; the pairs measured are kept in
     ``work/frozen_psnr.npz`` so a resumed report measures only new ones."""
-    from qoelab.video.mpeg2_pictures import frozen_psnr
+    from qoelab.video.quality.mpeg2_pictures import frozen_psnr
 
     lad = ladder()
     rungs, n = lad["psnr_y"].shape

@@ -249,7 +249,7 @@ def load_video(folder: Path | None) -> Video:
     """The trace's NAL types; with ``folder``, the encode rebuilt there (``video/``), checked
     against the bundled trace NAL by NAL (sizes and frames) so a different encoder cannot pass
     for it."""
-    from qoelab.video.trace import TYPE_NAMES, read_trace
+    from qoelab.video.traces.trace import TYPE_NAMES, read_trace
 
     tr = read_trace(paths.root() / TRACE)
     types = [str(x) for x in TYPE_NAMES[tr.type_code]]
@@ -260,7 +260,7 @@ def load_video(folder: Path | None) -> Video:
     vdir = folder / "video"
     bit, recipe = vdir / f"{TRACE_NAME}.h264", vdir / f"{TRACE_NAME}.recipe.toml"
     if not (bit.is_file() and recipe.is_file()):
-        from qoelab.video.bundle import build_cif
+        from qoelab.video.sources.bundle import build_cif
 
         vdir.mkdir(parents=True, exist_ok=True)
         build_cif(vdir, keep_bitstream=True)
@@ -341,7 +341,7 @@ def _psnr(run_dir: Path, video: Video) -> float:
     cache = run_dir / "psnr.json"
     if cache.is_file():
         return float(json.loads(cache.read_text())["mean_psnr_y_vs_source_db"])
-    from qoelab.video.evaluate import evaluate
+    from qoelab.video.quality.evaluate import evaluate
 
     r = evaluate(paths.root() / TRACE, video.bitstream, run_dir / "packets.parquet", playout_delay_s=1e6,
                  recipe_path=video.recipe, stream_start_ns=0)
@@ -603,16 +603,16 @@ def findings(grid: Grid, rep_rows: list[dict[str, Any]]) -> list[Finding]:
 def fig2(run_dir: Path, video: Video, path: Path, title: str) -> dict[str, Any]:
     """Fig. 2: for one run, each GOP's first and last slice arrival at node C against the GOP's
     index, coloured by connection (top), and the receiver's reorder buffer over time (bottom:
-    packets held until every earlier frame has been released, ``qoelab.video.reorder``, at the
+    packets held until every earlier frame has been released, ``qoelab.video.receiver.reorder``, at the
     smallest playout delay D at which every complete frame is in time). A frame is released
     when its last packet arrives, or, when one of its packets was lost, at its playout time:
     greedy senders run far ahead of playout, so one lost slice holds everything behind it until
     then, which is most of what the curve shows. Returns the numbers it drew."""
     import numpy as np
 
-    from qoelab.video.recvlog import receive_log_from_table
-    from qoelab.video.reorder import reorder
-    from qoelab.video.trace import read_trace
+    from qoelab.video.receiver.recvlog import receive_log_from_table
+    from qoelab.video.receiver.reorder import reorder
+    from qoelab.video.traces.trace import read_trace
 
     plt = pyplot()
     t = _packets(run_dir)

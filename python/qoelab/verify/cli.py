@@ -131,7 +131,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
         return cmd_kernel(a)
     from qoelab.cli import err, out
     from qoelab.progress import progress
-    from qoelab.sweep import resolve_jobs
+    from qoelab.executors import resolve_jobs
     from qoelab.verify.core import FAIL, deviation, fmt_reference, fmt_value, markdown, run_suite
 
     if a.jobs < 0:
