@@ -66,8 +66,8 @@ def test_a_real_rtp_stream_is_scored_by_the_video_pipeline(emulation, tmp_path):
     lost."""
     import imageio_ffmpeg
 
-    from qoelab.video.encode import EncodeConfig, encode
-    from qoelab.video.evaluate import evaluate
+    from qoelab.video.sources.encode import EncodeConfig, encode
+    from qoelab.video.quality.evaluate import evaluate
 
     ff = imageio_ffmpeg.get_ffmpeg_exe()
     enc = encode(EncodeConfig(input=str(ROOT / "data" / "clips" / "bigbuckbunny.mp4"), frames=90, qp=34,

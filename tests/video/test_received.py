@@ -1,11 +1,11 @@
 """A bitstream a real receiver wrote, matched back to the sent one's NAL units
-(qoelab.video.received): order, duplicates, partial units, bytes never sent."""
+(qoelab.video.receiver.received): order, duplicates, partial units, bytes never sent."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from qoelab.video.received import received_nal_units
+from qoelab.video.receiver.received import received_nal_units
 
 
 def _stream(payloads: list[bytes], start: bytes = b"\0\0\0\1") -> bytes:

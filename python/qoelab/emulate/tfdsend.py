@@ -85,7 +85,7 @@ def announcements(sched: list[tuple[float, int, int, bool]], horizon_s: float, r
 def cmd_tfd_send(a: argparse.Namespace) -> int:
     from qoelab import tfd
     from qoelab.units import quantity
-    from qoelab.video.trace import read_trace
+    from qoelab.video.traces.trace import read_trace
 
     host, sep, port_s = a.dest.rpartition(":")
     if not sep or not host or not port_s.isdigit() or not 0 < int(port_s) < 65536:

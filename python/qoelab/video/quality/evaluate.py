@@ -118,13 +118,13 @@ def evaluate(trace_path, bitstream_path, log_path, *, playout_delay_s: float = 0
     `log_path`: the run's per-packet receive log (a datagram video, :mod:`.recvlog`), or its
     `messages` table (a video over TCP/MPTCP, :mod:`.messages`; then `flows` names at most one
     flow, `repetition` picks the loop repetition, and `stream_start_ns` is not used), or the
-    bitstream a real receiver wrote (`.h264`/`.hevc`: an emulation, :mod:`.received`; every unit
+    bitstream a real receiver wrote (`.h264`/`.hevc`: an emulation, :mod:`..receiver.received`; every unit
     it holds counts as on time). `late`: what the player does with a late frame, ``"discard"``
     or ``"decode"`` (see `.messages`).
     """
     trace = read_trace(trace_path)
     if _is_bitstream(log_path):
-        from .received import delivery_from_bitstreams
+        from ..receiver.received import delivery_from_bitstreams
 
         sent, _ = _load_bitstream(bitstream_path, trace, codec_of(bitstream_path))
         delivery, _ = delivery_from_bitstreams(trace, sent, _read_received(log_path, len(sent)))

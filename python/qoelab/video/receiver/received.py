@@ -4,8 +4,8 @@ In an emulation a real receiver (``ffmpeg`` reading RTP in a namespace, say) wri
 reached it as an Annex B byte stream: the sent stream's NAL units that arrived whole, in order,
 each behind a start code (an RTP depacketizer drops a NAL unit it got only part of, RFC 6184
 §5.8). :func:`delivery_from_bitstreams` recovers which NAL units of the sent stream those are,
-by their bytes, and returns the :class:`~qoelab.video.recvlog.NalDelivery` the evaluator
-(:func:`qoelab.video.evaluate.evaluate_delivery`) takes for a simulated delivery, so a real
+by their bytes, and returns the :class:`~qoelab.video.receiver.recvlog.NalDelivery` the evaluator
+(:func:`qoelab.video.quality.evaluate.evaluate_delivery`) takes for a simulated delivery, so a real
 stream is scored by the same decode and the same metrics (PSNR against the source, SSIM, MOS).
 
 Matching: the received NAL units are walked in order, each matched to the next sent NAL unit
@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bitstream import split_nal_units
-from .errors import VideoInputError
+from ..errors import VideoInputError
+from ..traces.bitstream import split_nal_units
+from ..traces.trace import NalTrace
 from .recvlog import _NULL, NalDelivery
-from .trace import NalTrace
 
 __all__ = ["received_nal_units", "delivery_from_bitstreams"]
 
