@@ -360,6 +360,10 @@ LAZY_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
                    "qoelab.reproduce.interactive", "qoelab.reproduce.all")),
     "report": ("reports built from finished runs", ("qoelab.reproduce.all",)),
     "verify": ("run the model-validation suite (closed forms, ns-3 anchor)", ("qoelab.verify.cli",)),
+    "emulate": ("run real hosts and real applications through the simulated network (root)",
+                ("qoelab.emulate.cli",)),
+    "tfd-send": ("send a video trace over UDP/RTP announcing it in the TFD IP option (root; emulation)",
+                 ("qoelab.emulate.tfdsend",)),
 }
 
 

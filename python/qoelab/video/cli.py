@@ -284,7 +284,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="decode what the receiver got and measure per-frame quality")
     p.add_argument("trace", type=Path)
     p.add_argument("bitstream", type=Path)
-    p.add_argument("log", type=Path, help="receive log (Parquet or CSV), or the messages table of a video over TCP")
+    p.add_argument("log", type=Path, help="receive log (Parquet or CSV), the messages table of a video over TCP, or the "
+                                          "bitstream a real receiver wrote (.h264/.hevc, from `qoelab emulate`)")
     p.add_argument("--playout-delay", type=parse_duration_s, default=0.5, help="e.g. 150ms (default 500ms)")
     p.add_argument("--flow", action="append", help="use only this flow's packets (repeatable)")
     p.add_argument("--late", choices=["discard", "decode"], default="discard",

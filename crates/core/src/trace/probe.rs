@@ -529,15 +529,20 @@ fn cat<T, U>(srcs: &[&Probes], f: impl Fn(&Probes) -> &[T], g: impl Fn(&T) -> U)
 }
 
 /// The result tables of the kinds `kinds`, from the collectors `srcs` (concatenated in order),
-/// naming flows and ports by `flow_names[id]` and `port_names[id]`.
-pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port_names: &[String]) -> Vec<Table> {
+/// naming flows by `flow_name(id)` and ports by `port_names[id]`.
+pub fn tables(
+    kinds: &[ProbeKind],
+    srcs: &[&Probes],
+    flow_name: &dyn Fn(u32) -> String,
+    port_names: &[String],
+) -> Vec<Table> {
     let name = |names: &[String], i: u32| names.get(i as usize).cloned().unwrap_or_default();
     kinds
         .iter()
         .map(|&kind| {
             let mut t = Table::new(&kind.table());
             t.push("t_ns", Column::U64(cat(srcs, |p| &p.key(kind).t_ns, |x| *x)));
-            t.push("flow", Column::Str(cat(srcs, |p| &p.key(kind).flow, |x| name(flow_names, *x))));
+            t.push("flow", Column::Str(cat(srcs, |p| &p.key(kind).flow, |x| flow_name(*x))));
             t.push("end", Column::U64(cat(srcs, |p| &p.key(kind).end, |x| *x as u64)));
             match kind {
                 ProbeKind::Queue => {
@@ -627,7 +632,7 @@ mod tests {
         p.record(SimTime(5), ProbeEvent::Cwnd { flow: 0, end: 0, cwnd_bytes: 1, ssthresh_bytes: 2 });
         p.record(SimTime(6), ProbeEvent::Rto { flow: 1, end: 0, rto_ns: 7, backoff: 1 });
         assert_eq!((p.len(ProbeKind::Cwnd), p.len(ProbeKind::Rto)), (0, 1));
-        let t = tables(&[ProbeKind::Rto], &[&p], &["a".into(), "b".into()], &[]);
+        let t = tables(&[ProbeKind::Rto], &[&p], &|i| ["a", "b"][i as usize].to_string(), &[]);
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].name, "probe_rto");
         assert_eq!(t[0].strs("flow"), vec!["b"]);
@@ -642,7 +647,7 @@ mod tests {
         b.record(SimTime(0), ProbeEvent::Dequeue { port: 1, flow: 0, end: 1, bytes: 40 });
         b.record(SimTime(2), ProbeEvent::Drop { port: 1, flow: 0, end: 1, bytes: 40, cause: DropCause::Queued });
         let names = ["x".to_string(), "y".to_string()];
-        let t = tables(&[ProbeKind::Queue, ProbeKind::Drops], &[&a, &b], &names[..1], &names);
+        let t = tables(&[ProbeKind::Queue, ProbeKind::Drops], &[&a, &b], &|i| names[i as usize].clone(), &names);
         assert_eq!(t[0].strs("event"), vec!["enqueue", "dequeue"]);
         assert_eq!(t[0].strs("link"), vec!["x", "y"]);
         assert_eq!(t[1].strs("cause"), vec!["queued"]);

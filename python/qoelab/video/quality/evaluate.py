@@ -117,11 +117,18 @@ def evaluate(trace_path, bitstream_path, log_path, *, playout_delay_s: float = 0
 
     `log_path`: the run's per-packet receive log (a datagram video, :mod:`.recvlog`), or its
     `messages` table (a video over TCP/MPTCP, :mod:`.messages`; then `flows` names at most one
-    flow, `repetition` picks the loop repetition, and `stream_start_ns` is not used). `late`:
-    what the player does with a late frame, ``"discard"`` or ``"decode"`` (see `.messages`).
+    flow, `repetition` picks the loop repetition, and `stream_start_ns` is not used), or the
+    bitstream a real receiver wrote (`.h264`/`.hevc`: an emulation, :mod:`..receiver.received`; every unit
+    it holds counts as on time). `late`: what the player does with a late frame, ``"discard"``
+    or ``"decode"`` (see `.messages`).
     """
     trace = read_trace(trace_path)
-    if _is_messages(log_path):
+    if _is_bitstream(log_path):
+        from ..receiver.received import delivery_from_bitstreams
+
+        sent, _ = _load_bitstream(bitstream_path, trace, codec_of(bitstream_path))
+        delivery, _ = delivery_from_bitstreams(trace, sent, _read_received(log_path, len(sent)))
+    elif _is_messages(log_path):
         if flows and len(flows) > 1:
             raise VideoInputError(log_path, f"a messages table is evaluated one flow at a time, got {len(flows)} flows")
         delivery = deliver_messages(trace, log_path, playout_delay_s, flow=flows[0] if flows else None,
@@ -135,6 +142,25 @@ def evaluate(trace_path, bitstream_path, log_path, *, playout_delay_s: float = 0
     return evaluate_delivery(trace, bitstream_path, delivery, recipe_path=recipe_path, source_dirs=source_dirs,
                              vmaf=vmaf, ssim=ssim, damaged_out=damaged_out, decoded_out=decoded_out, threads=threads,
                              miv_interval=miv_interval)
+
+
+def _is_bitstream(path) -> bool:
+    """Whether `path` names an Annex B bitstream (by its extension), not a log."""
+    return Path(path).suffix.lower() in (".h264", ".264", ".avc", ".hevc", ".h265", ".265")
+
+
+def _read_received(path, sent_bytes: int) -> bytes:
+    """A received bitstream: at most the sent one's size plus a start code per 100 bytes (a
+    receiver writes no more than it got), read without reading more."""
+    limit = sent_bytes + sent_bytes // 100 + 4096
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as exc:
+        raise VideoInputError(path, f"cannot read the received bitstream: {exc.strerror}") from None
+    if len(data) > limit:
+        raise VideoInputError(path, f"received bitstream is larger than the sent one ({sent_bytes} bytes): not its receiver's")
+    return data
 
 
 def _is_messages(path) -> bool:
