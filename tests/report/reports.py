@@ -22,6 +22,14 @@ def png(path: Path, seed: int) -> None:
     plt.close(fig)
 
 
+def finding(key: str, claim: str, label: str, verdict: str, estimate: dict | None, **kw) -> dict:
+    """A finding as report.json holds it (format 2): quick when its n is below 10."""
+    n = estimate["n"] if estimate else 0
+    return {"key": key, "claim": claim, "label": label, "verdict": verdict, "estimate": estimate, "rule": "> 0",
+            "note": "why " + claim, "n": n, "quick": verdict != "untestable" and n < 10, "premises": [],
+            "sensitivity": {"text": "not run", "robust": None, "under": {}}, "statistic": "", **kw}
+
+
 def report(paper: str, *, holds: bool, n_rows: int) -> dict:
     rows = [{"scheduler": f"S{i}", "n": i + 1,
              "share": {"mean": 9.1 + i, "lo": 9.0 + i, "hi": 9.2 + i, "n": 5},
@@ -39,13 +47,11 @@ def report(paper: str, *, holds: bool, n_rows: int) -> dict:
         "figures": [{"id": f"{paper}-f1", "title": "Fig. 1 " + INJECT, "path": "f1.png", "source": "paper Fig. 1"},
                     {"id": f"{paper}-f2", "title": "Fig. 2", "path": "f2.png"}],
         "findings": [
-            {"key": "a", "claim": "claim A " + INJECT, "source": "Sec. V", "label": "substantive",
-             "statistic": "paired difference", "estimate": {"mean": 0.12, "lo": 0.08, "hi": 0.16, "n": 5},
-             "unit": "fraction", "verdict": "holds"},
-            {"key": "b", "claim": "claim B", "label": "substantive", "statistic": "difference",
-             "estimate": {"mean": -0.01, "lo": -0.03, "hi": 0.01, "n": 5},
-             "verdict": "holds" if holds else "within noise"},
-            {"key": "c", "claim": "claim C", "label": "by construction", "estimate": None, "verdict": "undecided"},
+            finding("a", "claim A " + INJECT, "substantive", "holds", {"mean": 0.12, "lo": 0.08, "hi": 0.16, "n": 5},
+                    statistic="paired difference", source="Sec. V", unit="fraction"),
+            finding("b", "claim B", "substantive", "holds" if holds else "inconclusive",
+                    {"mean": -0.01, "lo": -0.03, "hi": 0.01, "n": 5}, statistic="difference"),
+            finding("c", "claim C", "by construction", "untestable", None),
         ],
         "reading": "## Reading\n\nSQF keeps loss at *0.12* [a link](https://example.org).\n\n" + INJECT
                    + "\n\n[bad](javascript:alert(1))",

@@ -29,8 +29,8 @@ th{background:#eef0f2}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 th.paper,td.paper{background:#fff6dd;font-style:italic}
 th.paper::after{content:" (paper)";font-weight:normal}
-.v-holds{background:#dff3e3}.v-does-not-hold{background:#fbe0e0}.v-within-noise{background:#fff2cc}
-.v-undecided{background:#eceff1}
+.v-holds{background:#dff3e3}.v-does-not-hold{background:#fbe0e0}.v-inconclusive{background:#fff2cc}
+.v-untestable{background:#eceff1}
 .s-reproduced{color:#17692c;font-weight:600}.s-partly{color:#8a6100;font-weight:600}
 .s-failed{color:#a31515;font-weight:600}.s-not-yet{color:#5b6670}
 figure{margin:1rem 0}figure img{max-width:100%;height:auto;border:1px solid #d0d4d8}
@@ -101,29 +101,29 @@ def _slug(x: str) -> str:
 
 
 def status(entry: Entry) -> tuple[str, str]:
-    """(css class, text) of a paper's status: reproduced (every decided substantive finding
+    """(css class, text) of a paper's status: reproduced (every tested substantive finding
     holds), partly, failed, or not yet reproduced (with its issue)."""
     if entry.error is not None:
         return "s-failed", "failed"
     if entry.report is None:
         issue = f" (issue {entry.paper.issue})" if entry.paper.issue else ""
         return "s-not-yet", f"not yet reproduced{issue}"
-    subs = [f for f in entry.report["findings"] if f["label"] == "substantive" and f["verdict"] != "undecided"]
+    subs = [f for f in entry.report["findings"] if f["label"] == "substantive" and f["verdict"] != "untestable"]
     if subs and all(f["verdict"] == "holds" for f in subs):
         return "s-reproduced", "reproduced"
     return "s-partly", "partly"
 
 
 def finding_counts(report: dict[str, Any]) -> list[tuple[str, int, int]]:
-    """(label, held, decided) per label present, in the format's label order; decided is every
-    verdict but undecided."""
+    """(label, held, tested) per label present, in the format's label order; tested is every
+    verdict but untestable."""
     from qoelab.experiment.report import LABELS
 
     out = []
     for lab in LABELS:
         fs = [f for f in report["findings"] if f["label"] == lab]
         if fs:
-            out.append((lab, sum(f["verdict"] == "holds" for f in fs), sum(f["verdict"] != "undecided" for f in fs)))
+            out.append((lab, sum(f["verdict"] == "holds" for f in fs), sum(f["verdict"] != "untestable" for f in fs)))
     return out
 
 

@@ -65,13 +65,15 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from qoelab import paths
-from qoelab.experiment import Estimate, Finding, Label, judge_below, judge_positive, judge_within, summary_count
-from qoelab.experiment import core
+from qoelab.experiment import (Choice, Estimate, Finding, Label, Premise, Verdict, above, below, summary_count,
+                               summary_line, within)
+from qoelab.experiment import core, runner
+from qoelab.experiment.choices import choices_md, defaults
 from qoelab.experiment.core import Experiment
 from qoelab.experiment.tables import Column, Figure, PaperValues, Table, cell_md, finding_json, findings_md, pivot, report
 from qoelab.scenario import Scenario
 
-__all__ = ["Plan", "plan", "run", "register", "draws", "experiments", "findings", "PAPER_TABLE1", "MODES"]
+__all__ = ["CHOICES", "Plan", "plan", "run", "register", "draws", "experiments", "findings", "PAPER_TABLE1", "MODES"]
 
 DISCIPLINES = ("fifo", "drr", "sqf", "pfq", "fq_codel")
 LABEL = {"fifo": "FIFO", "drr": "FQ (DRR+LQD)", "sqf": "SQF", "pfq": "PFQ", "fq_codel": "FQ-CoDel"}
@@ -134,6 +136,20 @@ PAPER_STATEMENTS = [
     ("Sec. IV-A", "n = 20: p(T) close to 0 below a peak rate of ~6 Mbit/s; T_bar > 180 min there; FQ limit 480 kbit/s"),
 ]
 
+
+# --- What the paper leaves open, and what we chose ----------------------------------------------
+CHOICES = (
+    Choice("tie_order", "video_last", ("video_first",),
+           "SQF and LQD break ties between equal queues by flow key, and the testbed file declares the web server "
+           "before the video server, so the video loses every tie: declared, not neutral (issue 36)",
+           {"neutral": "a tie rule that favours no flow by its key is not implemented yet (issue 36)"}),
+    Choice("delayed_ack", True, (False,), "the testbed's Linux receivers delay ACKs (with quick-ACK mode), as the "
+                                          "kernel does by default"),
+    Choice("nic_ring", "none", (), "the qdisc hands packets straight to the line",
+           {"ring": "a NIC transmit ring below the discipline, as 2011 drivers had, is not modelled yet (issue 36)"}),
+    Choice("router_gro", False, (), "the router receives MTU-sized TCP segments",
+           {True: "GRO on the router's receive side is not modelled yet (issue 36)"}),
+)
 
 PAPER_SHARE = PaperValues("paper Table I", ("discipline", "n"),
                           {(q, n): v[0] for q, vals in PAPER_TABLE1.items() for n, v in zip(TABLE1_N, vals)})
@@ -229,9 +245,16 @@ def video_app(mode: str, d: Draws) -> dict[str, Any]:
     return {"kind": "video", "trace": VIDEO_TRACE, "loop": True, "offset": f"{d.video_offset_s:g}s", **MODES[mode][1]}
 
 
-def _base(d: Draws, duration: str) -> Scenario:
-    """The testbed with repetition ``d``'s draws: MPEG-2 video and Layer II audio, Linux TCP."""
+def _base(d: Draws, duration: str, setting: dict[str, Any] | None = None) -> Scenario:
+    """The testbed with repetition ``d``'s draws: MPEG-2 video and Layer II audio, Linux TCP,
+    under ``setting`` (the choices: ``tie_order = "video_first"`` declares the video server's
+    link first, which gives it the lower node id and address, so the lower flow key;
+    ``delayed_ack``)."""
+    s = setting or defaults(CHOICES)
     sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "testbed.toml")
+    if s["tie_order"] == "video_first":
+        links = sc.get("links")
+        sc.set("links", [links[1], links[0], *links[2:]])
     sc.set("sim.duration", duration)
     sc.set("flows[0].app", video_app("es", d))
     sc.set("flows[0].start", f"{d.video_start_s:g}s")
@@ -239,14 +262,14 @@ def _base(d: Draws, duration: str) -> Scenario:
                             "offset": f"{d.audio_offset_s:g}s"})
     sc.set("flows[1].start", f"{d.video_start_s:g}s")
     sc.set("flows[2].start", f"{d.data_start_s:g}s")
-    sc.set("flows[2].transport", dict(TCP))
+    sc.set("flows[2].transport", {**TCP, "delayed_ack": s["delayed_ack"]})
     return sc
 
 
-def _testbed(p: Plan) -> Callable[[dict[str, Any], int], Scenario]:
+def _testbed(p: Plan, setting: dict[str, Any]) -> Callable[[dict[str, Any], int], Scenario]:
     def build(c: dict[str, Any], rep: int) -> Scenario:
         d = draws(rep)
-        sc = _base(d, p.duration)
+        sc = _base(d, p.duration, setting)
         sc.set("flows[0].app", video_app(c["mode"], d))
         sc.set("links[2].queue_ab", _queue(c["discipline"]))
         sc.set("flows[2].count", c["n"])
@@ -255,13 +278,13 @@ def _testbed(p: Plan) -> Callable[[dict[str, Any], int], Scenario]:
     return build
 
 
-def _alone(p: Plan) -> Callable[[dict[str, Any], int], Scenario]:
+def _alone(p: Plan, setting: dict[str, Any]) -> Callable[[dict[str, Any], int], Scenario]:
     """The premise (Fig. 8 at δ = 0, Fig. 6's baseline): the video and audio on the line with
     no download (the one download is scheduled after the end of the run), FIFO."""
 
     def build(c: dict[str, Any], rep: int) -> Scenario:
         d = draws(rep)
-        sc = _base(d, p.duration)
+        sc = _base(d, p.duration, setting)
         sc.set("flows[0].app", video_app(c["mode"], d))
         sc.set("links[2].queue_ab", _queue("fifo"))
         sc.set("flows[2].count", 1)
@@ -271,11 +294,11 @@ def _alone(p: Plan) -> Callable[[dict[str, Any], int], Scenario]:
     return build
 
 
-def _jitter(p: Plan) -> Callable[[dict[str, Any], int], Scenario]:
+def _jitter(p: Plan, setting: dict[str, Any]) -> Callable[[dict[str, Any], int], Scenario]:
     """Fig. 8 on Fig. 6's sender: the ES mode of the same MPEG-2 trace, no peak-rate limit."""
 
     def build(c: dict[str, Any], rep: int) -> Scenario:
-        sc = _base(draws(rep), p.jitter_duration)
+        sc = _base(draws(rep), p.jitter_duration, setting)
         sc.set("links[2].queue_ab", _queue("sqf"))
         sc.set("flows[2].count", JITTER_N)
         sc.set("links[2].rate", c["access_rate"])
@@ -438,29 +461,36 @@ MODEL_METRICS = ("first_x_ge_b_s", "first_lost_priority_s", "deprioritised_time_
                  "video_loss", "model_p_T", "model_T_bar_s")
 
 
-def experiments(p: Plan) -> dict[str, Experiment]:
-    """The grids of the reproduction, each an experiment of the layer. Every parameter is a
-    treatment (``paired``): all cells of a repetition share its seed (and its draws)."""
+def experiments(p: Plan, setting: dict[str, Any] | None = None, *, findings_only: bool = False) -> dict[str, Experiment]:
+    """The grids of the reproduction under ``setting`` (the choices; default: their defaults),
+    each an experiment of the layer (``findings_only``: the two the findings use, for the
+    sensitivity's variants). Every parameter is a treatment (``paired``): all cells of a
+    repetition share its seed (and its draws)."""
+    s = setting or defaults(CHOICES)
 
     def exp(name: str, cells: list[dict[str, Any]], build, metrics, reps: int, per_rep: bool,
             cell_id: Callable[[dict[str, Any]], str] | None = None) -> Experiment:
         return Experiment(f"sqf-{name}", cells, build, metrics, paired=tuple(cells[0]), reps=reps, per_rep=per_rep,
                           cell_id=cell_id)
 
+    E = {"testbed": exp("testbed", [{"mode": m, "discipline": q, "n": n} for m in MODES for q in p.disciplines
+                                    for n in p.n_values], _testbed(p, s), _testbed_metrics, p.reps, True),
+         "jitter": exp("jitter", [{"access_rate": r, "delta_ms": float(x)} for r in p.jitter_rates for x in p.jitter_ms],
+                       _jitter(p, s), _jitter_metrics, p.reps, True)}
+    if findings_only:
+        return E
     sens_id = lambda c: f"src{c['video_source']}__tcp{c.get('tcp', 'none')}__n={c.get('n', 0)}"  # noqa: E731
     return {
-        "testbed": exp("testbed", [{"mode": m, "discipline": q, "n": n} for m in MODES for q in p.disciplines
-                                   for n in p.n_values], _testbed(p), _testbed_metrics, p.reps, True),
-        "alone": exp("alone", [{"mode": m} for m in MODES], _alone(p), _testbed_metrics, p.reps, True),
-        "jitter": exp("jitter", [{"access_rate": r, "delta_ms": float(x)} for r in p.jitter_rates for x in p.jitter_ms],
-                      _jitter(p), _jitter_metrics, p.reps, True),
+        "testbed": E["testbed"],
+        "alone": exp("alone", [{"mode": m} for m in MODES], _alone(p, s), _testbed_metrics, p.reps, True),
+        "jitter": E["jitter"],
         "model": exp("model", [{"n": n, "peak_rate_mbps": r} for n in p.model_n for r in p.model_rates_mbps],
                      _model(p), _model_metrics, p.reps, False),
-        "sensitivity": exp("sensitivity", [{"video_source": i, "tcp": j, "n": n} for i in range(len(SENS_SOURCES))
-                                           for j in range(len(SENS_TCP)) for n in p.sens_n],
-                           _sensitivity(p), _loss_metrics, 1, False, sens_id),
-        "sens_alone": exp("sens_alone", [{"video_source": i} for i in range(len(SENS_SOURCES))], _sens_alone(p),
-                          _loss_metrics, 1, False, sens_id),
+        "whatif": exp("whatif", [{"video_source": i, "tcp": j, "n": n} for i in range(len(SENS_SOURCES))
+                                 for j in range(len(SENS_TCP)) for n in p.sens_n],
+                      _sensitivity(p), _loss_metrics, 1, False, sens_id),
+        "whatif_alone": exp("whatif_alone", [{"video_source": i} for i in range(len(SENS_SOURCES))], _sens_alone(p),
+                            _loss_metrics, 1, False, sens_id),
     }
 
 
@@ -469,7 +499,8 @@ def experiments(p: Plan) -> dict[str, Experiment]:
 WHY = {
     "sqf_video": "SQF serves the video first only while it has fewer bytes queued than every active download; "
                  "a frame's burst can end that, and losing priority tends to last (see the model check).",
-    "sqf_audio": "The audio sends one small packet per frame and rarely has two queued, so it stays the shortest queue.",
+    "sqf_audio": "By construction: the audio sends one small packet per frame, so its queue is always the shortest "
+                 "(served first) and never the longest (never dropped by LQD) while a download is active.",
     "fifo_audio": "A shared FIFO drops whatever arrives at a full buffer; more downloads keep it full more often.",
     "fifo_video": "As for the audio; the video's larger share of the arrivals makes TCP back off against it.",
     "fq_audio": "By construction: the audio's rate is far below its fair share, which DRR with longest-queue drop guarantees.",
@@ -509,73 +540,79 @@ def _rate(s: str) -> float:
 
 def findings(mode: str, reps: list[dict[str, Any]], agg: list[dict[str, Any]], jit_reps: list[dict[str, Any]],
              jit_agg: list[dict[str, Any]]) -> list[Finding]:
-    """The claims of Sec. V for one sender mode, judged from the measured tables. Differences
-    between two cells of the same repetition are paired (:func:`qoelab.experiment.core.paired`:
-    they share seed, offsets and start times). Fig. 8 runs on the ES sender only."""
+    """The claims of Sec. V for one sender mode (the findings' group), judged from the measured
+    tables. Differences between two cells of the same repetition are paired
+    (:func:`qoelab.experiment.core.paired`: they share seed, offsets and start times); where the
+    paper gives a size (Table I, Fig. 6 from n = 1 to 20) the rule carries it. Fig. 8 runs on
+    the ES sender only; its δ claims rest on its δ = 0 premise."""
     rows = [r for r in agg if r["mode"] == mode]
     rr = [r for r in reps if r["mode"] == mode]
     ns = sorted({r["n"] for r in rows})
     lo, hi = ns[0], ns[-1]
     second = next((n for n in ns if n > 1), hi)
+    paper_range = (lo, hi) == (TABLE1_N[0], TABLE1_N[-1])
     F: list[Finding] = []
 
     def over_n(q: str, m: str) -> Estimate | None:
         return core.paired(rr, "n", hi, lo, m, by=("discipline",)).get((q,))
 
-    def add(key, claim, label, verdict, statistic, est):
-        F.append(Finding(key, claim, label, verdict, statistic, est, WHY[key]))
+    def add(key, claim, label, rule, statistic, est, premises=()):
+        F.append(Finding(key, claim, label, rule, statistic, est, WHY[key], premises, group=mode))
 
-    for stream in ("video", "audio"):
+    def share_size(q: str) -> float | None:
+        return PAPER_SHARE.values[(q, hi)] - PAPER_SHARE.values[(q, lo)] if paper_range else None
+
+    for stream, label in (("video", Label.SUBSTANTIVE), ("audio", Label.BY_CONSTRUCTION)):
         w = _worst(rows, "sqf", f"{stream}_loss")
-        e = _est(w, f"{stream}_loss")
-        add(f"sqf_{stream}", f"Fig. 6, SQF: {stream} loss negligible for every n", Label.SUBSTANTIVE, judge_below(e, NEGLIGIBLE),
-            f"SQF {stream} loss at its worst n ({w['n'] if w else '–'}), against {NEGLIGIBLE:.1%}", e)
-    for stream in ("audio", "video"):
-        e = over_n("fifo", f"{stream}_loss")
-        add(f"fifo_{stream}", f"Fig. 6, FIFO: {stream} loss grows with n", Label.SUBSTANTIVE, judge_positive(e),
-            f"FIFO {stream} loss, n = {hi} minus n = {lo}, paired", e)
+        add(f"sqf_{stream}", f"Fig. 6, SQF: {stream} loss negligible for every n", label, below(NEGLIGIBLE),
+            f"SQF {stream} loss at its worst n ({w['n'] if w else '–'}), against {NEGLIGIBLE:.1%}", _est(w, f"{stream}_loss"))
+    for stream, size in (("audio", 0.24 if paper_range else None), ("video", None)):
+        add(f"fifo_{stream}", f"Fig. 6, FIFO: {stream} loss grows with n", Label.SUBSTANTIVE, above(size=size),
+            f"FIFO {stream} loss, n = {hi} minus n = {lo}, paired", over_n("fifo", f"{stream}_loss"))
     w = _worst(rows, "drr", "audio_loss")
-    e = _est(w, "audio_loss")
-    add("fq_audio", "Fig. 6, FQ: audio loss low", Label.BY_CONSTRUCTION, judge_below(e, NEGLIGIBLE),
-        f"FQ audio loss at its worst n ({w['n'] if w else '–'}), against {NEGLIGIBLE:.1%}", e)
+    add("fq_audio", "Fig. 6, FQ: audio loss low", Label.BY_CONSTRUCTION, below(NEGLIGIBLE),
+        f"FQ audio loss at its worst n ({w['n'] if w else '–'}), against {NEGLIGIBLE:.1%}", _est(w, "audio_loss"))
     r2 = next((r for r in rows if r["discipline"] == "drr" and r["n"] == second), None)
-    e = _est(r2, "video_loss")
-    add("fq_video", "Fig. 6, FQ: video loss high as soon as n > 1", Label.BY_CONSTRUCTION, judge_positive(e, threshold=0.01),
-        f"FQ video loss at n = {second}, against 1 %", e)
+    add("fq_video", "Fig. 6, FQ: video loss high as soon as n > 1", Label.BY_CONSTRUCTION, above(0.01),
+        f"FQ video loss at n = {second}, against 1 %", _est(r2, "video_loss"))
     for stream in ("audio", "video"):
-        e = over_n("drr", f"{stream}_jitter_ms")
-        add(f"fq_jitter_{stream}", f"Fig. 7, FQ: {stream} jitter increases with n", Label.SUBSTANTIVE, judge_positive(e),
-            f"FQ {stream} jitter (ms), n = {hi} minus n = {lo}, paired", e)
+        add(f"fq_jitter_{stream}", f"Fig. 7, FQ: {stream} jitter increases with n", Label.SUBSTANTIVE, above(),
+            f"FQ {stream} jitter (ms), n = {hi} minus n = {lo}, paired", over_n("drr", f"{stream}_jitter_ms"))
+    delivered = {q: 1 - _mean(next((r for r in rows if r["discipline"] == q and r["n"] == hi), {}), "video_loss")
+                 for q in ("fifo", "sqf")}
     for stream in ("audio", "video"):
-        e = core.paired(rr, "discipline", "fifo", "sqf", f"{stream}_jitter_ms", by=("n",)).get((hi,))
+        prem = () if stream == "audio" else (
+            Premise(f"both disciplines deliver at least half the video's packets at n = {hi}, so its jitter is measured "
+                    "on the video", min(delivered.values()) >= 0.5,
+                    "delivered: " + ", ".join(f"{LABEL[q]} {100 * v:.3g} %" for q, v in delivered.items())),)
         add(f"sqf_jitter_{stream}", f"Fig. 7, SQF: beneficial for the {stream} jitter (against FIFO)", Label.SUBSTANTIVE,
-            judge_positive(e), f"{stream} jitter (ms), FIFO minus SQF at n = {hi}, paired", e)
-    e = over_n("fifo", "data_share_mbps")
-    add("fifo_share", "Table I, FIFO: data share grows with n", Label.SUBSTANTIVE, judge_positive(e),
-        f"FIFO data share (Mbit/s), n = {hi} minus n = {lo}, paired", e)
-    e = over_n("drr", "data_share_mbps")
-    add("fq_share", "Table I, FQ: data share grows with n", Label.BY_CONSTRUCTION, judge_positive(e),
-        f"FQ data share (Mbit/s), n = {hi} minus n = {lo}, paired", e)
-    e = over_n("sqf", "data_share_mbps")
-    add("sqf_share", "Table I, SQF: data share constant in n", Label.SUBSTANTIVE, judge_within(e, SHARE_TOLERANCE_MBPS),
-        f"SQF data share (Mbit/s), n = {hi} minus n = {lo}, paired, within ±{SHARE_TOLERANCE_MBPS:g} Mbit/s", e)
+            above(), f"{stream} jitter (ms), FIFO minus SQF at n = {hi}, paired",
+            core.paired(rr, "discipline", "fifo", "sqf", f"{stream}_jitter_ms", by=("n",)).get((hi,)), prem)
+    add("fifo_share", "Table I, FIFO: data share grows with n", Label.SUBSTANTIVE, above(size=share_size("fifo")),
+        f"FIFO data share (Mbit/s), n = {hi} minus n = {lo}, paired", over_n("fifo", "data_share_mbps"))
+    add("fq_share", "Table I, FQ: data share grows with n", Label.BY_CONSTRUCTION, above(size=share_size("drr")),
+        f"FQ data share (Mbit/s), n = {hi} minus n = {lo}, paired", over_n("drr", "data_share_mbps"))
+    add("sqf_share", "Table I, SQF: data share constant in n", Label.SUBSTANTIVE, within(SHARE_TOLERANCE_MBPS),
+        f"SQF data share (Mbit/s), n = {hi} minus n = {lo}, paired, within ±{SHARE_TOLERANCE_MBPS:g} Mbit/s",
+        over_n("sqf", "data_share_mbps"))
     if mode == "es" and jit_agg:
         slow = min({r["access_rate"] for r in jit_agg}, key=_rate)
         fast = max({r["access_rate"] for r in jit_agg}, key=_rate)
         deltas = sorted({r["delta_ms"] for r in jit_agg})
         d5 = next((x for x in deltas if x >= 5), deltas[-1])
         z = next((r for r in jit_agg if r["access_rate"] == slow and r["delta_ms"] == 0), None)
-        e = _est(z, "video_loss")
         add("fig8_zero", f"Fig. 8: at δ = 0 SQF protects the video (n = {JITTER_N}, {slow})", Label.SUBSTANTIVE,
-            judge_below(e, NEGLIGIBLE), f"video loss at δ = 0, {slow}, against {NEGLIGIBLE:.1%}", e)
-        e = core.paired(jit_reps, "delta_ms", d5, 0.0, "video_loss", by=("access_rate",)).get((slow,))
+            below(NEGLIGIBLE), f"video loss at δ = 0, {slow}, against {NEGLIGIBLE:.1%}", _est(z, "video_loss"))
+        zero = F[-1]
+        prem = (Premise("at δ = 0 SQF protects the video (the fig8_zero finding holds)", zero.verdict is Verdict.HOLDS,
+                        f"fig8_zero: {zero.verdict.value}"),)
         add("fig8_delta", f"Fig. 8: δ = {d5:g} ms de-prioritises the video on {slow}", Label.SUBSTANTIVE,
-            judge_positive(e, threshold=NEGLIGIBLE), f"video loss at δ = {d5:g} ms minus δ = 0, {slow}, paired, against "
-            f"{NEGLIGIBLE:.1%}", e)
+            above(NEGLIGIBLE), f"video loss at δ = {d5:g} ms minus δ = 0, {slow}, paired, against {NEGLIGIBLE:.1%}",
+            core.paired(jit_reps, "delta_ms", d5, 0.0, "video_loss", by=("access_rate",)).get((slow,)), prem)
         if fast != slow:
-            e = core.paired(jit_reps, "access_rate", slow, fast, "video_loss", by=("delta_ms",)).get((d5,))
-            add("fig8_fast", f"Fig. 8: the threshold is larger on {fast}", Label.SUBSTANTIVE, judge_positive(e),
-                f"video loss at δ = {d5:g} ms, {slow} minus {fast}, paired", e)
+            add("fig8_fast", f"Fig. 8: the threshold is larger on {fast}", Label.SUBSTANTIVE, above(),
+                f"video loss at δ = {d5:g} ms, {slow} minus {fast}, paired",
+                core.paired(jit_reps, "access_rate", slow, fast, "video_loss", by=("delta_ms",)).get((d5,)), prem)
     return F
 
 
@@ -585,7 +622,7 @@ SHARE_TOLERANCE_MBPS = 0.5
 
 #: Columns of the per-repetition CSVs that are not floats.
 _INT_COLUMNS = ("n", "rep", "seed")
-_STR_COLUMNS = ("mode", "discipline", "access_rate")
+_STR_COLUMNS = ("mode", "discipline", "access_rate", "output")
 
 
 def _read_reps(path: Path) -> list[dict[str, Any]]:
@@ -709,13 +746,13 @@ def _tables(p: Plan, tb: list[dict[str, Any]], al: list[dict[str, Any]], jit: li
         note="(–: the event did not happen in any repetition's run.)")
     T["model_csv"] = Table("model_csv", "model check", [Column("n", "n"), Column("peak_rate_mbps", "peak_rate_mbps"),
                                                        *[Column(m, m) for m in MODEL_METRICS]], model, ci="half_width")
-    T["sensitivity"] = Table.of_rows("sensitivity", "Sensitivity", sens)
+    T["sensitivity"] = Table.of_rows("whatif", "What-ifs", sens)
     cols = sorted({r["n"] for r in sens if r["n"]})
     alone = {r["video_source"]: r for r in sens if r["n"] == 0}
     wide = [{**r, "alone": (f"{_pct1(alone[r['video_source']]['video_loss'])} / "
                             f"{_pct1(alone[r['video_source']]['audio_loss'])}") if r["video_source"] in alone else "–"}
             for r in sens if r["n"]]
-    T["sensitivity-md"] = pivot("sensitivity-md", f"Sensitivity (SQF, buffer {SENS_BUFFER}, one repetition): video loss / "
+    T["sensitivity-md"] = pivot("sensitivity-md", f"What-ifs (SQF, buffer {SENS_BUFFER}, one repetition): video loss / "
                                 "audio loss", wide, (Column("video_source", "video source"),
                                                      Column("tcp", "TCP as the router sees it"), Column("alone", "alone")),
                                 "n", cols, lambda r: f"{_pct1(r['video_loss'])} / {_pct1(r['audio_loss'])}", label=_label_n,
@@ -826,10 +863,8 @@ def _reading_md(all_findings: dict[str, list[Finding]], alone: list[dict[str, An
                  f"{r['video_loss'].n} repetitions (largest single run: {_pct1(r['video_loss_max'])}).")
     L.append("")
     for mode, F in all_findings.items():
-        held, decided = summary_count(F)
         L += [f"### The paper's claims, {MODES[mode][0]}", "",
-              f"Substantive claims that hold: {held} of {decided} decided "
-              f"(by-construction and trivial ones are listed but not counted).", ""]
+              f"Substantive claims: {summary_line(F)} (by-construction and trivial ones are listed but not counted).", ""]
         L += [findings_md(F, units=_finding_unit, why=True)]
     if model:
         L += ["### Model check (Sec. IV) under the Linux TCP profile", ""]
@@ -895,41 +930,74 @@ def _analytic(out: Path, quick: bool) -> dict[str, Any]:
     }
 
 
-def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
+def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity: bool = False,
         progress: Callable[[int, int], None] | None = None, executor: Any = None) -> dict[str, Any]:
-    """Runs (or resumes) every grid and writes the report folder ``out``. Returns a summary.
-    ``progress(done, total)`` is called as runs finish (total over the whole reproduction)."""
+    """Runs (or resumes) every grid (and, with ``sensitivity``, the testbed and Fig. 8 grids under
+    each declared alternative, into ``out/sensitivity/``) and writes the report folder ``out``.
+    Returns a summary. ``progress(done, total)`` is called as runs finish (total over the whole
+    reproduction)."""
     p = plan(quick)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    log(f"qoelab reproduce sqf{' --quick' if quick else ''}: writing {out} ({p.reps} repetitions)")
-    E = experiments(p)
-    core.run_many([(e, out / "runs" / name) for name, e in E.items()], jobs, progress, executor=executor, log=log)
+    log(f"qoelab reproduce sqf{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}: writing {out} "
+        f"({p.reps} repetitions)")
+    res = runner.reproduce(out, CHOICES, lambda s: experiments(p, s), _findings_of, sensitivity=sensitivity, jobs=jobs,
+                           progress=progress, executor=executor, log=log,
+                           variant_experiments=lambda s: experiments(p, s, findings_only=True),
+                           default_on_variant_grid=False)
     t_sim = time.time() - t0
-    if getattr(executor, "shard", None):  # one task of a job array: the report comes after all
+    if res is None:  # one task of a job array: the report comes after all
         return {"shard": executor.shard}
+    with runner.stage(out, "report"):
+        all_findings = {m: [f for f in res.findings if f.group == m] for m in MODES}
+        T, figures, reading, ana = _write(out, p, res.main, all_findings)
+    md = _report_md(p, quick, t_sim, T, ana, reading)
+    (out / "report.md").write_text("\n".join(md) + "\n")
+    report(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",
+           tables=[T["alone"], *(T[f"{k}-{m}"] for m in MODES for k in ("table1", "fig6")), T["fig8"], T["model"]],
+           figures=figures, findings=[finding_json(f, source="paper Sec. V") for F in all_findings.values() for f in F],
+           reading="\n".join(reading[2:]) + "\n", cost=runner.cost(out, res.sets), choices=CHOICES,
+           summary=f"Self-prioritisation of the MPEG-2 video and its audio on a 10 Mbit/s access line, two VLC sender "
+                   "modes: " + "; ".join(f"{m}: {summary_line(F)}" for m, F in all_findings.items()) + ".",
+           setup=f"{p.reps} repetitions per cell; testbed runs of {p.duration}; n = {', '.join(map(str, p.n_values))}; "
+                 f"buffer {BUFFER}; Linux TCP CUBIC.",
+           provenance={"command": f"qoelab reproduce sqf{' --quick' if quick else ''}"
+                                  f"{' --sensitivity' if sensitivity else ''}"})
+    summary = {"quick": quick, "reps": p.reps, "wall_s": time.time() - t0, "analytic": ana,
+               "findings": {m: dict(zip(("holds", "tested"), summary_count(F))) for m, F in all_findings.items()}}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
+    log(f"report: {out / 'report.md'} ({time.time() - t0:.0f} s)")
+    return summary
 
-    def rows(name: str) -> list[dict[str, Any]]:
-        return core.rows(E[name], out / "runs" / name)
 
-    tb_reps = rows("testbed")
+def _findings_of(rs: runner.RunSet) -> list[Finding]:
+    """Both sender modes' findings from one setting's testbed and Fig. 8 runs."""
+    tb_reps, jit_reps = rs.rows_of("testbed"), rs.rows_of("jitter")
     tb = core.aggregate(tb_reps, ("mode", "discipline", "n"), METRICS)
-    al_reps = rows("alone")
+    jit = core.aggregate(jit_reps, ("access_rate", "delta_ms"), ("video_loss", "audio_loss"))
+    return [f for m in MODES for f in findings(m, tb_reps, tb, jit_reps, jit)]
+
+
+def _write(out: Path, p: Plan, rs: runner.RunSet, all_findings: dict[str, list[Finding]]):
+    """The default setting's tables (CSV), figures and the reading's lines."""
+    tb_reps = rs.rows_of("testbed")
+    tb = core.aggregate(tb_reps, ("mode", "discipline", "n"), METRICS)
+    al_reps = rs.rows_of("alone")
     al = core.aggregate(al_reps, ("mode",), ("video_loss", "audio_loss", "video_mbps"))
     for r in al:
         r["video_loss_max"] = max(x["video_loss"] for x in al_reps if x["mode"] == r["mode"])
-    jit_reps = rows("jitter")
+    jit_reps = rs.rows_of("jitter")
     jit = core.aggregate(jit_reps, ("access_rate", "delta_ms"), ("video_loss", "audio_loss"))
-    model_reps = rows("model")
+    model_reps = rs.rows_of("model")
     model = core.aggregate(model_reps, ("n", "peak_rate_mbps"), MODEL_METRICS)
     sens = [{"video_source": SENS_SOURCES[r["video_source"]][0],
              "tcp": SENS_TCP[r["tcp"]][0] if "tcp" in r else "no downloads", "n": r.get("n", 0),
              **{k: r[k] for k in ("video_loss", "audio_loss", "data_share_mbps")}}
-            for r in rows("sens_alone") + rows("sensitivity")]
+            for r in rs.rows_of("whatif_alone") + rs.rows_of("whatif")]
     sens.sort(key=lambda r: ([s for s, _ in SENS_SOURCES].index(r["video_source"]),
                              -1 if r["n"] == 0 else [t for t, _ in SENS_TCP].index(r["tcp"]), r["n"]))
-    ana = _analytic(out, quick)
+    ana = _analytic(out, p.quick)
     T = _tables(p, tb, al, jit, model, sens)
     T["testbed"].write_csv(out, "testbed.csv")
     Table.of_rows("testbed_reps", "testbed, per repetition", tb_reps).write_csv(out, "testbed_reps.csv")
@@ -939,18 +1007,20 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
     T["model_csv"].write_csv(out, "model_check.csv")
     T["model"].csv = "model_check.csv"
     Table.of_rows("model_reps", "model check, per repetition", model_reps).write_csv(out, "model_check_reps.csv")
-    T["sensitivity"].write_csv(out, "sensitivity.csv")
+    T["sensitivity"].write_csv(out, "whatif.csv")
     Table.of_rows("paper_table1", "BMO11 Table I", [
         {"scheduler": q, "n": n, "paper_data_share_mbps": PAPER_SHARE.values[(q, n)], "paper_jain": PAPER_JAIN.values[(q, n)]}
         for q in PAPER_TABLE1 for n in TABLE1_N]).write_csv(out, "paper_table1.csv")
-    figures = _figures(tb, jit)
-    all_findings = {m: findings(m, tb_reps, tb, jit_reps, jit) for m in MODES}
     Table.of_rows("findings", "findings", [
         {"mode": m, "key": f.key, "claim": f.claim, "label": f.label.value, "verdict": f.verdict.value,
          "statistic": f.statistic, "mean": f.estimate.mean if f.estimate else float("nan"),
-         "half_width": f.estimate.half_width if f.estimate else float("nan"), "reps": f.estimate.n if f.estimate else 0}
+         "half_width": f.estimate.half_width if f.estimate else float("nan"), "reps": f.n, "note": f.note,
+         "quick": f.quick, "sensitivity": f.sensitivity_text()}
         for m, F in all_findings.items() for f in F]).write_csv(out, "findings.csv")
+    return T, [f.write(out) for f in _figures(tb, jit)], _reading_md(all_findings, al, model), ana
 
+
+def _report_md(p: Plan, quick: bool, t_sim: float, T: dict[str, Any], ana: dict[str, Any], reading: list[str]) -> list[str]:
     md = [
         "# SQF reproduction (BMO11, ICC 2011)",
         "",
@@ -961,40 +1031,26 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print,
         f"{t_sim:.0f} s (runs already done by an earlier invocation are reused, not re-timed).",
         "",
         "Files: `testbed.csv` (means and 95 % half-widths, `_ci`), `testbed_reps.csv`, `premise_alone.csv`, `fig8_jitter.csv`, "
-        "`fig8_jitter_reps.csv`, `model_check.csv`, `model_check_reps.csv`, `sensitivity.csv`, `findings.csv`, "
-        "`paper_table1.csv`, `fig3_analytic.csv`, `fig4_analytic.csv`, `report.json` and the PNG figures; raw runs under "
-        "`runs/`.",
+        "`fig8_jitter_reps.csv`, `model_check.csv`, `model_check_reps.csv`, `whatif.csv`, `findings.csv`, "
+        "`paper_table1.csv`, `fig3_analytic.csv`, `fig4_analytic.csv`, `report.json`, the PNG figures and, with "
+        "`--sensitivity`, `sensitivity.csv`; raw runs under `runs/` (and `sensitivity/`).",
         "",
         "## What the paper reports (typed from its text; not measured here)",
         "",
     ]
     md += [f"- **{k}**: {v}" for k, v in PAPER_STATEMENTS]
-    md += ["", "## Our measurements", "", "### Premise: the video alone (FIFO, no downloads)", "",
-           T["alone"].markdown(title=False)]
+    md += ["", "## Open choices", "", "What the paper leaves open and we chose (`--sensitivity` runs the findings under "
+           "each alternative):", "", choices_md(CHOICES)]
+    md += ["## Our measurements", "", "### Premise: the video alone (FIFO, no downloads)", "", T["alone"].markdown(title=False)]
     for mode, (label, _) in MODES.items():
         md += [f"### Fig. 6/7, {label}", "", T[f"loss-md-{mode}"].markdown(), T[f"jitter-md-{mode}"].markdown()]
         md += [f"### Table I, {label}", "", T[f"table1-md-{mode}"].markdown()]
     md += ["### Fig. 8", "", T["fig8-md"].markdown()]
     md += ["### Model vs simulator (Sec. IV; Linux TCP profile)", "", T["model"].markdown(title=False)]
-    md += ["### Sensitivity", "", T["sensitivity-md"].markdown()]
+    md += ["### What-ifs (one repetition)", "", T["sensitivity-md"].markdown()]
     md += ["### Analytical model (Fig. 3/4 recomputed from eq. (2))", "", "`fig3_analytic.png`, `fig4_analytic.png`.", ""]
     md += [f"- {k}: {v:.4g}" for k, v in ana.items()]
-    md += [""]
-    reading = _reading_md(all_findings, al, model)
-    md += reading
-    (out / "report.md").write_text("\n".join(md) + "\n")
-    report(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",
-           tables=[T["alone"], *(T[f"{k}-{m}"] for m in MODES for k in ("table1", "fig6")), T["fig8"], T["model"]],
-           figures=figures, findings=[finding_json(f, group=m, source="paper Sec. V") for m, F in all_findings.items()
-                                      for f in F],
-           reading="\n".join(reading[2:]) + "\n", cost=core.cost(*((e, out / "runs" / n) for n, e in E.items())),
-           setup=f"{p.reps} repetitions per cell; testbed runs of {p.duration}; n = {', '.join(map(str, p.n_values))}; "
-                 f"buffer {BUFFER}; Linux TCP CUBIC.")
-    summary = {"quick": quick, "reps": p.reps, "wall_s": time.time() - t0, "analytic": ana,
-               "findings": {m: dict(zip(("holds", "decided"), summary_count(F))) for m, F in all_findings.items()}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
-    log(f"report: {out / 'report.md'} ({time.time() - t0:.0f} s)")
-    return summary
+    return md + [""] + reading
 
 
 def register(subparsers) -> argparse.ArgumentParser:

@@ -11,37 +11,41 @@ where the paper contradicts itself is listed in ``scenarios/wimax/README.md`` an
 report's setup.
 
 Cells (:func:`cells`), each a ``path`` (``link``: the video ends at the base station, Table 3;
-``e2e``: it ends at node C, Tables 4–6), a TDD ``frame`` length in ms, ``n`` connections and the
-``cbr`` setting of the rtPS CBR sources (``paper``: 1.5 Mbit/s, as the paper's text says twice;
-``gap``: one 1000-B packet every 0.03 s, 267 kbit/s, the paper's other statement; a
-sensitivity treatment on a few cells). All four parameters are *treatments* of the experiment
-layer (:mod:`qoelab.experiment.core`): repetition ``r`` of every cell runs with the same seed,
-so every difference in the findings is paired.
+``e2e``: it ends at node C, Tables 4–6), a TDD ``frame`` length in ms and ``n`` connections. All
+three are *treatments* of the experiment layer (:mod:`qoelab.experiment.core`): repetition ``r``
+of every cell runs with the same seed, so every difference in the findings is paired. What the
+paper leaves open or contradicts is :data:`CHOICES` (the rtPS CBR rate, the frame overhead, the
+grant scheduling, the concealment); ``--sensitivity`` runs every finding under each
+alternative.
 
 Outputs (``docs/report-format.md``): ``report.json``, ``report.md``, one CSV per table
-(``table3.csv`` … ``table6.csv``, ``fig3_loss_by_type.csv``, ``sensitivity_cbr.csv``),
-``repetitions.csv`` (one row per run) and the figures ``fig2_gop_arrivals.png``,
-``fig3_loss_by_type.png``, ``table5_psnr.png``.
+(``table3.csv`` … ``table6.csv``, ``fig2_startup.csv``, ``fig3_loss_by_type.csv``,
+``tfrc_view.csv``), ``repetitions.csv`` (one row per run), ``sensitivity.csv`` (with
+``--sensitivity``) and the figures ``fig2_gop_arrivals.png``, ``fig3_loss_by_type.png``,
+``table5_psnr.png``.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
-import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, partial
 from pathlib import Path
 from typing import Any, Callable
 
 from qoelab import paths
 from qoelab.errors import QoelabError
-from qoelab.experiment import Estimate, Finding, Label, judge_all, judge_below, judge_positive, judge_within, mean_ci
-from qoelab.experiment import core
-from qoelab.experiment.tables import Column, PaperValues, Table, findings_md, interval_str, publish, pyplot
+from qoelab.experiment import (Choice, Estimate, Finding, Label, Part, above, below, mean_ci, summary_line,
+                               within)
+from qoelab.experiment import core, runner
+from qoelab.experiment.choices import defaults
+from qoelab.experiment.figures import bars, lines, pyplot
+from qoelab.experiment.stats import sd
+from qoelab.experiment.tables import (Column, Figure, PaperValues, Table, findings_md, publish, series_str,
+                                      write_repetitions)
 
 #: The base scenario (network and cross traffic, no video), relative to the repository.
 BASE = "scenarios/wimax/base.toml"
@@ -57,8 +61,8 @@ GOP = 15
 #: the first start, 1 s, lets the cross traffic's TCP flows leave slow start; our choice).
 START_S = 1.0
 OFFSET_S = 0.5
-#: The CBR settings of the sensitivity treatment: payload rates of 972-B payloads (1000-B IP
-#: packets). ``gap``: 972 B every 0.03 s (the paper's "inter-packet gap was 0.03 s").
+#: The rtPS CBR sources' payload rates (972-B payloads, 1000-B IP packets): ``paper`` 1.5 Mbit/s
+#: (Sec. 3.2, twice), ``gap`` 972 B every 0.03 s (the paper's "inter-packet gap was 0.03 s").
 CBR_RATES = {"paper": "1.5Mbps", "gap": "259.2kbps"}
 #: The paper's display period of its clip: 1063 frames at 30 frame/s.
 DISPLAY_S = 1063 / 30
@@ -69,23 +73,19 @@ CHANNEL_LOSS_PCT = 100 * (0.06 * 0.01 + 0.05 * 0.05) / (0.05 + 0.06)
 @dataclass(frozen=True)
 class Grid:
     """What one mode runs: the frames of Table 3 (link only) and of the end-to-end tables, the
-    connections, the (frame, n) cells decoded for PSNR, the sensitivity cells, repetitions and
-    the run length (long enough for the slowest cell to send the whole video)."""
+    connections, the (frame, n) cells decoded for PSNR, repetitions and the run length (long
+    enough for the slowest cell to send the whole video)."""
 
     link_frames: tuple[float, ...]
     e2e_frames: tuple[float, ...]
     n: tuple[int, ...]
     decode: tuple[tuple[float, int], ...]
-    sensitivity: tuple[tuple[float, int], ...]
     reps: int
     duration_s: float
 
 
-FULL = Grid((5.0, 20.0), FRAMES_MS, CONNECTIONS, tuple((f, n) for f in FRAMES_MS for n in CONNECTIONS),
-            ((5.0, 1), (5.0, 4), (20.0, 1), (20.0, 4)), 15, 240.0)
-QUICK = Grid((5.0, 20.0), (5.0, 20.0), CONNECTIONS, ((5.0, 1), (5.0, 4), (20.0, 1), (20.0, 4)),
-             ((5.0, 1), (20.0, 4)), 2, 240.0)
-
+FULL = Grid((5.0, 20.0), FRAMES_MS, CONNECTIONS, tuple((f, n) for f in FRAMES_MS for n in CONNECTIONS), 15, 240.0)
+QUICK = Grid((5.0, 20.0), (5.0, 20.0), CONNECTIONS, ((5.0, 1), (5.0, 4), (20.0, 1), (20.0, 4)), 2, 240.0)
 
 # --- the paper's values, transcribed from its text --------------------------------------------
 
@@ -114,6 +114,24 @@ PAPER_FIG2_STARTUP_S = 6.0
 PAPER_FIG2_FRAMES = 90
 
 
+# --- what the paper leaves open or contradicts (scenarios/wimax/README.md, "Choices") -------------
+
+CHOICES = (
+    Choice("cbr", "paper", ("gap",),
+           "the rtPS CBR sources at 1.5 Mbit/s, as Sec. 3.2 states twice (and Sec. 3.5 for A → B); its other "
+           "statement, one 1000-B packet every 0.03 s, is 267 kbit/s"),
+    Choice("overhead_symbols", 3, (2,),
+           "symbols of each subframe taken by preamble, FCH and MAPs (DL) or ranging, CQICH and ACK regions (UL) in "
+           "our frame layout (docs/models/wimax.md); the paper gives only the PHY rate"),
+    Choice("grant_scheduling", "rtps_priority", (),
+           "ours serves rtPS before nrtPS (IEEE 802.16 §6.3.5); the paper says its SS queues were served round robin "
+           "(Sec. 3.1), which contradicts our default",
+           {"round_robin": "round robin among the stations' service-class queues is not implemented yet (issue 38)"}),
+    Choice("concealment", "ffmpeg", (),
+           "FFmpeg's error concealment (guess_mvs+deblock) in our decoder; the paper used EvalVid",
+           {"evalvid_pfr": "EvalVid's previous-frame replacement is not implemented yet (issue 38)"}),
+)
+
 # --- the scenario ------------------------------------------------------------------------------
 
 
@@ -127,9 +145,10 @@ def _fmt_ms(frame_ms: float) -> str:
 
 
 def build_scenario(path: str, frame_ms: float, n: int, cbr: str = "paper", *, duration_s: float = FULL.duration_s,
-                   seed: int = 1, trace: str | None = None) -> dict[str, Any]:
+                   seed: int = 1, trace: str | None = None, overhead_symbols: int | None = None) -> dict[str, Any]:
     """One cell as plain scenario data: the base scenario with every WiMAX connection at
-    ``frame_ms``, the rtPS CBR sources at ``CBR_RATES[cbr]`` and N video connections
+    ``frame_ms`` (and ``overhead_symbols`` per subframe, if given: the base's otherwise), the
+    rtPS CBR sources at ``CBR_RATES[cbr]`` and N video connections
     ``video0 .. video{n-1}`` from SS1 (its rtPS connection) to the base station (``path =
     "link"``) or node C (``"e2e"``). ``trace``: the trace path as the scenario writes it
     (default: absolute)."""
@@ -143,6 +162,8 @@ def build_scenario(path: str, frame_ms: float, n: int, cbr: str = "paper", *, du
     for link in d["links"]:
         if link.get("channel", {}).get("kind") == "wimax":
             link["channel"]["frame"] = _fmt_ms(frame_ms)
+            if overhead_symbols is not None:
+                link["channel"]["dl_overhead_symbols"] = link["channel"]["ul_overhead_symbols"] = overhead_symbols
     for f in d["flows"]:
         # The rtPS CBR sources of the stations and the downlink (Table 2); the core's A -> B CBR
         # (Sec. 3.5, "1.5 Mbps with packet size 1 kB", stated once) keeps its rate.
@@ -210,22 +231,20 @@ def cell_toml(path: str = EXAMPLE_CELL[0], frame_ms: float = EXAMPLE_CELL[1], n:
 
 
 def cells(grid: Grid) -> list[dict[str, Any]]:
-    """The experiment's cells: Table 3's link-only cells, the end-to-end cells of Tables 4–6 and
-    the CBR sensitivity cells (end to end, ``cbr = "gap"``)."""
-    out = [{"path": "link", "frame": f, "n": n, "cbr": "paper"} for f in grid.link_frames for n in grid.n]
-    out += [{"path": "e2e", "frame": f, "n": n, "cbr": "paper"} for f in grid.e2e_frames for n in grid.n]
-    out += [{"path": "e2e", "frame": f, "n": n, "cbr": "gap"} for f, n in grid.sensitivity]
-    return out
+    """The experiment's cells: Table 3's link-only cells and the end-to-end cells of Tables 4–6."""
+    out = [{"path": "link", "frame": f, "n": n} for f in grid.link_frames for n in grid.n]
+    return out + [{"path": "e2e", "frame": f, "n": n} for f in grid.e2e_frames for n in grid.n]
 
 
 def _cell_id(p: dict[str, Any]) -> str:
-    return f"{p['path']}-f{p['frame']:g}-n{p['n']}-{p['cbr']}"
+    return f"{p['path']}-f{p['frame']:g}-n{p['n']}"
 
 
-def _build(p: dict[str, Any], grid: Grid):
+def _build(p: dict[str, Any], grid: Grid, setting: dict[str, Any]):
     from qoelab.scenario import Scenario
 
-    d = build_scenario(p["path"], p["frame"], p["n"], p["cbr"], duration_s=grid.duration_s)
+    d = build_scenario(p["path"], p["frame"], p["n"], setting["cbr"], duration_s=grid.duration_s,
+                       overhead_symbols=setting["overhead_symbols"])
     return Scenario.from_dict(d, f"{BASE} ({_cell_id(p)})", base_dir=paths.root() / "scenarios" / "wimax")
 
 
@@ -356,11 +375,11 @@ def _psnr(run_dir: Path, video: Video) -> float:
 
 METRICS = ("period_s", "throughput_kbps", "delay_ms", "startup_s", "loss_pct", "loss_I_pct", "loss_P_pct", "loss_B_pct",
            "unsent_pct", "tfrc_p_pct", "tfrc_rtt_ms", "psnr_db")
-TREATMENTS = ("path", "frame", "n", "cbr")
+TREATMENTS = ("path", "frame", "n")
 
 
-def experiment(grid: Grid, video: Video) -> core.Experiment:
-    return core.Experiment("wimax", cells(grid), partial(_build, grid=grid),
+def experiment(grid: Grid, video: Video, setting: dict[str, Any] | None = None) -> core.Experiment:
+    return core.Experiment("wimax", cells(grid), partial(_build, grid=grid, setting=setting or defaults(CHOICES)),
                            partial(run_metrics, video=video, decode=set(grid.decode)),
                            paired=TREATMENTS, reps=grid.reps, cell_id=_cell_id)
 
@@ -370,9 +389,9 @@ def effective(grid: Grid) -> Grid:
     (:func:`split_available`)."""
     if split_available():
         return grid
-    return Grid(grid.link_frames, grid.e2e_frames, (1,), tuple(c for c in grid.decode if c[1] == 1),
-                tuple(c for c in grid.sensitivity if c[1] == 1) or ((grid.e2e_frames[0], 1),), grid.reps,
+    return Grid(grid.link_frames, grid.e2e_frames, (1,), tuple(c for c in grid.decode if c[1] == 1), grid.reps,
                 grid.duration_s)
+
 
 
 # --- tables ------------------------------------------------------------------------------------
@@ -383,29 +402,21 @@ def _est(agg: dict[tuple, dict[str, Any]], key: tuple, m: str) -> Estimate | Non
     return None if row is None else row.get(m)
 
 
-def _sd(rows: list[dict[str, Any]], sel: dict[str, Any], m: str) -> float | None:
-    xs = [float(r[m]) for r in rows if all(r[k] == v for k, v in sel.items()) and r[m] == r[m]]
-    if len(xs) < 2:
-        return None
-    mu = math.fsum(xs) / len(xs)
-    return math.sqrt(math.fsum((x - mu) ** 2 for x in xs) / (len(xs) - 1))
-
-
 def _conn(n: int) -> str:
     return f"{n}-conn"
 
 
 def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
-    """Tables 3–6, the loss by frame type (Fig. 3's numbers) and the CBR sensitivity, ours beside
-    the paper's."""
+    """Tables 3–6, Fig. 2's start-up delay, the loss by frame type (Fig. 3's numbers) and what the
+    TFRC connections measured, ours beside the paper's."""
     agg = {tuple(r[k] for k in TREATMENTS): r for r in core.aggregate(rep_rows, TREATMENTS, METRICS)}
     out: dict[str, Table] = {}
 
     # Table 3: WiMAX link only, 5 and 20 ms.
     p_per = PaperValues("Table 3", ("frame", "n"), {k: v[0] for k, v in PAPER_T3.items()})
     p_thr = PaperValues("Table 3", ("frame", "n"), {k: float(v[1]) for k, v in PAPER_T3.items()})
-    rows = [{"frame": f, "n": n, "conn": _conn(n), "period": _est(agg, ("link", f, n, "paper"), "period_s"),
-             "thr": _est(agg, ("link", f, n, "paper"), "throughput_kbps")} for f in grid.link_frames for n in grid.n]
+    rows = [{"frame": f, "n": n, "conn": _conn(n), "period": _est(agg, ("link", f, n), "period_s"),
+             "thr": _est(agg, ("link", f, n), "throughput_kbps")} for f in grid.link_frames for n in grid.n]
     rows = p_thr.join(p_per.join(rows, "paper_period"), "paper_thr")
     out["table3"] = Table("table3", "Table 3: sending period and throughput, SS1 to the base station (WiMAX link only)",
                           [Column("frame", "frame", "ms"), Column("conn", "connections"),
@@ -421,7 +432,7 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
     rows = []
     if 20.0 in grid.e2e_frames:
         for n in grid.n:
-            k = ("e2e", 20.0, n, "paper")
+            k = ("e2e", 20.0, n)
             pv = PAPER_T4[n]
             rows.append({"conn": _conn(n), "period": _est(agg, k, "period_s"), "paper_period": pv[0],
                          "thr": _est(agg, k, "throughput_kbps"), "paper_thr": float(pv[1]),
@@ -435,10 +446,10 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
         for n in grid.n:
             if (f, n) not in grid.decode:
                 continue
-            k = ("e2e", f, n, "paper")
+            k = ("e2e", f, n)
             pm, ps = PAPER_T5[(f, n)]
             rows.append({"frame": f, "conn": _conn(n), "psnr": _est(agg, k, "psnr_db"),
-                         "sd": _sd(rep_rows, dict(zip(TREATMENTS, k)), "psnr_db"), "paper_psnr": pm, "paper_sd": ps})
+                         "sd": sd([r["psnr_db"] for r in core.select(rep_rows, **dict(zip(TREATMENTS, k))) if r["psnr_db"] == r["psnr_db"]]), "paper_psnr": pm, "paper_sd": ps})
     out["table5"] = Table("table5", "Table 5: mean PSNR-Y (dB) against the source, SS1 to node C, real decoding with concealment",
                           [Column("frame", "frame", "ms"), Column("conn", "connections"),
                            Column("psnr", "mean PSNR", "dB", "ours", digits=4), Column("sd", "stdv over runs", "dB", "ours"),
@@ -446,7 +457,7 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
                           rows, source="paper Table 5")
 
     # Table 6: mean delay by frame length and connections.
-    rows = [{"frame": f, "conn": _conn(n), "delay": _est(agg, ("e2e", f, n, "paper"), "delay_ms"),
+    rows = [{"frame": f, "conn": _conn(n), "delay": _est(agg, ("e2e", f, n), "delay_ms"),
              "paper_delay": PAPER_T6[(f, n)]} for f in grid.e2e_frames for n in grid.n]
     out["table6"] = Table("table6", "Table 6: mean packet end-to-end delay, SS1 to node C",
                           [Column("frame", "frame", "ms"), Column("conn", "connections"),
@@ -454,7 +465,7 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
                           rows, source="paper Table 6")
 
     # Fig. 2's number: the start-up delay the reorder buffer needs.
-    rows = [{"frame": f, "conn": _conn(n), "startup": _est(agg, ("e2e", f, n, "paper"), "startup_s"),
+    rows = [{"frame": f, "conn": _conn(n), "startup": _est(agg, ("e2e", f, n), "startup_s"),
              "paper_startup": PAPER_FIG2_STARTUP_S if (f, n) == (20.0, 4) else None}
             for f in grid.e2e_frames for n in grid.n]
     out["fig2"] = Table("fig2-startup", "Fig. 2 (ours): start-up delay for in-time playout of every slice that arrives, "
@@ -467,8 +478,8 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
                              "stated (Fig. 2 is discussed with Table 4, 20 ms).")
 
     # Fig. 3's numbers: packet loss by frame type (the paper gives these only as a bar chart).
-    rows = [{"frame": f, "conn": _conn(n), **{t: _est(agg, ("e2e", f, n, "paper"), f"loss_{t}_pct") for t in ("I", "P", "B")},
-             "all": _est(agg, ("e2e", f, n, "paper"), "loss_pct"), "unsent": _est(agg, ("e2e", f, n, "paper"), "unsent_pct")}
+    rows = [{"frame": f, "conn": _conn(n), **{t: _est(agg, ("e2e", f, n), f"loss_{t}_pct") for t in ("I", "P", "B")},
+             "all": _est(agg, ("e2e", f, n), "loss_pct"), "unsent": _est(agg, ("e2e", f, n), "unsent_pct")}
             for f in grid.e2e_frames for n in grid.n]
     out["fig3"] = Table("fig3-loss-by-type", "Fig. 3 (ours): packet loss by frame type, SS1 to node C",
                         [Column("frame", "frame", "ms"), Column("conn", "connections")]
@@ -480,8 +491,8 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
 
     # What the TFRC connections measured: the inputs of their throughput equation.
     rows = [{"path": "link only" if pth == "link" else "end to end", "frame": f, "conn": _conn(n),
-             "p": _est(agg, (pth, f, n, "paper"), "tfrc_p_pct"), "rtt": _est(agg, (pth, f, n, "paper"), "tfrc_rtt_ms"),
-             "thr": _est(agg, (pth, f, n, "paper"), "throughput_kbps")}
+             "p": _est(agg, (pth, f, n), "tfrc_p_pct"), "rtt": _est(agg, (pth, f, n), "tfrc_rtt_ms"),
+             "thr": _est(agg, (pth, f, n), "throughput_kbps")}
             for pth, frames in (("link", grid.link_frames), ("e2e", grid.e2e_frames)) for f in frames for n in grid.n]
     out["tfrc"] = Table("tfrc-view", "What the TFRC connections measured (mean over the connections of a run)",
                         [Column("path", "path"), Column("frame", "frame", "ms"), Column("conn", "connections"),
@@ -491,113 +502,93 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
                         note="p and R are each connection's last values; the equation gives a rate "
                              "falling with R and with the square root of p (RFC 5348 §3.1).")
 
-    # The CBR sensitivity: 1.5 Mbit/s (paper) against a 0.03-s gap (267 kbit/s), paired by seed.
-    rows = []
-    for f, n in grid.sensitivity:
-        r: dict[str, Any] = {"frame": f, "conn": _conn(n)}
-        for m, short in (("throughput_kbps", "thr"), ("delay_ms", "delay"), ("loss_pct", "loss")):
-            r[f"{short}_paper"] = _est(agg, ("e2e", f, n, "paper"), m)
-            r[f"{short}_gap"] = _est(agg, ("e2e", f, n, "gap"), m)
-            d = core.paired([x for x in rep_rows if x["path"] == "e2e" and x["frame"] == f and x["n"] == n],
-                            "cbr", "gap", "paper", m)
-            r[f"{short}_diff"] = d.get(())
-        rows.append(r)
-    cols = [Column("frame", "frame", "ms"), Column("conn", "connections")]
-    for short, label, unit in (("thr", "throughput", "kbit/s"), ("delay", "delay", "ms"), ("loss", "loss", "%")):
-        cols += [Column(f"{short}_paper", f"{label}, CBR 1.5 Mbit/s", unit, "ours"),
-                 Column(f"{short}_gap", f"{label}, CBR 0.03-s gap", unit, "ours"),
-                 Column(f"{short}_diff", f"{label}: gap − 1.5 Mbit/s (paired)", unit, "ours")]
-    out["sensitivity"] = Table("sensitivity-cbr", "Sensitivity: the rtPS CBR sources at 1.5 Mbit/s or one 1000-B packet "
-                               "every 0.03 s (267 kbit/s), SS1 to node C", cols, rows, source="paper Sec. 3.2 (both statements)")
     return out
 
 
 # --- findings ----------------------------------------------------------------------------------
 
 
-def _pdiff(rep_rows: list[dict[str, Any]], sel: dict[str, Any], treatment: str, a: Any, b: Any, m: str) -> Estimate | None:
-    """Paired difference m(a) − m(b) of ``treatment`` over the runs matching ``sel`` (None when no
-    pair exists or the metric is missing)."""
-    rs = [r for r in rep_rows if all(r[k] == v for k, v in sel.items()) and r[m] == r[m]]
-    return core.paired(rs, treatment, a, b, m).get(())
-
-
 def findings(grid: Grid, rep_rows: list[dict[str, Any]]) -> list[Finding]:
-    """The paper's claims as findings, each with its statistic over paired repetitions."""
+    """The paper's claims as findings, each with its statistic over paired repetitions and, where
+    the paper gives one, its size (from its Tables 3–6)."""
     out: list[Finding] = []
     nmax, nmin = max(grid.n), min(grid.n)
-    multi = nmax > nmin
     agg = {tuple(r[k] for k in TREATMENTS): r for r in core.aggregate(rep_rows, TREATMENTS, METRICS)}
 
-    # Sec. 4 / Table 3: throughput grows with the number of connections (link only, both frames).
-    if multi:
-        ds = {f: _pdiff(rep_rows, {"path": "link", "frame": f, "cbr": "paper"}, "n", nmax, nmin, "throughput_kbps")
-              for f in grid.link_frames}
-        worst = min((d for d in ds.values() if d is not None), key=lambda d: d.mean, default=None)
+    def pd(sel: dict[str, Any], treatment: str, a: Any, b: Any, m: str) -> Estimate | None:
+        return core.paired_where(rep_rows, sel, treatment, a, b, m)
+
+    def weakest(parts: list[Part]) -> Estimate | None:
+        return min((p.estimate for p in parts if p.estimate is not None), key=lambda e: e.mean, default=None)
+
+    if nmax > nmin:
+        parts = [Part(f"{f:g} ms", pd({"path": "link", "frame": f}, "n", nmax, nmin, "throughput_kbps"),
+                      above(size=PAPER_T3[(f, nmax)][1] - PAPER_T3[(f, nmin)][1]))
+                 for f in grid.link_frames if (f, nmax) in PAPER_T3]
         out.append(Finding("throughput-grows-with-connections",
                            f"throughput over the WiMAX link grows from {nmin} to {nmax} connections (Table 3, both frames)",
-                           Label.SUBSTANTIVE, judge_all([judge_positive(d) for d in ds.values()]),
-                           f"paired throughput N={nmax} − N={nmin}, kbit/s, smaller of the frame lengths", worst))
-        d = _pdiff(rep_rows, {"path": "e2e", "frame": 20.0, "cbr": "paper"}, "n", nmax, nmin, "delay_ms")
+                           Label.SUBSTANTIVE, above(), f"paired throughput N={nmax} − N={nmin}, kbit/s, weakest frame length",
+                           weakest(parts), parts=tuple(parts)))
+        size = 1e3 * (PAPER_T4[nmax][2] - PAPER_T4[nmin][2])
         out.append(Finding("delay-grows-with-connections",
                            f"mean end-to-end delay grows from {nmin} to {nmax} connections (Table 4, 20 ms)",
-                           Label.SUBSTANTIVE, judge_positive(d), f"paired delay N={nmax} − N={nmin}, ms", d))
+                           Label.SUBSTANTIVE, above(size=size), f"paired delay N={nmax} − N={nmin}, ms",
+                           pd({"path": "e2e", "frame": 20.0}, "n", nmax, nmin, "delay_ms")))
         if (20.0, nmax) in grid.decode and (20.0, nmin) in grid.decode:
-            d = _pdiff(rep_rows, {"path": "e2e", "frame": 20.0, "cbr": "paper"}, "n", nmax, nmin, "psnr_db")
             out.append(Finding("psnr-equivalent-across-connections",
                                f"with 20 ms frames, {nmax} connections give video quality equivalent to {nmin} "
-                               "(Sec. 4: within 1 dB)",
-                               Label.SUBSTANTIVE, judge_within(d, 1.0), f"paired PSNR N={nmax} − N={nmin}, dB", d))
-    # Table 3: one connection on 5 ms frames takes longer than the clip's display period.
-    e = _est(agg, ("link", 5.0, nmin, "paper"), "period_s")
-    e_shift = None if e is None else Estimate(e.mean - DISPLAY_S, e.half_width, e.n)
+                               "(Sec. 4: within 1 dB)", Label.SUBSTANTIVE, within(1.0),
+                               f"paired PSNR N={nmax} − N={nmin}, dB", pd({"path": "e2e", "frame": 20.0}, "n", nmax, nmin,
+                                                                          "psnr_db")))
+    e = _est(agg, ("link", 5.0, nmin), "period_s")
+    e_shift = None if e is None else Estimate(e.mean - DISPLAY_S, e.half_width, e.n, e.independent)
     out.append(Finding("one-connection-5ms-slower-than-display",
                        f"with one connection and 5 ms frames the sending period exceeds the display period "
-                       f"({DISPLAY_S:.1f} s) (Table 3)", Label.SUBSTANTIVE, judge_positive(e_shift),
-                       "sending period − display period, s", e_shift))
-    # Table 3: the longer frame carries more for one connection.
+                       f"({DISPLAY_S:.1f} s) (Table 3)", Label.SUBSTANTIVE,
+                       above(size=PAPER_T3[(5.0, 1)][0] - DISPLAY_S), "sending period − display period, s", e_shift))
     if 5.0 in grid.link_frames and 20.0 in grid.link_frames:
-        d = _pdiff(rep_rows, {"path": "link", "n": nmin, "cbr": "paper"}, "frame", 20.0, 5.0, "throughput_kbps")
         out.append(Finding("longer-frame-more-throughput",
                            f"with {nmin} connection(s) a 20 ms frame gives more throughput than a 5 ms frame (Table 3)",
-                           Label.SUBSTANTIVE, judge_positive(d), "paired throughput 20 ms − 5 ms, kbit/s", d))
-    # Table 5: PSNR ordering by frame length (a 5 ms frame costs one or two dB).
+                           Label.SUBSTANTIVE, above(size=PAPER_T3[(20.0, nmin)][1] - PAPER_T3[(5.0, nmin)][1]),
+                           "paired throughput 20 ms − 5 ms, kbit/s",
+                           pd({"path": "link", "n": nmin}, "frame", 20.0, 5.0, "throughput_kbps")))
     ns = [n for n in grid.n if (5.0, n) in grid.decode and (20.0, n) in grid.decode]
     if ns:
-        ds = {n: _pdiff(rep_rows, {"path": "e2e", "n": n, "cbr": "paper"}, "frame", 20.0, 5.0, "psnr_db") for n in ns}
-        worst = min((d for d in ds.values() if d is not None), key=lambda d: d.mean, default=None)
+        parts = [Part(f"N = {n}", pd({"path": "e2e", "n": n}, "frame", 20.0, 5.0, "psnr_db"),
+                      above(size=PAPER_T5[(20.0, n)][0] - PAPER_T5[(5.0, n)][0])) for n in ns]
         out.append(Finding("psnr-higher-with-20ms-frames",
                            f"PSNR is higher with 20 ms frames than with 5 ms frames (Table 5; N = {', '.join(map(str, ns))})",
-                           Label.SUBSTANTIVE, judge_all([judge_positive(d) for d in ds.values()]),
-                           "paired PSNR 20 ms − 5 ms, dB, smallest over N", worst))
-    # Table 4 vs Table 3: the core network lowers the throughput (20 ms).
-    ds = {n: _pdiff(rep_rows, {"frame": 20.0, "n": n, "cbr": "paper"}, "path", "link", "e2e", "throughput_kbps")
-          for n in grid.n if 20.0 in grid.e2e_frames and 20.0 in grid.link_frames}
-    if ds:
-        worst = min((d for d in ds.values() if d is not None), key=lambda d: d.mean, default=None)
+                           Label.SUBSTANTIVE, above(), "paired PSNR 20 ms − 5 ms, dB, smallest over N", weakest(parts),
+                           parts=tuple(parts)))
+    if 20.0 in grid.e2e_frames and 20.0 in grid.link_frames:
+        parts = [Part(f"N = {n}", pd({"frame": 20.0, "n": n}, "path", "link", "e2e", "throughput_kbps"),
+                      above(size=PAPER_T3[(20.0, n)][1] - PAPER_T4[n][1])) for n in grid.n]
         out.append(Finding("core-lowers-throughput",
                            "adding the core network lowers the video's throughput at 20 ms (Table 4 below Table 3)",
-                           Label.SUBSTANTIVE, judge_all([judge_positive(d) for d in ds.values()]),
-                           "paired throughput link only − end to end, kbit/s, smallest over N", worst))
-    # Sec. 4 / Table 6: the mean delay stays below 100 ms even with the most connections.
-    es = {f: _est(agg, ("e2e", f, nmax, "paper"), "delay_ms") for f in grid.e2e_frames}
-    worst = max((x for x in es.values() if x is not None), key=lambda x: x.mean, default=None)
+                           Label.SUBSTANTIVE, above(), "paired throughput link only − end to end, kbit/s, smallest over N",
+                           weakest(parts), parts=tuple(parts)))
+    parts = [Part(f"{f:g} ms", _est(agg, ("e2e", f, nmax), "delay_ms"), below(100.0, size=1e3 * PAPER_T6[(f, nmax)]))
+             for f in grid.e2e_frames]
     out.append(Finding("delay-below-100ms", f"the mean end-to-end delay with {nmax} connection(s) stays below 100 ms "
-                       "at every frame length (Sec. 4, Table 6)", Label.SUBSTANTIVE,
-                       judge_all([judge_below(x, 100.0) for x in es.values()]), "mean delay, ms, largest over frames", worst))
-    # By construction: the link-only path crosses no core router, so its throughput is not
-    # limited by the bottleneck; what it loses is the channel's and SS1's queue.
-    ch = [r for r in rep_rows if r["path"] == "link"]
+                       "at every frame length (Sec. 4, Table 6)", Label.SUBSTANTIVE, below(100.0),
+                       "mean delay, ms, largest over frames",
+                       max((p.estimate for p in parts if p.estimate is not None), key=lambda x: x.mean, default=None),
+                       parts=tuple(parts)))
+    # By construction: every uplink PDU is judged by the channel, so the link-only runs lose at
+    # least its stationary loss.
+    ch = [r for r in rep_rows if r["path"] == "link" and r["loss_pct"] == r["loss_pct"]]
     if ch:
-        e = mean_ci([r["loss_pct"] - CHANNEL_LOSS_PCT for r in ch if r["loss_pct"] == r["loss_pct"]])
+        e = replace(mean_ci([r["loss_pct"] - CHANNEL_LOSS_PCT for r in ch],
+                            independent=not any(core.identical(core.select(ch, **c)) for c in cells(grid)
+                                                if c["path"] == "link")), reps=grid.reps)
         out.append(Finding("link-loss-at-least-channel", "link-only runs lose at least the Gilbert–Elliott channel's "
                            f"stationary {CHANNEL_LOSS_PCT:.2f} % of the video's packets, to within 0.5 pp (every uplink "
-                           "PDU is judged by it)", Label.BY_CONSTRUCTION, judge_positive(e, threshold=-0.5),
+                           "PDU is judged by it)", Label.BY_CONSTRUCTION, above(-0.5),
                            "video packet loss − stationary channel loss, link only, all cells, pp", e))
     return out
 
 
-# --- figures -----------------------------------------------------------------------------------
+# --- figures and the reading ---------------------------------------------------------------------
 
 
 def fig2(run_dir: Path, video: Video, path: Path, title: str) -> dict[str, Any]:
@@ -653,69 +644,27 @@ def fig2(run_dir: Path, video: Video, path: Path, title: str) -> dict[str, Any]:
     return {"gops": len(spans), "deadline_s": d_s, "max_held_pkts": held_pkts, "max_held_bytes": held_bytes}
 
 
-def fig3(table: Table, path: Path) -> None:
-    """Fig. 3 (ours): packet loss by frame type, one group of bars per (frame, connections)."""
-    plt = pyplot()
-    rows = table.rows
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 4))
-    w = 0.27
-    for j, t in enumerate(("I", "P", "B")):
-        xs = [i + (j - 1) * w for i in range(len(rows))]
-        ys = [r[t].mean if r[t] is not None else float("nan") for r in rows]
-        err = [r[t].half_width if r[t] is not None and r[t].half_width == r[t].half_width else 0 for r in rows]
-        ax.bar(xs, ys, w, yerr=err, label=f"{t} frames", color=f"C{j}")
-    ax.set_xticks(range(len(rows)), [f"{r['frame']:g} ms\n{r['conn']}" for r in rows], fontsize=7)
-    ax.set_ylabel("packets lost (%)")
-    ax.set_title("Fig. 3 (ours): loss by frame type, SS1 to node C (95 % intervals)", fontsize=9)
-    ax.legend(fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def fig_psnr(table: Table, path: Path) -> None:
-    """Table 5 as a figure: mean PSNR against the frame length, ours (95 % intervals) and the
-    paper's, one line per number of connections."""
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    conns = sorted({r["conn"] for r in table.rows})
-    for k, c in enumerate(conns):
-        rs = [r for r in table.rows if r["conn"] == c]
-        xs = [r["frame"] for r in rs]
-        ys = [r["psnr"].mean if r["psnr"] is not None else float("nan") for r in rs]
-        err = [r["psnr"].half_width if r["psnr"] is not None and r["psnr"].half_width == r["psnr"].half_width else 0 for r in rs]
-        ax.errorbar(xs, ys, yerr=err, color=f"C{k}", marker="o", capsize=3, label=f"{c} (ours)")
-        ax.plot(xs, [r["paper_psnr"] for r in rs], color=f"C{k}", ls="--", marker="x", label=f"{c} (paper)")
-    ax.set_xlabel("TDD frame length (ms)")
-    ax.set_ylabel("mean PSNR-Y (dB)")
-    ax.set_title("Table 5: mean PSNR, ours (solid) and the paper's (dashed)", fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-# --- the reading -------------------------------------------------------------------------------
-
-
-def _series(table: Table, key: str, col: str, sel: Callable[[dict[str, Any]], bool] = lambda r: True,
-            digits: int = 3, scale: float = 1.0) -> str:
-    """The values of ``key`` in ``table``'s rows that ``sel`` keeps, as ``a, b, c`` (means; "n/a"
-    where missing)."""
-    vals = []
-    for r in table.rows:
-        if not sel(r):
-            continue
-        v = r.get(key)
-        if isinstance(v, Estimate):
-            vals.append("n/a" if math.isnan(v.mean) else f"{v.mean * scale:.{digits}g}")
-        elif isinstance(v, (int, float)):
-            vals.append(f"{v * scale:.{digits}g}")
-        else:
-            vals.append("n/a")
-    return ", ".join(vals)
+def figures(grid: Grid, tabs: dict[str, Table], runs: Path, video: Video) -> list[Figure]:
+    n4 = max(grid.n)
+    f2 = 20.0 if 20.0 in grid.e2e_frames else grid.e2e_frames[-1]
+    figs = []
+    run0 = runs / "runs" / f"cell={_cell_id({'path': 'e2e', 'frame': f2, 'n': n4})}__rep=0"
+    if (run0 / "packets.parquet").is_file():
+        title = f"Fig. 2 (ours): GOP arrivals at node C, {n4} connection(s), {f2:g} ms frames, repetition 0"
+        figs.append(Figure("fig2", f"Fig. 2 (ours): GOP arrival sequence and reorder-buffer occupancy, {n4} connection(s)",
+                           "fig2_gop_arrivals.png", lambda p: fig2(run0, video, p, title), "paper Fig. 2"))
+    figs.append(Figure("fig3", "Fig. 3 (ours): packet loss by frame type", "fig3_loss_by_type.png",
+                       bars(tabs["fig3"].rows, [(t, f"{t} frames") for t in ("I", "P", "B")], None, "packets lost (%)",
+                            "Fig. 3 (ours): loss by frame type, SS1 to node C (95 % intervals)",
+                            lambda r: f"{r['frame']:g} ms\n{r['conn']}", rotate=False), "paper Fig. 3"))
+    t5 = tabs["table5"].rows
+    if t5:
+        groups = {c: [r for r in t5 if r["conn"] == c] for c in sorted({r["conn"] for r in t5})}
+        figs.append(Figure("table5", "Table 5: PSNR against frame length, ours and the paper's", "table5_psnr.png",
+                           lines(groups, "frame", "psnr", "TDD frame length (ms)", "mean PSNR-Y (dB)",
+                                 "Table 5: mean PSNR, ours (solid) and the paper's (dashed)", paper="paper_psnr"),
+                           "paper Table 5"))
+    return figs
 
 
 def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding]) -> str:
@@ -723,181 +672,145 @@ def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding]) -> str:
     findings with their intervals."""
     conns = ", ".join(str(n) for n in grid.n)
     md = []
-    t3 = tabs["table3"]
+    sel = lambda t, **kw: [r for r in tabs[t].rows if all(r[k] == v for k, v in kw.items())]  # noqa: E731
     for f in grid.link_frames:
-        sel = (lambda f: lambda r: r["frame"] == f)(f)
-        md.append(f"- **Table 3, {f:g} ms frames** (WiMAX link only), N = {conns}: throughput "
-                  f"{_series(t3, 'thr', 'thr', sel)} kbit/s (paper {_series(t3, 'paper_thr', '', sel)}); sending period "
-                  f"{_series(t3, 'period', '', sel)} s (paper {_series(t3, 'paper_period', '', sel)}).")
-    t4 = tabs["table4"]
-    if t4.rows:
-        md.append(f"- **Table 4** (SS1 to node C, 20 ms), N = {conns}: throughput {_series(t4, 'thr', '')} kbit/s "
-                  f"(paper {_series(t4, 'paper_thr', '')}); mean delay {_series(t4, 'delay', '', scale=1e-3)} s "
-                  f"(paper {_series(t4, 'paper_delay', '')}).")
-    t5 = tabs["table5"]
-    if t5.rows:
-        diffs = [r["psnr"].mean - r["paper_psnr"] for r in t5.rows if r["psnr"] is not None and not math.isnan(r["psnr"].mean)]
-        cells5 = "; ".join(f"{r['frame']:g} ms {r['conn']}: {r['psnr'].mean:.2f} (paper {r['paper_psnr']:.2f})"
-                           for r in t5.rows if r["psnr"] is not None)
-        md.append(f"- **Table 5** (PSNR-Y, dB, decoded cells): {cells5}. Ours minus the paper's, mean over these "
-                  f"cells: {sum(diffs) / len(diffs):+.2f} dB." if diffs else "- **Table 5**: no decoded cell.")
-    t6 = tabs["table6"]
+        rs = sel("table3", frame=f)
+        md.append(f"- **Table 3, {f:g} ms frames** (WiMAX link only), N = {conns}: throughput {series_str(rs, 'thr')} "
+                  f"kbit/s (paper {series_str(rs, 'paper_thr')}); sending period {series_str(rs, 'period')} s (paper "
+                  f"{series_str(rs, 'paper_period')}).")
+    t4 = tabs["table4"].rows
+    if t4:
+        md.append(f"- **Table 4** (SS1 to node C, 20 ms), N = {conns}: throughput {series_str(t4, 'thr')} kbit/s "
+                  f"(paper {series_str(t4, 'paper_thr')}); mean delay {series_str(t4, 'delay', scale=1e-3)} s "
+                  f"(paper {series_str(t4, 'paper_delay')}).")
+    t5 = [r for r in tabs["table5"].rows if r["psnr"] is not None and not math.isnan(r["psnr"].mean)]
+    if t5:
+        diffs = [r["psnr"].mean - r["paper_psnr"] for r in t5]
+        md.append("- **Table 5** (PSNR-Y, dB, decoded cells): " + "; ".join(
+            f"{r['frame']:g} ms {r['conn']}: {r['psnr'].mean:.2f} (paper {r['paper_psnr']:.2f})" for r in t5)
+                  + f". Ours minus the paper's, mean over these cells: {sum(diffs) / len(diffs):+.2f} dB.")
     for f in grid.e2e_frames:
-        sel = (lambda f: lambda r: r["frame"] == f)(f)
-        md.append(f"- **Table 6, {f:g} ms**, N = {conns}: mean delay {_series(t6, 'delay', '', sel, scale=1e-3)} s "
-                  f"(paper {_series(t6, 'paper_delay', '', sel)}).")
-    t2 = tabs["fig2"]
-    r24 = next((r for r in t2.rows if r["frame"] == 20.0 and r["conn"] == _conn(max(grid.n))), None)
+        rs = sel("table6", frame=f)
+        md.append(f"- **Table 6, {f:g} ms**, N = {conns}: mean delay {series_str(rs, 'delay', scale=1e-3)} s "
+                  f"(paper {series_str(rs, 'paper_delay')}).")
+    r24 = next(iter(sel("fig2", frame=20.0, conn=_conn(max(grid.n)))), None)
     if r24 is not None and r24["startup"] is not None:
         md.append(f"- **Fig. 2**: with {r24['conn']} at 20 ms every arriving slice is in time after a start-up delay of "
                   f"{r24['startup'].mean:.3g} s (paper: about {PAPER_FIG2_STARTUP_S:g} s).")
-    tv = tabs["tfrc"]
-    for pth in ("link only", "end to end"):
-        for f in (grid.link_frames if pth == "link only" else grid.e2e_frames):
-            sel = (lambda pth, f: lambda r: r["path"] == pth and r["frame"] == f)(pth, f)
-            if any(sel(r) for r in tv.rows):
-                md.append(f"- **TFRC's view**, {pth}, {f:g} ms, N = {conns}: loss-event rate {_series(tv, 'p', '', sel)} %, "
-                          f"RTT {_series(tv, 'rtt', '', sel)} ms.")
-    sens = tabs["sensitivity"]
-    for r in sens.rows:
-        d = r.get("thr_diff")
-        if d is not None:
-            md.append(f"- **CBR sensitivity**, {r['frame']:g} ms {r['conn']}: a 0.03-s CBR gap instead of 1.5 Mbit/s "
-                      f"changes the video's end-to-end throughput by {interval_str(d)} kbit/s and its delay by "
-                      f"{interval_str(r.get('delay_diff'))} ms (paired).")
+    for pth, frames in (("link only", grid.link_frames), ("end to end", grid.e2e_frames)):
+        for f in frames:
+            rs = sel("tfrc", path=pth, frame=f)
+            if rs:
+                md.append(f"- **TFRC's view**, {pth}, {f:g} ms, N = {conns}: loss-event rate {series_str(rs, 'p')} %, "
+                          f"RTT {series_str(rs, 'rtt')} ms.")
     md += ["", "Which of the paper's trends hold (95 % intervals over paired repetitions):", "", findings_md(found).rstrip()]
     return "\n".join(md) + "\n"
+
+
+def _setup(grid: Grid, quick: bool, setting: dict[str, Any]) -> str:
+    lines_ = [
+        f"{'Quick' if quick else 'Full'} run: {grid.reps} repetition(s) per cell, {grid.duration_s:g} s each; the same "
+        "seed for repetition r of every cell (all cells differ only in treatments), so differences are paired.",
+        f"Link-only frames {', '.join(f'{f:g}' for f in grid.link_frames)} ms; end-to-end frames "
+        f"{', '.join(f'{f:g}' for f in grid.e2e_frames)} ms; N = {', '.join(map(str, grid.n))} TFRC connections. "
+        f"PSNR decoded on {len(grid.decode)} (frame, N) cells: " + ", ".join(f"{f:g} ms/N={n}" for f, n in grid.decode) + ".",
+        "Video: bundled `cif_bbb_qp26` (Big Buck Bunny, CIF, 30 fps, H.264 QP 26, GOP 15, 1063 frames, 900-B slices), "
+        "about 595 kbit/s against the paper's 437 kbit/s 'Paris': a third more data to send, so our sending periods "
+        "are longer and our throughputs are not expected to match the paper's where TFRC, not the source, limits them.",
+        f"PSNR: mean PSNR-Y against the source, real decoding with {setting['concealment']} error concealment of lost "
+        "slices and frames (not the paper's EvalVid); no playout deadline (every slice that arrives counts; Fig. 2 gives "
+        "the start-up delay that makes it so).",
+        f"Grants: {setting['grant_scheduling'].replace('_', ' ')} (rtPS before nrtPS), where the paper says round robin. "
+        f"rtPS CBR at {CBR_RATES[setting['cbr']]} of payload; {setting['overhead_symbols']} overhead symbols per subframe. "
+        "Other choices where the paper contradicts itself (scenarios/wimax/README.md): CBR packets of 1000 B at IP level "
+        "(972-B payload) so that they fit the 1024-B maximum; the uplink PHY rate the paper's 10.67 Mbit/s with our "
+        "frame layout, which makes the downlink 1.7–2.5 Mbit/s, not the paper's 2.69 Mbit/s; the downlink FTP and CBR "
+        "go from node B to SS3.",
+    ]
+    if not split_available():
+        lines_.append("**This build lacks the multi-connection keys (`split`, `pacing = \"greedy\"`): only N = 1 ran, "
+                      "paced by the trace's timestamps (datagrams the TFRC send buffer cannot hold are dropped at the "
+                      "sender and count as never sent).**")
+    else:
+        lines_.append("Each connection i sends GOPs g with g mod N = i, greedily (its TFRC send buffer kept full), "
+                      f"starting {START_S:g} + {OFFSET_S:g}·i s into the run.")
+    return "\n\n".join(lines_)
 
 
 # --- the reproduction --------------------------------------------------------------------------
 
 
-def _setup(grid: Grid, quick: bool) -> str:
-    greedy = split_available()
-    lines = [
-        f"{'Quick' if quick else 'Full'} run: {grid.reps} repetition(s) per cell, {grid.duration_s:g} s each; the same "
-        "seed for repetition r of every cell (all cells differ only in treatments), so differences are paired.",
-        f"Link-only frames {', '.join(f'{f:g}' for f in grid.link_frames)} ms; end-to-end frames "
-        f"{', '.join(f'{f:g}' for f in grid.e2e_frames)} ms; N = {', '.join(map(str, grid.n))} TFRC connections. "
-        f"PSNR decoded on {len(grid.decode)} (frame, N) cells: "
-        + ", ".join(f"{f:g} ms/N={n}" for f, n in grid.decode) + ".",
-        "Video: bundled `cif_bbb_qp26` (Big Buck Bunny, CIF, 30 fps, H.264 QP 26, GOP 15, 1063 frames, 900-B slices), "
-        "about 595 kbit/s against the paper's 437 kbit/s 'Paris': a third more data to send, so our sending periods "
-        "are longer and our throughputs are not expected to match the paper's where TFRC, not the source, limits them.",
-        "PSNR: mean PSNR-Y against the source, real decoding (FFmpeg, previous-frame concealment of lost slices and "
-        "frames); no playout deadline (every slice that arrives counts; Fig. 2 gives the start-up delay that makes it so).",
-        "Choices where the paper contradicts itself (scenarios/wimax/README.md): rtPS CBR at 1.5 Mbit/s (the text, twice) "
-        "rather than the 0.03-s gap (267 kbit/s), which is a sensitivity treatment; CBR packets of 1000 B at IP level "
-        "(972-B payload) so that they fit the 1024-B maximum; the uplink PHY rate the paper's 10.67 Mbit/s with our "
-        "frame layout (3 overhead symbols per subframe), which makes the downlink 1.7–2.5 Mbit/s, not the paper's "
-        "2.69 Mbit/s; the downlink FTP and CBR go from node B to SS3.",
-    ]
-    if not greedy:
-        lines.append("**This build lacks the multi-connection keys (`split`, `pacing = \"greedy\"`): only N = 1 ran, "
-                     "paced by the trace's timestamps (datagrams the TFRC send buffer cannot hold are dropped at the "
-                     "sender and count as never sent).**")
-    else:
-        lines.append("Each connection i sends GOPs g with g mod N = i, greedily (its TFRC send buffer kept full), "
-                     f"starting {START_S:g} + {OFFSET_S:g}·i s into the run.")
-    return "\n\n".join(lines)
-
-
-def _decode_all(exp: core.Experiment, out: Path, video: Video, grid: Grid, jobs: int,
-                progress: Callable[[int, int], None] | None, done0: int, total: int) -> None:
-    """Decodes the runs of the decoded cells (caching ``psnr.json`` in each), in ``jobs``
-    processes, reporting progress after the ``done0`` runs already counted."""
-    from qoelab.sweep import is_done
-
-    todo = []
-    for p in exp.cells:
-        if p["path"] != "e2e" or (p["frame"], p["n"]) not in grid.decode:
-            continue
-        for r in range(exp.reps):
-            d = out / "runs" / "runs" / f"cell={_cell_id(p)}__rep={r}"
-            if is_done(d) and not (d / "psnr.json").is_file():
-                todo.append(d)
-    if jobs > 1 and len(todo) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(jobs) as pool:
-            for k, _ in enumerate(pool.map(_psnr, todo, [video] * len(todo))):
-                if progress:
-                    progress(done0 + k + 1, total)
-    else:
-        for k, d in enumerate(todo):
-            _psnr(d, video)
-            if progress:
-                progress(done0 + k + 1, total)
-
-
-def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
-        executor: Any = None, reps: int | None = None, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Runs (or resumes) the experiment into ``out`` and writes the report there. Returns a
-    summary (``{"shard": ...}`` for one task of a job array)."""
-    from dataclasses import replace
-
+def plan(quick: bool, reps: int | None = None) -> Grid:
     grid = effective(QUICK if quick else FULL)
     if reps is not None:
         if reps < 1:
             raise QoelabError(f"--reps {reps}: must be at least 1")
         grid = replace(grid, reps=reps)
+    return grid
+
+
+def _decoded(grid: Grid, rs: runner.RunSet) -> list[Path]:
+    """The run folders of ``rs`` whose PSNR is measured (the decoded cells, end to end)."""
+    exp = rs.experiments["wimax"]
+    return [core.run_dir(exp, rs.folders["wimax"], _cell_id(p), r) for p in exp.cells
+            if p["path"] == "e2e" and (p["frame"], p["n"]) in grid.decode for r in range(exp.reps)]
+
+
+def _sets_kw(grid: Grid, video: Video) -> dict[str, Any]:
+    return {"post_units": lambda rs: len(_decoded(grid, rs))}
+
+
+def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
+        executor: Any = None, reps: int | None = None, sensitivity: bool = False,
+        log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Runs (or resumes) the experiment into ``out`` (and, with ``sensitivity``, each declared
+    alternative into ``out/sensitivity/``), decodes the PSNR cells, and writes the report there.
+    Returns a summary (``{"shard": ...}`` for one task of a job array)."""
+    grid = plan(quick, reps)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    t0 = time.time()
-    log(f"qoelab reproduce wimax{' --quick' if quick else ''}: writing {out} ({grid.reps} repetitions, "
-        f"{len(cells(grid))} cells)")
-    video = load_video(out)
-    exp = experiment(grid, video)
-    n_runs = len(exp.cells) * grid.reps
-    n_dec = sum(1 for p in exp.cells if p["path"] == "e2e" and (p["frame"], p["n"]) in grid.decode) * grid.reps
-    total = n_runs + n_dec
-    core.run(exp, out / "runs", jobs, (lambda d, t: progress(d, total)) if progress else None, executor=executor)
-    if getattr(executor, "shard", None):
-        return {"shard": executor.shard}
-    _decode_all(exp, out, video, grid, jobs, progress, n_runs, total)
-    rep_rows = core.rows(exp, out / "runs")
-    tabs = tables(grid, rep_rows)
-    found = findings(grid, rep_rows)
-    names = {"table3": "table3.csv", "table4": "table4.csv", "table5": "table5.csv", "table6": "table6.csv",
-             "fig2": "fig2_startup.csv", "fig3": "fig3_loss_by_type.csv", "tfrc": "tfrc_view.csv",
-             "sensitivity": "sensitivity_cbr.csv"}
-    for k, t in tabs.items():
-        t.write_csv(out, names[k])
-    with open(out / "repetitions.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=[*TREATMENTS, "rep", "seed", *METRICS], lineterminator="\n")
-        w.writeheader()
-        for r in rep_rows:
-            w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
-    figures = []
-    n4 = max(grid.n)
-    f2 = 20.0 if 20.0 in grid.e2e_frames else grid.e2e_frames[-1]
-    run0 = out / "runs" / "runs" / f"cell={_cell_id({'path': 'e2e', 'frame': f2, 'n': n4, 'cbr': 'paper'})}__rep=0"
-    if (run0 / "packets.parquet").is_file():
-        fig2(run0, video, out / "fig2_gop_arrivals.png",
-             f"Fig. 2 (ours): GOP arrivals at node C, {n4} connection(s), {f2:g} ms frames, repetition 0")
-        figures.append({"id": "fig2", "title": f"Fig. 2 (ours): GOP arrival sequence and reorder-buffer occupancy, "
-                                               f"{n4} connection(s)",
-                        "path": "fig2_gop_arrivals.png", "source": "paper Fig. 2"})
-    fig3(tabs["fig3"], out / "fig3_loss_by_type.png")
-    figures.append({"id": "fig3", "title": "Fig. 3 (ours): packet loss by frame type", "path": "fig3_loss_by_type.png",
-                    "source": "paper Fig. 3"})
-    if tabs["table5"].rows:
-        fig_psnr(tabs["table5"], out / "table5_psnr.png")
-        figures.append({"id": "table5", "title": "Table 5: PSNR against frame length, ours and the paper's",
-                        "path": "table5_psnr.png", "source": "paper Table 5"})
-    text = reading(grid, tabs, found)
-    setup = _setup(grid, quick)
-    from qoelab.experiment import summary_count
+    log(f"qoelab reproduce wimax{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}: writing {out} "
+        f"({grid.reps} repetitions, {len(cells(grid))} cells)")
+    with runner.stage(out, "video encode"):
+        video = load_video(out)
 
-    held, decided = summary_count(found)
+    def decode(rs: runner.RunSet, step: Callable[[int], None]) -> None:
+        from qoelab.sweep import is_done
+
+        todo = [d for d in _decoded(grid, rs) if is_done(d) and not (d / "psnr.json").is_file()]
+        with runner.stage(out, "decode"):
+            runner.parallel(partial(_psnr, video=video), todo, jobs, step)
+
+    res = runner.reproduce(out, CHOICES, lambda s: {"wimax": experiment(grid, video, s)},
+                           lambda rs: findings(grid, rs.rows_of()), sensitivity=sensitivity, jobs=jobs, progress=progress,
+                           executor=executor, log=log, post=decode, **_sets_kw(grid, video))
+    if res is None:
+        return {"shard": executor.shard}
+    rep_rows, found, setting = res.main.rows_of(), res.findings, res.main.setting
+    with runner.stage(out, "report"):
+        tabs = tables(grid, rep_rows)
+        names = {"table3": "table3.csv", "table4": "table4.csv", "table5": "table5.csv", "table6": "table6.csv",
+                 "fig2": "fig2_startup.csv", "fig3": "fig3_loss_by_type.csv", "tfrc": "tfrc_view.csv"}
+        for k, t in tabs.items():
+            t.write_csv(out, names[k])
+        write_repetitions(out, rep_rows, TREATMENTS)
+        figs = [f.write(out) for f in figures(grid, tabs, res.main.folders["wimax"], video)]
     summary = (f"One CIF video over N = {', '.join(map(str, grid.n))} TFRC connections across a WiMAX TDD uplink "
-               f"(Gilbert–Elliott channel) and a wired core: {held} of {decided} substantive findings of the paper hold.")
-    publish(out, paper="wimax", quick=quick, title="Multi-connection TFRC over WiMAX (Al-Majeed & Fleury)", tables=list(tabs.values()), findings=found,
-            source="paper Sec. 4", figures=figures, reading=text, summary=summary, setup=setup,
-            cost=core.cost(out / "runs"), seeds=sorted({r["seed"] for r in rep_rows}))
-    wall = time.time() - t0
-    log(f"wimax: {held} of {decided} substantive findings hold ({wall:.0f} s); wrote {out}/report.md")
-    return {"held": held, "decided": decided, "wall_s": wall, "runs": len(rep_rows)}
+               f"(Gilbert–Elliott channel) and a wired core: {summary_line(found)}.")
+    publish(out, paper="wimax", quick=quick, title="Multi-connection TFRC over WiMAX (Al-Majeed & Fleury)",
+            tables=list(tabs.values()), findings=found, source="paper Sec. 4", figures=figs,
+            reading=reading(grid, tabs, found), summary=summary, setup=_setup(grid, quick, setting),
+            cost=runner.cost(out, res.sets), seeds=sorted({r["seed"] for r in rep_rows}), choices=CHOICES,
+            command=f"qoelab reproduce wimax{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}")
+    log(f"wimax: {summary_line(found)}; wrote {out}/report.md")
+    return {"findings": found, "runs": len(rep_rows)}
+
+
+def size(quick: bool, sensitivity: bool = False) -> int:
+    """The progress units of ``run`` (runs and decodes, for ``reproduce all``'s total)."""
+    grid, video = plan(quick), load_video(None)
+    return runner.size(runner.sets(Path("."), CHOICES, lambda s: {"wimax": experiment(grid, video, s)},
+                                   sensitivity=sensitivity), _sets_kw(grid, video)["post_units"])
 
 
 # --- CLI ---------------------------------------------------------------------------------------
