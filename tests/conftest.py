@@ -59,3 +59,13 @@ def strict_json_tree():
     """:func:`check_json_tree` as a fixture (test folders have conftest modules of their own, so
     importing it by module name is ambiguous)."""
     return check_json_tree
+
+
+def without_provenance(text: str) -> str:
+    """A report with its provenance sentence (the commit that ran and wrote it, and whether that
+    checkout was clean: qoelab.experiment.provenance.describe) blanked, for comparing a fresh
+    run's report with a committed one."""
+    import re
+
+    return re.sub(r"One clean commit, \S+, ran every run and wrote this report\.|Provenance (mixed|unrecorded|legacy)"
+                  r"[^\n]*", "Provenance: –", text)

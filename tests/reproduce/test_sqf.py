@@ -241,8 +241,12 @@ def test_report_json_is_valid_and_carries_the_csv_numbers(report: Path):
 
 
 def _without_wall_time(md: str) -> str:
-    """The report with its one machine-dependent figure (the invocation's wall time) blanked."""
-    return re.sub(r"Simulation wall time of this invocation: \d+ s", "Simulation wall time of this invocation: – s", md)
+    """The report with its machine-dependent parts (the invocation's wall time, the commit that
+    ran it) blanked."""
+    from conftest import without_provenance
+
+    return without_provenance(re.sub(r"Simulation wall time of this invocation: \d+ s",
+                                     "Simulation wall time of this invocation: – s", md))
 
 
 def test_the_committed_quick_report_is_todays(report: Path):
@@ -293,7 +297,9 @@ def test_the_committed_full_report_is_a_full_run():
     full = paths.root() / "scenarios" / "sqf" / "expected" / "full"
     md = (full / "report.md").read_text()
     p = sqf.plan(quick=False)
-    assert md.startswith("# SQF reproduction") and f"Mode: full; {p.reps} repetitions per cell" in md
+    # Legacy: its code versions were not recorded; the report and PROVENANCE.md say so.
+    assert md.startswith(sqf.LEGACY_BANNER + "# SQF reproduction") and f"Mode: full; {p.reps} repetitions per cell" in md
+    assert "were not recorded" in (full / "PROVENANCE.md").read_text()
     reps = _rows(full / "testbed_reps.csv")
     assert {int(r["n"]) for r in reps} == set(p.n_values)
     assert {int(r["rep"]) for r in reps} == set(range(p.reps))

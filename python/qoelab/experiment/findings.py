@@ -86,11 +86,17 @@ class Rule:
         if self.kind == "within" and self.size is not None:
             raise ValueError("a within-band rule takes no size")
 
-    def text(self) -> str:
-        """The rule in words, e.g. ``> 0 (paper: 27)``."""
-        s = {"above": f"> {self.threshold:.6g}", "below": f"< {self.threshold:.6g}",
-             "within": f"within ± {self.threshold:.6g}"}[self.kind]
-        return s + (f" (paper: {self.size:.6g})" if self.size is not None else "")
+    def text(self, scale: float = 1.0, unit: str = "") -> str:
+        """The rule in words, e.g. ``> 0 (paper: 27)``; ``scale`` and ``unit`` show its numbers as
+        the finding shows its statistic (e.g. 100 and " %" for a loss ratio)."""
+        t, z = _n(self.threshold, scale, unit), None if self.size is None else _n(self.size, scale, unit)
+        s = {"above": f"> {t}", "below": f"< {t}", "within": f"within ± {t}"}[self.kind]
+        return s + (f" (paper: {z})" if z is not None else "")
+
+
+def _n(x: float, scale: float = 1.0, unit: str = "") -> str:
+    """A number of a rule or a note, as the finding shows it."""
+    return f"{x * scale:.4g}{unit}"
 
 
 def above(threshold: float = 0.0, *, size: float | None = None) -> Rule:
@@ -151,8 +157,13 @@ def _decide_note(est: Estimate, gaps: list[float]) -> str:
     return f"about {min(got)} repetitions would decide it at the spread measured (n = {est.n} now)"
 
 
-def judge(est: Estimate | None, rule: Rule, premises: tuple[Premise, ...] = ()) -> Judgement:
-    """The verdict of ``rule`` on ``est`` (module doc), with its note."""
+def judge(est: Estimate | None, rule: Rule, premises: tuple[Premise, ...] = (), *, scale: float = 1.0,
+          unit: str = "") -> Judgement:
+    """The verdict of ``rule`` on ``est`` (module doc), with its note (numbers shown × ``scale``
+    with ``unit``, as the finding shows its statistic)."""
+    def n(x: float) -> str:
+        return _n(x, scale, unit)
+
     failed = [p for p in premises if not p.holds]
     if failed:
         return Judgement(Verdict.UNTESTABLE, "; ".join(f"premise fails: {p.name}" + (f" ({p.detail})" if p.detail else "")
@@ -169,27 +180,27 @@ def judge(est: Estimate | None, rule: Rule, premises: tuple[Premise, ...] = ()) 
     lo, hi, thr = est.low, est.high, rule.threshold
     if rule.kind == "within":
         if -thr <= lo and hi <= thr:
-            return Judgement(Verdict.HOLDS, f"the interval lies within ± {thr:.6g}")
+            return Judgement(Verdict.HOLDS, f"the interval lies within ± {n(thr)}")
         if lo > thr or hi < -thr:
-            return Judgement(Verdict.DOES_NOT_HOLD, f"the interval lies outside ± {thr:.6g}")
+            return Judgement(Verdict.DOES_NOT_HOLD, f"the interval lies outside ± {n(thr)}")
         return Judgement(Verdict.INCONCLUSIVE, _decide_note(est, [abs(thr - abs(est.mean))]))
     up = rule.kind == "above"
     side, other = ("above", "below") if up else ("below", "above")
     size = rule.size
     if (lo > thr) if up else (hi < thr):
-        note = f"the interval lies {side} {thr:.6g}"
+        note = f"the interval lies {side} {n(thr)}"
         if size is not None:
             if lo <= size <= hi:
-                note += f"; the paper's {size:.6g} lies inside it"
+                note += f"; the paper's {n(size)} lies inside it"
             elif size > hi:
-                note += f"; the paper's {size:.6g} lies {size - hi:.3g} above it"
+                note += f"; the paper's {n(size)} lies {n(size - hi)} above it"
             else:
-                note += f"; the paper's {size:.6g} lies {lo - size:.3g} below it"
+                note += f"; the paper's {n(size)} lies {n(lo - size)} below it"
         return Judgement(Verdict.HOLDS, note)
     if (hi < thr) if up else (lo > thr):
-        return Judgement(Verdict.DOES_NOT_HOLD, f"the interval lies {other} {thr:.6g}, against the claim")
+        return Judgement(Verdict.DOES_NOT_HOLD, f"the interval lies {other} {n(thr)}, against the claim")
     if size is not None and not lo <= size <= hi:
-        return Judgement(Verdict.DOES_NOT_HOLD, f"the interval [{lo:.3g}, {hi:.3g}] excludes the paper's {size:.6g}, "
+        return Judgement(Verdict.DOES_NOT_HOLD, f"the interval [{n(lo)}, {n(hi)}] excludes the paper's {n(size)}, "
                                                 "though not our no-effect threshold")
     gaps = [abs(est.mean - thr)] + ([abs(est.mean - size)] if size is not None else [])
     return Judgement(Verdict.INCONCLUSIVE, _decide_note(est, gaps))
@@ -242,6 +253,10 @@ class Finding:
     #: The findings' group when a report has several sets of the same claims (e.g. a sender
     #: mode, a calibration): ``(group, key)`` identifies a finding.
     group: str = ""
+    #: How the statistic is shown: its values × ``scale`` with ``unit`` (e.g. 100 and " %" for a
+    #: loss ratio), in the interval, the rule and the verdict's note alike.
+    scale: float = 1.0
+    unit: str = ""
 
     @cached_property
     def judgement(self) -> Judgement:
@@ -249,9 +264,10 @@ class Finding:
             failed = [p for p in self.premises if not p.holds]
             if failed:
                 return judge(None, self.rule, tuple(failed))
-            parts = [(p.name, judge(p.estimate, p.rule, p.premises)) for p in self.parts]
+            parts = [(p.name, judge(p.estimate, p.rule, p.premises, scale=self.scale, unit=self.unit))
+                     for p in self.parts]
             return conjunction([Judgement(j.verdict, f"{name}: {j.note}") for name, j in parts])
-        return judge(self.estimate, self.rule, self.premises)
+        return judge(self.estimate, self.rule, self.premises, scale=self.scale, unit=self.unit)
 
     @property
     def verdict(self) -> Verdict:

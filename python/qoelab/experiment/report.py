@@ -208,6 +208,12 @@ def write_report(folder: Path, doc: dict[str, Any]) -> Path:
     return folder / "report.json"
 
 
+def load_report_any(path: Path) -> dict[str, Any]:
+    """A ``report.json`` of any format version as plain JSON, unchecked: for rewriting a
+    committed report of an earlier format (its findings recomputed), never for reading results."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
 def load_report(path: Path) -> dict[str, Any]:
     """Reads a ``report.json`` and checks it; a damaged or foreign file is a :class:`QoelabError`
     naming the file, the key path and the reason (the first three problems)."""

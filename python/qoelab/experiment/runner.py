@@ -308,6 +308,20 @@ def stages(out: Path) -> dict[str, dict[str, float]]:
         return {}
 
 
+def versions(run_sets: list[RunSet]) -> list[str]:
+    """The code versions every run of every setting ran with, in first-use order
+    (:func:`qoelab.sweep.timing`): the ``runs_code`` of the report's provenance
+    (:mod:`qoelab.experiment.provenance`)."""
+    out: list[str] = []
+    for s in run_sets:
+        if s.shared:
+            continue
+        for exp, folder in s.pairs():
+            for _, t in core.timings(exp, folder):
+                out += [v for v in t["versions"] if v not in out]
+    return out
+
+
 def cost(out: Path, run_sets: list[RunSet]) -> dict[str, Any]:
     """The cost of a reproduction: every setting's runs (:func:`qoelab.experiment.core.cost`) and
     every stage timed in ``out`` (:func:`stage`), summed, with each part."""

@@ -291,40 +291,49 @@ def duration_str(seconds: float) -> str:
     return f"{seconds / 3600:.2f} h"
 
 
-def finding_line(f: Finding, scale: float = 1.0, unit: str = "", *, why: bool = False) -> str:
+def finding_line(f: Finding, scale: float | None = None, unit: str | None = None, *, why: bool = False) -> str:
     """One finding as a Markdown list item: verdict, label, claim, the statistic's interval, the
-    rule, the verdict's note, the quick flag and the sensitivity."""
-    stat = f"; {f.statistic} = {interval_str(f.estimate, scale, unit=unit)}" if f.statistic or f.estimate else ""
-    tail = f". {f.why}" if why and f.why else ""
-    flags = " **quick: not evidence**" if f.quick else ""
-    sens = f" Sensitivity: {f.sensitivity_text()}." if f.under else ""
-    return (f"- **{f.verdict.value}** ({f.label.value}) {f.claim}{stat}; claim {f.rule.text()}: {f.note}.{flags}"
-            f"{sens}{tail}")
+    rule, the verdict's note, the quick flag and the sensitivity (numbers × the finding's scale,
+    or ``scale``/``unit`` when given)."""
+    sc, un = f.scale if scale is None else scale, f.unit if unit is None else unit
+    parts = [f"- **{f.verdict.value}** ({f.label.value}) {f.claim}"]
+    if f.statistic or f.estimate:
+        parts[0] += f"; {f.statistic} = {interval_str(f.estimate, sc, unit=un)}"
+    parts[0] += f"; claim {'for each part ' if f.parts else ''}{f.rule.text(sc, un)}: {f.note.rstrip('.')}."
+    if f.quick:
+        parts.append("**quick: not evidence**.")
+    if f.under:
+        parts.append(f"Sensitivity: {f.sensitivity_text()}.")
+    if why and f.why:
+        parts.append(f.why)
+    return " ".join(parts)
 
 
-def findings_md(findings: list[Finding], scale: float = 1.0, *,
+def findings_md(findings: list[Finding], scale: float | None = None, *,
                 units: Callable[[Finding], tuple[float, str]] | None = None, why: bool = False) -> str:
     """The reading's skeleton: one line per finding (:func:`finding_line`), all from the computed
-    :class:`Finding`. ``units(finding)`` gives a finding's own ``(scale, unit)`` when they differ
-    between findings (e.g. losses in percent beside rates in Mbit/s); ``why`` appends each
-    finding's ``why`` (typed prose, no numbers)."""
+    :class:`Finding`. ``units(finding)`` gives a finding's own ``(scale, unit)`` (default: the
+    finding's own); ``why`` appends each finding's ``why`` (typed prose, no numbers)."""
     lines = []
     for f in findings:
-        sc, unit = units(f) if units else (scale, "")
+        sc, unit = units(f) if units else (scale, None)
         lines.append(finding_line(f, sc, unit, why=why))
     return "\n".join(lines) + ("\n" if lines else "")
 
 
 def finding_json(f: Finding, *, group: str | None = None, source: str | None = None, unit: str | None = None,
-                 scale: float = 1.0) -> dict[str, Any]:
-    """A finding as ``report.json`` holds it (``docs/report-format.md``)."""
+                 scale: float | None = None) -> dict[str, Any]:
+    """A finding as ``report.json`` holds it (``docs/report-format.md``): its estimate, rule and
+    note in the unit the finding shows (its ``scale``/``unit``, or those given)."""
+    sc = f.scale if scale is None else scale
+    un = (f.unit.strip() or None) if unit is None else unit
     d: dict[str, Any] = {"key": f.key, "claim": f.claim, "label": f.label.value, "verdict": f.verdict.value,
-                         "statistic": f.statistic, "estimate": estimate_cell(f.estimate, scale), "rule": f.rule.text(),
-                         "note": f.note, "n": f.n, "quick": f.quick,
+                         "statistic": f.statistic, "estimate": estimate_cell(f.estimate, sc),
+                         "rule": f.rule.text(sc, f.unit), "note": f.note, "n": f.n, "quick": f.quick,
                          "premises": [{"name": p.name, "holds": p.holds, "detail": p.detail} for p in f.premises],
                          "sensitivity": {"text": f.sensitivity_text(), "robust": f.robust,
                                          "under": {k: v.value for k, v in f.under}}}
-    for k, v in (("group", group if group is not None else (f.group or None)), ("source", source), ("unit", unit)):
+    for k, v in (("group", group if group is not None else (f.group or None)), ("source", source), ("unit", un)):
         if v is not None:
             d[k] = v
     return d
@@ -337,7 +346,13 @@ def report(folder: Path, *, paper: str, mode: str, title: str, tables: list[Tabl
     """Writes ``folder/report.json`` (:func:`~qoelab.experiment.report.write_report`) from the
     tables (any number, in order), figures (a :class:`Figure`, drawn here, or an entry
     ``{id, title, path[, source]}`` of a file already drawn), findings (:func:`finding_json`) and
-    the paper's declared choices."""
+    the paper's declared choices. A committed results folder (``scenarios/*/expected/``) is
+    refused unless its ``provenance`` is one clean commit
+    (:func:`qoelab.experiment.provenance.check_committable`)."""
+    from qoelab.experiment.provenance import check_committable, committed_folder
+
+    if committed_folder(folder):
+        check_committable(provenance or {}, folder)
     figs = [f.write(folder) if isinstance(f, Figure) else f for f in figures]
     doc: dict[str, Any] = {"paper": paper, "mode": mode, "title": title, "tables": [t.json() for t in tables],
                            "figures": figs, "findings": findings, "reading": reading}
@@ -393,9 +408,10 @@ def write_repetitions(folder: Path, rows: list[dict[str, Any]], first: Sequence[
 
 
 def report_md(folder: Path, *, heading: str, summary: str, setup: str, tables: Sequence[Table],
-              figures: Sequence[dict[str, str] | Figure], reading: str, choices: Sequence[Choice] = ()) -> Path:
+              figures: Sequence[dict[str, str] | Figure], reading: str, choices: Sequence[Choice] = (),
+              provenance: dict[str, Any] | None = None) -> Path:
     """Writes ``folder/report.md``: the heading, summary and setup, the declared choices, each
-    table with its CSV file, the figures and the reading."""
+    table with its CSV file, the figures, the reading and the provenance."""
     figs = [(f.title, f.path) if isinstance(f, Figure) else (f["title"], f["path"]) for f in figures]
     md = [f"# {heading}", "", summary, "", "## Setup", "", setup, ""]
     if choices:
@@ -404,26 +420,39 @@ def report_md(folder: Path, *, heading: str, summary: str, setup: str, tables: S
     for t in tables:
         md += [t.markdown(), f"CSV: `{t.csv}`", ""]
     md += ["## Figures", ""] + [f"![{title}]({path})" for title, path in figs] + ["", "## Reading", "", reading]
+    if provenance is not None:
+        md += [provenance_md(provenance)]
     path = Path(folder) / "report.md"
     path.write_text("\n".join(md))
     return path
 
 
+def provenance_md(p: dict[str, Any]) -> str:
+    """A report's provenance section (one line each: the code, and the command)."""
+    from qoelab.experiment.provenance import describe
+
+    return "\n".join(["", "## Provenance", "", describe(p)] + ([f"Command: `{p['command']}`."] if p.get("command") else []))
+
+
 def publish(folder: Path, *, paper: str, quick: bool, title: str, tables: Sequence[Table], findings: Sequence[Any],
             source: str, figures: Sequence[dict[str, str] | Figure], reading: str, summary: str, setup: str,
             cost: dict[str, Any], seeds: list[int], group: str | None = None, command: str | None = None,
-            choices: Sequence[Choice] = ()) -> None:
+            choices: Sequence[Choice] = (), versions: Sequence[str] = ()) -> None:
     """Writes a reproduction's ``report.json`` (:func:`report`; figures drawn there) and
     ``report.md`` (:func:`report_md`) from the same parts: ``findings`` are
     :class:`~qoelab.experiment.findings.Finding` s, each cited to ``source``; the command in the
     provenance is ``qoelab reproduce <paper> [--quick]`` unless ``command`` gives it; ``group``
-    names the findings' group (e.g. the calibration they were measured in)."""
+    names the findings' group (e.g. the calibration they were measured in); ``versions`` are the
+    code versions the runs ran with (:func:`qoelab.experiment.runner.versions`), named in the
+    provenance with the code that writes the report (:mod:`qoelab.experiment.provenance`)."""
+    from qoelab.experiment import provenance as prov
+
     mode = "quick" if quick else "full"
+    p = prov.of(versions, command=command or f"qoelab reproduce {paper}{' --quick' if quick else ''}", seeds=seeds)
     figs = [f.write(folder) if isinstance(f, Figure) else f for f in figures]
     report(folder, paper=paper, mode=mode, title=title, tables=list(tables),
            findings=[finding_json(f, group=group, source=source) for f in findings], reading=reading, figures=figs,
-           summary=summary, setup=setup, cost=cost, choices=choices,
-           provenance={"command": command or f"qoelab reproduce {paper}{' --quick' if quick else ''}", "seeds": seeds})
+           summary=summary, setup=setup, cost=cost, choices=choices, provenance=p)
     report_md(folder, heading=f"{title}: {mode} reproduction", summary=summary, setup=setup, tables=tables,
-              figures=figs, reading=reading, choices=choices)
+              figures=figs, reading=reading, choices=choices, provenance=p)
 

@@ -67,10 +67,11 @@ import pyarrow.parquet as pq
 from qoelab import paths
 from qoelab.experiment import (Choice, Estimate, Finding, Label, Premise, Verdict, above, below, summary_count,
                                summary_line, within)
-from qoelab.experiment import core, runner
+from qoelab.experiment import core, provenance, runner
 from qoelab.experiment.choices import choices_md, defaults
 from qoelab.experiment.core import Experiment
-from qoelab.experiment.tables import Column, Figure, PaperValues, Table, cell_md, finding_json, findings_md, pivot, report
+from qoelab.experiment.tables import (Column, Figure, PaperValues, Table, cell_md, finding_json, findings_md, pivot,
+                                      provenance_md, report)
 from qoelab.scenario import Scenario
 
 __all__ = ["CHOICES", "Plan", "plan", "run", "register", "draws", "experiments", "findings", "PAPER_TABLE1", "MODES"]
@@ -557,7 +558,8 @@ def findings(mode: str, reps: list[dict[str, Any]], agg: list[dict[str, Any]], j
         return core.paired(rr, "n", hi, lo, m, by=("discipline",)).get((q,))
 
     def add(key, claim, label, rule, statistic, est, premises=()):
-        F.append(Finding(key, claim, label, rule, statistic, est, WHY[key], premises, group=mode))
+        sc, unit = _finding_unit(statistic)
+        F.append(Finding(key, claim, label, rule, statistic, est, WHY[key], premises, group=mode, scale=sc, unit=unit))
 
     def share_size(q: str) -> float | None:
         return PAPER_SHARE.values[(q, hi)] - PAPER_SHARE.values[(q, lo)] if paper_range else None
@@ -648,11 +650,60 @@ def findings_from_folder(folder: Path) -> dict[str, list[Finding]]:
     return {m: findings(m, tb_reps, tb, jit_reps, jit) for m in MODES}
 
 
-def _finding_unit(f: Finding) -> tuple[float, str]:
-    """A finding's scale and unit in the reading: losses in percent, their differences in
-    percentage points, the rest in the statistic's own unit."""
-    if "loss" in f.statistic:
-        return 100.0, " pp" if "minus" in f.statistic else " %"
+def _findings_csv(out: Path, all_findings: dict[str, list[Finding]]) -> None:
+    Table.of_rows("findings", "findings", [
+        {"mode": m, "key": f.key, "claim": f.claim, "label": f.label.value, "verdict": f.verdict.value,
+         "statistic": f.statistic, "mean": f.estimate.mean if f.estimate else float("nan"),
+         "half_width": f.estimate.half_width if f.estimate else float("nan"), "reps": f.n, "note": f.note,
+         "quick": f.quick, "sensitivity": f.sensitivity_text()}
+        for m, F in all_findings.items() for f in F]).write_csv(out, "findings.csv")
+
+
+LEGACY_BANNER = ("> **Legacy, unrecorded provenance** (PROVENANCE.md): committed before results had to come from one "
+                 "clean commit, its runs' code versions unrecorded and its runs not kept. Its tables are those of the "
+                 "code that ran it; its findings and reading below are recomputed from its committed per-repetition "
+                 "tables under today's rules (docs/experiments.md, Verdict rules).\n\n")
+
+
+def refresh_legacy(folder: Path) -> None:
+    """Marks a committed full folder of an earlier code (runs gone, code unrecorded) as legacy
+    and recomputes its findings from its per-repetition tables under today's rules: its
+    ``findings.csv``, the reading of its ``report.md`` and ``report.json`` (format 2, provenance
+    ``legacy``), its ``PROVENANCE.md`` and the banner on its report."""
+    from qoelab.experiment.report import load_report_any, write_report
+
+    all_findings = findings_from_folder(folder)
+    _findings_csv(folder, all_findings)
+    alone = []
+    for r in _read_reps(folder / "premise_alone.csv"):
+        n = int(r["reps"])
+        alone.append({"mode": r["mode"], "video_loss_max": r["video_loss_max"],
+                      **{m: Estimate(r[m], r[f"{m}_ci"], n) for m in ("video_loss", "audio_loss", "video_mbps")}})
+    model = core.aggregate(_read_reps(folder / "model_check_reps.csv"), ("n", "peak_rate_mbps"), MODEL_METRICS)
+    reading = _reading_md(all_findings, alone, model)
+    md = (folder / "report.md").read_text()
+    md = md[:md.index("## Reading (generated from the tables above)")].removeprefix(LEGACY_BANNER)
+    (folder / "report.md").write_text(LEGACY_BANNER + md + "\n".join(reading) + "\n")
+    doc = load_report_any(folder / "report.json")
+    doc.pop("format", None)
+    doc.update(findings=[finding_json(f, source="paper Sec. V") for F in all_findings.values() for f in F],
+               reading="\n".join(reading[2:]) + "\n", choices=[c.json() for c in CHOICES],
+               provenance={**(doc.get("provenance") or {}), "status": "legacy", "runs_code": [],
+                           "report_code": provenance.code_version()})
+    write_report(folder, doc)
+    provenance.legacy_note(folder, versions=None, what="The full SQF reproduction: 5 repetitions of 10 min, both VLC "
+                           "send modes, under the Linux defaults of issue 16.",
+                           recomputed="`findings.csv`, the reading of `report.md` and the findings of `report.json` are "
+                                      "recomputed from the committed `testbed_reps.csv`, `fig8_jitter_reps.csv`, "
+                                      "`model_check_reps.csv` and `premise_alone.csv` by "
+                                      "`qoelab.reproduce.sqf.refresh_legacy`.")
+
+
+def _finding_unit(statistic: str) -> tuple[float, str]:
+    """A finding's scale and unit: losses in percent, their differences in percentage points,
+    the rest in the statistic's own unit."""
+    if "loss" in statistic:
+        return 100.0, " pp" if "minus" in statistic else " %"
     return 1.0, ""
 
 
@@ -865,7 +916,7 @@ def _reading_md(all_findings: dict[str, list[Finding]], alone: list[dict[str, An
     for mode, F in all_findings.items():
         L += [f"### The paper's claims, {MODES[mode][0]}", "",
               f"Substantive claims: {summary_line(F)} (by-construction and trivial ones are listed but not counted).", ""]
-        L += [findings_md(F, units=_finding_unit, why=True)]
+        L += [findings_md(F, why=True)]
     if model:
         L += ["### Model check (Sec. IV) under the Linux TCP profile", ""]
         for r in model:
@@ -952,7 +1003,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity
     with runner.stage(out, "report"):
         all_findings = {m: [f for f in res.findings if f.group == m] for m in MODES}
         T, figures, reading, ana = _write(out, p, res.main, all_findings)
-    md = _report_md(p, quick, t_sim, T, ana, reading)
+    command = f"qoelab reproduce sqf{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}"
+    prov = provenance.of(runner.versions(res.sets), command=command)
+    md = _report_md(p, quick, t_sim, T, ana, reading) + [provenance_md(prov)]
     (out / "report.md").write_text("\n".join(md) + "\n")
     report(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",
            tables=[T["alone"], *(T[f"{k}-{m}"] for m in MODES for k in ("table1", "fig6")), T["fig8"], T["model"]],
@@ -962,8 +1015,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity
                    "modes: " + "; ".join(f"{m}: {summary_line(F)}" for m, F in all_findings.items()) + ".",
            setup=f"{p.reps} repetitions per cell; testbed runs of {p.duration}; n = {', '.join(map(str, p.n_values))}; "
                  f"buffer {BUFFER}; Linux TCP CUBIC.",
-           provenance={"command": f"qoelab reproduce sqf{' --quick' if quick else ''}"
-                                  f"{' --sensitivity' if sensitivity else ''}"})
+           provenance=prov)
     summary = {"quick": quick, "reps": p.reps, "wall_s": time.time() - t0, "analytic": ana,
                "findings": {m: dict(zip(("holds", "tested"), summary_count(F))) for m, F in all_findings.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
@@ -1011,12 +1063,7 @@ def _write(out: Path, p: Plan, rs: runner.RunSet, all_findings: dict[str, list[F
     Table.of_rows("paper_table1", "BMO11 Table I", [
         {"scheduler": q, "n": n, "paper_data_share_mbps": PAPER_SHARE.values[(q, n)], "paper_jain": PAPER_JAIN.values[(q, n)]}
         for q in PAPER_TABLE1 for n in TABLE1_N]).write_csv(out, "paper_table1.csv")
-    Table.of_rows("findings", "findings", [
-        {"mode": m, "key": f.key, "claim": f.claim, "label": f.label.value, "verdict": f.verdict.value,
-         "statistic": f.statistic, "mean": f.estimate.mean if f.estimate else float("nan"),
-         "half_width": f.estimate.half_width if f.estimate else float("nan"), "reps": f.n, "note": f.note,
-         "quick": f.quick, "sensitivity": f.sensitivity_text()}
-        for m, F in all_findings.items() for f in F]).write_csv(out, "findings.csv")
+    _findings_csv(out, all_findings)
     return T, [f.write(out) for f in _figures(tb, jit)], _reading_md(all_findings, al, model), ana
 
 

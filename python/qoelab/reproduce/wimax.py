@@ -801,6 +801,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
             tables=list(tabs.values()), findings=found, source="paper Sec. 4", figures=figs,
             reading=reading(grid, tabs, found), summary=summary, setup=_setup(grid, quick, setting),
             cost=runner.cost(out, res.sets), seeds=sorted({r["seed"] for r in rep_rows}), choices=CHOICES,
+            versions=runner.versions(res.sets),
             command=f"qoelab reproduce wimax{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}")
     log(f"wimax: {summary_line(found)}; wrote {out}/report.md")
     return {"findings": found, "runs": len(rep_rows)}

@@ -499,6 +499,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
             tables=list(tabs.values()), findings=res.findings, source="paper §3", figures=figs,
             reading=reading(tabs, res.findings, setting), summary=summary, setup=_setup(grid, quick, setting),
             cost=runner.cost(out, res.sets), seeds=sorted({r["seed"] for r in rep_rows}), choices=CHOICES,
+            versions=runner.versions(res.sets),
             command=f"qoelab reproduce interactive{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}")
     log(f"interactive: {summary_line(res.findings)}; wrote {out}/report.md")
     return {"findings": res.findings, "runs": len(rep_rows)}

@@ -59,7 +59,7 @@ from typing import Any, Callable
 from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Choice, Factorial, Finding, Verdict, summary_count
-from qoelab.experiment import core, runner
+from qoelab.experiment import core, provenance, runner
 from qoelab.experiment.choices import choices_md, defaults, value_text
 from qoelab.experiment.core import Experiment
 from qoelab.experiment.tables import duration_str
@@ -214,8 +214,8 @@ def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
         _attach_calibrations(results)
     with runner.stage(out, "report"):
         grid = QUICK if quick else FULL
-        cost = runner.cost(out, [s for r in results.values() for s in r["sets"]])
-        write_overview(out, grid, profile, results, CHOICES, cost)
+        every = [s for r in results.values() for s in r["sets"]]
+        write_overview(out, grid, profile, results, CHOICES, runner.cost(out, every), runner.versions(every))
     return {"calibrations": results, "profile": profile, "out": out}
 
 
@@ -327,6 +327,7 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
                              for r, c in per_rep if c["runs"]],
             "reps_complete": len(full_reps)}
     meta["substantive_hold"], meta["substantive_decided"] = summary_count(fs)
+    meta["provenance"] = provenance.of(runner.versions(sets))
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     meta["choices"] = choices_md(tuple(c for c in CHOICES if c.name not in CAL_CHOICES))
     meta["sensitivity_grid"] = (f"N ∈ {list(pl['sgrid'].n)} × K ∈ {list(pl['sgrid'].k)}, every scenario "
@@ -352,11 +353,33 @@ def _shown(p: Path) -> str:
         return str(p)
 
 
-def write_tables_findings(folder: Path, path: Path, grid: Grid = FULL) -> None:
+def write_tables_findings(folder: Path, path: Path, grid: Grid = FULL, **first: Any) -> None:
     """``findings.csv`` of a committed report folder whose repetitions were not kept, from
-    :func:`findings_from_tables` (``tests/reproduce/test_tfd.py`` keeps the committed one equal)."""
+    :func:`findings_from_tables` (``tests/reproduce/test_tfd.py`` keeps the committed one equal);
+    ``first`` adds leading columns (the overview's profile)."""
     paper = {key: v for key, v in paper_tables().items() if key[1] in grid.k and key[2] in grid.n}
-    write_findings_csv(path, findings_from_tables(folder, grid), findings(grid, paper), folder.name)
+    write_findings_csv(path, findings_from_tables(folder, grid), findings(grid, paper), folder.name, **first)
+
+
+LEGACY_BANNER = ("> **Legacy, mixed provenance** (PROVENANCE.md): committed before results had to come from one clean "
+                 "commit; its runs are not kept. The verdicts in this README are those of the code that wrote it; "
+                 "`findings.csv` holds them recomputed from the committed tables under today's rules "
+                 "(docs/experiments.md, Verdict rules).\n\n")
+
+
+def refresh_legacy(folder: Path, versions: list[str] | None, what: str, grid: Grid = FULL) -> None:
+    """Marks a committed calibration folder of an earlier code (its runs gone) as legacy: its
+    ``PROVENANCE.md`` (:func:`qoelab.experiment.provenance.legacy_note`), the banner on its
+    README and its ``findings.csv`` recomputed from its tables under today's rules."""
+    write_tables_findings(folder, folder / "findings.csv", grid)
+    readme = folder / "README.md"
+    text = readme.read_text()
+    if not text.startswith("> **Legacy"):
+        readme.write_text(LEGACY_BANNER + text)
+    provenance.legacy_note(folder, versions=versions, what=what,
+                           recomputed="`findings.csv` is recomputed from the committed `table1.csv` and `table2.csv` "
+                                      "(per-cell means) and the paired intervals the README recorded, by "
+                                      "`qoelab.reproduce.tfd.write_tables_findings`.")
 
 
 # --- CLI -------------------------------------------------------------------------------------

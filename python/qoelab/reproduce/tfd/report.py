@@ -12,6 +12,7 @@ from typing import Any
 from qoelab.experiment import Estimate, Finding, Label, Verdict, summary_line
 from qoelab.experiment import core
 from qoelab.experiment.choices import choices_md
+from qoelab.experiment.provenance import describe
 from qoelab.experiment.figures import heatmap, pyplot, save
 from qoelab.experiment.tables import Column, Table, duration_str, pivot, pm_str, publish
 from qoelab.reproduce.tfd.build import CALIBRATIONS, DEFAULT_PROFILE, FULL, HEADLINE, QUICK, Grid, paper_tables
@@ -184,10 +185,10 @@ def _finding_rows(fs: list[Finding], **first: Any) -> list[dict[str, Any]]:
              "sensitivity": f.sensitivity_text()} for f in fs]
 
 
-def write_findings_csv(path: Path, fo: list[Finding], fp: list[Finding], calibration: str = "") -> None:
+def write_findings_csv(path: Path, fo: list[Finding], fp: list[Finding], calibration: str = "", **first: Any) -> None:
     paper = {f.key: _by_means(f) for f in fp}
     rows = [{**r, "paper_verdict": paper.get(f.key), "claim": f.claim, "statistic": f.statistic}
-            for r, f in zip(_finding_rows(fo, calibration=calibration), fo)]
+            for r, f in zip(_finding_rows(fo, calibration=calibration, **first), fo)]
     Table.of_rows("findings", "findings", rows).write_csv(path.parent, path.name)
 
 
@@ -233,6 +234,8 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, fo: list[Finding], 
         f"s2 reserves {meta['s2_rate_bps'] / 1e6:.0f} Mbit/s per stream (150 % of the paper's 40 Mbit/s target); s3 reserves the "
         f"trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream.\n",
     ]
+    if meta.get("provenance"):
+        lines.append(describe(meta["provenance"]) + "\n")
     # Each column: its key in ``summary``, title and format; a cell is "ours / paper".
     cols = (("per_mean", "mean PER % (ours / paper)", ".3f"), ("per_mean_loaded", "mean PER %, K>0", ".3f"),
             ("util_mean_loaded", "mean utilisation %, K>0", ".1f"), ("zero_per_share", "cells K>0 with PER=0", ".0%"),
@@ -282,7 +285,7 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, fo: list[Finding], 
 
 
 def write_overview(out: Path, grid: Grid, profile: str, results: dict[str, dict[str, Any]], choices: Any = (),
-                   cost: dict[str, Any] | None = None) -> None:
+                   cost: dict[str, Any] | None = None, versions: list[str] | None = None) -> None:
     """``out/README.md`` and ``out/findings.csv``: every calibration's findings side by side, the
     substantive count of each, the headline and the evidence for it."""
     paper = paper_tables()
@@ -324,11 +327,11 @@ def write_overview(out: Path, grid: Grid, profile: str, results: dict[str, dict[
     Table.of_rows("findings", "findings", [r for key in keys for r in _finding_rows(results[key]["findings"], calibration=key,
                                                                                    profile=profile)]
                   ).write_csv(out, "findings.csv")
-    _publish(out, grid, profile, results, "\n".join(md), choices, cost or {})
+    _publish(out, grid, profile, results, "\n".join(md), choices, cost or {}, versions or [])
 
 
 def _publish(out: Path, grid: Grid, profile: str, results: dict[str, dict[str, Any]], overview: str, choices: Any,
-             cost: dict[str, Any]) -> None:
+             cost: dict[str, Any], versions: list[str]) -> None:
     """``out/report.json`` (``docs/report-format.md``) and ``out/report.md``, through the layer's
     :func:`~qoelab.experiment.tables.publish`: Tables I and II of the headline calibration (or, if
     it did not run, the first that did) beside the paper's (:func:`cell_tables`, the tables its
@@ -364,6 +367,6 @@ def _publish(out: Path, grid: Grid, profile: str, results: dict[str, dict[str, A
                   f"{', '.join(results)}; tables and findings of {key}"
                   f"{' (the headline)' if key == HEADLINE.key else ''}; {m['reps_done_min']}–{m['reps_done_max']} "
                   "repetition(s) per cell.",
-            cost=cost, seeds=r["seeds"], command=command, choices=choices)
+            cost=cost, seeds=r["seeds"], command=command, choices=choices, versions=versions)
 
 
