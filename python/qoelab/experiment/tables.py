@@ -291,15 +291,14 @@ def duration_str(seconds: float) -> str:
     return f"{seconds / 3600:.2f} h"
 
 
-def finding_line(f: Finding, scale: float | None = None, unit: str | None = None, *, why: bool = False) -> str:
+def finding_line(f: Finding, *, why: bool = False) -> str:
     """One finding as a Markdown list item: verdict, label, claim, the statistic's interval, the
-    rule, the verdict's note, the quick flag and the sensitivity (numbers × the finding's scale,
-    or ``scale``/``unit`` when given)."""
-    sc, un = f.scale if scale is None else scale, f.unit if unit is None else unit
+    rule, the verdict's note, the quick flag and the sensitivity (numbers × the finding's
+    ``scale``, with its ``unit``); ``why`` appends its ``why`` (typed prose, no numbers)."""
     parts = [f"- **{f.verdict.value}** ({f.label.value}) {f.claim}"]
     if f.statistic or f.estimate:
-        parts[0] += f"; {f.statistic} = {interval_str(f.estimate, sc, unit=un)}"
-    parts[0] += f"; claim {'for each part ' if f.parts else ''}{f.rule.text(sc, un)}: {f.note.rstrip('.')}."
+        parts[0] += f"; {f.statistic} = {interval_str(f.estimate, f.scale, unit=f.unit)}"
+    parts[0] += f"; claim {'for each part ' if f.parts else ''}{f.rule.text(f.scale, f.unit)}: {f.note.rstrip('.')}."
     if f.quick:
         parts.append("**quick: not evidence**.")
     if f.under:
@@ -309,16 +308,10 @@ def finding_line(f: Finding, scale: float | None = None, unit: str | None = None
     return " ".join(parts)
 
 
-def findings_md(findings: list[Finding], scale: float | None = None, *,
-                units: Callable[[Finding], tuple[float, str]] | None = None, why: bool = False) -> str:
+def findings_md(findings: list[Finding], *, why: bool = False) -> str:
     """The reading's skeleton: one line per finding (:func:`finding_line`), all from the computed
-    :class:`Finding`. ``units(finding)`` gives a finding's own ``(scale, unit)`` (default: the
-    finding's own); ``why`` appends each finding's ``why`` (typed prose, no numbers)."""
-    lines = []
-    for f in findings:
-        sc, unit = units(f) if units else (scale, None)
-        lines.append(finding_line(f, sc, unit, why=why))
-    return "\n".join(lines) + ("\n" if lines else "")
+    :class:`Finding`."""
+    return "".join(finding_line(f, why=why) + "\n" for f in findings)
 
 
 def finding_json(f: Finding, *, group: str | None = None, source: str | None = None, unit: str | None = None,
