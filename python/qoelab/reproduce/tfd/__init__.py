@@ -77,7 +77,7 @@ __all__ = ["BUFFER", "CALIBRATIONS", "CHOICES", "CLIPS", "CLIP_S", "DEFAULT_PROF
            "TARGET_BPS", "TRACE", "TRACES", "Calibration", "Grid", "build_scenario", "cell_metrics", "cell_tables",
            "cell_toml", "complete_reps", "experiments", "findings", "findings_from_tables", "headline_rule",
            "mean_rate_bps", "paper_tables", "parse_calibrations", "peak_rate_bps", "recorded_intervals", "register",
-           "rep_statistics", "run", "run_calibration", "summary", "trace_path", "write_tables_findings"]
+           "rep_statistics", "run", "run_calibration", "size", "summary", "trace_path", "write_tables_findings"]
 
 #: The choices the calibrations realise (each calibration is one setting of both: its own grid,
 #: tables and report), as the Factorial below declares.
@@ -240,6 +240,18 @@ def _join(f: Finding, g: Finding) -> Finding:
     from dataclasses import replace
 
     return replace(f, under=f.under + g.under)
+
+
+def size(quick: bool, sensitivity: bool = False, calibrations: tuple[Calibration, ...] | None = None,
+         profile: str = DEFAULT_PROFILE) -> int:
+    """The progress units of ``run`` (every calibration's runs; with ``sensitivity`` the
+    headline's variants too), for ``reproduce all``'s total."""
+    grid, sgrid, reps = (QUICK, SENS_QUICK, 1) if quick else (FULL, SENS_FULL, 20)
+    rules = tuple(c for c in CHOICES if c.name not in CAL_CHOICES)
+    return sum(runner.size(runner.sets(Path("."), rules, lambda s: experiments(c, profile, grid, reps, Path(), 0, quick, s),
+                                       sensitivity=sensitivity and c == HEADLINE,
+                                       variant_experiments=lambda s: experiments(c, profile, sgrid, reps, Path(), 0, quick, s)))
+               for c in calibrations or CALIBRATIONS)
 
 
 def _refuse_old_layout(folder: Path) -> None:
