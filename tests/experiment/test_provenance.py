@@ -107,23 +107,12 @@ def test_every_committed_result_is_one_clean_commit_or_declared_legacy():
 # --- independence on real runs -----------------------------------------------------------------
 
 
-CBR = """
-[sim]
-duration = "0.05s"
-seed = 1
-[[links]]
-a = "A"
-b = "B"
-rate = "100Mbps"
-delay = "5ms"
-queue = { kind = "fifo", limit = "20p" }
-[[flows]]
-name = "p"
-src = "A"
-dst = "B"
-transport = { kind = "udp" }
-app = { kind = "cbr", rate = "{rate}", payload = "1000B" }
-"""
+def _cbr(rate: str) -> str:
+    """The layer's toy (tests/experiment/toy.py) with a CBR source: nothing draws from the seed."""
+    from toy import TOY
+
+    return TOY.replace('app = { kind = "poisson", rate = "900Mbps", payload = "1000B" }',
+                       f'app = {{ kind = "cbr", rate = "{rate}", payload = "1000B" }}')
 
 
 def test_repetitions_of_a_seed_independent_scenario_are_refused_an_interval(tmp_path):
@@ -139,21 +128,21 @@ def test_repetitions_of_a_seed_independent_scenario_are_refused_an_interval(tmp_
     from qoelab.scenario import Scenario
 
     def build(p):
-        return Scenario.from_dict(tomllib.loads(CBR.replace("{rate}", p["rate"])), "cbr.toml")
+        return Scenario.from_dict(tomllib.loads(_cbr(p["rate"])), "cbr.toml")
 
     def metrics(d, p):
         (row,) = pq.read_table(d / "flows.parquet").to_pylist()
         return {"throughput": float(row["throughput_bps"]) / 1e6}
 
-    exp = core.Experiment("cbr", [{"rate": "50Mbps"}, {"rate": "150Mbps"}], build, metrics, paired=("rate",), reps=3)
+    exp = core.Experiment("cbr", [{"rate": "500Mbps"}, {"rate": "800Mbps"}], build, metrics, paired=("rate",), reps=3)
     core.run(exp, tmp_path)
     rows = core.rows(exp, tmp_path)
     assert len(rows) == 6 and len({r["seed"] for r in rows}) == 3
-    for rate in ("50Mbps", "150Mbps"):
+    for rate in ("500Mbps", "800Mbps"):
         assert core.identical(core.select(rows, rate=rate))
     (a, b) = core.aggregate(rows, ("rate",), ("throughput",))
     assert not a["throughput"].independent and a["throughput"].n == 3
-    d = core.paired(rows, "rate", "150Mbps", "50Mbps", "throughput")[()]
+    d = core.paired(rows, "rate", "800Mbps", "500Mbps", "throughput")[()]
     f = Finding("faster", "a faster source sends more", Label.TRIVIAL, above(), "Mbit/s", d)
     assert f.verdict is Verdict.INCONCLUSIVE and "not independent" in f.note
     assert finding_json(f)["estimate"] == {"mean": pytest.approx(d.mean), "lo": None, "hi": None, "n": 3,

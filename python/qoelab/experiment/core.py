@@ -134,6 +134,18 @@ def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int]
     return counts
 
 
+def with_reps(grid: Any, reps: int | None) -> Any:
+    """A reproduction's grid (a frozen dataclass with a ``reps`` field) with ``--reps`` applied:
+    itself when None; a :class:`QoelabError` naming the option below 1."""
+    if reps is None:
+        return grid
+    if reps < 1:
+        raise QoelabError(f"--reps {reps}: must be at least 1")
+    import dataclasses
+
+    return dataclasses.replace(grid, reps=reps)
+
+
 def size(exp: Experiment) -> int:
     """How many runs ``exp`` holds: cells times repetitions."""
     return len(exp.cells) * exp.reps

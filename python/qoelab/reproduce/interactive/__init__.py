@@ -443,12 +443,8 @@ def _setup(grid: Grid, quick: bool, setting: dict[str, Any]) -> str:
 
 
 def plan(quick: bool, reps: int | None = None) -> Grid:
-    grid = QUICK if quick else FULL
-    if reps is not None:
-        if reps < 1:
-            raise QoelabError(f"--reps {reps}: must be at least 1")
-        grid = replace(grid, reps=reps)
-    return grid
+    """The grid of a mode, with ``--reps`` applied."""
+    return core.with_reps(QUICK if quick else FULL, reps)
 
 
 def _dirs(rs: runner.RunSet) -> list[Path]:

@@ -115,12 +115,8 @@ def findings(grid: Grid, rep_rows: list[dict[str, Any]], mptcp: bool, setting: d
 
 
 def plan(quick: bool, reps: int | None = None) -> Grid:
-    grid = QUICK if quick else FULL
-    if reps is not None:
-        if reps < 1:
-            raise QoelabError(f"--reps {reps}: must be at least 1")
-        grid = replace(grid, reps=reps)
-    return grid
+    """The grid of a mode, with ``--reps`` applied."""
+    return core.with_reps(QUICK if quick else FULL, reps)
 
 
 def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[int, int], None] | None = None,

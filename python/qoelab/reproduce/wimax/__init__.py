@@ -139,12 +139,8 @@ def findings(grid: Grid, rep_rows: list[dict[str, Any]]) -> list[Finding]:
 
 
 def plan(quick: bool, reps: int | None = None) -> Grid:
-    grid = effective(QUICK if quick else FULL)
-    if reps is not None:
-        if reps < 1:
-            raise QoelabError(f"--reps {reps}: must be at least 1")
-        grid = replace(grid, reps=reps)
-    return grid
+    """The grid of a mode, with ``--reps`` applied."""
+    return core.with_reps(effective(QUICK if quick else FULL), reps)
 
 
 def _decoded(grid: Grid, rs: runner.RunSet) -> list[Path]:
