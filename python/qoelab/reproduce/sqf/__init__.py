@@ -65,7 +65,8 @@ from typing import Any, Callable
 
 from qoelab.experiment import Finding, summary_count, summary_line
 from qoelab.experiment import core, provenance, runner
-from qoelab.experiment.tables import finding_json, provenance_md, report
+from qoelab.experiment.tables import finding_json, provenance_md
+from qoelab.experiment.tables import report as report_json  # `report` is this package's submodule
 from qoelab.reproduce.sqf.build import Draws, Plan, _base, draws, experiments, plan, video_app
 from qoelab.reproduce.sqf.findings import WHY, findings, findings_from_folder
 from qoelab.reproduce.sqf.measure import METRICS
@@ -106,7 +107,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity
     prov = provenance.of(runner.versions(res.sets), command=command)
     md = report_md(p, quick, t_sim, T, ana, reading) + [provenance_md(prov)]
     (out / "report.md").write_text("\n".join(md) + "\n")
-    report(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",
+    report_json(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",
            tables=[T["alone"], *(T[f"{k}-{m}"] for m in MODES for k in ("table1", "fig6")), T["fig8"], T["model"]],
            figures=figures, findings=[finding_json(f, source="paper Sec. V") for F in all_findings.values() for f in F],
            reading="\n".join(reading[2:]) + "\n", cost=runner.cost(out, res.sets), choices=CHOICES,
