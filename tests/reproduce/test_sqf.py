@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import without_provenance
 from qoelab.cli import main
 from qoelab.experiment import Verdict, above, judge, mean_ci, paired_ci, summary_line
 from qoelab.reproduce import sqf
@@ -243,8 +244,6 @@ def test_report_json_is_valid_and_carries_the_csv_numbers(report: Path):
 def _without_wall_time(md: str) -> str:
     """The report with its machine-dependent parts (the invocation's wall time, the commit that
     ran it) blanked."""
-    from conftest import without_provenance
-
     return without_provenance(re.sub(r"Simulation wall time of this invocation: \d+ s",
                                      "Simulation wall time of this invocation: – s", md))
 

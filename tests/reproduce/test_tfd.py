@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import without_provenance
 from qoelab import paths
 from qoelab.experiment import Finding, Label, Verdict, summary_count
 from qoelab.reproduce import tfd
@@ -556,8 +557,6 @@ def test_report_json_holds_the_headline_tables_and_findings(quick_all, quick):
 def _without_compute(readme: str) -> str:
     """A calibration's README with its machine-dependent parts blanked: the compute sentence
     (CPU and wall times, the code's commit) and the per-repetition compute table."""
-    from conftest import without_provenance
-
     readme = re.sub(r"Compute: .*?; code [^.]*\. ", "Compute: –. ", without_provenance(readme))
     return re.sub(r"(Compute per repetition[^\n]*\n\n)(\|[^\n]*\n)+", r"\1–\n", readme)
 
