@@ -216,9 +216,9 @@ def test_quick_report_is_valid_and_its_tables_are_its_csvs(quick: Path):
 def test_fig2_shows_the_reorder_buffer_at_the_smallest_in_time_delay(quick: Path, tmp_path: Path):
     # The bottom panel of Fig. 2: at the D it reports every complete frame is in time and a
     # shorter one makes some late; every packet held is released by the end.
-    from qoelab.video.recvlog import receive_log_from_table
-    from qoelab.video.reorder import COMPLETE, LATE, reorder
-    from qoelab.video.trace import read_trace
+    from qoelab.video.receiver.recvlog import receive_log_from_table
+    from qoelab.video.receiver.reorder import COMPLETE, LATE, reorder
+    from qoelab.video.traces.trace import read_trace
 
     run = next((quick / "runs" / "runs").glob("cell=e2e-f20-n4__rep=0"))
     got = w.fig2(run, w.load_video(None), tmp_path / "f.png", "t")

@@ -170,7 +170,7 @@ def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Calla
     with contextlib.ExitStack() as stack:
         ex = executor
         if isinstance(ex, ExecutorSpec):
-            from qoelab.sweep import resolve_jobs
+            from qoelab.executors import resolve_jobs
 
             ex = stack.enter_context(dataclasses.replace(ex, jobs=resolve_jobs(jobs)).open())
         base = 0

@@ -52,7 +52,7 @@ def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str,
         from qoelab.executors import open_from_args, shard_note
         from qoelab.outdir import check_folder
         from qoelab.progress import progress
-        from qoelab.sweep import resolve_jobs
+        from qoelab.executors import resolve_jobs
 
         kw = dict(options(a)) if options else {}
         if reps_help is not None:

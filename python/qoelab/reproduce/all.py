@@ -102,7 +102,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
         from qoelab.executors import open_from_args
         from qoelab.progress import progress
-        from qoelab.sweep import resolve_jobs
+        from qoelab.executors import resolve_jobs
 
         console = Console(stderr=True)
         with open_from_args(a) as ex, progress(console, "reproduce all") as update:

@@ -73,7 +73,7 @@ def _write_atomic(path: Path, text: str) -> None:
 def cmd_verify(a: argparse.Namespace) -> int:
     from qoelab.cli import err, out
     from qoelab.progress import progress
-    from qoelab.sweep import resolve_jobs
+    from qoelab.executors import resolve_jobs
     from qoelab.verify.core import FAIL, deviation, fmt_reference, fmt_value, markdown, run_suite
 
     if a.jobs < 0:

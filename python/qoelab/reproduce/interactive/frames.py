@@ -28,7 +28,7 @@ MAIN_D = 1.0
 @cache
 def ladder() -> dict[str, np.ndarray]:
     """The bundled ladder's columns, reshaped (rung, decode-order frame)."""
-    from qoelab.video.mpeg2_ladder import read_ladder
+    from qoelab.video.sources.mpeg2_ladder import read_ladder
 
     t = read_ladder(paths.root() / LADDER)
     n = int(t["frame"].max()) + 1
@@ -58,7 +58,7 @@ def load_run(run_dir: Path) -> Run:
     """Reads one run's ``messages``, ``probe_app``, ``probe_rto`` and ``outages`` tables."""
     import pyarrow.parquet as pq
 
-    from qoelab.video.messages import frame_times_at, read_messages
+    from qoelab.video.receiver.messages import frame_times_at, read_messages
 
     app = pq.read_table(run_dir / "probe_app.parquet").to_pydict()
     names = np.asarray(app["name"], dtype=object)
@@ -155,7 +155,7 @@ def measured(work: Path, want: set[tuple[int, int, int]] = frozenset(),  # type:
     """PSNR-Y/U/V of each frozen slot ``(rung, picture, slot)``: those kept in
     ``work/frozen_psnr.npz`` (with the ladder's digest: dropped if it changed), plus the pairs of
     ``want`` not kept yet, measured on real decoded pictures
-    (:func:`qoelab.video.mpeg2_pictures.frozen_psnr`) and added to the file."""
+    (:func:`qoelab.video.quality.mpeg2_pictures.frozen_psnr`) and added to the file."""
     cache_path = work / "frozen_psnr.npz"
     ladder_sha = hashlib.sha256((paths.root() / LADDER).read_bytes()).hexdigest()
     known: dict[tuple[int, int, int], tuple[float, float, float]] = {}
@@ -169,7 +169,7 @@ def measured(work: Path, want: set[tuple[int, int, int]] = frozenset(),  # type:
             known = {}  # unreadable: measured again
     missing = sorted(set(want) - set(known))
     if missing:
-        from qoelab.video.mpeg2_pictures import frozen_psnr
+        from qoelab.video.quality.mpeg2_pictures import frozen_psnr
 
         log(f"interactive: measuring {len(missing)} frozen display slot(s) on decoded pictures")
         with tempfile.TemporaryDirectory(prefix=".pictures-", dir=work) as tmp:

@@ -28,7 +28,7 @@ R2→R3; R3→R4 is the shared link; R4→R5 → video receivers; TCP receivers 
 
 - the trace's rate: ``40M`` (``hd1080_40M``, the paper's stated 40 Mbit/s target, 40.7 Mbit/s at
   IP level) or ``62M`` (``hd1080_62M``, the same trace scaled to the 62 Mbit/s per stream that
-  the paper's Table II delivers at K = 0; ``qoelab.video.rescale``);
+  the paper's Table II delivers at K = 0; ``qoelab.video.traces.rescale``);
 - the routers' best-effort buffer: ``50p`` (ns-2's default queue, the paper's emulator) or
   ``1000p``.
 
@@ -277,7 +277,7 @@ def _plan(out: Path, cal: Calibration, profile: str, quick: bool, reps: int | No
     reps = reps or (1 if quick else 20)
     trace = trace_path(out) if cal.trace_path == TRACE else paths.root() / cal.trace_path
     if not trace.exists():
-        raise QoelabError(f"{cal.trace_path}: the trace of calibration {cal.key} is missing (python -m qoelab.video.rescale)")
+        raise QoelabError(f"{cal.trace_path}: the trace of calibration {cal.key} is missing (python -m qoelab.video.traces.rescale)")
     peak = peak_rate_bps(trace)
     rules = tuple(c for c in CHOICES if c.name not in CAL_CHOICES)
     sets = runner.sets(out, rules, lambda s: experiments(cal, profile, grid, reps, trace, peak, quick, {**_cal(cal), **s}),

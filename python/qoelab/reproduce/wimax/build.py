@@ -165,7 +165,7 @@ def load_video(folder: Path | None) -> Video:
     """The trace's NAL types; with ``folder``, the encode rebuilt there (``video/``), checked
     against the bundled trace NAL by NAL (sizes and frames) so a different encoder cannot pass
     for it."""
-    from qoelab.video.trace import TYPE_NAMES, read_trace
+    from qoelab.video.traces.trace import TYPE_NAMES, read_trace
 
     tr = read_trace(paths.root() / TRACE)
     types = [str(x) for x in TYPE_NAMES[tr.type_code]]
@@ -176,7 +176,7 @@ def load_video(folder: Path | None) -> Video:
     vdir = folder / "video"
     bit, recipe = vdir / f"{TRACE_NAME}.h264", vdir / f"{TRACE_NAME}.recipe.toml"
     if not (bit.is_file() and recipe.is_file()):
-        from qoelab.video.bundle import build_cif
+        from qoelab.video.sources.bundle import build_cif
 
         vdir.mkdir(parents=True, exist_ok=True)
         build_cif(vdir, keep_bitstream=True)
@@ -257,7 +257,7 @@ def _psnr(run_dir: Path, video: Video) -> float:
     cache = run_dir / "psnr.json"
     if cache.is_file():
         return float(json.loads(cache.read_text())["mean_psnr_y_vs_source_db"])
-    from qoelab.video.evaluate import evaluate
+    from qoelab.video.quality.evaluate import evaluate
 
     r = evaluate(paths.root() / TRACE, video.bitstream, run_dir / "packets.parquet", playout_delay_s=1e6,
                  recipe_path=video.recipe, stream_start_ns=0)

@@ -131,16 +131,16 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
 def fig2(run_dir: Path, video: Video, path: Path, title: str) -> dict[str, Any]:
     """Fig. 2: for one run, each GOP's first and last slice arrival at node C against the GOP's
     index, coloured by connection (top), and the receiver's reorder buffer over time (bottom:
-    packets held until every earlier frame has been released, ``qoelab.video.reorder``, at the
+    packets held until every earlier frame has been released, ``qoelab.video.receiver.reorder``, at the
     smallest playout delay D at which every complete frame is in time). A frame is released
     when its last packet arrives, or, when one of its packets was lost, at its playout time:
     greedy senders run far ahead of playout, so one lost slice holds everything behind it until
     then, which is most of what the curve shows. Returns the numbers it drew."""
     import numpy as np
 
-    from qoelab.video.recvlog import receive_log_from_table
-    from qoelab.video.reorder import reorder
-    from qoelab.video.trace import read_trace
+    from qoelab.video.receiver.recvlog import receive_log_from_table
+    from qoelab.video.receiver.reorder import reorder
+    from qoelab.video.traces.trace import read_trace
 
     plt = pyplot()
     t = _packets(run_dir)

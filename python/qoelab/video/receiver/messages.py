@@ -7,7 +7,7 @@ reached the receiving application in order (``delivered_ns``). Nothing is lost o
 frame is either delivered (late or in time) or still in the sender's buffer or in flight when the
 run ends, and then it has no row.
 
-Deadline, as for a datagram video (:mod:`qoelab.video.recvlog`): the frame with decode-order
+Deadline, as for a datagram video (:mod:`qoelab.video.receiver.recvlog`): the frame with decode-order
 number ``f`` and timestamp ``ts_f`` is due at ``start + ts_f + D``, ``D`` the playout delay (the
 receiver's discard threshold) and ``start`` the sender's clock offset ``min(written_ns − ts)``
 over the repetition's frames. The *ideal* line of the TCP Interactive paper's Fig. 5 is
@@ -40,9 +40,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .errors import VideoInputError
+from ..errors import VideoInputError
+from ..traces.trace import NalTrace
 from .recvlog import _NULL, NalDelivery
-from .trace import NalTrace
 
 __all__ = ["MESSAGE_COLUMNS", "FRAMES_PER_CYCLE", "LATE_POLICIES", "FrameTimes", "read_messages", "frame_times",
            "frame_times_at", "deliver_messages"]
@@ -111,7 +111,7 @@ def read_messages(src: str | os.PathLike[str] | pa.Table, flow: str | None = Non
 @dataclass
 class FrameTimes:
     """Per decode-order frame of one repetition (arrays of length `n_frames`); times in ns,
-    :data:`~qoelab.video.recvlog._NULL` where the frame was not delivered."""
+    :data:`~qoelab.video.receiver.recvlog._NULL` where the frame was not delivered."""
 
     written_ns: np.ndarray
     delivered_ns: np.ndarray
@@ -189,8 +189,8 @@ def frame_times_at(ts_ns: np.ndarray, msgs: dict[str, np.ndarray], playout_delay
 def deliver_messages(trace: NalTrace, src: str | os.PathLike[str] | pa.Table, playout_delay_s: float, *,
                      flow: str | None = None, repetition: int = 0, late: str = "discard",
                      path: str | None = None) -> NalDelivery:
-    """The :class:`~qoelab.video.recvlog.NalDelivery` of a video sent over a stream, from the
-    run's messages table (a path or a table), for :func:`qoelab.video.evaluate.evaluate_delivery`.
+    """The :class:`~qoelab.video.receiver.recvlog.NalDelivery` of a video sent over a stream, from the
+    run's messages table (a path or a table), for :func:`qoelab.video.quality.evaluate.evaluate_delivery`.
     Every NAL unit of a frame shares the frame's delivery. `late`: see the module docs."""
     if late not in LATE_POLICIES:
         raise VideoInputError("late", f"must be one of {', '.join(LATE_POLICIES)}, got {late!r}")

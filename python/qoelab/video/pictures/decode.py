@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 import av
 import numpy as np
 
-from .errors import VideoInputError
-from .tools import error_line, ffmpeg_exe, guard_inputs
+from ..errors import VideoInputError
+from ..tools import error_line, ffmpeg_exe, guard_inputs
 
 __all__ = ["DecodeReport", "decode_display_order", "read_source_frames", "probe_video"]
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import VideoInputError
+from ..errors import VideoInputError
 
 __all__ = ["COLUMNS", "NalTrace", "read_trace", "write_trace", "TraceStats", "max_window_rate_bps"]
 

@@ -17,7 +17,7 @@ and `input_args()` builds the arguments.
   `key = value` checked against a conservative character set; options that read files
   (`filename`, `pattern`) are refused.
 - `"hd_stand_in"`: the eight-clip stand-in for the TFD paper's HD clips
-  (`bundle_more.hd_sources(seed)`), built by the project from its `seed`.
+  (`stand_in.hd_sources(seed)`), built by the project from its `seed`.
 
 Common keys: `width`, `height` (even, 2–16384), `fps` (0 < fps ≤ 1000), `retime` (bool),
 `start_s` (≥ 0, files and clips only), `filters` (an extra filter chain; only the filters in
@@ -39,9 +39,9 @@ from typing import Any
 
 from qoelab.paths import root
 
-from .errors import VideoInputError
+from ..errors import VideoInputError
 
-__all__ = ["read_small_text", "load_small_toml", "SourceSpec", "CLIPS", "GENERATORS", "SAFE_FILTERS", "check_filters", "parse_lavfi", "load_source",
+__all__ = ["read_small_text", "load_small_toml", "SourceSpec", "CLIP", "CLIPS", "pingpong", "GENERATORS", "SAFE_FILTERS", "check_filters", "parse_lavfi", "load_source",
            "sha256_of", "clip_path", "source_from_input", "migrate_legacy_source"]
 
 CLIP_DIR = root() / "data" / "clips"
@@ -49,6 +49,8 @@ CLIP_DIR = root() / "data" / "clips"
 CLIPS = {
     "bigbuckbunny": ("bigbuckbunny.mp4", "f25b31f155970c46300934bda4a76cd2f581acab45c49762832ffdfddbcf9fdd"),
 }
+# The bundled clip most recipes start from.
+CLIP = CLIP_DIR / CLIPS["bigbuckbunny"][0]
 KINDS = ("clip", "file", "lavfi", "hd_stand_in")
 # lavfi test sources a recipe may name. Their file-reading options are refused below.
 GENERATORS = frozenset({"testsrc", "testsrc2", "smptebars", "smptehdbars", "rgbtestsrc", "yuvtestsrc", "mandelbrot",
@@ -62,6 +64,14 @@ _VALUE = re.compile(r"[A-Za-z0-9_.#+*/()-]+")
 _ARG = re.compile(r"[A-Za-z0-9_.#+*/()=:-]*")
 _LABEL = re.compile(r"(\[[A-Za-z0-9_]+\])*")
 _MAX_SIDE = 16384
+
+
+def pingpong(scale: str) -> str:
+    """Filter graph playing the bundled clip's (`CLIP`) 132 frames forward then backward, forever, after `scale`
+    (e.g. `crop=960:720,scale=352:288`)."""
+    return (f"{scale}:flags=bicubic,split[f][b];"
+            "[b]reverse,trim=start_frame=1:end_frame=131,setpts=PTS-STARTPTS[r];"
+            "[f][r]concat=n=2:v=1:a=0,loop=loop=-1:size=262")
 
 
 def read_small_text(path: str | os.PathLike[str], limit: int = 1 << 20) -> str:
@@ -255,7 +265,7 @@ class SourceSpec:
             opts = ":".join(f"{k}={v}" for k, v in self.params.items())
             args = ["-f", "lavfi", "-i", self.generator + (f"={opts}" if opts else "")]
         elif self.kind == "hd_stand_in":
-            from .bundle_more import hd_sources
+            from .stand_in import hd_sources
 
             clip = clip_path("bigbuckbunny")
             if not re.fullmatch(r"[A-Za-z0-9_./-]+", str(clip)):

@@ -7,7 +7,7 @@ frames to the decoder in decoding order, each by its playout time.
 Model (all times in ns):
 
 - **Packets.** The run's per-packet log of the N flows (``packet_log = true``; columns as in
-  :mod:`qoelab.video.recvlog`), merged. A duplicate ``(flow, seq)`` counts once, with its earliest
+  :mod:`qoelab.video.receiver.recvlog`), merged. A duplicate ``(flow, seq)`` counts once, with its earliest
   arrival.
 - **Complete.** A NAL unit is complete once all its payload has arrived: the payloads of its
   received packets (packet size less the per-packet headers ``header_bytes``) add up to its size
@@ -45,9 +45,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import VideoInputError
+from ..errors import VideoInputError
+from ..traces.trace import NalTrace
 from .recvlog import _NULL, ReceiveLog, check_log_matches_trace
-from .trace import NalTrace
 
 __all__ = ["COMPLETE", "LATE", "LOST", "STATUS_NAMES", "Reorder", "reorder", "infer_header_bytes"]
 

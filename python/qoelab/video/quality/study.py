@@ -1,6 +1,6 @@
 """The estimator's error on three dissimilar sources, uncalibrated and calibrated.
 
-    python -m qoelab.video.study [--frames 300] [--out DIR]
+    python -m qoelab.video.quality.study [--frames 300] [--out DIR]
 
 prints the Markdown table of `docs/models/video.md` (Validation). Each source is encoded in the
 multi-TFRC setting (CIF, 30 fps, H.264 QP 26, GOP 15 IBBP, 900-byte slices):
@@ -23,13 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from ..receiver.recvlog import synthetic_log, write_receive_log
+from ..sources.encode import EncodeConfig, EncodeResult, encode, read_frames_csv
+from ..sources.source import SourceSpec
+from ..traces.trace import read_trace
 from .calibrate import DEFAULT_LOSSES, calibrate, mean_psnr_y, random_slice_loss
-from .encode import EncodeConfig, EncodeResult, encode, read_frames_csv
 from .estimate import estimate
 from .evaluate import evaluate
-from .recvlog import synthetic_log, write_receive_log
-from .source import SourceSpec
-from .trace import read_trace
 
 __all__ = ["SOURCES", "CHECK_SEEDS", "study_encode", "study_source", "markdown"]
 
@@ -42,7 +42,7 @@ def _cfg(source: SourceSpec, frames: int) -> EncodeConfig:
 
 
 def _sources() -> dict[str, SourceSpec]:
-    from .bundle import _PINGPONG
+    from ..sources.bundle import _PINGPONG
 
     cif: dict[str, Any] = dict(width=352, height=288, fps=30.0)
     return {
@@ -97,7 +97,7 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m qoelab.video.study", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m qoelab.video.quality.study", description=__doc__.splitlines()[0])
     ap.add_argument("--frames", type=int, default=300)
     ap.add_argument("--out", type=Path)
     ap.add_argument("sources", nargs="*", help=f"any of {', '.join(SOURCES)} (default all)")

@@ -30,15 +30,15 @@ from typing import Any
 import av
 import numpy as np
 
-from .bitstream import group_access_units, parse_nal_units
-from .mpeg2 import PACKING, group_pictures, parse_mpeg2_units
-from .mpeg2 import packets as mpeg2_packets
-from .decode import DecodeReport, decode_display_order, probe_video, read_source_frames, video_decoder
-from .errors import VideoInputError
-from .metrics import plane_mse, psnr
+from ..errors import VideoInputError
+from ..pictures.decode import DecodeReport, decode_display_order, probe_video, read_source_frames, video_decoder
+from ..pictures.metrics import plane_mse, psnr
+from ..tools import ffmpeg_version, run_ffmpeg
+from ..traces.bitstream import group_access_units, parse_nal_units
+from ..traces.mpeg2 import PACKING, group_pictures, parse_mpeg2_units
+from ..traces.mpeg2 import packets as mpeg2_packets
+from ..traces.trace import NalTrace, read_trace, write_trace
 from .source import SourceSpec, source_from_input
-from .trace import NalTrace, read_trace, write_trace
-from .tools import ffmpeg_version, run_ffmpeg
 
 __all__ = ["EncodeConfig", "EncodeResult", "encode", "analyze_bitstream", "FRAMES_COLUMNS", "read_frames_csv"]
 

@@ -1,6 +1,6 @@
 """Recipes for the bundled traces in `data/traces/`, and the command that rebuilds them.
 
-    python -m qoelab.video.bundle cif [hd] [sqf] [sqf_mpeg2] [dash] [mpeg2_ladder] [--out data/traces]
+    python -m qoelab.video.sources.bundle cif [hd] [sqf] [sqf_mpeg2] [dash] [mpeg2_ladder] [--out data/traces]
 
 Each recipe writes `<name>.trace.csv[.gz]`, `<name>.frames.csv` and `<name>.recipe.toml` (the
 DASH ladder and the MPEG-2 ladder write their own files, see `dash.py` and `mpeg2_ladder.py`). Bitstreams are not kept. Run from the
@@ -16,25 +16,17 @@ from pathlib import Path
 from qoelab.paths import root
 
 from .encode import EncodeConfig, EncodeResult, encode
+from .source import CLIP, pingpong
 
-__all__ = ["CLIP", "cif_config", "build_cif", "main"]
+__all__ = ["cif_config", "build_cif", "main"]
 
 REPO = root()  # the folder holding data/ (a checkout, or an installed wheel's bundle)
-CLIP = REPO / "data" / "clips" / "bigbuckbunny.mp4"
 
 # The multi-TFRC paper's setting (Paris, CIF, 30 Hz, QP 26, GOP 15 IPBB..., 900-byte slices, 1063
 # frames), on the bundled Big Buck Bunny clip: 4:3 centre crop scaled to CIF, its 132 frames
 # retimed to 30 fps and played forward then backward (no repeated frame at the turns) until 1063
 # frames.
 CIF_FRAMES = 1063
-
-
-def pingpong(scale: str) -> str:
-    """Filter graph playing the clip's 132 frames forward then backward, forever, after `scale`
-    (e.g. `crop=960:720,scale=352:288`)."""
-    return (f"{scale}:flags=bicubic,split[f][b];"
-            "[b]reverse,trim=start_frame=1:end_frame=131,setpts=PTS-STARTPTS[r];"
-            "[f][r]concat=n=2:v=1:a=0,loop=loop=-1:size=262")
 
 
 _PINGPONG = pingpong("crop=960:720,scale=352:288")
@@ -59,7 +51,7 @@ def build_cif(out: Path, *, keep_bitstream: bool = False, input_path: str | Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m qoelab.video.bundle", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m qoelab.video.sources.bundle", description=__doc__.splitlines()[0])
     ap.add_argument("which", nargs="+", choices=["cif", "hd", "sqf", "sqf_mpeg2", "dash", "mpeg2_ladder"])
     ap.add_argument("--out", type=Path, default=REPO / "data" / "traces")
     args = ap.parse_args(argv)

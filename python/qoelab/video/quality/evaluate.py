@@ -39,16 +39,16 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .bitstream import parse_nal_units
-from .decode import DecodeReport, decode_display_order, probe_video, read_source_frames
-from .errors import VideoInputError
+from ..errors import VideoInputError
+from ..pictures.decode import DecodeReport, decode_display_order, probe_video, read_source_frames
+from ..pictures.metrics import SSIM_DEFINITIONS, EvalVidMos, plane_mse, psnr_evalvid
+from ..receiver.messages import LATE_POLICIES, MESSAGE_COLUMNS, deliver_messages
+from ..receiver.recvlog import NalDelivery, deliver, read_receive_log
+from ..sources.source import SourceSpec, load_small_toml, load_source
+from ..tools import ffmpeg_exe, guard_inputs, has_filter
+from ..traces.bitstream import parse_nal_units
+from ..traces.trace import TYPE_NAMES, NalTrace, read_trace
 from .estimate import decodable, frame_delivery
-from .messages import LATE_POLICIES, MESSAGE_COLUMNS, deliver_messages
-from .metrics import SSIM_DEFINITIONS, EvalVidMos, plane_mse, psnr_evalvid
-from .recvlog import NalDelivery, deliver, read_receive_log
-from .source import SourceSpec, load_small_toml, load_source
-from .tools import ffmpeg_exe, guard_inputs, has_filter
-from .trace import TYPE_NAMES, NalTrace, read_trace
 
 __all__ = ["EvalResult", "evaluate", "format_summary", "evaluate_delivery", "load_recipe_source", "codec_of",
            "VMAF_MODEL", "SSIM_NAMES", "json_native"]

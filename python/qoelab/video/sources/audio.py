@@ -15,10 +15,10 @@ from pathlib import Path
 import av
 import numpy as np
 
-from .errors import VideoInputError
+from ..errors import VideoInputError
+from ..tools import ffmpeg_version, run_ffmpeg
+from ..traces.trace import NalTrace, read_trace, write_trace
 from .encode import write_recipe
-from .trace import NalTrace, read_trace, write_trace
-from .tools import ffmpeg_version, run_ffmpeg
 
 __all__ = ["AUDIO_SOURCE", "build_audio_trace", "audio_trace_from_file"]
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .metrics import psnr
-from .trace import NalTrace
+from ..pictures.metrics import psnr
+from ..traces.trace import NalTrace
 
 __all__ = ["LAMBDA", "KAPPA", "GAMMA", "FrameDelivery", "frame_delivery", "decodable", "Estimate", "estimate"]
 

@@ -25,12 +25,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .encode import read_frames_csv
-from .errors import VideoInputError
-from .source import load_small_toml
+from ..errors import VideoInputError
+from ..pictures.metrics import psnr
+from ..sources.encode import read_frames_csv
+from ..sources.source import load_small_toml
+from ..traces.trace import NalTrace, read_trace
 from .estimate import GAMMA, KAPPA, LAMBDA, Estimate, estimate
-from .metrics import psnr
-from .trace import NalTrace, read_trace
 
 __all__ = ["Calibration", "calibrate", "read_calibration", "write_calibration", "random_slice_loss", "constants_for",
            "calibration_path",
@@ -90,8 +90,8 @@ def _sha256(path: Path) -> str:
 def calibrate(trace_path, bitstream_path, recipe_path, frames_path, *, losses=DEFAULT_LOSSES, seeds=DEFAULT_SEEDS,
               source_dirs=(), threads: int = 1) -> Calibration:
     """Fit λ and κ for one trace from real decodes (see the module doc)."""
+    from ..receiver.recvlog import synthetic_log, write_receive_log
     from .evaluate import evaluate
-    from .recvlog import synthetic_log, write_receive_log
 
     for p in losses:
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:

@@ -30,7 +30,7 @@ Bundled files (the bitstreams are not kept):
   they precede) and the PSNR of its decoded picture against the source picture it shows.
 - `<name>.recipe.toml`: commands, encoder version, timings and `[expected]` statistics.
 
-Rebuild (from the repository root): `python -m qoelab.video.bundle mpeg2_ladder`.
+Rebuild (from the repository root): `python -m qoelab.video.sources.bundle mpeg2_ladder`.
 """
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import VideoInputError
+from ..tools import ffmpeg_version, run_ffmpeg
+from ..traces.mpeg2 import GOP_HEADER, group_pictures, parse_mpeg2_units, temporal_references
 from .encode import write_recipe
-from .errors import VideoInputError
-from .mpeg2 import GOP_HEADER, group_pictures, parse_mpeg2_units, temporal_references
-from .tools import ffmpeg_version, run_ffmpeg
 
 __all__ = ["DEFAULT_RATES_BPS", "LADDER_COLUMNS", "build_mpeg2_ladder", "read_ladder", "frame_quality"]
 
@@ -59,7 +59,7 @@ WIDTH, HEIGHT, FPS, GOP, BFRAMES = 704, 480, 30, 15, 1
 
 def _source(clip: Path, duration_s: float) -> tuple[list[str], str]:
     """ffmpeg input arguments and the filter graph of the source pictures."""
-    from .bundle import pingpong
+    from .source import pingpong
 
     graph = pingpong("scale=1280:720") + f",setpts=N/({FPS}*TB),scale={WIDTH}:{HEIGHT}:flags=bicubic,format=yuv420p"
     return ["-i", str(clip)], graph
@@ -112,8 +112,8 @@ def _psnr_stats(path: Path, n: int) -> np.ndarray:
 
 def build_mpeg2_ladder(out: str | os.PathLike[str], *, duration_s: float = 60.0, rates_bps=DEFAULT_RATES_BPS,
                        name: str = "mpeg2_ladder", clip: Path | None = None, threads: int = 2) -> dict:
-    from .bundle import CLIP
     from .encode import check_name
+    from .source import CLIP
 
     check_name(name)
     if not (isinstance(duration_s, (int, float)) and 0 < duration_s <= 600 and (duration_s * FPS) % GOP == 0):
@@ -196,7 +196,7 @@ def _run_psnr(m2v: Path, src_in: list[str], graph: str, n: int, stats: Path) -> 
     # path with filter-graph metacharacters reaches the graph.
     import subprocess
 
-    from .tools import error_line, ffmpeg_exe, guard_inputs
+    from ..tools import error_line, ffmpeg_exe, guard_inputs
 
     args = ["-i", m2v.name, *src_in[:1], str(Path(src_in[1]).resolve()), "-filter_complex",
             f"[1:v]{graph},trim=end_frame={n}[ref];[0:v][ref]psnr=stats_file={stats.name}", "-f", "null", "-"]

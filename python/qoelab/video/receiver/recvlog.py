@@ -30,8 +30,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .errors import VideoInputError
-from .trace import NalTrace
+from ..errors import VideoInputError
+from ..traces.trace import NalTrace
 
 __all__ = ["LOG_COLUMNS", "ReceiveLog", "read_receive_log", "receive_log_from_table", "NalDelivery", "deliver", "synthetic_log",
            "write_receive_log"]
@@ -135,7 +135,7 @@ class NalDelivery:
     stream_start_ns: int
     playout_delay_ns: int
     # Late NAL units: thrown away like lost ones (False), or still decoded with their frame's
-    # display slot frozen (True; see `qoelab.video.messages`).
+    # display slot frozen (True; see `qoelab.video.receiver.messages`).
     decode_late: bool = False
 
     @property

@@ -1,6 +1,6 @@
 """A bundled trace at another mean rate, made by scaling the slice sizes of an encoded one.
 
-    python -m qoelab.video.rescale [--out data/traces]
+    python -m qoelab.video.traces.rescale [--out data/traces]
 
 writes ``hd1080_62M.trace.csv.gz`` and ``hd1080_62M.recipe.toml`` from ``hd1080_40M``: the TFD
 paper states a 40 Mbit/s target, but its delivered streams carry about 62 Mbit/s each (its
@@ -138,8 +138,8 @@ def build_hd62(out: Path, source_dir: Path | None = None) -> Path:
                   "of IPv4/UDP/RTP headers per datagram of at most 1448 payload bytes) is the TFD paper's delivered "
                   "62 Mbit/s per stream (its Table II, K = 0) instead of the stated 40 Mbit/s target. The size "
                   "process and the VBV shape are the source's, scaled. Not decodable: no frames.csv. Rebuild: "
-                  "python -m qoelab.video.rescale (see python/qoelab/video/rescale.py)."),
-        "command": ["python", "-m", "qoelab.video.rescale"],
+                  "python -m qoelab.video.traces.rescale (see python/qoelab/video/traces/rescale.py)."),
+        "command": ["python", "-m", "qoelab.video.traces.rescale"],
         "source_trace": {"name": SOURCE, "file": src.name, "sha256": _sha256(src)},
         "transform": {
             "rule": "slice NAL (I/P/B): floor((size * factor_ppm + 500000) / 1000000), at least 1; non-VCL (X): unchanged",
@@ -163,7 +163,7 @@ def build_hd62(out: Path, source_dir: Path | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m qoelab.video.rescale", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m qoelab.video.traces.rescale", description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=REPO / "data" / "traces")
     args = ap.parse_args(argv)
     p = build_hd62(args.out, REPO / "data" / "traces")

@@ -1,8 +1,8 @@
 """Pictures of the MPEG-2 ladder, decoded: the quality of a *frozen* display slot.
 
-The ladder (:mod:`qoelab.video.mpeg2_ladder`) holds every rung's per-frame PSNR against the
+The ladder (:mod:`qoelab.video.sources.mpeg2_ladder`) holds every rung's per-frame PSNR against the
 source picture the frame shows. A player with a deadline shows a frame that arrives late as the
-previous picture it showed (:mod:`qoelab.video.messages`): display slot ``i`` then shows the
+previous picture it showed (:mod:`qoelab.video.receiver.messages`): display slot ``i`` then shows the
 decoded picture ``j < i`` of the rung ``r`` it was sent from, and its quality is the PSNR of that
 picture against source picture ``i``, which no table of per-frame numbers holds. This module
 computes it from real pictures: it re-encodes the rungs asked for with the ladder's own recipe
@@ -30,11 +30,11 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .decode import read_source_frames
-from .errors import VideoInputError
-from .metrics import psnr
-from .mpeg2_ladder import FPS, HEIGHT, WIDTH, _pictures, _source, encode_args, read_ladder
-from .tools import ffmpeg_version, run_ffmpeg
+from ..errors import VideoInputError
+from ..pictures.decode import read_source_frames
+from ..pictures.metrics import psnr
+from ..sources.mpeg2_ladder import FPS, HEIGHT, WIDTH, _pictures, _source, encode_args, read_ladder
+from ..tools import ffmpeg_version, run_ffmpeg
 
 __all__ = ["FRAME_BYTES", "plane_psnr", "frozen_psnr"]
 
@@ -80,12 +80,12 @@ class _Ladder:
             raise VideoInputError(recipe_path, f"not a ladder recipe: {exc!r} missing or malformed") from None
         if len(self.rates) != self.rungs:
             raise VideoInputError(recipe_path, f"{len(self.rates)} rates for a ladder of {self.rungs} rungs")
-        from .bundle import CLIP
+        from ..sources.source import CLIP
 
         self.src_in, graph = _source(CLIP, self.n / FPS)
         if graph != filters:
             raise VideoInputError(recipe_path, "source.filters is not the source this version renders: rebuild the "
-                                               "ladder (python -m qoelab.video.bundle mpeg2_ladder)")
+                                               "ladder (python -m qoelab.video.sources.bundle mpeg2_ladder)")
         self.graph = graph
         shape = (self.rungs, self.n)
         self.display = self.table["display"].reshape(shape)
@@ -150,7 +150,7 @@ def frozen_psnr(ladder: str | Path, pairs: Iterable[tuple[int, int, int]], work:
             built = lad.recipe.get("encoder", {}).get("ffmpeg", "an unrecorded ffmpeg")
             raise VideoInputError(lad.frames, f"re-encoding rung {r} with ffmpeg {ffmpeg_version()} does not give the "
                                               f"ladder's bitstream, built with {built} ({what}): rebuild the ladder "
-                                              "with this ffmpeg (python -m qoelab.video.bundle mpeg2_ladder)")
+                                              "with this ffmpeg (python -m qoelab.video.sources.bundle mpeg2_ladder)")
         if src is None:  # rendered once, after the first bitstream is known to be the ladder's
             src = _render_source(lad, src_path, say)
         need = anchors[r]
