@@ -73,3 +73,13 @@ def emulation() -> None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true, but emulation cannot run here: {why}")
         pytest.skip(why)
+
+
+def without_provenance(text: str) -> str:
+    """A report with its provenance sentence (the commit that ran and wrote it, and whether that
+    checkout was clean: qoelab.experiment.provenance.describe) blanked, for comparing a fresh
+    run's report with a committed one."""
+    import re
+
+    return re.sub(r"One clean commit, \S+, ran every run and wrote this report\.|Provenance (mixed|unrecorded|legacy)"
+                  r"[^\n]*", "Provenance: –", text)
