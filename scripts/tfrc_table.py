@@ -36,9 +36,10 @@ def cell(rtt_ms: float, p: float, secs: float = 200.0) -> str:
     f = res.flow("tfrc")
     sent, s, r = f["tfrc_sent_pkts"], f["tfrc_s_bytes"], f["tfrc_rtt_s"]
     pe, pl = f["tfrc_loss_events"] / sent, f["tfrc_lost_pkts"] / sent
-    rate = sent * s / secs
+    payload = f["tfrc_mean_payload_bytes"]  # X counts bytes at the nominal s, packets are 1000 B
+    rate = sent * payload / secs
     eq = equation(s, r, pe)
-    w = rate / s * r
+    w = sent / secs * r
     return (f"| {rtt_ms:.0f} | {p * 100:g} | {rate * 8 / 1e3:.0f} | {eq * 8 / 1e3:.0f} | {rate / eq:.3f} | "
             f"{pe * 100:.3f} | {pl * 100:.3f} | {pl / (1 + pl * w) * 100:.3f} |")
 

@@ -37,6 +37,7 @@ def test_the_generated_scenario_has_the_papers_elements():
         assert l["b"] == "BS" and l["channel"]["medium"] == "bs"
         assert l["channel"]["frame"] == "12.5ms" and l["channel"]["dl_ul"] == "1:3"  # Table 1
         assert l["rate"] == "10.67Mbps" and l["mtu"] == 1024  # Table 1
+        assert l["channel"]["grants"] == "round_robin"  # Sec. 3.1
         assert l["queue"] == {"kind": "fifo", "limit": "50p"}  # Sec. 3.1
         assert l["loss_ab"] == {"kind": "gilbert_elliott", "p": 0.05, "r": 0.06, "loss_good": 0.01, "loss_bad": 0.05}
     core = {(l["a"], l["b"]): l for l in d["links"] if "channel" not in l}
@@ -62,7 +63,7 @@ def test_the_generated_scenario_has_the_papers_elements():
     assert (flows["b-a-ftp"]["src"], flows["b-a-ftp"]["dst"], flows["b-a-ftp"]["transport"]["kind"]) == ("B", "A", "tcp")
     v = flows["video0"]
     assert (v["src"], v["dst"], addr[v["src_addr"]]) == ("SS1", "C", ("SS1", "rtps"))
-    assert v["transport"] == {"kind": "tfrc"} and v["packet_log"] is True
+    assert v["transport"] == {"kind": "tfrc", "segment_size": "mss"} and v["packet_log"] is True
     assert Path(v["app"]["trace"]) == ROOT / w.TRACE
     # The link-only path ends at the base station; the CBR treatment changes the rtPS sources
     # and the downlink's, not the core's A -> B stream (Sec. 3.5 states its rate on its own).
@@ -78,7 +79,7 @@ def test_n_connections_split_the_gops_and_start_half_a_second_apart():
     flows = [f for f in w.build_scenario("e2e", 20.0, 4)["flows"] if f["name"].startswith("video")]
     assert [f["app"]["split"] for f in flows] == [{"connections": 4, "index": i, "gop": 15} for i in range(4)]
     assert [f["start"] for f in flows] == ["1s", "1.5s", "2s", "2.5s"]
-    assert all(f["app"]["pacing"] == "greedy" and f["transport"] == {"kind": "tfrc"} for f in flows)
+    assert all(f["app"]["pacing"] == "greedy" and f["transport"] == {"kind": "tfrc", "segment_size": "mss"} for f in flows)
 
 
 def test_the_stations_connections_carry_their_own_traffic():
@@ -247,31 +248,36 @@ def test_the_delay_growth_that_excludes_the_papers_27_ms_does_not_hold(quick: Pa
 
 def test_every_declared_alternative_reaches_the_scenario():
     """The choices' alternatives are keys of the builder: the 0.03-s CBR gap sets every rtPS CBR
-    source (A → B keeps 1.5 Mbit/s), two overhead symbols set every WiMAX link's frame layout;
-    the round-robin grants and EvalVid's concealment are declared as not available yet."""
-    from qoelab.experiment.choices import variants
+    source (A → B keeps 1.5 Mbit/s), two overhead symbols set every WiMAX link's frame layout,
+    strict rtPS priority every link's grant policy (round robin by default, the paper's), the
+    TFRC segment size every video connection; the concealment is an analysis choice (the runs
+    are the default's, each decoded cell measured under both)."""
+    from qoelab.experiment.choices import runs_alike, variants
 
     got = dict(variants(w.CHOICES))
-    assert set(got) == {"cbr=gap", "overhead_symbols=2"}
+    assert set(got) == {"cbr=gap", "overhead_symbols=2", "grant_scheduling=rtps_priority", "concealment=ffmpeg",
+                        "tfrc_s=small-packet", "tfrc_s=mean"}
     for name, setting in got.items():
         sc = w.experiment(w.QUICK, w.load_video(None), setting).scenario({"path": "e2e", "frame": 5.0, "n": 2}, 0)
         sc.validate()
         d = sc.data
         cbr = {f["app"]["rate"] for f in d["flows"] if f["app"]["kind"] == "cbr" and f["name"] != "a-b-cbr"}
-        sym = {(l["channel"]["dl_overhead_symbols"], l["channel"]["ul_overhead_symbols"]) for l in d["links"]
-               if l.get("channel", {}).get("kind") == "wimax"}
+        wl = [l["channel"] for l in d["links"] if l.get("channel", {}).get("kind") == "wimax"]
+        sym = {(c["dl_overhead_symbols"], c["ul_overhead_symbols"]) for c in wl}
+        seg = {f["transport"]["segment_size"] for f in d["flows"] if f["name"].startswith("video")}
         assert cbr == ({"259.2kbps"} if name == "cbr=gap" else {"1.5Mbps"}), name
         assert sym == ({(2, 2)} if name == "overhead_symbols=2" else {(3, 3)}), name
-    by = {c.name: c for c in w.CHOICES}
-    assert "issue 38" in by["grant_scheduling"].unavailable["round_robin"]
-    assert "issue 38" in by["concealment"].unavailable["evalvid_pfr"]
+        assert {c["grants"] for c in wl} == ({"rtps_priority"} if name == "grant_scheduling=rtps_priority"
+                                             else {"round_robin"}), name
+        assert seg == {setting["tfrc_s"]}, name
+        assert runs_alike(w.CHOICES, setting) == (name == "concealment=ffmpeg"), name
 
 
 def test_a_second_quick_run_resumes_without_rerunning(quick: Path):
-    before = {p: p.stat().st_mtime_ns for p in (quick / "runs").rglob("psnr.json")}
+    before = {p: p.stat().st_mtime_ns for p in (quick / "runs").rglob("psnr_*.json")}
     code, _, err = run_cli("reproduce", "wimax", "--quick", "-o", str(quick))
     assert code == 0, err
-    assert {p: p.stat().st_mtime_ns for p in (quick / "runs").rglob("psnr.json")} == before
+    assert before and {p: p.stat().st_mtime_ns for p in (quick / "runs").rglob("psnr_*.json")} == before
 
 
 @pytest.mark.parametrize("args, needle", [

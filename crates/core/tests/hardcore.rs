@@ -65,6 +65,11 @@ const TEMPLATES: &[Template] = &[
         at: "flows[0].transport.cc",
         config: r#"{ kind = "cubic", c = 0.4, beta = 0.7, fast_convergence = true, reno_friendly = true, alpha_switch = true }"#,
     },
+    Template {
+        name: "cc/bbr",
+        at: "flows[0].transport.cc",
+        config: r#"{ kind = "bbr", high_gain = 2.885, cwnd_gain = 2.0, bw_window_rounds = 10, min_rtt_window = "10s", probe_rtt_time = "200ms", pacing_margin_pct = 1, lt_bw = true, ack_aggregation = true }"#,
+    },
     // Transports.
     Template {
         name: "transport/tcp",
@@ -76,7 +81,7 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "transport/tfrc",
         at: "flows[1].transport",
-        config: r#"{ kind = "tfrc", send_buffer = "100p", oscillation_prevention = true, history_discounting = true, t_mbi = "64s" }"#,
+        config: r#"{ kind = "tfrc", send_buffer = "100p", oscillation_prevention = true, history_discounting = true, t_mbi = "64s", segment_size = "mss" }"#,
     },
     // Applications (stream ones on flow 0, TCP; datagram ones on flow 1, UDP).
     Template { name: "app/bulk", at: "flows[0].app", config: r#"{ kind = "bulk", bytes = "1MB" }"# },
@@ -151,7 +156,7 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "channel/wimax",
         at: "links[0].channel",
-        config: r#"{ kind = "wimax", medium = "bs", frame = "5ms", dl_ul = "1:3", symbol = "136us", dl_overhead_symbols = 3, ul_overhead_symbols = 3, mac_overhead = 10, class = "rtps" }"#,
+        config: r#"{ kind = "wimax", medium = "bs", frame = "5ms", dl_ul = "1:3", symbol = "136us", dl_overhead_symbols = 3, ul_overhead_symbols = 3, mac_overhead = 10, class = "rtps", grants = { kind = "round_robin" } }"#,
     },
 ];
 

@@ -6,6 +6,10 @@
 //! one TFRC and one TCP flow share a bottleneck within a factor of 2 over 300 s. The response
 //! to a step in loss, with the exact interval weights, is a unit test in
 //! `src/transport/tfrc/receiver.rs` (`p_follows_the_interval_weights`).
+//!
+//! Issue 38: a video whose first packets are tiny (the parameter sets) starts at RFC 5348's
+//! initial rate for the nominal segment size and reaches its equation rate within a few RTTs
+//! after an early loss (`tiny_first_packets_start_at_the_nominal_initial_rate`).
 
 use qoelab_core::transport::tfrc::equation;
 use qoelab_core::{run_toml, BuildOptions, RunResults};
@@ -47,9 +51,12 @@ fn measure(r: &RunResults, secs: f64) -> (f64, f64, f64, f64) {
     let lost = r.flow_value("tfrc", "tfrc_lost_pkts");
     let events = r.flow_value("tfrc", "tfrc_loss_events");
     let s = r.flow_value("tfrc", "tfrc_s_bytes");
+    let payload = r.flow_value("tfrc", "tfrc_mean_payload_bytes");
     let rtt = r.flow_value("tfrc", "tfrc_rtt_s");
     let p_event = events / sent;
-    let rate = sent * s / secs;
+    // X counts payload bytes at the nominal s (the MSS, 1460 B): 1000-B packets go out at
+    // X / 1000 per second.
+    let rate = sent * payload / secs;
     (rate, equation(s, rtt, p_event), p_event, lost / sent)
 }
 
@@ -189,4 +196,84 @@ fn feedback_is_at_most_once_per_rtt_plus_loss_events() {
     // One feedback per RTT at most, plus one per loss event.
     let events = busy.flow_value("tfrc", "tfrc_loss_events");
     assert!(fb <= 10.0 / 0.02 + events + 2.0, "{fb} feedbacks for {sent} packets");
+}
+
+/// A greedy video (the bundled CIF trace, whose every GOP opens with 6-, 29- and 9-byte
+/// parameter sets) over TFRC with `segment_size` = `seg`: 2 Mbit/s, RTT 100 ms, the data
+/// direction down from 0.25 s to 0.30 s (an early loss), 4 s, the TFRC probe on.
+fn tiny_first(seg: &str) -> RunResults {
+    let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/traces/cif_bbb_qp26.trace.csv");
+    run(&format!(
+        r#"
+        [sim]
+        duration = "4s"
+        seed = 3
+        [[links]]
+        a = "S"
+        b = "D"
+        rate = "2Mbps"
+        delay = "50ms"
+        queue = {{ kind = "fifo", limit = "100p" }}
+        [[flows]]
+        name = "v"
+        src = "S"
+        dst = "D"
+        transport = {{ kind = "tfrc", segment_size = "{seg}" }}
+        app = {{ kind = "video", trace = "{trace}", pacing = "greedy" }}
+        [[outages]]
+        links = ["S->D"]
+        at = "250ms"
+        duration = "50ms"
+        [output]
+        probes = ["tfrc"]
+        "#
+    ))
+}
+
+/// (t s, X bytes/s, p, R s) of each TFRC probe sample of the sender.
+fn x_series(r: &RunResults) -> Vec<(f64, f64, f64, f64)> {
+    let t = r.table("probe_tfrc");
+    let (ts, x, p, rtt) = (t.f64s("t_ns"), t.f64s("x_bps"), t.f64s("p"), t.f64s("rtt_ns"));
+    (0..t.rows()).filter(|&i| rtt[i] > 0.0).map(|i| (ts[i] * 1e-9, x[i] / 8.0, p[i], rtt[i] * 1e-9)).collect()
+}
+
+/// RFC 5348 §4.1/§4.2 with the nominal s (the MSS: 1500 − 20 − 8 − 12 = 1460 B): the first
+/// feedback sets X = W_init / R = min(4s, max(2s, 4380 B)) / R, whatever the first packets'
+/// sizes; after the early loss X reaches the equation at the measured p and R within a few
+/// RTTs. The running mean of the payloads (`"mean"`, the model before issue 38) starts from
+/// 4 × 14.7 B per RTT and is still far below after seconds. RFC 4828's variant starts at
+/// 3 nominal packets per RTT and keeps its packets ≥ 10 ms apart.
+#[test]
+fn tiny_first_packets_start_at_the_nominal_initial_rate() {
+    let nominal = tiny_first("mss");
+    let xs = x_series(&nominal);
+    let (t0, x0, p0, r0) = xs[0];
+    assert_eq!(p0, 0.0);
+    let w_init = (4.0f64 * 1460.0).min((2.0f64 * 1460.0).max(4380.0));
+    assert!(
+        (x0 * r0 / w_init - 1.0).abs() < 1e-9,
+        "first X {x0} B/s at R {r0} s: expected W_init / R = {}",
+        w_init / r0
+    );
+    let (t_loss, _, _, r_loss) = *xs.iter().find(|s| s.2 > 0.0).expect("the outage gives a loss event");
+    assert!(t_loss < 1.0, "the loss event is early: {t_loss} s");
+    let reached = xs.iter().find(|(t, x, p, r)| *t > t_loss && *p > 0.0 && *x >= 0.99 * equation(1460.0, *r, *p));
+    let (t_eq, ..) =
+        reached.unwrap_or_else(|| panic!("X never reached the equation after the loss at {t_loss} s: {xs:?}"));
+    assert!(t_eq - t_loss <= 6.0 * r_loss, "equation rate {:.2} s after the loss (R = {r_loss} s)", t_eq - t_loss);
+    eprintln!("mss: first X {x0:.0} B/s at {t0:.3} s; loss at {t_loss:.3} s; equation reached at {t_eq:.3} s");
+
+    // The running mean: the initial rate of 4·mean/R with a mean of tiny packets.
+    let mean = tiny_first("mean");
+    let ms = x_series(&mean);
+    assert!(ms[0].1 < 0.05 * x0, "mean: first X {} B/s, nominal {x0}", ms[0].1);
+    let bytes = |r: &RunResults| r.flow_value("v", "recv_bytes");
+    assert!(bytes(&nominal) > 10.0 * bytes(&mean), "delivered {} vs {} B", bytes(&nominal), bytes(&mean));
+
+    // RFC 4828: X = 4380 B / R in nominal segments (3 packets per RTT).
+    let sp = tiny_first("small-packet");
+    let ss = x_series(&sp);
+    assert!((ss[0].1 * ss[0].3 / 4380.0 - 1.0).abs() < 1e-9, "small-packet first X {:?}", ss[0]);
+    let sent = sp.flow_value("v", "tfrc_sent_pkts");
+    assert!(sent <= 4.0 / 0.010 + 1.0, "small-packet: {sent} packets in 4 s, more than one per 10 ms");
 }

@@ -245,6 +245,42 @@ fn rtps_before_nrtps() {
     assert!((nrt_bytes as f64 / want - 1.0).abs() < 0.01, "nrtPS {nrt_bytes} B, want {want}");
 }
 
+/// `grants = "round_robin"` (the WiMAX paper's Sec. 3.1): the same saturated two rtPS and one
+/// nrtPS stations share each frame equally, within 1 %, class ignored; the light rtPS station
+/// still gets all it asks for and the saturated nrtPS station the rest.
+#[test]
+fn round_robin_ignores_the_class() {
+    use qoelab_core::link::channel::wimax::grants::{GrantsConfig, RoundRobinConfig};
+    let end = 2_000_000_000u64;
+    let rr = GrantsConfig::RoundRobin(RoundRobinConfig::default());
+    let rt = WimaxConfig { grants: rr.clone(), ..cfg(5_000, "1:3", ServiceClass::Rtps) };
+    let nrt = WimaxConfig { grants: rr, ..cfg(5_000, "1:3", ServiceClass::Nrtps) };
+    let cap = rt.layout(RATE).ul.cap;
+    let sat = cbr(200_000, end, 1000);
+    let o =
+        drive(&[rt.clone(), rt.clone(), nrt.clone()], LinkDir::Ab, None, &[sat.clone(), sat.clone(), sat.clone()], end);
+    let frames = end / 5_000_000 - 20;
+    let bytes = |o: &Outcome, st: usize| -> u64 {
+        o.sent
+            .iter()
+            .filter(|s| s.station == st && s.end >= 20 * 5_000_000 && s.end < end)
+            .map(|s| s.size as u64 + OVERHEAD)
+            .sum()
+    };
+    for st in 0..3 {
+        let want = (cap * frames) as f64 / 3.0;
+        assert!(
+            (bytes(&o, st) as f64 / want - 1.0).abs() < 0.01,
+            "station {st}: {} B, a third is {want}",
+            bytes(&o, st)
+        );
+    }
+    let light = cbr(5_000_000, end, 1000);
+    let o = drive(&[rt, nrt], LinkDir::Ab, None, &[light, sat], end);
+    let want = ((cap - 1010) * frames) as f64;
+    assert!((bytes(&o, 1) as f64 / want - 1.0).abs() < 0.01, "nrtPS {} B, want {want}", bytes(&o, 1));
+}
+
 /// A lone Poisson source at light load: a packet arriving uniformly in frame k waits for the
 /// end of the frame (F/2 on average), then for the data region of frame k+1 (`data_start`),
 /// then its transmission: E[D] = F/2 + data_start + (L + overhead)/R. Within 2 % (queueing

@@ -707,7 +707,9 @@ def _tfrc_run(rtt_ms: float, p: float) -> dict[str, float]:
     })
     f = res.flow("tfrc")
     sent = f["tfrc_sent_pkts"]
-    return {"pkts_per_s": sent / secs, "s": f["tfrc_s_bytes"], "rtt_s": f["tfrc_rtt_s"],
+    # X counts payload bytes at the nominal s (the MSS): 1000-B packets leave at X / 1000 per second.
+    return {"pkts_per_s": sent / secs, "s": f["tfrc_s_bytes"], "payload": f["tfrc_mean_payload_bytes"],
+            "rtt_s": f["tfrc_rtt_s"],
             "p_event": f["tfrc_loss_events"] / sent, "p_loss": f["tfrc_lost_pkts"] / sent}
 
 
@@ -717,7 +719,7 @@ def measure_tfrc_rate(params: Params) -> dict[str, Any]:
 
 
 def ref_tfrc_rate(params: Params, m: dict[str, Any]) -> float:
-    return cf.tfrc_equation(m["s"], m["rtt_s"], m["p_event"]) / m["s"]
+    return cf.tfrc_equation(m["s"], m["rtt_s"], m["p_event"]) / m["payload"]
 
 
 def _describe_tfrc(p: Params) -> str:

@@ -38,9 +38,9 @@ from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, Part, above, below, mean_ci, summary_line, within
 from qoelab.experiment import core, runner
 from qoelab.experiment.tables import publish, write_repetitions
-from qoelab.reproduce.wimax.build import (EXAMPLE_CELL, FULL, METRICS, QUICK, TREATMENTS, Grid, Video, _cell_id, _packets,
-                                          _psnr, build_scenario, cell_toml, cells, effective, experiment, load_video,
-                                          run_metrics, split_available)
+from qoelab.reproduce.wimax.build import (CONCEALMENTS, EXAMPLE_CELL, FULL, METRICS, QUICK, TREATMENTS, Grid, Video,
+                                          _cell_id, _packets, _psnr, build_scenario, cell_toml, cells, effective,
+                                          experiment, load_video, run_metrics, split_available, with_concealment)
 from qoelab.reproduce.wimax.paper import (BASE, CBR_RATES, CHANNEL_LOSS_PCT, CHOICES, CONNECTIONS, DISPLAY_S, FRAMES_MS,
                                           PAPER_T3, PAPER_T4, PAPER_T5, PAPER_T6, TRACE)
 from qoelab.reproduce.wimax.report import _est, fig2, figures, reading, tables, _setup
@@ -167,20 +167,27 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
     def decode(rs: runner.RunSet, step: Callable[[int], None]) -> None:
         from qoelab.sweep import is_done
 
-        todo = [d for d in _decoded(grid, rs) if is_done(d) and not (d / "psnr.json").is_file()]
+        todo = [(d, c) for d in _decoded(grid, rs) for c in CONCEALMENTS
+                if is_done(d) and not (d / f"psnr_{c}.json").is_file()]
         with runner.stage(out, "decode"):
-            runner.parallel(partial(_psnr, video=video), todo, jobs, step)
+            runner.parallel(partial(_decode_one, video=video), todo, jobs, step)
 
     res = runner.reproduce(out, CHOICES, lambda s: {"wimax": experiment(grid, video, s)},
-                           lambda rs: findings(grid, rs.rows_of()), sensitivity=sensitivity, jobs=jobs, progress=progress,
-                           executor=executor, log=log, post=decode,
-                           post_units=lambda rs: len(_decoded(grid, rs)))
+                           lambda rs: findings(grid, with_concealment(rs.rows_of(), rs.setting["concealment"])),
+                           sensitivity=sensitivity, jobs=jobs, progress=progress, executor=executor, log=log, post=decode,
+                           post_units=lambda rs: len(_decoded(grid, rs)) * len(CONCEALMENTS))
     if res is None:
         return {"shard": executor.shard}
-    rep_rows, found, setting = res.main.rows_of(), res.findings, res.main.setting
+    found, setting = res.findings, res.main.setting
+    rep_rows = with_concealment(res.main.rows_of(), setting["concealment"])
+    # Table 3 under the other grant policy, from its sensitivity runs when they exist.
+    other = next((s for s in res.sets if s.setting["grant_scheduling"] != setting["grant_scheduling"]
+                  and all(s.setting[k] == v for k, v in setting.items() if k != "grant_scheduling")), None)
     with runner.stage(out, "report"):
-        tabs = tables(grid, rep_rows)
-        names = {"table3": "table3.csv", "table4": "table4.csv", "table5": "table5.csv", "table6": "table6.csv",
+        tabs = tables(grid, rep_rows, grants=setting["grant_scheduling"],
+                      other=None if other is None else (other.setting["grant_scheduling"], other.rows_of()))
+        names = {"table3": "table3.csv", "table3_other": "table3_grants.csv", "table4": "table4.csv",
+                 "table5": "table5.csv", "table6": "table6.csv",
                  "fig2": "fig2_startup.csv", "fig3": "fig3_loss_by_type.csv", "tfrc": "tfrc_view.csv"}
         for k, t in tabs.items():
             t.write_csv(out, names[k])
@@ -202,7 +209,11 @@ def size(quick: bool, sensitivity: bool = False) -> int:
     """The progress units of ``run`` (runs and decodes, for ``reproduce all``'s total)."""
     grid, video = plan(quick), load_video(None)
     return runner.size(runner.sets(Path("."), CHOICES, lambda s: {"wimax": experiment(grid, video, s)},
-                                   sensitivity=sensitivity), lambda rs: len(_decoded(grid, rs)))
+                                   sensitivity=sensitivity), lambda rs: len(_decoded(grid, rs)) * len(CONCEALMENTS))
+
+
+def _decode_one(item: tuple[Path, str], video: Video) -> float:
+    return _psnr(item[0], video, item[1])
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

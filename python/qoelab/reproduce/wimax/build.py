@@ -47,9 +47,11 @@ def _fmt_ms(frame_ms: float) -> str:
 
 
 def build_scenario(path: str, frame_ms: float, n: int, cbr: str = "paper", *, duration_s: float = FULL.duration_s,
-                   seed: int = 1, trace: str | None = None, overhead_symbols: int | None = None) -> dict[str, Any]:
+                   seed: int = 1, trace: str | None = None, overhead_symbols: int | None = None,
+                   grants: str | None = None, segment_size: str = "mss") -> dict[str, Any]:
     """One cell as plain scenario data: the base scenario with every WiMAX connection at
-    ``frame_ms`` (and ``overhead_symbols`` per subframe, if given: the base's otherwise), the
+    ``frame_ms`` (and ``overhead_symbols`` per subframe and the grant policy ``grants``, if
+    given: the base's otherwise), the video's TFRC with ``segment_size`` (RFC 5348 §4.1), the
     rtPS CBR sources at ``CBR_RATES[cbr]`` and N video connections
     ``video0 .. video{n-1}`` from SS1 (its rtPS connection) to the base station (``path =
     "link"``) or node C (``"e2e"``). ``trace``: the trace path as the scenario writes it
@@ -66,6 +68,8 @@ def build_scenario(path: str, frame_ms: float, n: int, cbr: str = "paper", *, du
             link["channel"]["frame"] = _fmt_ms(frame_ms)
             if overhead_symbols is not None:
                 link["channel"]["dl_overhead_symbols"] = link["channel"]["ul_overhead_symbols"] = overhead_symbols
+            if grants is not None:
+                link["channel"]["grants"] = grants
     for f in d["flows"]:
         # The rtPS CBR sources of the stations and the downlink (Table 2); the core's A -> B CBR
         # (Sec. 3.5, "1.5 Mbps with packet size 1 kB", stated once) keeps its rate.
@@ -88,7 +92,7 @@ def build_scenario(path: str, frame_ms: float, n: int, cbr: str = "paper", *, du
             "src_addr": "10.16.1.1",  # SS1's rtPS connection (Table 2)
             "dst": "BS" if path == "link" else "C",
             "start": f"{START_S + OFFSET_S * i:g}s",
-            "transport": {"kind": "tfrc"},
+            "transport": {"kind": "tfrc", "segment_size": segment_size},
             "app": app,
             "packet_log": True,
         })
@@ -144,7 +148,8 @@ def _build(p: dict[str, Any], grid: Grid, setting: dict[str, Any]):
     from qoelab.scenario import Scenario
 
     d = build_scenario(p["path"], p["frame"], p["n"], setting["cbr"], duration_s=grid.duration_s,
-                       overhead_symbols=setting["overhead_symbols"])
+                       overhead_symbols=setting["overhead_symbols"], grants=setting["grant_scheduling"],
+                       segment_size=setting["tfrc_s"])
     return Scenario.from_dict(d, f"{BASE} ({_cell_id(p)})", base_dir=paths.root() / "scenarios" / "wimax")
 
 
@@ -202,8 +207,8 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, video: Video, decode: set[t
     (s, see below) and by I/P/B frame type, the share of the
     trace's slices never sent within the run (%), the loss-event rate (%) and RTT (ms) the TFRC
     connections measured (from ``flows.parquet``), and (for the decoded cells) the mean PSNR-Y
-    against the source, decoded with FFmpeg's concealment (cached in the run folder as
-    ``psnr.json``)."""
+    against the source under each concealment (``psnr_<concealment>_db``, cached in the run folder
+    as ``psnr_<concealment>.json``); :func:`with_concealment` picks one as ``psnr_db``."""
     import numpy as np
 
     t = _packets(run_dir)
@@ -244,32 +249,45 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, video: Video, decode: set[t
         out["tfrc_rtt_ms"] = float(1e3 * np.mean([r["tfrc_rtt_s"] for r in rows])) if rows else nan
     else:
         out["tfrc_p_pct"] = out["tfrc_rtt_ms"] = nan
-    out["psnr_db"] = nan
-    if p["path"] == "e2e" and (p["frame"], p["n"]) in decode and video.bitstream is not None:
-        out["psnr_db"] = _psnr(run_dir, video)
+    for c in CONCEALMENTS:
+        out[f"psnr_{c}_db"] = nan
+        if p["path"] == "e2e" and (p["frame"], p["n"]) in decode and video.bitstream is not None:
+            out[f"psnr_{c}_db"] = _psnr(run_dir, video, c)
+    out["psnr_db"] = out[f"psnr_{defaults(CHOICES)['concealment']}_db"]
     return out
 
 
-def _psnr(run_dir: Path, video: Video) -> float:
-    """Mean PSNR-Y against the source of the run's delivery (cached as ``psnr.json``). No
-    playout deadline: a slice counts if it arrived at all, as the paper's EvalVid evaluation of
-    ns-2's loss output counts it; the start-up delay that makes this so is Fig. 2's."""
-    cache = run_dir / "psnr.json"
+#: The concealments every decoded cell is measured under (the choice ``concealment``).
+CONCEALMENTS = ("evalvid_pfr", "ffmpeg")
+
+
+def with_concealment(rows: list[dict[str, Any]], concealment: str) -> list[dict[str, Any]]:
+    """``rows`` with ``psnr_db`` set to the PSNR under ``concealment`` (a copy of each row)."""
+    return [r | {"psnr_db": r.get(f"psnr_{concealment}_db", float("nan"))} for r in rows]
+
+
+def _psnr(run_dir: Path, video: Video, concealment: str = "evalvid_pfr") -> float:
+    """Mean PSNR-Y against the source of the run's delivery under ``concealment`` (cached as
+    ``psnr_<concealment>.json``). No playout deadline: a slice counts if it arrived at all, as
+    the paper's EvalVid evaluation of ns-2's loss output counts it; the start-up delay that makes
+    this so is Fig. 2's."""
+    cache = run_dir / f"psnr_{concealment}.json"
     if cache.is_file():
         return float(json.loads(cache.read_text())["mean_psnr_y_vs_source_db"])
     from qoelab.video.quality.evaluate import evaluate
 
     r = evaluate(paths.root() / TRACE, video.bitstream, run_dir / "packets.parquet", playout_delay_s=1e6,
-                 recipe_path=video.recipe, stream_start_ns=0)
+                 recipe_path=video.recipe, stream_start_ns=0, concealment=concealment)
     keep = {k: r.summary[k] for k in ("mean_psnr_y_vs_source_db", "ref_mean_psnr_y_vs_source_db",
                                       "mean_psnr_y_vs_decode_db", "nal_lost", "nal_unsent", "decodable_frame_rate",
                                       "frame_loss_by_type")}
-    tmp = run_dir / ".psnr.json.tmp"
+    keep["concealment"] = concealment
+    tmp = run_dir / f".psnr_{concealment}.json.tmp"
     tmp.write_text(json.dumps(keep, indent=1, sort_keys=True) + "\n")
     tmp.replace(cache)
     return float(keep["mean_psnr_y_vs_source_db"])
 METRICS = ("period_s", "throughput_kbps", "delay_ms", "startup_s", "loss_pct", "loss_I_pct", "loss_P_pct", "loss_B_pct",
-           "unsent_pct", "tfrc_p_pct", "tfrc_rtt_ms", "psnr_db")
+           "unsent_pct", "tfrc_p_pct", "tfrc_rtt_ms", "psnr_db") + tuple(f"psnr_{c}_db" for c in CONCEALMENTS)
 TREATMENTS = ("path", "frame", "n")
 
 

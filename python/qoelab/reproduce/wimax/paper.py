@@ -63,11 +63,17 @@ CHOICES = (
     Choice("overhead_symbols", 3, (2,),
            "symbols of each subframe taken by preamble, FCH and MAPs (DL) or ranging, CQICH and ACK regions (UL) in "
            "our frame layout (docs/models/wimax.md); the paper gives only the PHY rate"),
-    Choice("grant_scheduling", "rtps_priority", (),
-           "ours serves rtPS before nrtPS (IEEE 802.16 §6.3.5); the paper says its SS queues were served round robin "
-           "(Sec. 3.1), which contradicts our default",
-           {"round_robin": "round robin among the stations' service-class queues is not implemented yet (issue 38)"}),
-    Choice("concealment", "ffmpeg", (),
-           "FFmpeg's error concealment (guess_mvs+deblock) in our decoder; the paper used EvalVid",
-           {"evalvid_pfr": "EvalVid's previous-frame replacement is not implemented yet (issue 38)"}),
+    Choice("grant_scheduling", "round_robin", ("rtps_priority",),
+           "the paper's Sec. 3.1: \"Access to the SS service class queues was round-robin\" (every queue alike, "
+           "rtPS and nrtPS); strict rtPS priority (IEEE 802.16 §6.3.5's order, our model before issue 38) caps the "
+           "video near the rtPS share whatever N is"),
+    Choice("concealment", "evalvid_pfr", ("ffmpeg",),
+           "the paper's Sec. 3.2: \"Previous Frame Replacement (PFR) was set for error concealment\", in EvalVid: "
+           "a frame with any slice lost shows the last picture shown (fixyuv); FFmpeg's guess_mvs+deblock is ours",
+           runs=False),
+    Choice("tfrc_s", "mss", ("small-packet", "mean"),
+           "RFC 5348 §4.1/§4.2 with a nominal s, the flow's maximum payload (Linux CCID-3's default); the paper's "
+           "per-packet s (Sec. 3.5) is a packet-rate rule, which RFC 4828's small-packet variant comes closest to; "
+           "the running mean of the payloads (our model before issue 38) stalls the start-up on the 6–29-B "
+           "parameter sets"),
 )

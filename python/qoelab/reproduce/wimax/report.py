@@ -29,23 +29,42 @@ def _conn(n: int) -> str:
     return f"{n}-conn"
 
 
-def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
-    """Tables 3–6, Fig. 2's start-up delay, the loss by frame type (Fig. 3's numbers) and what the
-    TFRC connections measured, ours beside the paper's."""
-    agg = {tuple(r[k] for k in TREATMENTS): r for r in core.aggregate(rep_rows, TREATMENTS, METRICS)}
-    out: dict[str, Table] = {}
+#: How the report names each concealment.
+CONCEALMENT_NAMES = {"evalvid_pfr": "EvalVid's previous-frame replacement (the paper's)",
+                     "ffmpeg": "FFmpeg's error concealment (guess_mvs+deblock)"}
+#: How the report names each grant policy, and the paper's word on it.
+GRANTS = {"round_robin": "round robin among the stations' service-class queues (the paper's Sec. 3.1)",
+          "rtps_priority": "strict rtPS priority (rtPS before nrtPS; not what the paper describes)"}
 
-    # Table 3: WiMAX link only, 5 and 20 ms.
+
+def _table3(grid: Grid, rep_rows: list[dict[str, Any]], grants: str, tid: str) -> Table:
+    agg = {tuple(r[k] for k in TREATMENTS): r for r in core.aggregate(rep_rows, TREATMENTS, METRICS)}
     p_per = PaperValues("Table 3", ("frame", "n"), {k: v[0] for k, v in PAPER_T3.items()})
     p_thr = PaperValues("Table 3", ("frame", "n"), {k: float(v[1]) for k, v in PAPER_T3.items()})
     rows = [{"frame": f, "n": n, "conn": _conn(n), "period": _est(agg, ("link", f, n), "period_s"),
-             "thr": _est(agg, ("link", f, n), "throughput_kbps")} for f in grid.link_frames for n in grid.n]
+             "thr": _est(agg, ("link", f, n), "throughput_kbps")} for f in grid.link_frames for n in grid.n
+            if agg.get(("link", f, n)) is not None]
     rows = p_thr.join(p_per.join(rows, "paper_period"), "paper_thr")
-    out["table3"] = Table("table3", "Table 3: sending period and throughput, SS1 to the base station (WiMAX link only)",
-                          [Column("frame", "frame", "ms"), Column("conn", "connections"),
-                           Column("period", "sending period", "s", "ours"), p_per.column("paper_period", "paper: sending period", "s"),
-                           Column("thr", "throughput", "kbit/s", "ours"), p_thr.column("paper_thr", "paper: throughput", "kbit/s")],
-                          rows, source="paper Table 3")
+    return Table(tid, f"Table 3: sending period and throughput, SS1 to the base station (WiMAX link only), grants: "
+                 f"{GRANTS[grants]}",
+                 [Column("frame", "frame", "ms"), Column("conn", "connections"),
+                  Column("period", "sending period", "s", "ours"), p_per.column("paper_period", "paper: sending period", "s"),
+                  Column("thr", "throughput", "kbit/s", "ours"), p_thr.column("paper_thr", "paper: throughput", "kbit/s")],
+                 rows, source="paper Table 3")
+
+
+def tables(grid: Grid, rep_rows: list[dict[str, Any]], grants: str = "round_robin",
+           other: tuple[str, list[dict[str, Any]]] | None = None) -> dict[str, Table]:
+    """Tables 3–6, Fig. 2's start-up delay, the loss by frame type (Fig. 3's numbers) and what the
+    TFRC connections measured, ours beside the paper's; Table 3 also under the ``other`` grant
+    policy (its name and rows, from the sensitivity runs) when given."""
+    agg = {tuple(r[k] for k in TREATMENTS): r for r in core.aggregate(rep_rows, TREATMENTS, METRICS)}
+    out: dict[str, Table] = {}
+
+    # Table 3: WiMAX link only, 5 and 20 ms, under our grant policy and (if run) the other.
+    out["table3"] = _table3(grid, rep_rows, grants, "table3")
+    if other is not None:
+        out["table3_other"] = _table3(grid, other[1], other[0], "table3-grants")
 
     # Table 4: end to end at 20 ms.
     cols4 = [Column("conn", "connections"), Column("period", "sending period", "s", "ours"),
@@ -71,13 +90,21 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]]) -> dict[str, Table]:
                 continue
             k = ("e2e", f, n)
             pm, ps = PAPER_T5[(f, n)]
-            rows.append({"frame": f, "conn": _conn(n), "psnr": _est(agg, k, "psnr_db"),
-                         "sd": sd([r["psnr_db"] for r in core.select(rep_rows, **dict(zip(TREATMENTS, k))) if r["psnr_db"] == r["psnr_db"]]), "paper_psnr": pm, "paper_sd": ps})
-    out["table5"] = Table("table5", "Table 5: mean PSNR-Y (dB) against the source, SS1 to node C, real decoding with concealment",
+            rows.append({"frame": f, "conn": _conn(n), "psnr": _est(agg, k, "psnr_evalvid_pfr_db"),
+                         "sd": sd([r["psnr_evalvid_pfr_db"] for r in core.select(rep_rows, **dict(zip(TREATMENTS, k)))
+                                   if r["psnr_evalvid_pfr_db"] == r["psnr_evalvid_pfr_db"]]),
+                         "psnr_ffmpeg": _est(agg, k, "psnr_ffmpeg_db"), "paper_psnr": pm, "paper_sd": ps})
+    out["table5"] = Table("table5", "Table 5: mean PSNR-Y (dB) against the source, SS1 to node C, real decoding, with "
+                          "EvalVid's previous-frame replacement (the paper's) and with FFmpeg's concealment",
                           [Column("frame", "frame", "ms"), Column("conn", "connections"),
-                           Column("psnr", "mean PSNR", "dB", "ours", digits=4), Column("sd", "stdv over runs", "dB", "ours"),
+                           Column("psnr", "mean PSNR, PFR", "dB", "ours", digits=4), Column("sd", "stdv over runs, PFR", "dB", "ours"),
+                           Column("psnr_ffmpeg", "mean PSNR, FFmpeg concealment", "dB", "ours", digits=4),
                            Column("paper_psnr", "paper: mean PSNR", "dB", "paper", digits=4), Column("paper_sd", "paper: stdv", "dB", "paper")],
-                          rows, source="paper Table 5")
+                          rows, source="paper Table 5",
+                          note="PFR: a frame with any slice or parameter set lost is not decoded and shows the last "
+                               "picture shown (EvalVid's etmp4 + fixyuv, the paper's Sec. 3.2). FFmpeg: every slice that "
+                               "arrived is decoded, missing macroblocks concealed (guess_mvs+deblock). The findings use "
+                               "the `concealment` choice's default, PFR.")
 
     # Table 6: mean delay by frame length and connections.
     rows = [{"frame": f, "conn": _conn(n), "delay": _est(agg, ("e2e", f, n), "delay_ms"),
@@ -215,6 +242,13 @@ def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding]) -> str:
         md.append(f"- **Table 3, {f:g} ms frames** (WiMAX link only), N = {conns}: throughput {series_str(rs, 'thr')} "
                   f"kbit/s (paper {series_str(rs, 'paper_thr')}); sending period {series_str(rs, 'period')} s (paper "
                   f"{series_str(rs, 'paper_period')}).")
+    if "table3_other" in tabs:
+        for f in grid.link_frames:
+            rs = sel("table3_other", frame=f)
+            if rs:
+                md.append(f"- **Table 3 under the other grant policy** ({tabs['table3_other'].title.split('grants: ')[-1]}), "
+                          f"{f:g} ms, N = {conns}: throughput {series_str(rs, 'thr')} kbit/s (paper "
+                          f"{series_str(rs, 'paper_thr')}).")
     t4 = tabs["table4"].rows
     if t4:
         md.append(f"- **Table 4** (SS1 to node C, 20 ms), N = {conns}: throughput {series_str(t4, 'thr')} kbit/s "
@@ -223,9 +257,11 @@ def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding]) -> str:
     t5 = [r for r in tabs["table5"].rows if r["psnr"] is not None and not math.isnan(r["psnr"].mean)]
     if t5:
         diffs = [r["psnr"].mean - r["paper_psnr"] for r in t5]
-        md.append("- **Table 5** (PSNR-Y, dB, decoded cells): " + "; ".join(
-            f"{r['frame']:g} ms {r['conn']}: {r['psnr'].mean:.2f} (paper {r['paper_psnr']:.2f})" for r in t5)
-                  + f". Ours minus the paper's, mean over these cells: {sum(diffs) / len(diffs):+.2f} dB.")
+        md.append("- **Table 5** (PSNR-Y against the source, dB, decoded cells; PFR is the paper's concealment): " + "; ".join(
+            f"{r['frame']:g} ms {r['conn']}: {r['psnr'].mean:.2f} with PFR, "
+            f"{r['psnr_ffmpeg'].mean if r['psnr_ffmpeg'] is not None else float('nan'):.2f} with FFmpeg's concealment "
+            f"(paper {r['paper_psnr']:.2f})" for r in t5)
+                  + f". PFR minus the paper's, mean over these cells: {sum(diffs) / len(diffs):+.2f} dB.")
     for f in grid.e2e_frames:
         rs = sel("table6", frame=f)
         md.append(f"- **Table 6, {f:g} ms**, N = {conns}: mean delay {series_str(rs, 'delay', scale=1e-3)} s "
@@ -254,10 +290,12 @@ def _setup(grid: Grid, quick: bool, setting: dict[str, Any]) -> str:
         "Video: bundled `cif_bbb_qp26` (Big Buck Bunny, CIF, 30 fps, H.264 QP 26, GOP 15, 1063 frames, 900-B slices), "
         "about 595 kbit/s against the paper's 437 kbit/s 'Paris': a third more data to send, so our sending periods "
         "are longer and our throughputs are not expected to match the paper's where TFRC, not the source, limits them.",
-        f"PSNR: mean PSNR-Y against the source, real decoding with {setting['concealment']} error concealment of lost "
-        "slices and frames (not the paper's EvalVid); no playout deadline (every slice that arrives counts; Fig. 2 gives "
+        f"PSNR: mean PSNR-Y against the source, real decoding; the findings use {CONCEALMENT_NAMES[setting['concealment']]}"
+        "; Table 5 gives both concealments. No playout deadline (every slice that arrives counts; Fig. 2 gives "
         "the start-up delay that makes it so).",
-        f"Grants: {setting['grant_scheduling'].replace('_', ' ')} (rtPS before nrtPS), where the paper says round robin. "
+        f"TFRC segment size s: `{setting['tfrc_s']}` (RFC 5348 §4.1; see the choices).",
+        f"Grants: {GRANTS[setting['grant_scheduling']]}. Table 3 is also given under the other policy when the "
+        "sensitivity runs exist (`--sensitivity`). "
         f"rtPS CBR at {CBR_RATES[setting['cbr']]} of payload; {setting['overhead_symbols']} overhead symbols per subframe. "
         "Other choices where the paper contradicts itself (scenarios/wimax/README.md): CBR packets of 1000 B at IP level "
         "(972-B payload) so that they fit the 1024-B maximum; the uplink PHY rate the paper's 10.67 Mbit/s with our "

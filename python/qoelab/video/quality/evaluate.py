@@ -48,6 +48,7 @@ from ..sources.source import SourceSpec, load_small_toml, load_source
 from ..tools import ffmpeg_exe, guard_inputs, has_filter
 from ..traces.bitstream import parse_nal_units
 from ..traces.trace import TYPE_NAMES, NalTrace, read_trace
+from .concealment import CONCEALMENTS
 from .estimate import decodable, frame_delivery
 
 __all__ = ["EvalResult", "evaluate", "format_summary", "evaluate_delivery", "load_recipe_source", "codec_of",
@@ -112,7 +113,7 @@ def load_recipe_source(recipe_path: str | os.PathLike[str]) -> SourceSpec:
 def evaluate(trace_path, bitstream_path, log_path, *, playout_delay_s: float = 0.5, flows=None,
              recipe_path=None, source_dirs=(), vmaf: bool = False, ssim: str = "block", damaged_out=None,
              decoded_out=None, stream_start_ns=None, threads: int = 1, miv_interval: int = 25, late: str = "discard",
-             repetition: int = 0) -> EvalResult:
+             repetition: int = 0, concealment: str = "ffmpeg") -> EvalResult:
     """Evaluate a simulated delivery of `bitstream_path` described by `trace_path`.
 
     `log_path`: the run's per-packet receive log (a datagram video, :mod:`.recvlog`), or its
@@ -120,7 +121,8 @@ def evaluate(trace_path, bitstream_path, log_path, *, playout_delay_s: float = 0
     flow, `repetition` picks the loop repetition, and `stream_start_ns` is not used), or the
     bitstream a real receiver wrote (`.h264`/`.hevc`: an emulation, :mod:`..receiver.received`; every unit
     it holds counts as on time). `late`: what the player does with a late frame, ``"discard"``
-    or ``"decode"`` (see `.messages`).
+    or ``"decode"`` (see `.messages`). `concealment`: a name of
+    :data:`.concealment.CONCEALMENTS` (``"ffmpeg"``, ``"evalvid_pfr"``).
     """
     trace = read_trace(trace_path)
     if _is_bitstream(log_path):
@@ -141,7 +143,7 @@ def evaluate(trace_path, bitstream_path, log_path, *, playout_delay_s: float = 0
         delivery.decode_late = late == "decode"
     return evaluate_delivery(trace, bitstream_path, delivery, recipe_path=recipe_path, source_dirs=source_dirs,
                              vmaf=vmaf, ssim=ssim, damaged_out=damaged_out, decoded_out=decoded_out, threads=threads,
-                             miv_interval=miv_interval)
+                             miv_interval=miv_interval, concealment=concealment)
 
 
 def _is_bitstream(path) -> bool:
@@ -200,7 +202,7 @@ def _load_bitstream(path, trace: NalTrace, codec: str):
 
 def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *, recipe_path=None, source_dirs=(),
                       vmaf: bool = False, ssim: str = "block", damaged_out=None, decoded_out=None, threads: int = 1,
-                      miv_interval: int = 25) -> EvalResult:
+                      miv_interval: int = 25, concealment: str = "ffmpeg") -> EvalResult:
     """Like `evaluate`, with the delivery already worked out (e.g. from `recvlog.synthetic_log`).
 
     `recipe_path`: the encode's recipe, to regenerate the source (without it only the `_vs_decode`
@@ -210,6 +212,8 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
     """
     if ssim not in SSIM_DEFINITIONS:
         raise VideoInputError("ssim", f"must be one of {', '.join(SSIM_DEFINITIONS)}, got {ssim!r}")
+    if concealment not in CONCEALMENTS:
+        raise VideoInputError("concealment", f"must be one of {', '.join(CONCEALMENTS)}, got {concealment!r}")
     if isinstance(miv_interval, bool) or not isinstance(miv_interval, int) or miv_interval < 1:
         raise VideoInputError("miv_interval", f"must be a whole number ≥ 1, got {miv_interval!r}")
     ssim_fn = SSIM_DEFINITIONS[ssim]
@@ -229,6 +233,7 @@ def evaluate_delivery(trace: NalTrace, bitstream_path, delivery: NalDelivery, *,
     ref_packets = [b"".join(chunk(i) for i in range(starts[k], starts[k + 1])) for k in range(n)]
     fed = delivery.arrived if delivery.decode_late else received  # what reaches the decoder
     dmg_packets = [b"".join(chunk(i) for i in range(starts[k], starts[k + 1]) if fed[i]) or None for k in range(n)]
+    dmg_packets = CONCEALMENTS[concealment](dmg_packets, frame_delivery(trace, fed))
     if damaged_out is not None:
         Path(damaged_out).write_bytes(b"".join(p for p in dmg_packets if p))
     lost_ps = [(int(i), int(trace.frame[i]), _PARAM_SETS[codec][nals[i].nal_type])

@@ -19,7 +19,18 @@
 //! maximum of the X_recv set, so a data-limited sender is held to twice what it actually got
 //! through), ECN, the receiver's NDUPACK wait for reordering (§5.1: a sequence gap counts as a
 //! loss at once; the simulator's paths do not reorder a flow's packets, and a late packet
-//! already counted lost is ignored), and RFC 4828's small-packet variant.
+//! already counted lost is ignored), and of RFC 4828's small-packet variant only its rate rule
+//! (the nominal 1460-B segment and the 10-ms minimum interval, `segment_size = "small-packet"`),
+//! not its loss-event changes (§4.4 of RFC 4828, counting lost packets rather than events for
+//! short intervals).
+//!
+//! The segment size `s` (RFC 5348 §4.1): the equation, the initial window (§4.2), the minimum
+//! rate and the no-feedback timer use one nominal `s` ([`SegmentSize`]), by default the flow's
+//! maximum payload (the MSS-based `s`, Linux CCID-3's default among §4.1's three readings). The
+//! running mean of the payloads sent (`"mean"`) is kept for comparison only: a video whose
+//! every GOP opens with 6-, 29- and 9-byte parameter sets starts at W_init = 4·s ≈ 24 B per RTT
+//! with it, and one early loss then leaves the flow crawling for tens of seconds (issue 38;
+//! `tests/tfrc.rs`, `tiny_first_packets_start_at_the_nominal_initial_rate`).
 
 mod receiver;
 mod sender;
@@ -31,7 +42,7 @@ use super::{Endpoint, EndpointSetup};
 pub use crate::packet::TfrcHdr;
 use crate::packet::{IPV4_HEADER, UDP_HEADER};
 use crate::time::Dur;
-use crate::units::{serde_units, Limit};
+use crate::units::{parse_bytes, serde_units, Limit};
 use serde::{Deserialize, Serialize};
 
 /// TFRC data-packet header on top of UDP: sequence number, timestamp and RTT estimate
@@ -60,6 +71,59 @@ pub struct TfrcConfig {
     /// Default `"64s"`.
     #[serde(with = "serde_units::time")]
     pub t_mbi: Dur,
+    /// The segment size `s` of RFC 5348 §4.1: `"mss"` (default: the flow's maximum payload, the
+    /// first hop's MTU less the IP, UDP and TFRC headers), a size such as `"1000B"` (the
+    /// application's nominal packet), `"mean"` (the running mean of the payloads sent, as
+    /// before issue 38: a stream whose first packets are tiny starts at a tiny rate) or
+    /// `"small-packet"` (RFC 4828 TFRC-SP: the equation with s = 1460 B gives a packet rate,
+    /// each packet whatever its size paced at 1460 B / X and at least 10 ms apart).
+    pub segment_size: String,
+}
+
+/// The segment size `s` a TFRC flow uses (the key `segment_size`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SegmentSize {
+    /// The flow's maximum payload (MTU − IP − UDP − TFRC headers).
+    Mss,
+    /// A configured nominal size, bytes.
+    Fixed(u32),
+    /// The running mean of the payloads sent (receiver: received).
+    Mean,
+    /// RFC 4828: nominal [`SMALL_PACKET_S`], packets paced at `s / X` and ≥ [`SMALL_PACKET_MIN_GAP`].
+    SmallPacket,
+}
+
+/// RFC 4828 §4.1: the nominal segment size of TFRC-SP, bytes.
+pub const SMALL_PACKET_S: f64 = 1460.0;
+/// RFC 4828 §4.1: TFRC-SP's minimum interval between packets (at most 100 packets/s).
+pub const SMALL_PACKET_MIN_GAP: Dur = Dur(10_000_000);
+
+impl SegmentSize {
+    /// Parses the `segment_size` key.
+    pub fn parse(s: &str) -> Result<SegmentSize, String> {
+        match s.trim() {
+            "mss" => Ok(SegmentSize::Mss),
+            "mean" => Ok(SegmentSize::Mean),
+            "small-packet" => Ok(SegmentSize::SmallPacket),
+            t => match parse_bytes(t) {
+                Ok(b) if (1..=65_535).contains(&b) => Ok(SegmentSize::Fixed(b as u32)),
+                _ => {
+                    Err(format!("expected \"mss\", \"mean\", \"small-packet\" or a size from 1B to 65535B, got {s:?}"))
+                }
+            },
+        }
+    }
+
+    /// The nominal `s` in bytes for a flow whose largest payload is `max_payload`; `None` for
+    /// [`SegmentSize::Mean`], whose `s` is measured.
+    pub fn nominal(self, max_payload: u32) -> Option<f64> {
+        match self {
+            SegmentSize::Mss => Some(max_payload as f64),
+            SegmentSize::Fixed(b) => Some(b as f64),
+            SegmentSize::SmallPacket => Some(SMALL_PACKET_S),
+            SegmentSize::Mean => None,
+        }
+    }
 }
 
 impl Default for TfrcConfig {
@@ -69,6 +133,7 @@ impl Default for TfrcConfig {
             oscillation_prevention: false,
             history_discounting: false,
             t_mbi: Dur::from_secs(64),
+            segment_size: "mss".into(),
         }
     }
 }
@@ -88,7 +153,16 @@ impl TfrcConfig {
         if self.t_mbi < Dur::from_millis(1) {
             return Err(format!("t_mbi: must be ≥ 1 ms, got {:?}", self.t_mbi));
         }
+        SegmentSize::parse(&self.segment_size).map_err(|e| format!("segment_size: {e}"))?;
         Ok(())
+    }
+
+    /// The parsed `segment_size`.
+    ///
+    /// # Panics
+    /// On a value [`TfrcConfig::validate`] rejects.
+    pub fn segment(&self) -> SegmentSize {
+        SegmentSize::parse(&self.segment_size).expect("segment_size validated at build")
     }
 
     /// Builds the sender (at the flow's source) and the receiver.
@@ -158,5 +232,18 @@ mod tests {
         assert!(c.validate(1500).unwrap_err().starts_with("send_buffer:"));
         assert!(TfrcConfig::default().validate(40).unwrap_err().starts_with("kind:"));
         assert!(TfrcConfig::default().validate(1500).is_ok());
+        let c = TfrcConfig { segment_size: "big".into(), ..Default::default() };
+        assert!(c.validate(1500).unwrap_err().starts_with("segment_size:"));
+        let c = TfrcConfig { segment_size: "0B".into(), ..Default::default() };
+        assert!(c.validate(1500).unwrap_err().starts_with("segment_size:"));
+    }
+
+    #[test]
+    fn segment_sizes_parse() {
+        assert_eq!(SegmentSize::parse("mss"), Ok(SegmentSize::Mss));
+        assert_eq!(SegmentSize::parse("1000B"), Ok(SegmentSize::Fixed(1000)));
+        assert_eq!(SegmentSize::parse("small-packet").unwrap().nominal(984), Some(1460.0));
+        assert_eq!(SegmentSize::Mss.nominal(984), Some(984.0));
+        assert_eq!(SegmentSize::Mean.nominal(984), None);
     }
 }

@@ -1,7 +1,7 @@
 //! The TFRC receiver (RFC 5348 §5–6): loss detection, loss events, the average loss interval
 //! and feedback once per RTT.
 
-use super::{inverse_equation, TfrcConfig, TfrcHdr, FEEDBACK_HEADER};
+use super::{inverse_equation, SegmentSize, TfrcConfig, TfrcHdr, FEEDBACK_HEADER};
 use crate::engine::TimerKind;
 use crate::packet::{Dir, MediaTag, PacketData, UdpHdr, IPV4_HEADER, L4, UDP_HEADER};
 use crate::time::SimTime;
@@ -109,7 +109,10 @@ pub struct TfrcReceiver {
     /// Payload bytes received since the last feedback, and when that feedback was sent.
     bytes_since: u64,
     last_feedback: Option<SimTime>,
-    /// Mean payload of the packets received (the `s` of §6.3.1).
+    /// The sender's nominal `s` (§6.3.1 seeds the first interval with it), or `None`: the mean
+    /// payload of the packets received (`segment_size = "mean"`; under RFC 4828's
+    /// `"small-packet"` the same, which makes the seed a packet-rate equation, §4.1 there).
+    nominal_s: Option<f64>,
     payload_sum: u64,
     received: u64,
     lost: u64,
@@ -117,18 +120,24 @@ pub struct TfrcReceiver {
 }
 
 impl TfrcReceiver {
-    pub fn new(_c: &TfrcConfig, s: &EndpointSetup) -> Self {
+    pub fn new(c: &TfrcConfig, s: &EndpointSetup) -> Self {
+        let max_payload = s.mtu_bytes - IPV4_HEADER - UDP_HEADER - super::DATA_HEADER;
+        let nominal_s = match c.segment() {
+            SegmentSize::SmallPacket => None,
+            seg => seg.nominal(max_payload),
+        };
         TfrcReceiver {
             // The receiver sends from the flow's destination port to its source port.
             src_port: s.dst_port,
             dst_port: s.src_port,
-            history: LossHistory::new(_c.history_discounting),
+            history: LossHistory::new(c.history_discounting),
             max_seq: None,
             last_ts: SimTime::ZERO,
             last_arrival: SimTime::ZERO,
             rtt_ns: 0,
             bytes_since: 0,
             last_feedback: None,
+            nominal_s,
             payload_sum: 0,
             received: 0,
             lost: 0,
@@ -137,7 +146,7 @@ impl TfrcReceiver {
     }
 
     fn s(&self) -> f64 {
-        self.payload_sum as f64 / self.received.max(1) as f64
+        self.nominal_s.unwrap_or_else(|| self.payload_sum as f64 / self.received.max(1) as f64)
     }
 
     /// X_recv since the last feedback, payload bytes/s.

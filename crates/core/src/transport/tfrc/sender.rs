@@ -1,6 +1,6 @@
 //! The TFRC sender (RFC 5348 §4): a bounded send buffer drained at the allowed rate X.
 
-use super::{equation, TfrcConfig, TfrcHdr, DATA_HEADER};
+use super::{equation, SegmentSize, TfrcConfig, TfrcHdr, DATA_HEADER, SMALL_PACKET_MIN_GAP};
 use crate::engine::TimerKind;
 use crate::packet::{Dir, PacketData, UdpHdr, IPV4_HEADER, L4, UDP_HEADER};
 use crate::time::{Dur, SimTime};
@@ -43,7 +43,10 @@ pub struct TfrcSender {
     tld: SimTime,
     /// Time and payload of the last packet sent: the next may leave `payload / X_inst` later.
     last_send: Option<(SimTime, u32)>,
-    /// Sum of the payloads sent: `s` is their mean (§4.1 allows the mean packet size).
+    /// How `s` is set (§4.1), and the nominal `s` in bytes (`None`: the running mean).
+    segment: SegmentSize,
+    nominal_s: Option<f64>,
+    /// Sum of the payloads sent (their mean is `s` under `segment_size = "mean"`).
     payload_sum: u64,
     sent: u64,
     buffer_drops: u64,
@@ -57,10 +60,13 @@ pub struct TfrcSender {
 
 impl TfrcSender {
     pub fn new(c: &TfrcConfig, s: &EndpointSetup) -> Self {
+        let max_payload = s.mtu_bytes - IPV4_HEADER - UDP_HEADER - DATA_HEADER;
         TfrcSender {
             src_port: s.src_port,
             dst_port: s.dst_port,
-            max_payload: s.mtu_bytes - IPV4_HEADER - UDP_HEADER - DATA_HEADER,
+            max_payload,
+            segment: c.segment(),
+            nominal_s: c.segment().nominal(max_payload),
             send_buffer: c.send_buffer,
             oscillation_prevention: c.oscillation_prevention,
             t_mbi: c.t_mbi.as_secs_f64(),
@@ -88,9 +94,25 @@ impl TfrcSender {
         }
     }
 
-    /// The segment size s: the mean payload of the packets sent so far, bytes.
+    /// The segment size s (§4.1), bytes: the nominal size, or under `"mean"` the mean payload
+    /// of the packets sent so far.
     pub fn s(&self) -> f64 {
+        self.nominal_s.unwrap_or_else(|| self.mean_payload())
+    }
+
+    /// The mean payload of the packets sent so far, bytes (0 before the first).
+    pub fn mean_payload(&self) -> f64 {
         self.payload_sum as f64 / self.sent.max(1) as f64
+    }
+
+    /// A receive rate X_recv (payload bytes/s) in the units of X: under RFC 4828 X counts
+    /// nominal segments, so X_recv is scaled by s over the mean payload (RFC 4828 §4.1: the
+    /// rates are packet rates).
+    fn recv_in_x_units(&self, x_recv: f64) -> f64 {
+        match self.segment {
+            SegmentSize::SmallPacket if self.payload_sum > 0 => x_recv * self.s() / self.mean_payload(),
+            _ => x_recv,
+        }
     }
 
     /// The allowed rate X, payload bytes per second.
@@ -136,6 +158,11 @@ impl TfrcSender {
     fn next_send(&self) -> SimTime {
         match self.last_send {
             None => SimTime::ZERO,
+            // RFC 4828 §4.1: every packet counts as one nominal segment, ≥ 10 ms apart.
+            Some((t, _)) if self.segment == SegmentSize::SmallPacket => {
+                t + Dur::from_secs_f64(self.s() / self.x_inst).max(SMALL_PACKET_MIN_GAP)
+            }
+            // §4.6 paces at X bytes/s: a packet of b bytes takes b / X_inst of the budget.
             Some((t, b)) => t + Dur::from_secs_f64(b as f64 / self.x_inst),
         }
     }
@@ -143,10 +170,11 @@ impl TfrcSender {
     fn transmit(&mut self, d: Datagram, cx: &mut FlowCtx) {
         let now = cx.now;
         if self.sent == 0 {
-            // §4.2: before any feedback, one packet per second; the no-feedback timer at 2 s.
+            // §4.2: before any feedback, one packet (of s bytes) per second; the no-feedback
+            // timer at 2 s.
             self.first_send = now;
             self.x_since = now;
-            self.x = d.payload.max(1) as f64;
+            self.x = self.nominal_s.unwrap_or(d.payload.max(1) as f64);
             self.x_inst = self.x;
             cx.set_timer(NO_FEEDBACK, now + Dur::from_secs(2));
         }
@@ -231,7 +259,8 @@ impl TfrcSender {
         // Step 4: the X_recv set keeps the receive rates of the last two RTTs (§4.3,
         // Maximize_X_recv_set); the limit is twice their maximum.
         self.x_recv_set.retain(|(t, _)| now.since(*t).as_secs_f64() <= 2.0 * r);
-        self.x_recv_set.push((now, x_recv));
+        let x_recv_x = self.recv_in_x_units(x_recv);
+        self.x_recv_set.push((now, x_recv_x));
         let recv_limit = 2.0 * self.x_recv_set.iter().fold(0.0_f64, |m, (_, x)| m.max(*x));
         // §4.2: W_init = min(4s, max(2s, 4380 B)), the initial rate W_init / R.
         let initial_rate = (4.0 * s).min((2.0 * s).max(4380.0)) / r;
@@ -348,6 +377,7 @@ impl Endpoint for TfrcSender {
             ("tfrc_x_bps", 8.0 * self.x),
             ("tfrc_rtt_s", self.r.unwrap_or(0.0)),
             ("tfrc_s_bytes", self.s()),
+            ("tfrc_mean_payload_bytes", self.mean_payload()),
             ("tfrc_no_feedback_expiries", self.no_feedback_expiries as f64),
         ]
     }

@@ -20,11 +20,14 @@
 //!   it changes. The grants of frame k+1 are computed from the backlogs as they stand when frame
 //!   k+1 begins, so a packet that arrives in frame k (an rtPS request, unicast-polled every
 //!   frame) is served in frame k+1 at the earliest.
-//! - **Grants.** rtPS stations first, then nrtPS stations from the capacity left; within a
-//!   class, max-min fair shares (each station gets min(demand, equal share of what is left),
-//!   repeated until nothing is left or every demand is met); leftover bytes of the integer
-//!   division go one each to stations in round-robin order from a pointer that advances every
-//!   frame, and bursts are laid out back to back in that order.
+//! - **Grants.** The medium's grant policy (`grants`, [`grants`]) divides the subframe's
+//!   capacity among the stations' queues: `"rtps_priority"` (default) serves rtPS queues
+//!   first and nrtPS queues from the capacity left, `"round_robin"` (the WiMAX paper's Sec.
+//!   3.1) all queues alike; within what a policy shares, max-min fair shares (each queue gets
+//!   min(demand, equal share of what is left), repeated until nothing is left or every demand
+//!   is met); leftover bytes of the integer division go one each to queues in round-robin
+//!   order from a pointer that advances every frame, and bursts are laid out back to back in
+//!   that order.
 //! - **Bursts.** A station sends inside its burst at `rate` while it has grant left; a PDU that
 //!   starts with grant left is sent whole (one SDU per PDU, no fragmentation), and what it
 //!   takes beyond the grant is taken from the station's next grant, so the long-run share is
@@ -38,7 +41,10 @@
 //! bandwidth-request collisions (every station is polled every frame), subchannel geometry of
 //! bursts (a burst is a share of the subframe's time), UGS/ertPS/BE, fragmentation and packing.
 
+pub mod grants;
+
 use super::{BuildChannel, Channel, ChannelCtx, LinkDir, LinkPhy, Share};
+use grants::{GrantPolicy, GrantsConfig, QueueView};
 use crate::queue::Backlog;
 use crate::time::{Dur, SimTime};
 use crate::units::{serde_units, Rate};
@@ -89,6 +95,12 @@ pub struct WimaxConfig {
     /// classes is two links between the same nodes (two connections), each with its own queue.
     #[serde(default)]
     pub class: ServiceClass,
+    /// How the base station divides each frame among its stations' queues (every station of a
+    /// medium must say the same): `"rtps_priority"` (default: rtPS before nrtPS, IEEE 802.16
+    /// §6.3.5's order) or `"round_robin"` (every queue alike, the WiMAX paper's Sec. 3.1).
+    #[serde(default, deserialize_with = "grants::deserialize_grants")]
+    #[schemars(schema_with = "GrantsConfig::name_or_table_schema")]
+    pub grants: GrantsConfig,
 }
 
 fn default_frame() -> Dur {
@@ -122,6 +134,7 @@ impl WimaxConfig {
             ul_overhead_symbols: 3,
             mac_overhead: 10,
             class: ServiceClass::Rtps,
+            grants: GrantsConfig::default(),
         }
     }
 
@@ -161,8 +174,12 @@ impl WimaxConfig {
     /// [`super::check_shares`]).
     fn profile(&self) -> String {
         format!(
-            "dl_ul {} symbol {}ns overheads {}/{} symbols",
-            self.dl_ul, self.symbol.0, self.dl_overhead_symbols, self.ul_overhead_symbols
+            "dl_ul {} symbol {}ns overheads {}/{} symbols grants {}",
+            self.dl_ul,
+            self.symbol.0,
+            self.dl_overhead_symbols,
+            self.ul_overhead_symbols,
+            self.grants.kind()
         )
     }
 }
@@ -195,8 +212,8 @@ impl BuildChannel for WimaxConfig {
         };
         let key = format!("{}:{:?}", self.medium, cx.dir);
         let sched = match cx.media {
-            Some(m) => m.shared(&key, || Sched::new(layout.frame, sub)),
-            None => Arc::new(Mutex::new(Sched::new(layout.frame, sub))),
+            Some(m) => m.shared(&key, || Sched::new(layout.frame, sub, self.grants.config().build())),
+            None => Arc::new(Mutex::new(Sched::new(layout.frame, sub, self.grants.config().build()))),
         };
         let id = sched.lock().expect("single-threaded").join(self.class);
         Some(Box::new(Wimax { rate: cx.phy.rate, delay: cx.phy.delay, overhead: self.mac_overhead as u64, sched, id }))
@@ -264,6 +281,7 @@ struct Station {
 pub struct Sched {
     frame: u64,
     sub: Sub,
+    policy: Box<dyn GrantPolicy>,
     stations: Vec<Station>,
     /// The frame whose grants were computed last (`u64::MAX`: none yet).
     settled: u64,
@@ -272,8 +290,8 @@ pub struct Sched {
 }
 
 impl Sched {
-    fn new(frame: u64, sub: Sub) -> Self {
-        Sched { frame, sub, stations: Vec::new(), settled: u64::MAX, rr: 0 }
+    fn new(frame: u64, sub: Sub, policy: Box<dyn GrantPolicy>) -> Self {
+        Sched { frame, sub, policy, stations: Vec::new(), settled: u64::MAX, rr: 0 }
     }
 
     fn join(&mut self, class: ServiceClass) -> usize {
@@ -291,36 +309,18 @@ impl Sched {
         }
         self.settled = k;
         let n = self.stations.len();
-        let mut grant = vec![0u64; n];
-        let mut cap = self.sub.cap;
         let order: Vec<usize> = (0..n).map(|i| (self.rr + i) % n).collect();
-        for class in [ServiceClass::Rtps, ServiceClass::Nrtps] {
-            // Max-min fair division of `cap` among this class's stations with demand.
-            let mut want: Vec<usize> =
-                order.iter().copied().filter(|&i| self.stations[i].class == class && self.stations[i].demand > 0).collect();
-            while cap > 0 && !want.is_empty() {
-                let share = cap / want.len() as u64;
-                if share == 0 {
-                    // Fewer bytes than stations: one each in round-robin order.
-                    for &i in want.iter().take(cap as usize) {
-                        grant[i] += 1;
-                    }
-                    cap = 0;
-                    break;
-                }
-                let mut next = Vec::with_capacity(want.len());
-                for &i in &want {
-                    let need = self.stations[i].demand - grant[i];
-                    let g = need.min(share);
-                    grant[i] += g;
-                    cap -= g;
-                    if grant[i] < self.stations[i].demand {
-                        next.push(i);
-                    }
-                }
-                want = next;
-            }
-        }
+        let queues: Vec<QueueView> =
+            self.stations.iter().map(|s| QueueView { class: s.class, demand: s.demand }).collect();
+        let grant = self.policy.divide(self.sub.cap, &order, &queues);
+        assert!(
+            grant.len() == n
+                && grant.iter().sum::<u64>() <= self.sub.cap
+                && grant.iter().zip(&queues).all(|(g, q)| *g <= q.demand),
+            "frame {k}: grant policy {:?} gave {grant:?} for demands {queues:?} and capacity {}",
+            self.policy,
+            self.sub.cap
+        );
         // Bursts back to back from the data region's start, in round-robin order, at the
         // direction's rate: their times follow from the bytes (set in `Wimax::ready_at`, which
         // knows the rate); here only offsets in bytes.
@@ -442,7 +442,7 @@ mod tests {
     #[test]
     fn grants_are_max_min_fair_rtps_first() {
         let sub = Sub { data_start: 0, cap: 1000 };
-        let mut s = Sched::new(5_000_000, sub);
+        let mut s = Sched::new(5_000_000, sub, GrantsConfig::default().config().build());
         let ids: Vec<usize> = [ServiceClass::Rtps, ServiceClass::Rtps, ServiceClass::Nrtps, ServiceClass::Nrtps]
             .into_iter()
             .map(|c| s.join(c))
