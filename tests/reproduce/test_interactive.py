@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import ROOT, run_cli, without_provenance
+from qoelab.errors import QoelabError
 from qoelab.experiment.report import check_report, load_report
 from qoelab.reproduce import interactive as m
 
@@ -82,7 +83,7 @@ def test_the_screen_freezes_on_the_last_picture_shown():
         late[by_slot[s]] = True
     rung = [2] * n
     rung[by_slot[3]] = 1
-    r, j, i = m.slot_plan(_run(late, rung), 1.0)
+    r, j, i = m.slot_plan(_run(late, rung), 1.0, "freeze")
     assert i.tolist() == list(range(n))
     assert j.tolist() == [0, 1, 2, 3, 3, 3, 6, 7, 8, 8, 10, 11, 12, 13, 14]
     assert r[4] == r[5] == 1 and r[3] == 1 and r[9] == 2  # a frozen slot shows its picture's rung
@@ -91,6 +92,58 @@ def test_the_screen_freezes_on_the_last_picture_shown():
     run.delivered_ns[by_slot[0]] = -1
     r, j, _ = m.slot_plan(run, 1.0)
     assert j[0] == -1 and r[0] == -1 and j[1] == 1
+
+
+def _lagged(lags_s: list[float]) -> m.Run:
+    """A run whose display slot i's frame arrives ``lags_s[i]`` after its ideal time (< 0: never)."""
+    n = len(lags_s)
+    disp = m.ladder()["display"][0][:n]
+    ideal = np.arange(n, dtype=np.int64) * 33_333_333
+    lag = np.asarray(lags_s)[disp]  # decode-order frame f shows slot disp[f]
+    delivered = np.where(lag < 0, -1, ideal + np.round(lag * 1e9).astype(np.int64))
+    return m.Run(np.zeros(n, np.int64), np.ones(n, np.int64), np.full(n, 2e6), ideal, delivered, ideal,
+                 np.zeros(0, np.int64), [])
+
+
+def test_the_player_resynchronises_or_rebuffers_where_the_old_receiver_froze_for_good():
+    # From slot 4 on the stream is 3 s behind (the backlog after a burst), slot 9 never arrives.
+    lags = [0.1] * 4 + [3.0] * 26
+    lags[9] = -1
+    run = _lagged(lags)
+    freeze, _ = m.play(run, 1.0, "freeze")
+    assert freeze.tolist() == [True] * 4 + [False] * 26
+    resync, stall = m.play(run, 1.0, "resync")
+    assert resync.tolist() == [True] * 4 + [False] + [True] * 4 + [False] + [True] * 20
+    assert stall == pytest.approx(2.0)
+    rebuffer, stall = m.play(run, 1.0, "rebuffer")
+    assert rebuffer.tolist() == [True] * 9 + [False] + [True] * 20 and stall == pytest.approx(2.0)
+    # The screen: the dropped frame's slot shows the last picture shown, then playback resumes.
+    _, j, _ = m.slot_plan(run, 1.0, "resync")
+    assert j[:11].tolist() == [0, 1, 2, 3, 3, 5, 6, 7, 8, 8, 10]
+    with pytest.raises(QoelabError, match="receiver"):
+        m.play(run, 1.0, "skip")
+
+
+@pytest.mark.parametrize("receiver", ["resync", "rebuffer"])
+def test_a_longer_deadline_never_shows_fewer_frames(receiver):
+    """By construction of the player (module doc of frames): the frames shown at D are a superset
+    of those shown at any smaller D, on random lag sequences with bursts and lost frames."""
+    rng = np.random.default_rng(38)
+    for _ in range(200):
+        n = 60
+        lags = np.abs(rng.normal(0.3, 0.2, n))
+        for s in rng.integers(0, n, 3):  # bursts: a run of frames far behind, draining
+            k = int(rng.integers(1, 20))
+            lags[s:s + k] += np.linspace(rng.uniform(0.5, 6.0), 0.0, len(lags[s:s + k]))
+        lags[rng.random(n) < 0.03] = -1
+        run = _lagged(lags.tolist())
+        prev = None
+        for d in m.THRESHOLDS:
+            shown, stall = m.play(run, d, receiver)
+            if prev is not None:
+                assert not (prev[0] & ~shown).any(), f"{receiver}: a frame shown at a smaller D is not shown at {d} s"
+                assert stall <= prev[1] + 1e-9
+            prev = (shown, stall)
 
 
 def test_timeouts_count_to_the_burst_before_them():
@@ -125,6 +178,32 @@ def _reps(quick: Path) -> list[dict]:
             if k not in ("mode", "output"):
                 r[k] = float(r[k])
     return rows
+
+
+def test_a_075_and_classic_differ_on_screen_at_short_deadlines_iff_their_deliveries_differ(quick: Path):
+    """The Must-show of issue 38: at D ≤ 2 s the SNR as shown of A = 0.75 and of classic differ
+    in a repetition if and only if what they delivered (rungs and arrival times) differs; and
+    the SNR as shown of every run does not fall as D grows (the player's frames shown only
+    grow with D; a frozen slot shows a picture measured against the slot's own source)."""
+    from qoelab.experiment import core
+
+    rows = {(r["mode"], r["outages"], r["rep"]): r for r in _reps(quick)}
+    exp = m.experiment(m.QUICK)
+    checked = 0
+    for (mode, outages, rep), a in rows.items():
+        if mode != "A=0.75":
+            continue
+        c = rows[("classic", outages, rep)]
+        ra, rc = (m.load_run(core.run_dir(exp, quick / "runs", m._cell_id({"mode": md, "outages": int(outages)}), int(rep)))
+                  for md in ("A=0.75", "classic"))
+        same = np.array_equal(ra.rung, rc.rung) and np.array_equal(ra.delivered_ns, rc.delivered_ns)
+        for d in (0.5, 1.0, 2.0):
+            assert (a[f"shown_y_{d:g}"] == c[f"shown_y_{d:g}"]) == same, (outages, rep, d)
+            checked += 1
+    assert checked
+    for r in rows.values():
+        ys = [r[f"shown_y_{d:g}"] for d in m.THRESHOLDS]
+        assert all(b >= a - 0.05 for a, b in zip(ys, ys[1:])), (r["mode"], r["outages"], r["rep"], ys)
 
 
 def test_quick_report_is_valid_and_has_every_cell(quick: Path):

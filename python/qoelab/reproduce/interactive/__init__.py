@@ -21,7 +21,9 @@ from 2 s on, g = (58 s − 2 s) / count − 3 s, so every burst is over by 58 s.
 The receiver (:mod:`~qoelab.reproduce.interactive.frames`): frame ``f`` (decode order) is due at
 ``start + f/30 s + D``, ``D`` the discard threshold (the ``deadline`` choice). A late frame is
 still decoded (TCP delivers every byte, in order) but its display slot shows the last picture
-shown (frozen), and this receiver never re-synchronises (issue 38).
+shown (frozen); the player then re-synchronises on it and resumes at the live position (the
+``receiver`` choice: ``resync``; ``rebuffer`` waits for it instead, ``freeze`` never
+re-synchronises; :func:`~qoelab.reproduce.interactive.frames.play`).
 
 Metrics per run (:func:`~qoelab.reproduce.interactive.frames.run_metrics`): the average frame
 delay, the total transfer time (Fig. 7), timeouts and timeouts per burst (Fig. 4), the mean rate
@@ -54,12 +56,12 @@ from qoelab.experiment.figures import bars
 from qoelab.experiment.tables import Column, Figure, PaperValues, Table, findings_md, publish, write_repetitions
 from qoelab.experiment.tables import mean_str as _m
 from qoelab.reproduce.interactive.figures import fig4, fig5, fig6
-from qoelab.reproduce.interactive.frames import (FPS, LADDER, MAIN_D, METRICS, SHOWN, THRESHOLDS, Run, add_shown,
-                                                  frozen_pairs, ladder, load_run, measured, run_metrics, slot_plan,
-                                                  timeouts_per_burst)
+from qoelab.reproduce.interactive.frames import (FPS, LADDER, MAIN_D, METRICS, RECEIVERS, SHOWN, THRESHOLDS, Run,
+                                                  add_shown, frozen_pairs, ladder, load_run, measured, play,
+                                                  run_metrics, slot_plan, timeouts_per_burst)
 
 __all__ = ["CHOICES", "FPS", "LADDER", "MODES", "Run", "add_shown", "build_scenario", "cells", "findings", "ladder",
-           "load_run", "run", "run_metrics", "slot_plan", "tables", "timeouts_per_burst"]
+           "load_run", "play", "RECEIVERS", "run", "run_metrics", "slot_plan", "tables", "timeouts_per_burst"]
 
 BASE = "scenarios/interactive/transcoder.toml"
 FOLDER = "scenarios/interactive"
@@ -101,10 +103,11 @@ CHOICES = (
     Choice("backoff_rule", "lazy", (), "one cut per GOP, later timeouts of the same GOP counted only (our reading of "
                                        "§2's lazy binary back-off)",
            {"per_timeout": "a cut at every timeout is not implemented (issue 38)"}),
-    Choice("receiver", "freeze", (), "a late frame's slot shows the last picture shown, and the receiver never "
-                                     "re-synchronises",
-           {"resync": "a player that drops late frames and resumes at the live position (issue 38)",
-            "rebuffer": "a player that rebuffers (issue 38)"}),
+    Choice("receiver", "resync", ("rebuffer", "freeze"),
+           "a live player drops a late frame and resumes at the live position, re-synchronising its playout on the "
+           "newest arrival (the paper's client plays a live, interactive stream; it states no rule): ours; "
+           "`rebuffer` stalls until the late frame arrives; `freeze` never re-synchronises (before issue 38)",
+           runs=False),
 )
 
 
@@ -435,8 +438,12 @@ def _setup(grid: Grid, quick: bool, setting: dict[str, Any]) -> str:
         f"Bursts: 3 s each, {', '.join(map(str, OUTAGE_COUNTS))} within the video (each after a gap uniform in "
         "[g/4, g] counted from 2 s, g = 56 s / count − 3 s, so every burst is over by 58 s).",
         f"Receiver: frame f due at start + f/30 s + D, D = {setting['deadline']:g} s (also "
-        f"{', '.join(f'{d:g}' for d in THRESHOLDS)} s in the threshold table); a late frame's slot shows the last "
-        "picture shown, and the receiver never re-synchronises. SNR as sent: the ladder's PSNR of every frame sent; "
+        f"{', '.join(f'{d:g}' for d in THRESHOLDS)} s in the threshold table); player `{setting['receiver']}`: "
+        + {"resync": "a late frame is dropped (its slot shows the last picture shown) and playback re-synchronises on "
+                     "it, resuming at the live position (the playout offset becomes its lag; the growth is a stall)",
+           "rebuffer": "the player stalls until a late frame arrives and shows it (the playout offset becomes its lag)",
+           "freeze": "a late frame's slot shows the last picture shown, and the receiver never re-synchronises"}[
+            setting["receiver"]] + ". SNR as sent: the ladder's PSNR of every frame sent; "
         "as shown: the screen's PSNR against the source, every frozen slot measured on pictures re-encoded with the "
         "ladder's recipe (checked bit for bit against its frame sizes), decoded and compared with the source.",
     ])
@@ -470,9 +477,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
 
     def found(rs: runner.RunSet) -> list[Finding]:
         rows = rs.rows_of()
-        if rows and "shown_y" not in rows[0]:
+        if rows:  # the player is an analysis choice: its screen is measured for each setting
             add_shown(rows, [core.run_dir(rs.experiments["interactive"], rs.folders["interactive"], _cell_id(r), r["rep"])
-                             for r in rows], out, log)
+                             for r in rows], out, log, receiver=rs.setting["receiver"])
         return findings(rows, rs.setting)
 
     res = runner.reproduce(out, CHOICES, lambda s: {"interactive": experiment(grid, s)}, found, sensitivity=sensitivity,

@@ -1,7 +1,24 @@
 """One run of the TCP Interactive reproduction as the client sees it: each frame's rung, timing
-and delivery (:func:`load_run`), the timeouts per burst, the deadline receiver's screen
-(:func:`slot_plan`: a late frame's slot shows the last picture shown) and its SNR *as shown*,
-frozen slots measured on real decoded pictures (:func:`add_shown`)."""
+and delivery (:func:`load_run`), the timeouts per burst, the player's screen (:func:`play`,
+:func:`slot_plan`: a slot whose frame is not shown shows the last picture shown) and its SNR
+*as shown*, frozen slots measured on real decoded pictures (:func:`add_shown`).
+
+The player (:data:`RECEIVERS`, the ``receiver`` choice) shows frame f at ``ideal_f + o``, o its
+playout offset, first the discard threshold D:
+
+- ``resync`` (default): a frame that arrives after its time is dropped (its slot frozen) and the
+  player re-synchronises on it: o becomes that frame's lag (arrival − ideal), so playback
+  resumes at the live position, the newest frame to arrive, and later frames that keep up are
+  shown. The offset only grows (a player that skipped ahead to lower its latency would drop
+  frames that arrived in time: not modelled); the growth is a stall, counted (``stall_s_D``).
+- ``rebuffer``: a late frame is waited for (the player stalls until it arrives, o becomes its
+  lag) and shown: no frame that arrives is dropped; the stalls are counted.
+- ``freeze``: the receiver before issue 38: o stays D, so once the stream falls more than D
+  behind every later frame is frozen for the rest of the run.
+
+With ``resync`` and ``rebuffer`` the frames shown at a threshold D are a superset of those at
+any smaller D (by induction: the offset at D is never below the offset at a smaller D), so the
+screen, and with it the SNR as shown, can only improve with D (``tests/reproduce``)."""
 
 from __future__ import annotations
 
@@ -23,6 +40,8 @@ FPS = 30
 #: ``deadline`` choice).
 THRESHOLDS = (0.5, 1.0, 2.0, 4.0, 8.0)
 MAIN_D = 1.0
+#: The players whose screen can be measured (module doc); the first is the default.
+RECEIVERS = ("resync", "rebuffer", "freeze")
 
 
 @cache
@@ -94,7 +113,8 @@ def timeouts_per_burst(run: Run) -> list[int]:
 
 METRICS = ("delay_s", "delay_p95_s", "transfer_s", "undelivered", "timeouts", "timeouts_per_burst", "rate_mbps",
            "snr_y", "snr_u", "snr_v", *(f"late_pct_{d:g}" for d in THRESHOLDS))
-SHOWN = ("shown_y", "shown_u", "shown_v", *(f"shown_y_{d:g}" for d in THRESHOLDS))
+SHOWN = ("shown_y", "shown_u", "shown_v", *(f"shown_y_{d:g}" for d in THRESHOLDS),
+         *(f"frozen_pct_{d:g}" for d in THRESHOLDS), *(f"stall_s_{d:g}" for d in THRESHOLDS))
 
 
 def run_metrics(run_dir: Path, p: dict[str, Any]) -> dict[str, float]:
@@ -119,17 +139,43 @@ def run_metrics(run_dir: Path, p: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def slot_plan(run: Run, d_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """What each display slot shows at threshold ``d_s``: per slot ``i``, the rung ``r`` and
-    display index ``j`` of the picture on screen (``j == i``: its own, in time; ``j < i``: frozen
-    on the last picture shown; ``j == -1``: nothing shown yet). Slots of frames the transcoder
-    did not send are left out."""
-    lad = ladder()
-    n = run.rung.size
-    disp = lad["display"][0]  # the same in every rung (closed, aligned GOPs; tests/video)
+def _by_slot(n: int) -> np.ndarray:
+    """The decode-order frame of each display slot."""
+    disp = ladder()["display"][0]  # the same in every rung (closed, aligned GOPs; tests/video)
     by_slot = np.empty(n, np.int64)
     by_slot[disp[:n]] = np.arange(n)
-    fresh = ~run.late(d_s)[by_slot]  # slot i's own frame is on screen
+    return by_slot
+
+
+def play(run: Run, d_s: float, receiver: str = RECEIVERS[0]) -> tuple[np.ndarray, float]:
+    """The player ``receiver`` (module doc) at threshold ``d_s``: per display slot, whether its
+    own frame is shown, and the seconds it stalled (its playout offset's growth)."""
+    if receiver not in RECEIVERS:
+        raise QoelabError(f"receiver {receiver!r}: expected one of {', '.join(RECEIVERS)}")
+    by_slot = _by_slot(run.rung.size)
+    if receiver == "freeze":
+        return ~run.late(d_s)[by_slot], 0.0
+    lag = (run.delivered_ns - run.ideal_ns)[by_slot]
+    arrived = run.delivered_ns[by_slot] >= 0
+    o0 = o = int(round(d_s * 1e9))
+    shown = np.zeros(by_slot.size, bool)
+    for i in np.flatnonzero(arrived):
+        if lag[i] <= o:
+            shown[i] = True
+        else:
+            o = int(lag[i])  # re-synchronised on the newest arrival (resync) or waited for (rebuffer)
+            shown[i] = receiver == "rebuffer"
+    return shown, (o - o0) / 1e9
+
+
+def slot_plan(run: Run, d_s: float, receiver: str = RECEIVERS[0]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What each display slot shows at threshold ``d_s`` with player ``receiver``: per slot
+    ``i``, the rung ``r`` and display index ``j`` of the picture on screen (``j == i``: its own;
+    ``j < i``: frozen on the last picture shown; ``j == -1``: nothing shown yet). Slots of
+    frames the transcoder did not send are left out."""
+    n = run.rung.size
+    by_slot = _by_slot(n)
+    fresh = play(run, d_s, receiver)[0]  # slot i's own frame is on screen
     last = np.where(fresh, np.arange(n), -1)
     last = np.maximum.accumulate(last)
     rung_of_slot = run.rung[by_slot]
@@ -137,16 +183,18 @@ def slot_plan(run: Run, d_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return r, last, np.arange(n)
 
 
-def frozen_pairs(dirs: list[Path]) -> set[tuple[int, int, int]]:
+def frozen_pairs(dirs: list[Path], receivers: tuple[str, ...] = RECEIVERS) -> set[tuple[int, int, int]]:
     """The (rung, picture, slot) of every frozen display slot of the runs in ``dirs`` at every
-    threshold of :data:`THRESHOLDS`: the pictures :func:`add_shown` needs measured."""
+    threshold of :data:`THRESHOLDS` with every player of ``receivers``: the pictures
+    :func:`add_shown` needs measured."""
     want: set[tuple[int, int, int]] = set()
     for d in dirs:
         run = load_run(d)
         for th in THRESHOLDS:
-            rung, j, i = slot_plan(run, th)
-            frozen = (j >= 0) & (j != i)
-            want.update(zip(rung[frozen].tolist(), j[frozen].tolist(), i[frozen].tolist()))
+            for rc in receivers:
+                rung, j, i = slot_plan(run, th, rc)
+                frozen = (j >= 0) & (j != i)
+                want.update(zip(rung[frozen].tolist(), j[frozen].tolist(), i[frozen].tolist()))
     return want
 
 
@@ -184,20 +232,24 @@ def measured(work: Path, want: set[tuple[int, int, int]] = frozenset(),  # type:
     return known
 
 
-def add_shown(rep_rows: list[dict[str, Any]], dirs: list[Path], work: Path, log: Callable[[str], None] = print) -> None:
-    """Adds the SNR as shown (:data:`SHOWN`) to each row of ``rep_rows`` (runs in ``dirs``), from
-    real decoded pictures for the frozen slots (:func:`measured`: a resumed report measures only
+def add_shown(rep_rows: list[dict[str, Any]], dirs: list[Path], work: Path, log: Callable[[str], None] = print,
+              receiver: str = RECEIVERS[0]) -> None:
+    """Adds the SNR as shown by player ``receiver`` (:data:`SHOWN`, with the share of frozen
+    slots and the stall per threshold) to each row of ``rep_rows`` (runs in ``dirs``), from real
+    decoded pictures for the frozen slots (:func:`measured`: a resumed report measures only
     pictures it has not measured before)."""
     lad = ladder()
     rungs, n = lad["psnr_y"].shape
     by_display = np.empty((rungs, n, 3))
     for k in range(rungs):
         by_display[k, lad["display"][k]] = np.stack([lad[f"psnr_{c}"][k] for c in "yuv"], axis=-1)
-    known = measured(work, frozen_pairs(dirs), log)
+    known = measured(work, frozen_pairs(dirs, (receiver,)), log)
     for row, d in zip(rep_rows, dirs):
         run = load_run(d)
         for th in THRESHOLDS:
-            rung, j, i = slot_plan(run, th)
+            rung, j, i = slot_plan(run, th, receiver)
+            row[f"frozen_pct_{th:g}"] = 100.0 * float(np.mean(j != i))
+            row[f"stall_s_{th:g}"] = play(run, th, receiver)[1]
             ok = j >= 0
             q = np.empty((int(ok.sum()), 3))
             rr, jj, ii = rung[ok], j[ok], i[ok]
