@@ -261,12 +261,19 @@ def tables(rep_rows: list[dict[str, Any]], setting: dict[str, Any]) -> dict[str,
     for d in THRESHOLDS:
         for mode in MODES:
             rows.append({"threshold": d, "mode": mode, "late": est(mode, f"late_pct_{d:g}"),
+                         "frozen": est(mode, f"frozen_pct_{d:g}"), "stall": est(mode, f"stall_s_{d:g}"),
                          "shown_y": est(mode, f"shown_y_{d:g}")})
     out["thresholds"] = Table("thresholds", f"Sensitivity: the receiver's discard threshold ({MAIN_OUTAGES} outages, "
-                              f"{rate:g} Mbit/s)", [
+                              f"{rate:g} Mbit/s, player `{setting['receiver']}`)", [
         Column("threshold", "discard threshold D", "s"), Column("mode", "mode"),
-        Column("late", "frames late", "%", "ours"), Column("shown_y", "SNR-Y as shown", "dB", "ours")], rows,
-        source="ours (the paper does not state its threshold)")
+        Column("late", "frames late for the first schedule", "%", "ours"),
+        Column("frozen", "display slots frozen", "%", "ours"), Column("stall", "stalled (offset growth)", "s", "ours"),
+        Column("shown_y", "SNR-Y as shown", "dB", "ours")], rows,
+        source="ours (the paper does not state its threshold)",
+        note="Late: frames arriving after start + f/30 s + D, the schedule before any re-synchronisation. Frozen: "
+             "slots showing an earlier picture under the player; stalled: how far its playout fell behind that "
+             "schedule by re-synchronising (resync) or waiting (rebuffer); the SNR as shown counts every frozen slot "
+             "as the picture on screen against the slot's source.")
 
     return out
 
