@@ -197,8 +197,13 @@ def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding], mptcp: boo
             md.append(f"- **Subflows**, {r['reading']}, {r['config']}: path 1 carried {_m(r['share'])} % of the video "
                       f"bytes (its share of the capacity {_m(r['rate1'])} %); reinjected {interval_str(r['reinjected'])} kB.")
     ok = consistent_readings(found)
+    ctl = [r for r in tabs["fig5"].rows if r["reading"] == READING_LABEL["control"] and r["transport"] == sp]
     md.append("- **Which loss reading fits Fig. 5** (SPTCP about one retransmission per second): "
-              + (", ".join(READING_LABEL[x] for x in ok) if ok else "none of the readings run") + ".")
+              + (", ".join(READING_LABEL[x] for x in ok) if ok else "none of the readings run")
+              + ("; but the loss-free control's SPTCP retransmits " + " and ".join(
+                  f"{_m(r['retx'])}/s ({r['config']})" for r in ctl) + " (queue overflows at the shaped link), so "
+                 "Fig. 5 alone does not tell a loss reading from no loss: the loss direction and reading rest on the "
+                 "paper's text (the `loss_direction` choice)" if ctl else "") + ".")
     if not mptcp:
         md.append("- **MPTCP**: not run (see the setup); every finding that compares it is untestable.")
     md += ["", "The paper's claims, per loss reading (95 % intervals over paired repetitions):", "",
