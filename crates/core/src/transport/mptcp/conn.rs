@@ -500,8 +500,7 @@ impl MptcpSocket {
             let mut all: Vec<SubflowState> = (0..self.subs.len())
                 .map(|k| {
                     let s = self.snd(k);
-                    SubflowState::from_tcb(s.tcb(), s.in_flight())
-                        .with_loss_interval(self.st[k].l1.max(self.st[k].l2))
+                    SubflowState::from_tcb(s.tcb(), s.in_flight()).with_loss_interval(self.st[k].l1.max(self.st[k].l2))
                 })
                 .collect();
             if ca > 0 {

@@ -16,7 +16,7 @@
 //! [`super::lia`]); the decrease is applied by the connection as a scale of the subflow's
 //! own post-loss `ssthresh` ([`CoupledIncrease::keep_after_loss`]).
 
-use super::{reno_increase, BuildCoupled, CoupledIncrease, SubflowId, SubflowsView};
+use super::{reno_increase, whole_bytes, BuildCoupled, CoupledIncrease, SubflowId, SubflowsView};
 use serde::{Deserialize, Serialize};
 
 /// No parameters (the paper's constants 1/2, 4/5 and the 1.5 cap are the algorithm).
@@ -66,16 +66,6 @@ impl CoupledIncrease for Balia {
     }
 }
 
-/// Whole bytes of an increase computed in `f64` (as in [`super::lia`]).
-fn whole_bytes(x: f64) -> u64 {
-    let r = x.round();
-    if (x - r).abs() <= 1e-9 * r.max(1.0) {
-        r as u64
-    } else {
-        x.floor() as u64
-    }
-}
-
 impl BuildCoupled for BaliaConfig {
     fn build(&self) -> Box<dyn CoupledIncrease> {
         Box::new(Balia)
@@ -84,13 +74,9 @@ impl BuildCoupled for BaliaConfig {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{uncoupled::Uncoupled, SubflowState};
+    use super::super::{sampled as sub, uncoupled::Uncoupled, SubflowState};
     use super::*;
-    use crate::time::Dur;
 
-    fn sub(cwnd: u64, rtt_ms: u64) -> SubflowState {
-        SubflowState::new(cwnd, 1_000, Some(Dur::from_millis(rtt_ms)), 1_000, cwnd)
-    }
 
     /// One subflow: α = 1, (1+1)(4+1)/10 = 1, (W/rtt²)/(W/rtt)² = 1/W: Reno's increase and
     /// Reno's halving.
@@ -133,13 +119,7 @@ mod tests {
     /// (it is less TCP-friendly than LIA while windows are unequal: the paper's trade-off).
     #[test]
     fn increase_per_rtt_is_bounded() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            1 + x % m
-        };
+        let mut next = super::super::draws(0x2545_f491_4f6c_dd1d);
         for _ in 0..2_000 {
             let n = next(4) as usize;
             let rtt = next(300);

@@ -163,6 +163,36 @@ pub fn reno_increase(s: &SubflowState, acked_bytes: u64) -> u64 {
     (acked_bytes as u128 * s.mss as u128 / s.cwnd.max(1) as u128) as u64
 }
 
+/// Whole bytes of an increase computed in `f64`: fractions are dropped, but a value within
+/// 1e-9 (relative) of a whole number is that number (0.75 · 1e6 / 30 000 is 24.999… in `f64`).
+pub(crate) fn whole_bytes(x: f64) -> u64 {
+    let r = x.round();
+    if (x - r).abs() <= 1e-9 * r.max(1.0) {
+        r as u64
+    } else {
+        x.floor() as u64
+    }
+}
+
+/// A subflow of `cwnd` bytes, all in flight, with an RTT sample of `rtt_ms` (MSS 1000 B), for
+/// the controllers' hand-computed tests.
+#[cfg(test)]
+pub(crate) fn sampled(cwnd: u64, rtt_ms: u64) -> SubflowState {
+    SubflowState::new(cwnd, 1_000, Some(Dur::from_millis(rtt_ms)), 1_000, cwnd)
+}
+
+/// Deterministic draws in `1..=m` (xorshift64 from `seed`), for the controllers' property tests.
+#[cfg(test)]
+pub(crate) fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        1 + x % m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
