@@ -38,13 +38,16 @@ def test_cells_apply_table_1_under_each_reading(reading, config):
             loss, lat, rate = rows[key]
             assert link["rate"] == f"{rate:g}Mbps" and link["delay"] == f"{lat / 2:g}ms"
             p = loss / 100 * m.FACTOR[reading]
-            assert link.get("loss_ba") == ({"kind": "bernoulli", "p": p} if p else None)
-            assert "loss_ab" not in link  # the client's requests and ACKs are not dropped
+            # The default loss direction is upstream: the client's egress (its requests and ACKs).
+            assert link.get("loss_ab") == ({"kind": "bernoulli", "p": p} if p else None)
+            assert "loss_ba" not in link
         (f,) = d["flows"]
         assert f["app"]["kind"] == "dash" and f["peer_app"] == {"kind": "http_server"}
-        assert f["app"]["abr"] == {"kind": "throughput"} and f["app"]["max_buffer"] == "30s"
+        assert f["app"]["abr"] == {"kind": "vlc"} and f["app"]["max_buffer"] == "30s"
+        assert f["app"]["bandwidth"] == "mean"
         if transport == "mptcp":
-            assert f["transport"]["kind"] == "mptcp" and f["transport"]["coupled"] == "lia"
+            assert f["transport"]["kind"] == "mptcp" and f["transport"]["coupled"] == "uncoupled"
+            assert f["transport"]["coupled_counting"] == "acks"
             assert f["subflows"] == [{"src_addr": "10.1.0.1", "dst_addr": "10.2.0.1"},
                                      {"src_addr": "10.1.1.1", "dst_addr": "10.2.1.1"}]
             assert "src_addr" not in f
@@ -53,6 +56,7 @@ def test_cells_apply_table_1_under_each_reading(reading, config):
             assert (f["src_addr"], f["dst_addr"]) == ("10.1.0.1", "10.2.0.1")
     assert m.FACTOR == {"literal": 1.0, "div10": 0.1, "div100": 0.01, "control": 0.0}
     assert m.build_scenario(reading, config, "sptcp", abr="bola")["flows"][0]["app"]["abr"] == {"kind": "bola"}
+    assert m.build_scenario(reading, config, "sptcp", mpd_bandwidth="peak")["flows"][0]["app"]["bandwidth"] == "mpd"
 
 
 @pytest.mark.parametrize("direction, keys", [("downstream", {"loss_ba"}), ("upstream", {"loss_ab"}),
@@ -82,15 +86,15 @@ def test_every_declared_alternative_builds():
 
 def test_the_grids_cells():
     quick = m.cells(m.QUICK)
-    main = [c for c in quick if c["abr"] == "throughput"]
+    main = [c for c in quick if c["abr"] == "vlc"]
     # 3 readings × 2 configurations × {MPTCP, SPTCP}, plus SPTCP on MPTCP's path 1 in the control;
-    # BBA and BOLA beside the throughput policy in the ÷ 100 reading (2 configurations × 2 transports).
+    # dash.js's rule, BBA and BOLA beside VLC's in the ÷ 100 reading (2 configurations × 2 transports).
     assert len(main) == 3 * 2 * 2 + 2
-    assert sorted((c["config"], c["transport"], c["abr"]) for c in quick if c["abr"] != "throughput") == sorted(
-        (cf, tp, a) for cf in m.CONFIGS for tp in ("mptcp", "sptcp") for a in ("bba", "bola"))
+    assert sorted((c["config"], c["transport"], c["abr"]) for c in quick if c["abr"] != "vlc") == sorted(
+        (cf, tp, a) for cf in m.CONFIGS for tp in ("mptcp", "sptcp") for a in ("throughput", "bba", "bola"))
     assert {c["reading"] for c in quick} == set(m.QUICK.readings)
     full = m.cells(m.FULL)
-    assert len(full) == 4 * 2 * 2 + 2 + 8 and m.FULL.reps == 5
+    assert len(full) == 4 * 2 * 2 + 2 + 12 and m.FULL.reps == 5
     assert len({m._cell_id(c) for c in full}) == len(full)
     assert all(c["transport"] != "mptcp" for c in m.cells(m.QUICK, mptcp=False))
     # A choice's alternative sets its cells: OLIA on every MPTCP cell, BBA as the main policy.
@@ -123,7 +127,7 @@ def _fake_run(tmp_path: Path, *, mptcp: bool) -> Path:
 
 
 def test_run_metrics_on_hand_made_tables(tmp_path: Path):
-    p = {"reading": "div100", "config": "balanced", "transport": "mptcp", "coupled": "lia", "abr": "throughput"}
+    p = {"reading": "div100", "config": "balanced", "transport": "mptcp", "coupled": "uncoupled", "abr": "vlc"}
     got = m.run_metrics(_fake_run(tmp_path, mptcp=True), p, duration_s=150.0)
     assert got["startup_first_byte_ms"] == pytest.approx(20.5) and got["startup_ms"] == pytest.approx(380.0)
     assert (got["stalls"], got["stall_s"], got["switches"]) == (2.0, 3.5, 3.0)
@@ -266,8 +270,8 @@ def test_the_sensitivity_runs_every_finding_under_each_declared_alternative(quic
     from qoelab.experiment.choices import variants
 
     names = [n for n, _ in variants(m.CHOICES)]
-    assert names == ["coupled=olia", "coupled=uncoupled", "abr=bba", "abr=bola", "loss_direction=upstream",
-                     "loss_direction=both", "scheduler=round_robin"]
+    assert names == ["coupled=lia", "coupled=olia", "coupled=balia", "abr=throughput", "abr=bba", "abr=bola",
+                     "mpd_bandwidth=peak", "loss_direction=downstream", "loss_direction=both", "scheduler=round_robin"]
     doc = load_report(quick / "report.json")
     rows = list(csv.DictReader((quick / "sensitivity.csv").open()))
     assert len(rows) == len(names) * len(doc["findings"])
@@ -293,7 +297,7 @@ def test_the_sensitivity_runs_every_finding_under_each_declared_alternative(quic
     import json
 
     base = json.loads(next((quick / "runs" / "runs").glob("cell=literal-balanced-sptcp__rep=1")).joinpath("cell.json").read_text())
-    alt = json.loads((quick / "sensitivity" / "loss_direction=upstream" / "runs" / "runs" /
+    alt = json.loads((quick / "sensitivity" / "loss_direction=downstream" / "runs" / "runs" /
                       "cell=literal-balanced-sptcp__rep=1" / "cell.json").read_text())
     assert base["seed"] == alt["seed"]
     # The cost counts the variants' runs too.
@@ -301,18 +305,20 @@ def test_the_sensitivity_runs_every_finding_under_each_declared_alternative(quic
 
 
 def test_the_loss_reading_consistent_with_fig5_comes_from_the_data(quick: Path):
-    """SPTCP's retransmission rate rules out the literal loss rates and fits Fig. 5's one per
-    second with loss ÷ 100 (the README's hand measurement); the finding's interval is computed
-    from the runs in repetitions.csv."""
+    """SPTCP's retransmission rate fits Fig. 5's one per second with loss ÷ 100; read downstream
+    (the variant), the literal rates are ruled out (the README's hand measurement); the
+    finding's interval is computed from the runs in repetitions.csv, and the reading says that
+    the loss-free control fits Fig. 5 too."""
     doc = load_report(quick / "report.json")
     f = {x["key"]: x for x in doc["findings"]}
-    assert f["fig5-sptcp-rate-literal"]["verdict"] == "does not hold"
+    assert f["fig5-sptcp-rate-literal"]["sensitivity"]["under"]["loss_direction=downstream"] == "does not hold"
     assert f["fig5-sptcp-rate-div100"]["verdict"] == "holds"
     reps = list(csv.DictReader((quick / "repetitions.csv").open()))
     lit = [math.log2(float(r["retx_per_s"])) for r in reps
-           if r["reading"] == "literal" and r["transport"] == "sptcp" and r["abr"] == "throughput"]
+           if r["reading"] == "literal" and r["transport"] == "sptcp" and r["abr"] == "vlc"]
     assert f["fig5-sptcp-rate-literal"]["estimate"]["mean"] == pytest.approx(sum(lit) / len(lit))
     assert "loss ÷ 100" in doc["summary"]
+    assert "the loss-free control's SPTCP retransmits" in doc["reading"]
 
 
 def test_mptcp_carries_dash_now():
@@ -328,7 +334,7 @@ def test_mptcp_over_both_paths_beats_single_path_tcp_over_one_of_them(quick: Pat
     first goal, within 5 %) on the unbalanced ones (25 + 5 against 25, where min-RTT sends on
     the 5-Mbit/s path first); both subflows carry video."""
     reps = list(csv.DictReader((quick / "repetitions.csv").open()))
-    ctl = [r for r in reps if r["reading"] == "control" and r["abr"] == "throughput"]
+    ctl = [r for r in reps if r["reading"] == "control" and r["abr"] == "vlc"]
     for cf in m.CONFIGS:
         by = {(r["transport"], r["rep"]): r for r in ctl if r["config"] == cf}
         for rep in range(m.QUICK.reps):

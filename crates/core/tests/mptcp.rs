@@ -137,9 +137,10 @@ fn shared_bottleneck_takes_one_share_when_coupled() {
         if coupled == "uncoupled" {
             assert!(ratio > 1.6, "{coupled}: two uncoupled subflows take about two shares, got {ratio:.3}");
         } else {
-            // RFC 6356's bound is one share; measured: LIA 1.11, OLIA see docs/models/mptcp.md.
-            // Each subflow halves only its own window on a loss, so the total backs off less
-            // than one Reno flow's: the 10 % margin is not quite met by LIA (docs).
+            // RFC 6356's bound is one share; measured on this one phase: LIA 1.07, OLIA 0.89
+            // (the median over 10 seeds is `qoelab verify --only mptcp_goal2`; LIA 1.12 there
+            // with byte counting: each subflow halves only its own window on a loss, so the
+            // total backs off less than one Reno flow's; see docs/models/mptcp.md).
             assert!(ratio <= 1.15, "{coupled}: a coupled connection takes about one share, got {ratio:.3}");
             assert!(ratio > 0.5, "{coupled}: but not much less, got {ratio:.3}");
         }
@@ -338,4 +339,25 @@ fn an_answering_peer_app_runs_on_mptcp() {
         assert_eq!(r.flow_value("f", "http_objects"), 5.0, "{what}: every object fetched");
         assert_eq!(r.flow_value("f", "http_served"), 5.0, "{what}");
     }
+}
+
+/// A join whose SYN is lost: path 2 is down for the first 0.5 s, so its MP_JOIN SYN times out
+/// and is sent again. Once the handshake completes the subflow carries data like any other
+/// (the SYN's timeout is not a timeout recovery of data: it once left the subflow unused for
+/// the whole run, and the connection single-path).
+#[test]
+fn a_join_whose_syn_was_lost_carries_data() {
+    let t = r#"{ kind = "mptcp", coupled = "lia" }"#;
+    let toml = disjoint(t, "10Mbps", "5ms", "5ms", 20, None)
+        + r#"
+        [[outages]]
+        links = ["A->R2", "R2->A"]
+        at = "0s"
+        duration = "500ms""#;
+    let mut sim = build(&toml);
+    sim.run();
+    let r = sim.results();
+    let b = r.table("subflows").f64s("recv_bytes");
+    eprintln!("bytes per subflow after a lost join SYN: {b:?}");
+    assert!(b[1] > 0.3 * (b[0] + b[1]), "the late subflow carries its share: {b:?}");
 }

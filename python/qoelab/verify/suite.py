@@ -23,6 +23,7 @@ from qoelab import paths
 from qoelab.errors import ScenarioError
 from qoelab.scenario import Scenario
 from qoelab.verify import closed_forms as cf
+from qoelab.verify import multipath
 from qoelab.verify.core import Limit, Params, Tolerance, Validation
 
 DATA = Path(__file__).parent / "data"
@@ -775,4 +776,4 @@ TFRC_EVENTS = Validation(
 
 SUITE: tuple[Validation, ...] = (PADHYE, PADHYE_SACK, MD1, GE_RATE, GE_BURST, FAIRNESS, RTT_UNFAIRNESS,
                                  CUBIC_RESPONSE, SPURIOUS, NS3, TFRC_RATE, TFRC_EVENTS, BBR_BANDWIDTH, BBR_QUEUE,
-                                 BBR_SHARED_QUEUE)
+                                 BBR_SHARED_QUEUE, multipath.GOAL2)

@@ -68,6 +68,23 @@ pub struct DashConfig {
     /// Times the content is played back to back (default 1).
     #[serde(default = "default_loops")]
     pub loops: u32,
+    /// The bitrate of each representation the ABR policy compares: `"mpd"` (default, the
+    /// MPD's `@bandwidth`, whatever its author meant by it) or `"mean"` (the representation's
+    /// mean rate, its segments' bytes × 8 over their duration: what GPAC's MP4Box, which made
+    /// the UHD HEVC-DASH dataset, writes as `@bandwidth`).
+    #[serde(default)]
+    pub bandwidth: BandwidthSource,
+}
+
+/// Where the player takes each representation's bitrate from (see [`DashConfig::bandwidth`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BandwidthSource {
+    /// `Representation@bandwidth` as the MPD states it.
+    #[default]
+    Mpd,
+    /// The representation's mean segment rate, bits/s.
+    Mean,
 }
 
 fn default_max_buffer() -> Dur {
@@ -121,7 +138,10 @@ impl DashConfig {
                 ));
             }
         }
-        let bitrates = ladder.bitrates_bps();
+        let bitrates = match self.bandwidth {
+            BandwidthSource::Mpd => ladder.bitrates_bps(),
+            BandwidthSource::Mean => ladder.mean_bitrates_bps(),
+        };
         let setup =
             AbrSetup { bitrates_bps: &bitrates, segment_s: seg.as_secs_f64(), max_buffer_s: self.max_buffer.as_secs_f64() };
         let abr = self.abr.build(&setup).map_err(|(f, r)| AppBuildError::new(format!("abr.{f}"), r))?;

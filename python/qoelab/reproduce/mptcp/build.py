@@ -15,7 +15,8 @@ from qoelab.errors import QoelabError
 from qoelab.experiment import core
 from qoelab.experiment.choices import defaults
 from qoelab.reproduce.mptcp.paper import (ABRS, BASE, CHOICES, CONFIGS, COUPLED, FACTOR, FOLDER, LOSS_DIRECTIONS,
-                                          MPTCP, PAPER_REPS, PATHS, READING_LABEL, READINGS, TABLE1, TRANSPORT_LABEL)
+                                          MPD_BANDWIDTHS, MPTCP, PAPER_REPS, PATHS, READING_LABEL, READINGS, TABLE1,
+                                          TRANSPORT_LABEL)
 
 
 
@@ -78,17 +79,19 @@ def _shape(link: dict[str, Any], row: tuple[float, float, float], factor: float,
                 link[key] = {"kind": "bernoulli", "p": p}
 
 
-def build_scenario(reading: str, config: str, transport: str, coupled: str = "lia", abr: str = "throughput", *,
-                   loss_direction: str = "downstream", scheduler: str = "min_rtt", loops: int = FULL.loops,
-                   duration_s: float = FULL.duration_s) -> dict[str, Any]:
+def build_scenario(reading: str, config: str, transport: str, coupled: str = "uncoupled", abr: str = "vlc", *,
+                   loss_direction: str = "upstream", scheduler: str = "min_rtt", mpd_bandwidth: str = "mean",
+                   loops: int = FULL.loops, duration_s: float = FULL.duration_s) -> dict[str, Any]:
     """One cell as plain scenario data: ``base.toml`` with path 1 and path 2 set to ``config``'s
     Table 1 rows under ``reading`` (loss in ``loss_direction``), and the DASH flow over
     ``transport``: ``mptcp`` (a subflow per path, ``coupled`` congestion control, the
     ``scheduler``), ``sptcp`` (path 1 set to the SPTCP row) or ``sptcp_best`` (single-path TCP
-    over MPTCP's path 1 as it is), the player with the ``abr`` policy. The app probe is on."""
+    over MPTCP's path 1 as it is), the player with the ``abr`` policy comparing each
+    representation's ``mpd_bandwidth`` (``mean`` rate or the MPD's ``peak``). The app probe is on."""
     for name, v, known in (("reading", reading, READINGS), ("config", config, CONFIGS),
                            ("transport", transport, tuple(TRANSPORT_LABEL)), ("coupled", coupled, COUPLED),
-                           ("abr", abr, ABRS), ("loss_direction", loss_direction, LOSS_DIRECTIONS)):
+                           ("abr", abr, ABRS), ("loss_direction", loss_direction, LOSS_DIRECTIONS),
+                           ("mpd_bandwidth", mpd_bandwidth, MPD_BANDWIDTHS)):
         if v not in known:
             raise ValueError(f"{name} {v!r}: expected one of {', '.join(known)}")
     d = base_dict()
@@ -107,6 +110,7 @@ def build_scenario(reading: str, config: str, transport: str, coupled: str = "li
     (f,) = d["flows"]
     f["app"]["loops"] = loops
     f["app"]["abr"] = {"kind": abr}
+    f["app"]["bandwidth"] = "mean" if mpd_bandwidth == "mean" else "mpd"
     if transport == "mptcp":
         f.pop("src_addr", None)
         f.pop("dst_addr", None)
@@ -147,16 +151,17 @@ def cells(grid: Grid, setting: dict[str, Any] | None = None, *, mptcp: bool = Tr
 
 def _cell_id(p: dict[str, Any]) -> str:
     tail = f"-{p['coupled']}" if p["transport"] == "mptcp" else ""
-    abr = f"-{p['abr']}" if p["abr"] != "throughput" else ""
+    abr = f"-{p['abr']}" if p["abr"] != "vlc" else ""
     return f"{p['reading']}-{p['config']}-{p['transport']}{tail}{abr}"
 
 
 def _build(p: dict[str, Any], grid: Grid, setting: dict[str, Any]):
     from qoelab.scenario import Scenario
 
-    d = build_scenario(p["reading"], p["config"], p["transport"], p["coupled"] if p["transport"] == "mptcp" else "lia",
-                       p["abr"], loss_direction=setting["loss_direction"], scheduler=setting["scheduler"],
-                       loops=grid.loops, duration_s=grid.duration_s)
+    d = build_scenario(p["reading"], p["config"], p["transport"],
+                       p["coupled"] if p["transport"] == "mptcp" else "uncoupled", p["abr"],
+                       loss_direction=setting["loss_direction"], scheduler=setting["scheduler"],
+                       mpd_bandwidth=setting["mpd_bandwidth"], loops=grid.loops, duration_s=grid.duration_s)
     return Scenario.from_dict(d, f"{BASE} ({_cell_id(p)})", base_dir=paths.root() / FOLDER)
 METRICS = ("startup_first_byte_ms", "startup_ms", "stalls", "stall_s", "played_s", "bitrate_mbps", "switches",
            "rate_mbps", "retx_per_s", "path1_share_pct", "reinjected_kb")

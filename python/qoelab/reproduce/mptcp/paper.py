@@ -37,28 +37,36 @@ FACTOR = {"literal": 1.0, "div10": 0.1, "div100": 0.01, "control": 0.0}
 READING_LABEL = {"literal": "literal", "div10": "loss ÷ 10", "div100": "loss ÷ 100", "control": "no loss (control)"}
 CONFIGS = ("balanced", "unbalanced")
 TRANSPORT_LABEL = {"mptcp": "MPTCP", "sptcp": "SPTCP", "sptcp_best": "SPTCP on MPTCP's path 1"}
-COUPLED = ("lia", "olia", "uncoupled")
-#: ABR policies (``docs/models/dash.md``).
-ABRS = ("throughput", "bba", "bola")
-LOSS_DIRECTIONS = ("downstream", "upstream", "both")
+COUPLED = ("uncoupled", "lia", "olia", "balia")
+#: ABR policies (``docs/models/dash.md``); ``vlc`` is VLC 2.2's rate-based logic.
+ABRS = ("vlc", "throughput", "bba", "bola")
+LOSS_DIRECTIONS = ("upstream", "downstream", "both")
+#: What the player compares as each representation's bitrate: the mean rate (MP4Box's
+#: ``@bandwidth``) or the bundled MPD's peak segment rate.
+MPD_BANDWIDTHS = ("mean", "peak")
 #: The MPTCP connection's settings (README: the out-of-tree kernel's defaults), the scheduler
-#: aside (a choice).
-MPTCP = {"kind": "mptcp", "reinject": True, "penalise": True, "tcp": {"profile": "linux"}}
+#: aside (a choice). A coupled controller counts its increase per ACK, as the kernel's modules do.
+MPTCP = {"kind": "mptcp", "reinject": True, "penalise": True, "coupled_counting": "acks", "tcp": {"profile": "linux"}}
 #: The client's and server's interface addresses of the two paths (base.toml).
 PATHS = (("10.1.0.1", "10.2.0.1"), ("10.1.1.1", "10.2.1.1"))
 # --- what the paper leaves open ------------------------------------------------------------------
 
 CHOICES = (
-    Choice("coupled", "lia", ("olia", "uncoupled"),
-           "RFC 6356's coupled increase, the controller MPTCP deployments select; the paper names none (issue 37: "
-           "the v0.92 kernel runs the system default, uncoupled CUBIC, unless a coupled module is selected)",
-           {"balia": "BALIA (Peng et al. 2016) is not implemented yet (issue 37)"}),
-    Choice("abr", "throughput", ("bba", "bola"),
-           "rate-based, as the paper's VLC player (Sec. 4); dash.js's rule (harmonic mean of 5 × 0.9)",
-           {"vlc": "VLC's own adaptive logic is not implemented yet (issue 37)"}),
-    Choice("loss_direction", "downstream", ("upstream", "both"),
-           "Table 1's loss acts on the video the paper measures (server → client); netem on the client would shape "
-           "its egress instead (issue 37)"),
+    Choice("coupled", "uncoupled", ("lia", "olia", "balia"),
+           "the testbed's kernel (MPTCP v0.92, Sec. 4) runs each subflow with the system's congestion control, CUBIC, "
+           "uncoupled, unless a coupled module (lia, olia, balia, wvegas) is selected; the paper selects none (its "
+           "Sec. 2 describes coupling in general). The coupled alternatives count per ACK, as mptcp_coupled.c does"),
+    Choice("abr", "vlc", ("throughput", "bba", "bola"),
+           "the paper's player is VLC (Sec. 4); Ubuntu 16.04 ships VLC 2.2.2, whose DASH logic by default is "
+           "RateBasedAdaptationLogic (3/4 of the mean download rate; docs/models/dash.md); dash.js's rule, BBA and "
+           "BOLA are the other families"),
+    Choice("mpd_bandwidth", "mean", ("peak",),
+           "the dataset's MPDs (Le Feuvre et al., made with GPAC's MP4Box) state @bandwidth as the representation's "
+           "file size × 8 / duration, its mean rate; our bundled MPD states the peak 6-s segment rate"),
+    Choice("loss_direction", "upstream", ("downstream", "both"),
+           "netem shapes a host's egress, and Table 1's paths are the client's two interfaces (Sec. 4: tc and netem "
+           "on the paths), so the loss falls on the client's packets (requests and ACKs); the paper's Fig. 5 does "
+           "not decide it: SPTCP's one retransmission per second fits the control as well (see the reading)"),
     Choice("scheduler", "min_rtt", ("round_robin",), "Linux's default MPTCP packet scheduler (net/mptcp/sched.c)"),
     Choice("subflows", "disjoint", (), "one subflow per client interface, as the paper's two access paths",
            {"full_mesh": "the server's second interface (full mesh, 4 subflows) is not modelled yet (issue 37)"}),

@@ -197,8 +197,13 @@ def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding], mptcp: boo
             md.append(f"- **Subflows**, {r['reading']}, {r['config']}: path 1 carried {_m(r['share'])} % of the video "
                       f"bytes (its share of the capacity {_m(r['rate1'])} %); reinjected {interval_str(r['reinjected'])} kB.")
     ok = consistent_readings(found)
+    ctl = [r for r in tabs["fig5"].rows if r["reading"] == READING_LABEL["control"] and r["transport"] == sp]
     md.append("- **Which loss reading fits Fig. 5** (SPTCP about one retransmission per second): "
-              + (", ".join(READING_LABEL[x] for x in ok) if ok else "none of the readings run") + ".")
+              + (", ".join(READING_LABEL[x] for x in ok) if ok else "none of the readings run")
+              + ("; but the loss-free control's SPTCP retransmits " + " and ".join(
+                  f"{_m(r['retx'])}/s ({r['config']})" for r in ctl) + " (queue overflows at the shaped link), so "
+                 "Fig. 5 alone does not tell a loss reading from no loss: the loss direction and reading rest on the "
+                 "paper's text (the `loss_direction` choice)" if ctl else "") + ".")
     if not mptcp:
         md.append("- **MPTCP**: not run (see the setup); every finding that compares it is untestable.")
     md += ["", "The paper's claims, per loss reading (95 % intervals over paired repetitions):", "",
@@ -214,11 +219,13 @@ def _setup(grid: Grid, quick: bool, refusal: str | None, setting: dict[str, Any]
         "paired.",
         "Testbed (scenarios/mptcp/README.md): two disjoint paths C–R1–S and C–R2–S, each shaped on its access link "
         f"(rate, latency read as the RTT the path adds, half each way, Bernoulli loss {setting['loss_direction']}, "
-        f"100-packet drop-tail queues); DASH player with {setting['abr']} ABR, 30-s buffer target; TCP with Linux's "
+        f"100-packet drop-tail queues); DASH player with {setting['abr']} ABR "
+        f"comparing each representation's {setting['mpd_bandwidth']} rate, 30-s buffer target; TCP with Linux's "
         "profile (CUBIC).",
-        f"Loss readings run: {', '.join(READING_LABEL[r] for r in grid.readings)}. The literal Table 1 loss (10–20 %) "
-        "contradicts Fig. 5's one retransmission per second for SPTCP, so the table is also run with every loss "
-        "÷ 10 and ÷ 100; the control has no loss and adds single-path TCP over MPTCP's path 1 (the better path).",
+        f"Loss readings run: {', '.join(READING_LABEL[r] for r in grid.readings)}. Read downstream, the literal Table 1 "
+        "loss (10–20 %) contradicts Fig. 5's one retransmission per second for SPTCP, so the table is also run with "
+        "every loss ÷ 10 and ÷ 100; which reading fits Fig. 5 under the loss direction run is decided from the data "
+        "below; the control has no loss and adds single-path TCP over MPTCP's path 1 (the better path).",
         f"MPTCP: a subflow per path, {setting['scheduler']} scheduler, {setting['coupled']} coupling, reinjection and "
         "penalisation on. Every choice above that the paper leaves open is declared below with its alternatives.",
     ]

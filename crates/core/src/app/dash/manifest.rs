@@ -48,6 +48,12 @@ impl Ladder {
     pub fn bitrates_bps(&self) -> Vec<f64> {
         self.rungs.iter().map(|r| r.bandwidth_bps as f64).collect()
     }
+    /// Each rung's mean rate over one pass, bits/s: its segments' bytes × 8 over the content's
+    /// duration (GPAC MP4Box's `@bandwidth`, `file_size · 8 / file_duration`).
+    pub fn mean_bitrates_bps(&self) -> Vec<f64> {
+        let secs = self.durations_ns.iter().sum::<u64>() as f64 * 1e-9;
+        self.rungs.iter().map(|r| r.sizes.iter().sum::<u64>() as f64 * 8.0 / secs.max(1e-9)).collect()
+    }
 }
 
 #[derive(Deserialize)]
@@ -342,6 +348,11 @@ mod tests {
         // The recipe's totals (data/traces/dash_hevc.recipe.toml, expected.representations).
         let totals: Vec<u64> = l.rungs.iter().map(|r| r.sizes.iter().sum()).collect();
         assert_eq!(totals, [45_502_704, 136_065_650, 453_335_894]);
+        // Mean rates over the 180 s (MP4Box's @bandwidth): 45 502 704 · 8 / 180 = 2 022 342.4 …,
+        // below the MPD's peak-segment @bandwidth of each rung.
+        let mean: Vec<u64> = l.mean_bitrates_bps().iter().map(|b| b.round() as u64).collect();
+        assert_eq!(mean, [2_022_342, 6_047_362, 20_148_262]);
+        assert!(l.mean_bitrates_bps().iter().zip(l.bitrates_bps()).all(|(m, p)| *m < p));
         // 4-s segments: the 180-s clip is 45 whole ones.
         let l4 = read_ladder(&bundled("dash_hevc_4s.mpd"), &bundled("dash_hevc.segments.csv")).unwrap();
         assert_eq!(l4.durations_ns.len(), 45);

@@ -26,10 +26,13 @@
 //! SRTT and only outside loss recovery (the out-of-tree Linux kernel's
 //! `mptcp_rcv_buf_optimization`).
 //!
-//! Coupled congestion control: with `lia` or `olia` the subflows' sending halves leave their
-//! congestion-avoidance increase to the connection, which applies [`CoupledIncrease::adjust`]
-//! over a view of every subflow after each ACK; slow start and the decrease stay each subflow's
-//! own (RFC 6356 §3). Each end couples its own sending direction's windows.
+//! Coupled congestion control: with `lia`, `olia` or `balia` the subflows' sending halves leave
+//! their congestion-avoidance increase to the connection, which applies
+//! [`CoupledIncrease::adjust`] over a view of every subflow after each ACK that arrived while
+//! the subflow's window was the limit (Linux `tcp_is_cwnd_limited`), counting bytes (RFC 6356
+//! §3) or one MSS per ACK (Linux, `coupled_counting = "acks"`); slow start and the decrease stay
+//! each subflow's own (RFC 6356 §3), except that a coupled decrease (BALIA's) scales the
+//! `ssthresh` the subflow set on a loss. Each end couples its own sending direction's windows.
 //!
 //! Receiving (each end, for the peer's data): each subflow's receiving half acknowledges and
 //! SACKs its own sequence space. Bytes a subflow has received in order are mapped back to DSNs
@@ -112,6 +115,8 @@ struct SndSub {
     c: SubflowCounters,
     /// (cwnd, ssthresh) last reported to the `subflow` probe.
     probed: (u64, u64),
+    /// cwnd at the end of the last call into the subflow (its window before a loss).
+    last_cwnd: u64,
 }
 
 /// The connection's bookkeeping of one subflow's receiving half.
@@ -134,6 +139,8 @@ pub struct MptcpSocket {
     st: Vec<SndSub>,
     sched: Box<dyn Scheduler>,
     coupled: Option<Box<dyn CoupledIncrease>>,
+    /// The coupled increase counts ACKs (one MSS each) rather than bytes (Linux).
+    per_ack: bool,
     reinject: bool,
     penalise: bool,
     mss: u64,
@@ -187,6 +194,7 @@ impl MptcpSocket {
             st: vec![SndSub { ssn_end: 1, ..Default::default() }; n],
             sched: cfg.scheduler.build(),
             coupled: cfg.is_coupled().then(|| cfg.coupled.build()),
+            per_ack: cfg.coupled_counting == super::CoupledCounting::Acks,
             reinject: cfg.reinject,
             penalise: cfg.penalise,
             mss,
@@ -335,7 +343,11 @@ impl MptcpSocket {
         (0..self.subs.len())
             .map(|i| {
                 let s = self.snd(i);
-                let usable = self.st[i].established && s.consecutive_rtos() == 0 && exclude & (1 << i) == 0;
+                // A subflow in timeout recovery takes no new data; one whose only timeout was its
+                // SYN's (RFC 6298 §5.7: consecutive_rtos counts it until an ACK of data) holds
+                // none and would otherwise never be used (a join whose SYN was lost).
+                let timed_out = s.consecutive_rtos() > 0 && !self.st[i].maps.is_empty();
+                let usable = self.st[i].established && !timed_out && exclude & (1 << i) == 0;
                 SchedView::new(usable, self.room(i) >= len, s.srtt())
             })
             .collect()
@@ -474,26 +486,38 @@ impl MptcpSocket {
         let st = &mut self.st[i];
         st.l2 += acked - st.acked;
         st.acked = acked;
-        if losses != st.losses {
+        let lost = losses != st.losses;
+        if lost {
             st.losses = losses;
             st.l1 = st.l2;
             st.l2 = 0;
         }
         let timed_out = rtos != st.rtos;
         st.rtos = rtos;
-        let ca = self.subs[i].sender_mut().take_ca_acked();
-        if ca > 0 {
-            if let Some(c) = &self.coupled {
-                let all: Vec<SubflowState> = (0..self.subs.len())
-                    .map(|k| {
-                        let s = self.snd(k);
-                        SubflowState::from_tcb(s.tcb(), s.in_flight())
-                            .with_loss_interval(self.st[k].l1.max(self.st[k].l2))
-                    })
-                    .collect();
+        let (ca_bytes, ca_acks) = self.subs[i].sender_mut().take_ca_acked();
+        let ca = if self.per_ack { ca_acks * self.mss } else { ca_bytes };
+        if let Some(c) = self.coupled.as_deref().filter(|_| ca > 0 || lost) {
+            let mut all: Vec<SubflowState> = (0..self.subs.len())
+                .map(|k| {
+                    let s = self.snd(k);
+                    SubflowState::from_tcb(s.tcb(), s.in_flight()).with_loss_interval(self.st[k].l1.max(self.st[k].l2))
+                })
+                .collect();
+            if ca > 0 {
                 let d = c.adjust(i, ca, &SubflowsView::new(&all));
                 let tcb = self.subs[i].sender_mut().tcb_mut();
                 tcb.cwnd = (tcb.cwnd as i64 + d).max(tcb.mss as i64) as u64;
+            }
+            if lost {
+                // The subflow's TCP has set its ssthresh to half its flight (RFC 5681 §3.2
+                // eq. (4)); a coupled decrease (BALIA) keeps another share of the window it had.
+                all[i].cwnd = self.st[i].last_cwnd.max(all[i].mss);
+                let keep = c.keep_after_loss(i, &SubflowsView::new(&all));
+                if keep != 0.5 {
+                    let tcb = self.subs[i].sender_mut().tcb_mut();
+                    // Recovery (PRR, or NewReno's deflation) then brings cwnd down to it.
+                    tcb.ssthresh = ((tcb.ssthresh as f64 * keep / 0.5) as u64).max(2 * tcb.mss);
+                }
             }
         }
         if timed_out && self.reinject {
@@ -519,6 +543,7 @@ impl MptcpSocket {
                 }
             }
         }
+        self.st[i].last_cwnd = self.snd(i).cwnd();
         let una = self.snd(i).snd_una();
         let st = &mut self.st[i];
         while st.maps.front().is_some_and(|m| m.ssn + m.len <= una) {

@@ -45,6 +45,11 @@ pub struct MptcpConfig {
     #[serde(deserialize_with = "deserialize_coupled")]
     #[schemars(schema_with = "CoupledConfig::name_or_table_schema")]
     pub coupled: CoupledConfig,
+    /// What a coupled increase counts as acknowledged: `"bytes"` (default, RFC 6356 §3's
+    /// `bytes_acked`) or `"acks"` (Linux's `mptcp_coupled.c`, `mptcp_olia.c`,
+    /// `mptcp_balia.c`: one MSS per ACK, whatever it covers, so delayed ACKs halve the
+    /// growth). Ignored with `coupled = "uncoupled"`.
+    pub coupled_counting: CoupledCounting,
     /// Reinjection: when a subflow's retransmission timer fires, the data it holds that is not
     /// yet DATA_ACKed is sent again on the other subflows (RFC 8684 §3.3.6). Default true.
     pub reinject: bool,
@@ -64,6 +69,7 @@ impl Default for MptcpConfig {
         MptcpConfig {
             scheduler: SchedulerConfig::default(),
             coupled: CoupledConfig::default(),
+            coupled_counting: CoupledCounting::Bytes,
             reinject: true,
             penalise: true,
             tcp: TcpConfig::default(),
@@ -132,6 +138,17 @@ impl MptcpConfig {
     pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
         (Box::new(conn::MptcpSocket::active(self, s)), Box::new(conn::MptcpSocket::passive(self, s)))
     }
+}
+
+/// What a coupled increase counts (see [`MptcpConfig::coupled_counting`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CoupledCounting {
+    /// RFC 6356 §3: the bytes each ACK newly acknowledges.
+    #[default]
+    Bytes,
+    /// Linux (out-of-tree MPTCP, v0.86–v0.96): one MSS per ACK.
+    Acks,
 }
 
 /// `coupled = "lia"`, or the tagged table `{ kind = "lia" }`.

@@ -618,10 +618,10 @@ pub struct TcpSender {
     rto_count: u64,
     fast_rxt_count: u64,
     /// An MPTCP subflow under coupled congestion control: the congestion-avoidance increase
-    /// is the connection's (RFC 6356 §3), so ACKs in congestion avoidance only add their bytes
-    /// to `ca_acked` for it to apply.
+    /// is the connection's (RFC 6356 §3), so ACKs in congestion avoidance while the window is
+    /// the limit only add their bytes and their count to `ca_acked` for it to apply.
     coupled_ca: bool,
-    ca_acked: u64,
+    ca_acked: (u64, u64),
 }
 
 impl TcpSender {
@@ -708,7 +708,7 @@ impl TcpSender {
             rto_count: 0,
             fast_rxt_count: 0,
             coupled_ca: false,
-            ca_acked: 0,
+            ca_acked: (0, 0),
         }
     }
 
@@ -717,8 +717,10 @@ impl TcpSender {
         self.coupled_ca = true;
     }
 
-    /// Bytes acknowledged in congestion avoidance since the last call (coupled subflows).
-    pub(crate) fn take_ca_acked(&mut self) -> u64 {
+    /// Bytes acknowledged in congestion avoidance since the last call, and the ACKs that
+    /// acknowledged them (coupled subflows), counting only ACKs that arrived while the window
+    /// was the limit (Linux `tcp_is_cwnd_limited` in `mptcp_ccc_cong_avoid`).
+    pub(crate) fn take_ca_acked(&mut self) -> (u64, u64) {
         std::mem::take(&mut self.ca_acked)
     }
 
@@ -1510,7 +1512,12 @@ impl TcpSender {
                     self.partial_seen = true;
                 }
             } else if self.coupled_ca && self.tcb.cwnd >= self.tcb.ssthresh {
-                self.ca_acked += acked;
+                // As the subflow's own controller would (NewReno's `cwnd_limited` check, RFC
+                // 7661 §4.2), an application- or connection-limited subflow does not grow.
+                if self.cwnd_limited {
+                    self.ca_acked.0 += acked;
+                    self.ca_acked.1 += 1;
+                }
             } else {
                 let ack = AckSample { now, acked_bytes: acked, rtt, prior_in_flight, cwnd_limited: self.cwnd_limited };
                 self.cc.on_ack(&ack, &mut self.tcb);

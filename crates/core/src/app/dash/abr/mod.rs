@@ -10,6 +10,8 @@ registry! {
         throughput::Throughput(ThroughputConfig) = "throughput",
         bba::Bba(BbaConfig) = "bba",
         bola::Bola(BolaConfig) = "bola",
+        // VLC 2.2's rate-based logic (RateBasedAdaptationLogic): 3/4 of the mean of all samples.
+        vlc::Vlc(VlcConfig) = "vlc",
     }
 }
 

@@ -15,7 +15,7 @@
 //! max and sum (it has no rate to compare), and while it has none itself it grows by the Reno
 //! cap alone. `cwnd_total` is over every subflow, as §3 defines it.
 
-use super::{reno_increase, BuildCoupled, CoupledIncrease, SubflowId, SubflowsView};
+use super::{reno_increase, whole_bytes, BuildCoupled, CoupledIncrease, SubflowId, SubflowsView};
 use serde::{Deserialize, Serialize};
 
 /// No parameters (RFC 6356 has none).
@@ -57,17 +57,6 @@ impl CoupledIncrease for Lia {
     }
 }
 
-/// Whole bytes of an increase computed in `f64`: fractions are dropped, but a value within
-/// 1e-9 (relative) of a whole number is that number (0.75 · 1e6 / 30 000 is 24.999… in `f64`).
-fn whole_bytes(x: f64) -> u64 {
-    let r = x.round();
-    if (x - r).abs() <= 1e-9 * r.max(1.0) {
-        r as u64
-    } else {
-        x.floor() as u64
-    }
-}
-
 impl BuildCoupled for LiaConfig {
     fn build(&self) -> Box<dyn CoupledIncrease> {
         Box::new(Lia)
@@ -76,13 +65,10 @@ impl BuildCoupled for LiaConfig {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{uncoupled::Uncoupled, SubflowState};
+    use super::super::{sampled as sub, uncoupled::Uncoupled, SubflowState};
     use super::*;
     use crate::time::Dur;
 
-    fn sub(cwnd: u64, rtt_ms: u64) -> SubflowState {
-        SubflowState::new(cwnd, 1_000, Some(Dur::from_millis(rtt_ms)), 1_000, cwnd)
-    }
 
     /// Hand-computed: cwnd 10 000 B at 100 ms and 20 000 B at 200 ms, MSS 1000 B.
     /// cwnd_i/rtt_i² = 1e6 and 5e5 B/s² (max 1e6); Σ cwnd_i/rtt_i = 1e5 + 1e5 = 2e5 B/s;
@@ -123,13 +109,7 @@ mod tests {
     /// (alpha · MSS) is at most one Reno flow's (one MSS).
     #[test]
     fn never_more_aggressive_than_one_tcp() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            1 + x % m
-        };
+        let mut next = super::super::draws(0x9e37_79b9_7f4a_7c15);
         for _ in 0..2_000 {
             let n = next(4) as usize;
             let equal = next(2) == 1;

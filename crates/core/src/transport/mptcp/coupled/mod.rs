@@ -3,7 +3,18 @@
 //!
 //! Reading list: RFC 6356 (LIA, the coupled increase of MPTCP), §2 (the design goals) and §3
 //! (the algorithm); RFC 6824 / RFC 8684 (MPTCP); Khalili et al., "MPTCP is not Pareto-optimal"
-//! (OLIA), IEEE/ACM ToN 2013.
+//! (OLIA), IEEE/ACM ToN 2013; Peng et al., "Multipath TCP: Analysis, Design, and
+//! Implementation" (BALIA), IEEE/ACM ToN 2016; the out-of-tree Linux kernel's
+//! `net/mptcp/mptcp_coupled.c`, `mptcp_olia.c`, `mptcp_balia.c` (v0.92, the kernel of the
+//! MPTCP/DASH paper).
+//!
+//! How Linux applies them, and how the connection does ([`super::conn`]): every module returns
+//! at once unless `tcp_is_cwnd_limited` (a subflow that is not using its window does not grow;
+//! always applied here, as the subflows' own NewReno does), and counts the increase per ACK
+//! (`snd_cwnd_cnt++` once per call, whatever the ACK covers), where RFC 6356 §3 counts
+//! `bytes_acked`: with delayed ACKs Linux's coupled subflows grow about half as fast as the
+//! RFC's. `MptcpConfig::coupled_counting` selects `"bytes"` (RFC, the default) or `"acks"`
+//! (Linux: each ACK counts as one MSS acknowledged).
 //!
 //! A coupled algorithm only replaces the congestion-avoidance increase of each subflow: slow
 //! start, loss detection and the multiplicative decrease stay the subflow's own TCP's
@@ -30,6 +41,8 @@ registry! {
         lia::Lia(LiaConfig) = "lia",
         // Khalili et al., CoNEXT 2012: LIA's goals, Pareto-optimal.
         olia::Olia(OliaConfig) = "olia",
+        // Peng et al., IEEE/ACM ToN 2016: balances responsiveness and TCP-friendliness.
+        balia::Balia(BaliaConfig) = "balia",
     }
 }
 
@@ -134,6 +147,13 @@ pub trait CoupledIncrease: Send + fmt::Debug {
     fn adjust(&self, id: SubflowId, acked_bytes: u64, all: &SubflowsView) -> i64 {
         self.increase(id, acked_bytes, all) as i64
     }
+    /// The fraction of its window subflow `id` keeps after a loss, given every subflow's state
+    /// just before it: one half (the subflow's own TCP halving, RFC 6356 §3), unless the
+    /// algorithm couples the decrease too (BALIA). The connection scales the subflow's
+    /// post-loss `ssthresh` by `keep / 0.5`.
+    fn keep_after_loss(&self, _id: SubflowId, _all: &SubflowsView) -> f64 {
+        0.5
+    }
 }
 
 /// Reno's congestion-avoidance increase with byte counting: `acked · MSS / cwnd` bytes per ACK,
@@ -143,18 +163,48 @@ pub fn reno_increase(s: &SubflowState, acked_bytes: u64) -> u64 {
     (acked_bytes as u128 * s.mss as u128 / s.cwnd.max(1) as u128) as u64
 }
 
+/// Whole bytes of an increase computed in `f64`: fractions are dropped, but a value within
+/// 1e-9 (relative) of a whole number is that number (0.75 · 1e6 / 30 000 is 24.999… in `f64`).
+pub(crate) fn whole_bytes(x: f64) -> u64 {
+    let r = x.round();
+    if (x - r).abs() <= 1e-9 * r.max(1.0) {
+        r as u64
+    } else {
+        x.floor() as u64
+    }
+}
+
+/// A subflow of `cwnd` bytes, all in flight, with an RTT sample of `rtt_ms` (MSS 1000 B), for
+/// the controllers' hand-computed tests.
+#[cfg(test)]
+pub(crate) fn sampled(cwnd: u64, rtt_ms: u64) -> SubflowState {
+    SubflowState::new(cwnd, 1_000, Some(Dur::from_millis(rtt_ms)), 1_000, cwnd)
+}
+
+/// Deterministic draws in `1..=m` (xorshift64 from `seed`), for the controllers' property tests.
+#[cfg(test)]
+pub(crate) fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        1 + x % m
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn registry_selects_by_kind() {
-        assert_eq!(CoupledConfig::NAMES, &["uncoupled", "lia", "olia"]);
+        assert_eq!(CoupledConfig::NAMES, &["uncoupled", "lia", "olia", "balia"]);
         let c: CoupledConfig = toml::from_str(r#"kind = "uncoupled""#).unwrap();
         assert_eq!(c.kind(), "uncoupled");
         assert_eq!(CoupledConfig::default().kind(), "lia");
-        let e = toml::from_str::<CoupledConfig>(r#"kind = "balia""#).unwrap_err().to_string();
-        assert!(e.contains("unknown variant `balia`, expected one of `uncoupled`, `lia`, `olia`"), "{e}");
+        let e = toml::from_str::<CoupledConfig>(r#"kind = "wvegas""#).unwrap_err().to_string();
+        assert!(e.contains("unknown variant `wvegas`, expected one of `uncoupled`, `lia`, `olia`, `balia`"), "{e}");
         let s = [SubflowState::new(10_000, 0, None, 1_000, 0)];
         assert_eq!(c.build().increase(0, 1_000, &SubflowsView::new(&s)), 100);
     }
