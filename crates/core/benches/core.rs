@@ -6,6 +6,10 @@
 //! - `qdisc/KIND`: one arrival and one departure on a discipline holding a steady backlog of
 //!   200 packets from 16 flows (TFD: half the flows carry a TFD option and hold reservations).
 //! - `scenario/NAME`: whole runs of bundled scenarios (build excluded), the cost users see.
+//! - `validate/star/N`, `validate/transcoder/N`: building (what `qoelab validate` does) a star of
+//!   N links around one hub, and N symbiotic-transcoder flows on the bundled ladder. Time per
+//!   link or flow must stay flat as N grows tenfold (validation is linear; issue 42 measured a
+//!   quadratic star and a ladder parsed once per flow).
 //!
 //! Figures measured on the project machine are in docs/performance.md.
 
@@ -152,5 +156,44 @@ fn scenarios(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hold, qdiscs, scenarios);
+/// Building (validating) large scenarios: a star of `n` links, and `n` transcoder flows sharing
+/// the bundled ladder. Throughput is per link or flow, so linear cost reads as a flat figure.
+fn validation(c: &mut Criterion) {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces");
+    let ladder = data.join("mpeg2_ladder.frames.csv.gz");
+    let star = |n: u64| {
+        format!(
+            "[sim]\nduration = \"1s\"\n[[links]]\na = \"H\"\nb = \"L{{i}}\"\ncount = {n}\nrate = \"10Mbps\"\n\
+             delay = \"1ms\"\n[[flows]]\nname = \"f\"\nsrc = \"L0\"\ndst = \"L1\"\ntransport = {{ kind = \"udp\" }}\n\
+             app = {{ kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }}\n"
+        )
+    };
+    let transcoders = |n: u64| {
+        format!(
+            "[sim]\nduration = \"120s\"\n[[links]]\na = \"T\"\nb = \"R\"\nrate = \"100Mbps\"\ndelay = \"5ms\"\n\
+             [[links]]\na = \"R\"\nb = \"C\"\nrate = \"2.2Mbps\"\ndelay = \"15ms\"\n[[flows]]\nname = \"v{{i}}\"\n\
+             count = {n}\nsrc = \"T\"\ndst = \"C\"\ntransport = {{ kind = \"tcp\", cc = \"newreno\" }}\n\
+             app = {{ kind = \"transcoder\", ladder = {:?}, interactive = true }}\n",
+            ladder.display().to_string()
+        )
+    };
+    let mut g = c.benchmark_group("validate");
+    g.sample_size(10);
+    g.sampling_mode(criterion::SamplingMode::Flat);
+    type Gen<'a> = &'a dyn Fn(u64) -> String;
+    let cases: [(&str, Gen, &[u64]); 2] =
+        [("star", &star, &[10_000, 100_000, 1_000_000]), ("transcoder", &transcoders, &[1_000, 10_000, 100_000])];
+    for (name, make, sizes) in cases {
+        for &n in sizes {
+            let sc = Scenario::from_toml(&make(n)).expect("a valid scenario");
+            g.throughput(Throughput::Elements(n));
+            g.bench_function(format!("{name}/{n}"), |b| {
+                b.iter(|| black_box(sc.build(&BuildOptions::default()).expect("builds").end()))
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, hold, qdiscs, scenarios, validation);
 criterion_main!(benches);
