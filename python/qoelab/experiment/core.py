@@ -107,8 +107,9 @@ def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int]
     """Runs the missing repetitions of every cell into ``out`` (a sweep folder; resumable);
     returns :func:`qoelab.sweep.run_cells`'s counts (summed over the repetitions' folders of a
     ``per_rep`` experiment)."""
-    from qoelab.sweep import run_cells
+    from qoelab.sweep import check_runs, run_cells
 
+    check_runs(size(exp))  # every paper's grid under the same limit, before any folder is made
     by_id = _index(exp)
     if not exp.per_rep:
         items = [(cid, exp.scenario(p, 0)) for cid, p in by_id.items()]
@@ -152,7 +153,9 @@ def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Calla
     names = [e.name for e, _ in plan]
     if len(set(names)) != len(names):
         raise QoelabError(f"run_many: experiment names repeat: {names}")
-    total = sum(size(e) for e, _ in plan)
+    from qoelab.sweep import check_runs
+
+    total = check_runs(sum(size(e) for e, _ in plan))
     out: dict[str, dict[str, int]] = {}
     with contextlib.ExitStack() as stack:
         ex = executor
