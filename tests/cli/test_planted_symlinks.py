@@ -274,7 +274,7 @@ def test_video_calibrate_refuses_a_calibration_file_that_is_a_symlink(tmp_path, 
 
 def test_write_calibration_never_writes_through_a_link(tmp_path):
     from qoelab.errors import QoelabError
-    from qoelab.video.calibrate import Calibration, write_calibration
+    from qoelab.video.quality.calibrate import Calibration, write_calibration
 
     victim = _victim(tmp_path)
     link = tmp_path / "c.calibration.toml"

@@ -15,7 +15,8 @@
 //! - RFC 5681 §4.2 / RFC 1122 §4.2.3.2: delayed ACKs.
 //! - RFC 8985: RACK-TLP loss detection and tail loss probes, in place of RFC 6675's `IsLost()`
 //!   when `rack` is on ([`rack`]).
-//! - RFC 9438: CUBIC ([`cc::cubic`]).
+//! - RFC 9438: CUBIC ([`cc::cubic`]); Linux `tcp_bbr.c`: BBR v1 ([`cc::bbr`]) on delivery-rate
+//!   samples ([`rate`], draft-cheng-iccrg-delivery-rate-estimation).
 //!
 //! Sequence space: the SYN takes sequence number 0 (ISS = 0 in both directions, for
 //! determinism), application bytes occupy 1, 2, …. The reverse direction carries no data, so
@@ -35,6 +36,7 @@ pub mod overhead;
 mod probes;
 pub mod profile;
 pub mod rack;
+pub mod rate;
 pub mod rcvbuf;
 pub mod rtt;
 pub mod sack;
@@ -86,7 +88,7 @@ pub const INITIAL_SSTHRESH: u64 = i64::MAX as u64;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
-    /// Congestion control: `"cubic"` (default) or `"newreno"`, or a table such as
+    /// Congestion control: `"cubic"` (default), `"newreno"` or `"bbr"`, or a table such as
     /// `{ kind = "cubic", beta = 0.7, c = 0.4 }` (see [`CcConfig`]).
     #[serde(deserialize_with = "cc::deserialize_cc")]
     #[schemars(schema_with = "CcConfig::name_or_table_schema")]
@@ -412,6 +414,12 @@ impl TcpConfig {
             if o > Dur::ZERO && b.tso {
                 return Err("overhead: not with tso = true (TSO's deferral already times every buffer)".into());
             }
+            if o > Dur::ZERO && self.cc.build().rate_based() {
+                return Err(format!(
+                    "overhead: not with cc = {:?} (its pacing already times every segment)",
+                    self.cc.kind()
+                ));
+            }
         }
         self.cc.validate()
     }
@@ -443,6 +451,12 @@ pub struct Tcb {
     pub snd_max: u64,
     /// In fast recovery (RFC 6582) or SACK loss recovery (RFC 6675).
     pub in_recovery: bool,
+    /// Packets delivered and deemed lost so far, and when data was last delivered (Linux
+    /// `tp->delivered`, `tp->lost`, `tp->delivered_mstamp`): kept for a rate-based controller
+    /// ([`rate`]), 0 otherwise.
+    pub delivered: u64,
+    pub lost: u64,
+    pub delivered_mstamp: SimTime,
 }
 
 impl Tcb {
@@ -456,6 +470,9 @@ impl Tcb {
             snd_una: 1,
             snd_max: 1,
             in_recovery: false,
+            delivered: 0,
+            lost: 0,
+            delivered_mstamp: SimTime::ZERO,
         }
     }
     #[cfg(test)]
@@ -569,23 +586,30 @@ pub struct TcpSender {
     peer_ts: u32,
     /// Whether the last send attempt stopped because of cwnd (not lack of data or window).
     cwnd_limited: bool,
-    /// Pacing (`fq`): on, and when the next segment may leave.
+    /// Pacing (`fq`, or the controller's rate): on, and when the next segment may leave.
     pacing: bool,
     pace_next: SimTime,
+    /// Delivery-rate samples, for a rate-based controller ([`rate`]); and whether its pacing is
+    /// Linux's internal pacing (no `fq`).
+    rate: Option<Box<rate::RateSampler>>,
+    internal_pacing: bool,
     /// TSO/GSO-sized sending ([`tso`]): on; the buffer being sent (segments, IP bytes, and its
     /// size goal in segments); when the last segment left; when each new segment still
     /// unacknowledged was sent (end sequence number, time), oldest first.
     tso: bool,
     skb_segs: u64,
     skb_bytes: u64,
+    skb_payload: u64,
     skb_goal: u64,
     last_tx: Option<SimTime>,
     tx_times: std::collections::VecDeque<(u64, SimTime)>,
     /// Random sender overhead ([`overhead`]), when `overhead` is above zero.
     overhead: Option<Box<overhead::Overhead>>,
     notified: (u64, u64),
-    /// The state last reported to the `tcp_state` probe ("" before the first report).
+    /// The state last reported to the `tcp_state` probe ("" before the first report), and the
+    /// controller's (mode, round) last reported to the `bbr` probe.
     probed_state: &'static str,
+    probed_cc: (&'static str, u64),
     // Counters.
     segs_sent: u64,
     bytes_sent: u64,
@@ -609,6 +633,9 @@ impl TcpSender {
         }
         let mss = cfg.mss_for(s.mtu_bytes);
         let b = cfg.resolved();
+        let tcb = Tcb::new(mss, b.init_cwnd as u64 * mss);
+        let cc = cfg.cc.build_seeded(&b, SimRng::stream(s.seed, &format!("flow:{}:tcp_cc", s.flow_name)));
+        let (rate_based, cc_paces) = (cc.rate_based(), cc.pacing_rate(&tcb).is_some());
         TcpSender {
             src_port: s.src_port,
             dst_port: s.dst_port,
@@ -629,11 +656,12 @@ impl TcpSender {
             tlp_restart: false,
             passive: false,
             state: State::Closed,
-            tcb: Tcb::new(mss, b.init_cwnd as u64 * mss),
-            cc: cfg.cc.build_with(&b),
+            tcb,
+            cc,
             rtt: RttEstimator::new(b.initial_rto, b.min_rto, cfg.max_rto).with_rule(b.rto_rule),
             rto_rearm: b.rto_rearm,
-            prr: b.prr,
+            // Linux runs no PRR under a controller with `cong_control` (`tcp_cong_control`).
+            prr: b.prr && !rate_based,
             prr_rule: b.prr_rule,
             ssthresh_rule: b.ssthresh_rule,
             pipe_rule: b.pipe_rule,
@@ -655,11 +683,14 @@ impl TcpSender {
             probe: None,
             peer_ts: 0,
             cwnd_limited: true,
-            pacing: b.pacing,
+            pacing: b.pacing || cc_paces,
             pace_next: SimTime::ZERO,
+            rate: rate_based.then(|| Box::new(rate::RateSampler::new(cfg.sack))),
+            internal_pacing: cc_paces && !b.pacing,
             tso: b.tso,
             skb_segs: 0,
             skb_bytes: 0,
+            skb_payload: 0,
             skb_goal: 1,
             last_tx: None,
             tx_times: std::collections::VecDeque::new(),
@@ -669,6 +700,7 @@ impl TcpSender {
             }),
             notified: (0, 0),
             probed_state: "",
+            probed_cc: ("", 0),
             segs_sent: 0,
             bytes_sent: 0,
             rxt_segs: 0,
@@ -737,6 +769,11 @@ impl TcpSender {
         snd.overhead = snd
             .overhead
             .map(|o| Box::new(o.with_rng(SimRng::stream(s.seed, &format!("flow:{}:peer_tcp_overhead", s.flow_name)))));
+        if snd.rate.is_some() {
+            snd.cc = cfg
+                .cc
+                .build_seeded(&cfg.resolved(), SimRng::stream(s.seed, &format!("flow:{}:peer_tcp_cc", s.flow_name)));
+        }
         snd
     }
 
@@ -1024,10 +1061,12 @@ impl TcpSender {
         if !self.tso {
             return 1;
         }
-        let rate = self.rtt.srtt().map(|srtt| {
-            let pct = self.pacing_pct();
-            let r = pct * self.tcb.cwnd as u128 * 1_000_000_000 / (100 * srtt.as_nanos().max(1) as u128);
-            r.min(u64::MAX as u128) as u64
+        let rate = self.cc_pacing_bytes().or_else(|| {
+            self.rtt.srtt().map(|srtt| {
+                let pct = self.pacing_pct();
+                let r = pct * self.tcb.cwnd as u128 * 1_000_000_000 / (100 * srtt.as_nanos().max(1) as u128);
+                r.min(u64::MAX as u128) as u64
+            })
         });
         tso::autosize(rate, self.rtt.min_rtt(), self.tcb.mss)
     }
@@ -1036,8 +1075,11 @@ impl TcpSender {
     fn close_skb(&mut self, now: SimTime) {
         if self.skb_segs > 0 {
             let bytes = std::mem::take(&mut self.skb_bytes);
+            let payload = std::mem::take(&mut self.skb_payload);
             self.skb_segs = 0;
-            if self.pacing {
+            if self.internal_pacing {
+                self.pace_internal(payload, now);
+            } else if self.pacing {
                 self.pace_after(bytes, now);
             }
         }
@@ -1094,6 +1136,12 @@ impl TcpSender {
     /// Pacing (`fq_dequeue`): the next segment leaves `bytes` / rate after now, rate =
     /// ratio × cwnd / SRTT (`tcp_update_pacing_rate`); no pacing before an RTT sample.
     fn pace_after(&mut self, bytes: u64, now: SimTime) {
+        if let Some(rate) = self.cc_pacing_bytes() {
+            // `fq` at the controller's rate (`sk_pacing_rate`).
+            let ns = (bytes as u128 * 1_000_000_000).div_ceil(rate.max(1) as u128);
+            self.pace_next = now + Dur::from_nanos(ns.min(u64::MAX as u128) as u64);
+            return;
+        }
         let Some(srtt) = self.rtt.srtt() else {
             return;
         };
@@ -1106,6 +1154,7 @@ impl TcpSender {
 
     fn transmit(&mut self, seq: u64, len: u64, rxt: bool, cx: &mut FlowCtx) {
         debug_assert!(len > 0 && seq + len <= self.write_end, "{}: flow {} bad segment {seq}+{len}", cx.now, cx.flow);
+        self.rate_on_send(seq, len, rxt, cx.now);
         if let Some(r) = self.rack.as_deref_mut() {
             // RFC 8985 §5.2: Segment.xmit_ts of every (re)transmission.
             if rxt {
@@ -1169,6 +1218,7 @@ impl TcpSender {
             }
             self.skb_segs += 1;
             self.skb_bytes += ip_len as u64;
+            self.skb_payload += len;
             if self.skb_segs >= self.skb_goal {
                 self.close_skb(cx.now);
             }
@@ -1292,7 +1342,7 @@ impl TcpSender {
         let (flight, base) = self.reduction_base(pipe);
         let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight, base };
         self.cc.on_loss(&ev, &mut self.tcb); // ssthresh; cwnd = ssthresh (RFC 6675 §5 (4.2))
-        if !self.sack {
+        if !self.sack && self.rate.is_none() {
             self.tcb.cwnd = self.tcb.ssthresh + 3 * self.tcb.mss; // RFC 5681 §3.2 step 3
         }
         cx.notify(TransportEvent::FastRetransmit {
@@ -1366,6 +1416,9 @@ impl TcpSender {
         self.peer_ts = h.ts_val;
         self.rwnd = h.wnd as u64;
         let prior_in_flight = self.in_flight();
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.begin_ack();
+        }
         let prior_sacked = self.board.sacked_bytes();
         let high_rxt = self.board.marker(Marker::HighRxt);
         let mss = self.tcb.mss;
@@ -1375,9 +1428,13 @@ impl TcpSender {
         let mut delivered = rack::Delivered::default();
         let min_rtt = self.rtt.min_rtt().unwrap_or(Dur::ZERO);
         let prior_fack = self.rack.as_deref().map_or(0, |r| r.fack());
+        let rate = &mut self.rate;
         if let Some(r) = self.rack.as_deref_mut() {
             for &(s, e) in &h.sack[..(h.nsack as usize).min(MAX_SACK_BLOCKS)] {
                 new_sacked += self.board.update_with(s, e.min(snd_max), |a, b| {
+                    if let Some(rs) = rate.as_deref_mut() {
+                        rs.sacked(a, b);
+                    }
                     r.q.sack(a, b, |seg| delivered.add(seg, now, prior_fack, min_rtt))
                 });
             }
@@ -1387,6 +1444,9 @@ impl TcpSender {
                 // RFC 6675 §4 Update(); each byte is newly SACKed once, so a retransmitted byte
                 // enters `rxt_sacked` once (always empty under PipeRule::Rfc6675).
                 new_sacked += self.board.update_with(s, e.min(snd_max), |a, b| {
+                    if let Some(rs) = rate.as_deref_mut() {
+                        rs.sacked(a, b);
+                    }
                     rxt_sent.each_in(a, b, |x, y| {
                         rxt_sacked.insert(x, y, |_, _| {});
                         *n += y - x;
@@ -1396,10 +1456,14 @@ impl TcpSender {
         }
 
         let mut force = false;
+        let mut ts_rtt = None;
         if h.ack > una {
             let acked = h.ack - una;
             self.tcb.snd_una = h.ack;
             self.board.advance(h.ack);
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.acked(h.ack);
+            }
             // ns-3 `TcpTxBuffer::DiscardUpTo` → `RemoveFromCounts`: acknowledged segments leave
             // the retransmitted count.
             self.rxt_sent.remove_below(h.ack, |_, _| {});
@@ -1412,6 +1476,7 @@ impl TcpSender {
             self.dupacks = 0; // RFC 6675 §5: a cumulative ACK resets DupAcks
             self.consecutive_rtos = 0;
             let rtt = self.rtt_sample(h, now);
+            ts_rtt = rtt;
             if let Some(r) = rtt {
                 self.rtt.on_sample_at(r, self.tcb.snd_una, self.tcb.snd_max);
                 self.tcb.srtt = self.rtt.srtt();
@@ -1426,7 +1491,7 @@ impl TcpSender {
                         // RFC 6937 §3: on leaving recovery, cwnd = ssthresh.
                         self.tcb.cwnd = self.tcb.ssthresh;
                     }
-                    if !self.sack {
+                    if !self.sack && self.rate.is_none() {
                         // RFC 6582 §3.2 step 6, option (1): cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
                         let flight = self.tcb.snd_max - self.tcb.snd_una;
                         self.tcb.cwnd = self.tcb.ssthresh.min(flight.max(mss) + mss);
@@ -1436,7 +1501,9 @@ impl TcpSender {
                     // segment, deflate cwnd by the data acked, add back one SMSS if >= SMSS acked.
                     self.board.raise(Marker::Lost, (h.ack + mss).min(self.tcb.snd_max));
                     let back = if acked >= mss { mss } else { 0 };
-                    self.tcb.cwnd = (self.tcb.cwnd.saturating_sub(acked) + back).max(mss);
+                    if self.rate.is_none() {
+                        self.tcb.cwnd = (self.tcb.cwnd.saturating_sub(acked) + back).max(mss);
+                    }
                     force = true;
                     // Reset the timer only on the first partial ACK ("Impatient", RFC 6582 §4).
                     restart = !self.partial_seen;
@@ -1458,7 +1525,9 @@ impl TcpSender {
         } else if h.payload == 0 && h.flags & tcp_flags::SYN == 0 && snd_max > una && (!self.sack || new_sacked > 0) {
             // A duplicate ACK (RFC 5681 §2; with SACK, RFC 6675 §2: one that SACKs new data).
             self.dupacks += 1;
-            if self.tcb.in_recovery && !self.sack {
+            if let Some(r) = self.rate.as_deref_mut().filter(|_| !self.sack) {
+                r.reno_dupack();
+            } else if self.tcb.in_recovery && !self.sack {
                 self.tcb.cwnd += mss; // RFC 5681 §3.2 step 4: inflate for the segment that left
             }
         }
@@ -1496,6 +1565,7 @@ impl TcpSender {
                 }
             }
         }
+        self.rate_on_ack(prior_in_flight, ts_rtt, now);
         self.try_send(cx, force);
     }
 
@@ -1556,6 +1626,7 @@ impl TcpSender {
             let reo = self.rack_reo_wnd(true);
             self.rack.as_deref_mut().expect("rack on").mark_on_rto(cx.now, reo);
         }
+        self.rate_on_rto();
         self.probe = None; // Karn
         self.rtt.back_off(); // RFC 6298 §5.5
         cx.notify(TransportEvent::RtoFired {
@@ -1721,6 +1792,9 @@ impl TcpSender {
         if cx.probing(ProbeKind::TcpState) {
             self.probe_state(cx);
         }
+        if cx.probing(ProbeKind::Bbr) {
+            self.probe_cc(cx);
+        }
     }
 }
 
@@ -1730,6 +1804,7 @@ impl Endpoint for TcpSender {
     }
 
     fn write(&mut self, bytes: u64, cx: &mut FlowCtx) {
+        self.rate_check_app_limited();
         self.write_end = self.write_end.saturating_add(bytes);
         match self.state {
             State::Closed if self.passive => {}
