@@ -181,7 +181,7 @@ const MPD_WORDS: &[&str] = &[
     "must be below years exactly one found segments are addressed by an AdaptationSet-level template",
     "not supported use positive or zero shorter than segments of in s of media more than the allowed",
     "representations is segment sizes none per within bit used twice not UTF-8 text invalid type value length",
-    "expected struct u64 string a valid well-formed XML document ends early field an integer",
+    "expected struct u64 string a valid well-formed XML document ends early field an integer duplicate unknown variant",
 ];
 
 /// The words of the segments-table reader's messages.
