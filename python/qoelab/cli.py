@@ -113,20 +113,19 @@ def _load(path: str, sets: Sequence[str]) -> Any:
 
 def default_output(sc: Any, suffix: str = "") -> Path:
     """``results/<name>``: the scenario file's own name (its stem; ``scenario.toml`` takes its
-    folder's name), so two scenarios of one folder do not share a results folder."""
-    from qoelab.outdir import safe_name
+    folder's name), so two scenarios of one folder do not share a results folder; distinct
+    names give distinct folders, whatever their letters (:func:`qoelab.outdir.unique_name`)."""
+    from qoelab.outdir import unique_name
 
     src = Path(sc.source)
     name = src.parent.name if src.name == "scenario.toml" else src.stem
-    return Path("results") / (safe_name(name or "scenario") + suffix)
+    return Path("results") / (unique_name(name or "scenario") + suffix)
 
 
 def _output_arg(value: str | None) -> Path | None:
-    if value is None:
-        return None
-    if not value.strip():
-        raise QoelabError("-o/--output: empty folder name")
-    return Path(value)
+    from qoelab.outdir import output_arg
+
+    return output_arg(value)
 
 
 def cmd_run(a: argparse.Namespace) -> int:
@@ -141,29 +140,56 @@ def cmd_run(a: argparse.Namespace) -> int:
         with progress(err, f"running {sc.source}", unit="s simulated", fmt=lambda x: f"{x:.1f}", transient=True) as update:
             res = sc.run(tmp, progress=update)
         wall = time.perf_counter() - t0
-        res.write_into(tmp, plot=a.plot)
+        res.write_into(tmp, plot=False)
     print_summary(res, title=sc.data.get("name") or sc.source)
+    _series_note(res.summary, sc)
     out.print(f"wall {wall:.2f} s; results in {out_dir}/")
+    return _plot_after_run(res, out_dir) if a.plot else 0
+
+
+def _plot_after_run(res: Any, out_dir: Path) -> int:
+    """Draws ``run.png`` into a finished run's folder. A failure leaves the results as they are
+    and says so in one line (exit 2 for an unwritable place, 3 for anything else, a bug)."""
+    from qoelab.outdir import atomic_file
+    from qoelab.report.plots import plot_run
+
+    try:
+        with atomic_file(out_dir / "run.png") as fh:
+            plot_run(res, fh)
+    except Exception as e:
+        fail(f"qoelab: {out_dir}: the run finished and its results are written, but run.png could not be drawn "
+             f"({type(e).__name__}: {e}); `qoelab plot {out_dir}` tries again")
+        return EXIT_USAGE if isinstance(e, QoelabError) else EXIT_BUG
     return 0
 
 
+def _series_note(summary: dict[str, Any], sc: Any) -> None:
+    """Says when a series was kept coarser than asked to fit its memory budget."""
+    notes = []
+    asked = sc.data.get("output") if isinstance(sc.data.get("output"), dict) else {}
+    if "throughput_bin_s" in summary:
+        notes.append(f"throughput bins of {summary['throughput_bin_s']:g} s (asked {asked.get('throughput_bin', '100ms')})")
+    if "queue_sample_max_s" in summary:
+        notes.append(f"queue samples down to one per {summary['queue_sample_max_s']:g} s on the busiest links "
+                     f"(asked {asked.get('queue_sample', '10ms')})")
+    if notes:
+        out.print("note: " + "; ".join(notes) + " — each series has a fixed memory budget (docs/reliability.md)")
+
+
 def cmd_plot(a: argparse.Namespace) -> int:
+    from qoelab.outdir import atomic_file, refuse_symlink
+
     folder = Path(a.folder)
     if not folder.is_dir():
         raise QoelabError(f"{folder}: not a folder")
     dest = _check_out_file(a.output, "-o/--output") if a.output else folder / "run.png"
     if dest.suffix.lower() != ".png":
         raise QoelabError(f"{dest}: the plot is a PNG; name the file *.png")
+    refuse_symlink(dest, "-o/--output" if a.output else "")
     from qoelab.report.plots import plot_folder
 
-    tmp = dest.with_name(f".{dest.name}.tmp.png")
-    try:
-        plot_folder(folder, tmp)
-        tmp.replace(dest)
-    except OSError as e:
-        raise QoelabError(f"{dest}: cannot write: {e.strerror or e}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_file(dest) as fh:  # a temporary file of a random name, renamed into place
+        plot_folder(folder, fh)
     out.print(f"wrote {dest}")
     return 0
 
@@ -180,6 +206,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     from qoelab.progress import progress
     from qoelab.sweep import parse_grid, run_sweep
 
+    from qoelab.sweep import check_reps
+
+    check_reps(a.reps)
     spec = spec_from_args(a)
     sc = _load(a.scenario, a.set)
     axes = parse_grid(a.grid or [])
@@ -199,8 +228,9 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 def cmd_bench(a: argparse.Namespace) -> int:
     from qoelab.bench import bench_one, bench_paths, ns3_reference
 
-    if a.reps < 1:
-        raise QoelabError(f"--reps {a.reps}: must be at least 1")
+    from qoelab.sweep import check_reps
+
+    check_reps(a.reps)
     json_out = _check_out_file(a.json, "--json") if a.json else None
     paths = bench_paths(a.scenario)
     ref = ns3_reference()
@@ -249,17 +279,11 @@ def _check_out_file(name: str, what: str) -> Path:
 
 
 def _write_file(p: Path, text: str, what: str) -> None:
-    """Writes through a temporary file renamed into place (never a half-written file)."""
-    import os
-    import tempfile
+    """Writes through a temporary file renamed into place (never a half-written file, never
+    through a symbolic link)."""
+    from qoelab.outdir import write_atomic
 
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.partial-", dir=p.parent)
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    except OSError as e:
-        raise QoelabError(f"{what} {p}: cannot write: {e.strerror or e}") from None
+    write_atomic(p, text, what)
 
 
 def cmd_examples(a: argparse.Namespace) -> int:
@@ -299,10 +323,9 @@ def cmd_schema(a: argparse.Namespace) -> int:
         raise QoelabError(f"{dest}: is a folder; give a file name, e.g. {dest / 'scenario.schema.json'}")
     if not dest.parent.is_dir():
         raise QoelabError(f"{dest}: folder {dest.parent} does not exist")
-    try:
-        dest.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise QoelabError(f"{dest}: cannot write: {e.strerror or e}") from None
+    from qoelab.outdir import write_atomic
+
+    write_atomic(dest, text)  # never through a symbolic link, never half-written
     out.print(f"wrote {dest}")
     return 0
 

@@ -212,6 +212,39 @@ class WorkerDied(QoelabError):
     """A worker died and the task cannot be finished by this executor."""
 
 
+#: Seconds a ``--scheduler`` has to accept the connection and complete Dask's handshake.
+SCHEDULER_TIMEOUT_S = 10.0
+
+
+def _connect(client_type: Any, scheduler: str, what: str) -> Any:
+    """A client of the scheduler at ``scheduler``, or :class:`QoelabError` after
+    :data:`SCHEDULER_TIMEOUT_S`. ``distributed`` bounds the TCP connect but not its handshake:
+    a port that accepts and never speaks would hold it forever, so the client is made on a
+    helper thread that the caller stops waiting for at the deadline."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def make() -> None:
+        try:
+            box["client"] = client_type(scheduler, timeout=f"{SCHEDULER_TIMEOUT_S:g}s")
+        except BaseException as e:  # reported by the caller's thread
+            box["error"] = e
+
+    t = threading.Thread(target=make, name="qoelab-dask-connect", daemon=True)
+    t.start()
+    t.join(SCHEDULER_TIMEOUT_S + 2.0)
+    if t.is_alive():
+        raise QoelabError(f"{what}: no Dask scheduler answered within {SCHEDULER_TIMEOUT_S:g} s "
+                          "(the address accepts connections but does not complete Dask's handshake)")
+    if "error" in box:
+        e = box["error"]
+        if isinstance(e, (OSError, TimeoutError)):
+            raise e
+        raise QoelabError(f"{what}: cannot connect: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+    return box["client"]
+
+
 class Dask(Executor):
     """A ``dask.distributed`` client, on a new ``LocalCluster`` or an existing scheduler."""
 
@@ -233,7 +266,7 @@ class Dask(Executor):
                                             dashboard_address=None, silence_logs=logging.CRITICAL)
                 self.client = Client(self.cluster)
             else:
-                self.client = Client(scheduler, timeout="20s")
+                self.client = _connect(Client, scheduler, what)
         except (OSError, TimeoutError) as e:
             self._close_cluster()
             raise QoelabError(f"{what}: cannot connect: {str(e).splitlines()[0] if str(e) else type(e).__name__}") from None

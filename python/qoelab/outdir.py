@@ -16,6 +16,13 @@ A results folder either holds one complete run or is untouched:
 
 A folder is only ever replaced if it is empty or looks like qoelab's own results (it holds a
 ``summary.json``), so ``-o ~`` cannot delete a home directory.
+
+Nothing is written, replaced or read back through a symbolic link where qoelab writes: an
+output folder, a file inside one (``runs/``, ``sweep.json``, ``index.html``, ``run.png``, a
+calibration file) or a temporary name found to be a symlink is refused with one line
+(:func:`refuse_symlink`). Single files are written by :func:`write_atomic` /
+:func:`atomic_file`: a temporary file created with ``O_EXCL | O_NOFOLLOW`` under a random name
+beside the target, renamed over it when complete.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import shutil
 import stat
 import tempfile
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
 from qoelab.errors import QoelabError
 
@@ -41,6 +48,60 @@ def _why(e: OSError) -> str:
     return e.strerror or str(e)
 
 
+def output_arg(value: str | None, what: str = "-o/--output") -> Path | None:
+    """An output folder named on the command line (None: not given); an empty or blank name
+    is refused (``Path("")`` would be the current folder)."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise QoelabError(f"{what}: empty folder name")
+    return Path(value)
+
+
+def refuse_symlink(path: Path, what: str = "") -> Path:
+    """``path``, unless it is a symbolic link (dangling or not): qoelab never writes, replaces
+    or reads back its outputs through one. Raises :class:`QoelabError` naming the path."""
+    if os.path.islink(path):
+        where = f"{what} {path}" if what else str(path)
+        raise QoelabError(f"{where}: is a symbolic link; qoelab does not write through symlinks "
+                          "(remove it or choose another path)")
+    return Path(path)
+
+
+def write_atomic(path: Path, data: str | bytes, what: str = "") -> Path:
+    """Writes ``data`` (text as UTF-8) to ``path`` through :func:`atomic_file`."""
+    with atomic_file(path, what) as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def atomic_file(path: Path, what: str = "") -> Iterator[BinaryIO]:
+    """Yields a new binary file that replaces ``path`` when the block ends normally (nothing
+    changes on an exception). The temporary file is created beside ``path`` with a random name
+    and ``O_EXCL | O_NOFOLLOW`` (:func:`tempfile.mkstemp`), so a name planted in the folder,
+    symlink or not, is never opened; ``path`` itself must not be a symbolic link or a folder.
+    Raises :class:`QoelabError` naming the path."""
+    path = Path(path)
+    where = f"{what} {path}" if what else str(path)
+    refuse_symlink(path, what)
+    if path.is_dir():
+        raise QoelabError(f"{where}: is a directory; cannot write a file there")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent or ".")
+    except OSError as e:
+        raise QoelabError(f"{where}: cannot write: {_why(e)}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+        os.replace(tmp, path)
+    except OSError as e:
+        raise QoelabError(f"{where}: cannot write: {_why(e)}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
 def check(target: Path, what: str = "-o/--output") -> Path:
     """Checks that ``target`` can receive a run's results, creating nothing. Returns the
     target. Raises :class:`QoelabError` naming the path and the reason."""
@@ -50,6 +111,7 @@ def check(target: Path, what: str = "-o/--output") -> Path:
         target = Path(os.path.abspath(target))
         if target.name == "":
             raise QoelabError(f"{what} {target}: cannot replace the root directory; name a folder")
+    refuse_symlink(target, what)
     try:
         st = os.stat(target)
     except FileNotFoundError:
@@ -74,8 +136,10 @@ def check(target: Path, what: str = "-o/--output") -> Path:
 
 def check_folder(target: Path, what: str = "-o/--output") -> Path:
     """Checks a folder that is kept and added to (a sweep or a reproduction, which resume):
-    it is a directory or can be created, and can be written in. Creates nothing."""
+    it is a directory or can be created, and can be written in, and is not a symbolic link.
+    Creates nothing."""
     target = Path(target)
+    refuse_symlink(target, what)
     try:
         st = os.stat(target)
     except FileNotFoundError:
@@ -192,6 +256,21 @@ def safe_name(text: str) -> str:
     if s.startswith("."):
         s = "_" + s[1:]
     return s[:200] or "_"
+
+
+def unique_name(text: str) -> str:
+    """``text`` as a harmless file name that no other text maps to: :func:`safe_name` where that
+    keeps ``text`` as it is (names of letters, digits, ``.``, ``_`` and ``-``), else the
+    :func:`safe_name` form, ``+`` (which :func:`safe_name` never writes) and 16 hex digits of the
+    SHA-256 of ``text``. Two scenario files whose names differ only in non-ASCII letters
+    (``café``, ``cafè``) get different folders; a plain name keeps its own (``a`` → ``a``)."""
+    import hashlib
+
+    s = safe_name(text)
+    if s == text:
+        return s
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return f"{s[:180]}+{digest}"
 
 
 def pid_alive(pid: int) -> bool:

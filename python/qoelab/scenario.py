@@ -220,33 +220,11 @@ _I64 = (-(2**63), 2**63 - 1)
 
 
 def read_text_file(p: Path, what: str, limit: int = MAX_FILE_BYTES) -> str:
-    """The text of a regular file of at most ``limit`` bytes. Devices, FIFOs and folders are
-    refused before they are opened (``/dev/zero`` would never end); errors name the file."""
-    import os
-    import stat
+    """The UTF-8 text of a regular file of at most ``limit`` bytes (:func:`qoelab.paths.read_text`:
+    devices, FIFOs and folders are refused without blocking); errors name the file."""
+    from qoelab.paths import read_text
 
-    try:
-        st = os.stat(p)
-    except OSError as e:
-        raise ScenarioError(str(p), f"cannot read {what}: {e.strerror or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
-                else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
-        raise ScenarioError(str(p), f"cannot read {what}: {kind}, not a regular file")
-    if st.st_size > limit:
-        raise ScenarioError(str(p), f"{what} file is {st.st_size} bytes, more than the {limit} allowed")
-    try:
-        with open(p, "rb") as fh:
-            raw = fh.read(limit + 1)
-    except OSError as e:
-        raise ScenarioError(str(p), f"cannot read {what}: {e.strerror or e}") from None
-    if len(raw) > limit:  # grew since stat, or a file system that reports no size
-        raise ScenarioError(str(p), f"{what} file is more than the {limit} bytes allowed")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ScenarioError(str(p), f"cannot read {what}: not UTF-8 text (byte {e.start})") from None
+    return read_text(p, f"{what} file", limit, ScenarioError)
 
 
 def parse_toml(text: str, source: str) -> dict[str, Any]:

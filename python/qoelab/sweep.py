@@ -257,10 +257,23 @@ def _tick(_now: float, _end: float) -> None:
 
 def _sha256(f: Path) -> str:
     h = hashlib.sha256()
-    with open(f, "rb") as fh:
+    with _open_run_file(f.parent, f.name) as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _open_run_file(run_dir: Path, name: str) -> Any:
+    """A file of a run folder, opened without following a symbolic link (one planted in the
+    sweep folder is never read through: the run counts as damaged and is redone)."""
+    from qoelab.paths import open_inside
+
+    return open_inside(run_dir, name, "run file", lambda p, why: OSError(why))
+
+
+def _read_run_file(run_dir: Path, name: str) -> str:
+    with _open_run_file(run_dir, name) as fh:
+        return fh.read().decode("utf-8")
 
 
 def damage(run_dir: Path) -> str | None:
@@ -269,11 +282,13 @@ def damage(run_dir: Path) -> str | None:
     A run finished by this version lists its files with sizes and SHA-256 in its ``done``
     marker, and every one must match. An older, empty marker is trusted as far as its tables
     read: ``flows.parquet``'s footer, ``summary.json`` and ``cell.json`` must parse."""
+    if os.path.islink(run_dir):
+        return "a symbolic link, not followed"
     done = run_dir / "done"
-    if not done.is_file():
+    if not done.is_file() or done.is_symlink():
         return "unfinished (no done marker)"
     try:
-        text = done.read_text()
+        text = _read_run_file(run_dir, "done")
         manifest = json.loads(text)["files"] if text.strip() else None
     except (OSError, ValueError, KeyError, TypeError):
         return "its done marker is damaged"
@@ -283,15 +298,18 @@ def damage(run_dir: Path) -> str | None:
                 f = run_dir / name
                 if "/" in name or not f.is_file():
                     return f"{name} is missing"
+                if f.is_symlink():
+                    return f"{name} is a symbolic link"
                 if f.stat().st_size != m["bytes"] or _sha256(f) != m["sha256"]:
                     return f"{name} changed since the run finished"
         except (OSError, KeyError, TypeError, AttributeError):
             return "its done marker is damaged"
         return None
     try:
-        pq.read_metadata(run_dir / "flows.parquet")
-        json.loads((run_dir / "summary.json").read_text())
-        json.loads((run_dir / "cell.json").read_text())
+        with _open_run_file(run_dir, "flows.parquet") as fh:
+            pq.read_metadata(fh)
+        json.loads(_read_run_file(run_dir, "summary.json"))
+        json.loads(_read_run_file(run_dir, "cell.json"))
     except (OSError, ValueError, pa.ArrowException) as e:
         return f"a table does not read ({type(e).__name__})"
     return None
@@ -312,7 +330,10 @@ def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
     for t in sorted((out_dir / "runs").glob("*/timing.json")):
         if not is_done(t.parent) or (keep is not None and t.parent.name not in keep):
             continue
-        d = json.loads(t.read_text())
+        try:
+            d = json.loads(_read_run_file(t.parent, "timing.json"))
+        except OSError:  # a symbolic link planted there: not this sweep's run
+            continue
         runs += 1
         wall += d["wall_s"]
         cpu += d["cpu_s"]
@@ -353,9 +374,9 @@ def _check_same_sweep(scenario: Scenario, axes: list[tuple[str, list[Any]]], rep
     meta = out_dir / "sweep.json"
     if meta.exists() or meta.is_symlink():
         try:
-            if not meta.is_file():
+            if not meta.is_file() or meta.is_symlink():
                 raise ValueError("not a regular file")
-            old = json.loads(meta.read_text())
+            old = json.loads(_read_run_file(out_dir, "sweep.json"))
             if not isinstance(old, dict) or not isinstance(old.get("scenario_sha256"), str):
                 raise ValueError("no scenario_sha256")
         except (OSError, ValueError) as e:
@@ -369,19 +390,42 @@ def _check_same_sweep(scenario: Scenario, axes: list[tuple[str, list[Any]]], rep
                 f"{out_dir}: holds runs of a different base scenario than {scenario.source} "
                 "(it changed since they ran); use another output directory or remove this one"
             )
-    tmp = meta.with_name(f".sweep.json.partial-{claims.HOST}-{os.getpid()}-{secrets.token_hex(4)}")
-    tmp.write_text(json.dumps({"scenario_sha256": digest, "source": scenario.source,
-                               "axes": {k: [str(v) for v in vs] for k, vs in axes}, "reps": reps}, indent=2) + "\n")
-    os.replace(tmp, meta)
+    outdir.write_atomic(meta, json.dumps({"scenario_sha256": digest, "source": scenario.source,
+                                          "axes": {k: [str(v) for v in vs] for k, vs in axes}, "reps": reps}, indent=2) + "\n")
 
 
 def is_done(run_dir: Path) -> bool:
-    return (run_dir / "done").exists()
+    """Whether ``run_dir`` holds a finished run's ``done`` marker (a symbolic link, there or as
+    the run folder, is no run of this sweep)."""
+    return not os.path.islink(run_dir) and (run_dir / "done").is_file() and not (run_dir / "done").is_symlink()
 
 
 #: Most runs one sweep may hold (the TFD grid with the paper's 20 repetitions has 8,800); a
 #: typo in ``--reps`` should not fill memory with cells before failing.
 MAX_RUNS = 1_000_000
+
+#: Most repetitions per cell (``--reps``), the same for ``sweep``, ``bench`` and every
+#: ``reproduce`` (the papers ask 5 to 30); checked before anything is built from it.
+MAX_REPS = 10_000
+
+
+def check_reps(reps: int) -> int:
+    """``--reps``: at least 1 and at most :data:`MAX_REPS`; returns it."""
+    if reps < 1:
+        raise QoelabError(f"--reps {reps}: must be at least 1")
+    if reps > MAX_REPS:
+        shown = str(reps) if len(str(reps)) <= 20 else str(reps)[:20] + "…"
+        raise QoelabError(f"--reps {shown}: at most {MAX_REPS} repetitions per cell")
+    return reps
+
+
+def check_runs(runs: int, what: str = "--reps") -> int:
+    """A grid's number of runs (cells × repetitions): at most :data:`MAX_RUNS`, for every
+    sweep and every reproduction; returns it."""
+    if runs > MAX_RUNS:
+        raise QoelabError(f"{what}: {runs} runs, more than the {MAX_RUNS} a sweep may hold")
+    return runs
+
 
 def run_sweep(
     scenario: Scenario,
@@ -409,8 +453,7 @@ def run_sweep(
     Resume: a finished run whose files changed or do not read (see :func:`damage`) is
     recomputed, and counted in ``repaired``. Ctrl-C cancels the runs not started and stops
     the running ones; finished runs are kept."""
-    if reps < 1:
-        raise QoelabError(f"--reps {reps}: must be at least 1")
+    check_reps(reps)
     jobs = resolve_jobs(jobs)
     if executor is None:
         executor = ExecutorSpec(jobs=jobs)
@@ -438,6 +481,10 @@ def _execute(source: Any, recorded: Any, axes: list, reps: int, all_cells: list[
     """What :func:`run_sweep` and :func:`run_cells` share once their cells are known: the folder,
     its claims, the same-sweep check (``recorded`` with ``axes``), this shard's cells run from
     ``source`` on the executor, and the combined tables."""
+    # Nothing is written through a symbolic link planted in the folder (runs/, .claims/).
+    for p in (out_dir, out_dir / "runs", out_dir / claims.FOLDER, out_dir / "sweep.json", out_dir / "flows.parquet",
+              out_dir / "summary.parquet"):
+        outdir.refuse_symlink(p)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "runs").mkdir(exist_ok=True)
@@ -489,10 +536,8 @@ def run_cells(
     shards, counts and combined tables. The folder belongs to one set of cells: it records the
     digest of the cell ids and scenarios (seeds aside), and a resume with other cells or changed
     scenarios is refused (more repetitions are fine)."""
-    if reps < 1:
-        raise QoelabError(f"--reps {reps}: must be at least 1")
-    if reps * len(items) > MAX_RUNS:
-        raise QoelabError(f"--reps: {reps * len(items)} runs, more than the {MAX_RUNS} a sweep may hold")
+    check_reps(reps)
+    check_runs(reps * len(items))
     jobs = resolve_jobs(jobs)
     if executor is None:
         executor = ExecutorSpec(jobs=jobs)
@@ -616,7 +661,7 @@ def _run_cells(scenario: Scenario | dict[str, Scenario], mine: list[Cell], out_d
 def _claim(held: Claims, runs: Path, c: Cell, counts: dict[str, int]) -> str | None:
     """Claims cell ``c``: its token, ``"done"`` if it is finished (by another sweep), or None
     if another sweep holds it. A damaged run is removed once claimed (nobody else writes it)."""
-    d = runs / c.run_id
+    d = outdir.refuse_symlink(runs / c.run_id)
     if d.exists() and damage(d) is None:
         return "done"
     token = held.take(c.run_id)
@@ -674,7 +719,8 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
         d = out_dir / "runs" / c.run_id
         if not is_done(d):
             continue
-        t = pq.read_table(d / "flows.parquet")
+        with _open_run_file(d, "flows.parquet") as fh:
+            t = pq.read_table(fh)
         key = tuple((k, str(v)) for k, v in c.params)
         # compared as IPC bytes: Table.equals() says NaN != NaN (goodput of a UDP flow)
         ipc = _ipc_bytes(t.replace_schema_metadata(None))  # the metadata names each run's seed
@@ -688,7 +734,7 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
         for i, (k, v) in enumerate(extra.items()):
             t = t.add_column(i, k, pa.array(v))
         flows.append(t)
-        s = json.loads((d / "summary.json").read_text())
+        s = json.loads(_read_run_file(d, "summary.json"))
         summaries.append({**dict(_typed_params(c.params, types)), "rep": c.rep, "run_id": c.run_id, **s})
     if identical:
         # Repetitions differ only by their seed: identical ones mean nothing in the scenario
@@ -754,7 +800,7 @@ def _ipc_bytes(t: pa.Table) -> bytes:
 
 
 def _atomic_parquet(t: pa.Table, path: Path) -> None:
-    # A name of this writer's own: concurrent sweeps (or shards) on one folder each rebuild it.
-    tmp = path.with_name(f".{path.name}.partial-{claims.HOST}-{os.getpid()}-{secrets.token_hex(4)}")
-    pq.write_table(t, tmp, compression="zstd")
-    os.replace(tmp, path)
+    # A temporary name of this writer's own (random, O_EXCL): concurrent sweeps (or shards) on
+    # one folder each rebuild it.
+    with outdir.atomic_file(path) as fh:
+        pq.write_table(t, fh, compression="zstd")

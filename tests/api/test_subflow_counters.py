@@ -1,6 +1,7 @@
-"""The subflows table's MPTCP counters are nullable uint64, as the flows table's: null on the
-paths of a transport without them (a UDP flow's), integers equal to the core's on MPTCP paths,
-and kept so in the Parquet file."""
+"""The subflows table's MPTCP counters are nullable uint64, as the flows table's: null on the path
+of a transport without them (a UDP flow's one path, listed once another flow has subflows),
+integers equal to the core's on MPTCP paths, and kept so in the Parquet file. Only an MPTCP
+flow may declare `subflows` (issue 42)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ DATA = {
               _link("R1", "B", b_addr="10.2.0.1", queue={"kind": "fifo", "limit": "20p"}),
               _link("R2", "B", b_addr="10.2.1.1")],
     "flows": [
-        {"name": "udp", "src": "A", "dst": "B", "transport": {"kind": "udp"}, "subflows": PATHS,
+        {"name": "udp", "src": "A", "dst": "B", "transport": {"kind": "udp"},
          "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"}},
         {"name": "mp", "src": "A", "dst": "B", "transport": {"kind": "mptcp"}, "subflows": PATHS,
          "app": {"kind": "bulk"}},
@@ -42,18 +43,19 @@ def runs():
     return sc.run(), native
 
 
-def test_counters_are_uint64_null_where_the_transport_has_none(runs) -> None:
+def test_counters_are_uint64_on_every_mptcp_path(runs) -> None:
     res, native = runs
     t = res.subflows
     counters = sorted(SUBFLOW_COUNTERS & set(t.column_names))
     # The forward MPTCP counters are all there (a one-way flow has no `rev_` ones).
     assert counters == sorted(n for n in SUBFLOW_COUNTERS if not n.startswith("rev_"))
     rows = t.to_pylist()
-    assert [(r["flow"], r["path"]) for r in rows] == [("udp", 0), ("udp", 1), ("mp", 0), ("mp", 1)]
+    # Every flow's paths are listed once some flow has subflows: the UDP flow's one path too.
+    assert [(r["flow"], r["path"]) for r in rows] == [("udp", 0), ("mp", 0), ("mp", 1)]
     for c in counters:
         assert t.schema.field(c).type == pa.uint64(), c
-        # Null exactly on the UDP paths; elsewhere the core's value, as an integer.
-        assert t.column(c).null_count == 2, c
+        # Null exactly on the UDP path; elsewhere the core's value, as an integer.
+        assert t.column(c).null_count == 1, c
         for i, r in enumerate(rows):
             if r["flow"] == "udp":
                 assert r[c] is None and math.isnan(native[c][i]), (c, i)

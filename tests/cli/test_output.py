@@ -85,7 +85,20 @@ def test_default_output_folder_is_named_after_the_scenario(tmp_path: Path):
     weird.write_text(SCEN)
     code, out, err = run_cli("run", str(weird), "--no-plot", cwd=tmp_path)
     assert code == 0, err
-    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["_.", "a", "b"]
+    names = sorted(p.name for p in (tmp_path / "results").iterdir())
+    assert names[1:] == ["a", "b"] and names[0].startswith("_.+"), names
+
+
+def test_default_output_folders_of_distinct_names_are_distinct(tmp_path: Path):
+    """Names that differ only in non-ASCII letters (or in characters a file name cannot keep)
+    once shared one folder, and the second run replaced the first (issue 42)."""
+    from qoelab.cli import default_output
+    from qoelab.scenario import Scenario
+
+    names = ["café", "cafè", "caf_", "caf ", "caf?", "ünï", "üni", "e\u0301", "\u00e9", "a_b", "a b"]
+    folders = [default_output(Scenario.from_dict({}, source=str(tmp_path / f"{n}.toml"))) for n in names]
+    assert len(set(folders)) == len(names), folders
+    assert default_output(Scenario.from_dict({}, source=str(tmp_path / "a_b.toml"))) == Path("results/a_b")
 
 
 def test_a_failed_write_leaves_the_earlier_results(tmp_path: Path, monkeypatch):

@@ -13,16 +13,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import sys
 import tempfile
 from pathlib import Path
 
 
-def prepare(case: dict, d: Path) -> dict[str, str]:
+def prepare(case: dict, d: Path, listener: socket.socket | None = None) -> dict[str, str]:
     """Writes the case's files into ``d``; returns the placeholders for its arguments."""
-    subs = {"dir": str(d), "out": str(d / "out"), "scen": str(d / "s.toml")}
+    from qoelab.paths import root
+
+    subs = {"dir": str(d), "out": str(d / "out"), "scen": str(d / "s.toml"), "data": str(root() / "data")}
+    if listener is not None:
+        subs["port"] = str(listener.getsockname()[1])
     if case.get("scenario") is not None:
-        (d / "s.toml").write_bytes(case["scenario"].encode("utf-8", "surrogateescape"))
+        text = case["scenario"].replace("{data}", subs["data"])
+        (d / "s.toml").write_bytes(text.encode("utf-8", "surrogateescape"))
     for name, content in (case.get("files") or {}).items():
         p = d / name
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -30,6 +36,7 @@ def prepare(case: dict, d: Path) -> dict[str, str]:
             p.write_bytes(bytes.fromhex(content["hex"]))
         elif isinstance(content, dict) and "repeat" in content:  # big files without big case data
             with open(p, "w") as fh:
+                fh.write(content.get("prefix", ""))
                 for _ in range(content["times"]):
                     fh.write(content["repeat"])
         else:
@@ -37,9 +44,18 @@ def prepare(case: dict, d: Path) -> dict[str, str]:
             for k, v in subs.items():
                 text = text.replace("{" + k + "}", v)
             p.write_text(text)
+    for name, content in (case.get("keep") or {}).items():  # files that must not change
+        (d / name).parent.mkdir(parents=True, exist_ok=True)
+        (d / name).write_text(content)
     for name in case.get("dirs") or []:
         (d / name).mkdir(parents=True, exist_ok=True)
+    for name, target in (case.get("symlinks") or {}).items():
+        (d / name).parent.mkdir(parents=True, exist_ok=True)
+        for k, v in subs.items():
+            target = target.replace("{" + k + "}", v)
+        os.symlink(target, d / name)
     for name in case.get("fifos") or []:
+        (d / name).parent.mkdir(parents=True, exist_ok=True)
         os.mkfifo(d / name)
     for name, mode in (case.get("chmod") or {}).items():
         os.chmod(d / name, int(mode, 8))
@@ -50,7 +66,14 @@ def run_case(case: dict, base: Path) -> dict:
     from qoelab.cli import main
 
     d = Path(tempfile.mkdtemp(prefix="case-", dir=base))
-    subs = prepare(case, d)
+    # A port that accepts connections and never speaks (a scheduler that does not answer): the
+    # kernel completes the handshake of a listening socket without accept().
+    listener = None
+    if case.get("listen"):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+    subs = prepare(case, d, listener)
     argv = []
     for a in case["args"]:
         for k, v in subs.items():
@@ -83,9 +106,13 @@ def run_case(case: dict, base: Path) -> dict:
         f.close()
     for name in case.get("chmod") or {}:
         os.chmod(d / name, 0o755)
+    if listener is not None:
+        listener.close()
+    changed = sorted(name for name, content in (case.get("keep") or {}).items()
+                     if os.path.islink(d / name) or not (d / name).is_file() or (d / name).read_text() != content)
     listing = sorted(str(p.relative_to(d)) for p in d.rglob("*"))
     shutil.rmtree(d, ignore_errors=True)
-    return {"code": code, "stdout": texts[0], "stderr": texts[1], "dir": str(d), "files": listing}
+    return {"code": code, "stdout": texts[0], "stderr": texts[1], "dir": str(d), "files": listing, "changed": changed}
 
 
 def main() -> None:

@@ -10,14 +10,17 @@ and checks every case:
   file, the key path, the reason);
 - nothing anywhere says ``Traceback``, ``panicked`` or ``internal error``;
 - no case runs longer than :data:`TIMEOUT` seconds (a hang fails its case, not the suite);
-- files a case must not create (``absent``) do not exist afterwards.
+- files a case must not create (``absent``) do not exist afterwards, and files it must not touch
+  (``keep``: planted symlinks' targets, earlier results) are unchanged.
 
 The cases run in-process (:func:`qoelab.cli.main`) in two worker processes (``runner.py``),
 so the whole corpus takes well under a minute on two cores; a worker that stops answering is
 killed and the case it was running fails as a hang.
 
 ``core_cases.toml`` holds the cases of the core half of issue 15 (Rust parameter ranges, panics,
-stalls, the trace reader) and of the video commands' argument checks, in the same format.
+stalls, the trace reader) and of the video commands' argument checks, in the same format;
+``features_cases.toml`` those of issue 42 (MPDs, segment tables and ladders, special files,
+planted symlinks, names in plots, unanswered schedulers, limits on every count).
 """
 
 from __future__ import annotations
@@ -77,6 +80,9 @@ def expand(path: Path) -> list[dict[str, Any]]:
             "expect": c.get("expect", []) if isinstance(c.get("expect", []), list) else [c["expect"]],
             "absent": c.get("absent", []),
             "forbid": c.get("forbid", []),
+            "keep": c.get("keep"),
+            "symlinks": c.get("symlinks"),
+            "listen": c.get("listen", False),
         }
         out.append(case)
     # One line per value: [template, key path, TOML value, fragment] → the value through --set,
@@ -247,9 +253,11 @@ def check(case: dict[str, Any], r: dict[str, Any]) -> None:
         assert _subst(frag, subs) not in err + out, f"{frag!r} echoed{shown}"
     for name in case["absent"]:
         assert name not in r["files"], f"{name} was created{shown}"
+    for name in r.get("changed", []):
+        raise AssertionError(f"{name} was changed, replaced or removed (it must be kept as it was){shown}")
 
 
-CASE_FILES = [HERE / "cases.toml", HERE / "core_cases.toml"]
+CASE_FILES = [HERE / "cases.toml", HERE / "core_cases.toml", HERE / "features_cases.toml"]
 CASES = [c for f in CASE_FILES for c in expand(f)]
 
 

@@ -1,6 +1,6 @@
 """docs/outputs.md documents every column of every result table, with its type.
 
-A corpus of scenarios fills every table (flows of each transport, web and HTTP apps, a DASH player, subflows of UDP and MPTCP (one-way and request/response), the packet log,
+A corpus of scenarios fills every table (flows of each transport, web and HTTP apps, a DASH player, subflows of MPTCP (one-way and request/response), the packet log,
 a video over TCP with its per-frame messages, the symbiotic transcoder, an
 SQF port with per-flow samples, an outage); each column must be in the page's table for it with the type
 the run produced, and each column the page lists must exist. Probe tables are checked against
@@ -48,14 +48,13 @@ CORPUS = {
               _link("R2", "B", b_addr="10.2.1.1")],
     "flows": [
         {"name": "mp", "src": "A", "dst": "B", "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"},
-         "transport": {"kind": "udp"}, "packet_log": True,
-         "subflows": [{"src_addr": "10.1.0.1", "dst_addr": "10.2.0.1"}, {"src_addr": "10.1.1.1", "dst_addr": "10.2.1.1"}]},
+         "transport": {"kind": "udp"}, "packet_log": True},
         {"name": "tf", "src": "A", "dst": "B", "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"},
          "transport": {"kind": "tfrc"}},
         {"name": "tcp", "src": "A", "dst": "B", "app": {"kind": "bulk"}, "transport": {"kind": "tcp"}},
         {"name": "bbr", "src": "A", "dst": "B", "app": {"kind": "bulk"}, "transport": {"kind": "tcp", "cc": "bbr"}},
         {"name": "mptcp", "src": "A", "dst": "B", "app": {"kind": "bulk"}, "transport": {"kind": "mptcp"},
-         "subflows": [{"src_addr": "10.1.0.1", "dst_addr": "10.2.0.1"}, {"src_addr": "10.1.1.1", "dst_addr": "10.2.1.1"}]},
+         "packet_log": True, "subflows": [{"src_addr": "10.1.0.1", "dst_addr": "10.2.0.1"}, {"src_addr": "10.1.1.1", "dst_addr": "10.2.1.1"}]},
         # Requests and responses over MPTCP: the reverse direction's MPTCP columns.
         {"name": "mphttp", "src": "A", "dst": "B", "transport": {"kind": "mptcp"}, "peer_app": {"kind": "http_server"},
          "app": {"kind": "http_client", "size": "20KB"},

@@ -71,3 +71,59 @@ def test_qoelab_plot_refuses_what_is_not_a_run_folder(tmp_path) -> None:
     code, _, err = run_cli("plot", str(tmp_path / "d"), "-o", str(tmp_path / "x.jpg"))
     assert code == 2 and "PNG" in err
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["links.parquet", "queues.parquet", "throughput.parquet"]
+
+
+MATH_NAMES = """
+name = "$\\\\frac{$ run"
+[sim]
+duration = "0.5s"
+[[links]]
+a = "$x$"
+b = "B"
+rate = "10Mbps"
+delay = "5ms"
+[[flows]]
+name = "$\\\\frac{$"
+src = "$x$"
+dst = "B"
+transport = { kind = "udp" }
+app = { kind = "cbr", rate = "1Mbps", payload = "1000B" }
+[[flows]]
+name = "_hidden"
+src = "$x$"
+dst = "B"
+transport = { kind = "udp" }
+app = { kind = "cbr", rate = "1Mbps", payload = "1000B" }
+"""
+
+
+def test_names_are_drawn_as_text_not_mathtext(tmp_path, capsys) -> None:
+    """A scenario or flow name with mathtext (`$\\frac{$`) once failed `run --plot` after the run
+    had finished (issue 42): names are escaped and drawn literally."""
+    from qoelab.cli import main
+    from qoelab.report.plots import text
+
+    assert text("$\\frac{$") == "\\$\\frac{\\$" and text("_x").endswith("_x") and text("_x") != "_x"
+    scen = tmp_path / "s.toml"
+    scen.write_text(MATH_NAMES)
+    assert main(["run", str(scen), "-o", str(tmp_path / "out"), "--plot"]) == 0
+    assert (tmp_path / "out" / "run.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_plot_failure_after_the_run_keeps_its_results(tmp_path, capsys, monkeypatch) -> None:
+    import qoelab.report.plots as plots
+    from qoelab.cli import main
+
+    def broken(res, path):
+        raise ValueError("a drawing bug")
+
+    monkeypatch.setattr(plots, "plot_run", broken)
+    scen = tmp_path / "s.toml"
+    scen.write_text(MATH_NAMES)
+    out = tmp_path / "out"
+    assert main(["run", str(scen), "-o", str(out), "--plot"]) == 3
+    err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert len(err) == 1 and err[0].startswith(f"qoelab: {out}: the run finished and its results are written, but "
+                                               "run.png could not be drawn (ValueError: a drawing bug)"), err
+    assert {"summary.json", "flows.parquet", "throughput.parquet"} <= {p.name for p in out.iterdir()}
+    assert not (out / "run.png").exists() and not [p for p in out.iterdir() if p.name.startswith(".")]

@@ -211,7 +211,7 @@ def test_ffmpeg_opens_files_only(tmp_path):
 
 
 @pytest.mark.parametrize("content, fragment", [
-    (None, "recipe larger than 1048576 bytes"),  # /dev/zero: size 0, never ends
+    (None, "cannot read recipe: a device, not a regular file"),  # /dev/zero: size 0, never ends
     (b"\xff\xfe\x00bad", "not UTF-8 text"),
     (b"root:x:0:0:root:/root:/bin/bash\n", "not a TOML recipe"),
 ])

@@ -6,13 +6,18 @@
 //! - `qdisc/KIND`: one arrival and one departure on a discipline holding a steady backlog of
 //!   200 packets from 16 flows (TFD: half the flows carry a TFD option and hold reservations).
 //! - `scenario/NAME`: whole runs of bundled scenarios (build excluded), the cost users see.
+//! - `validate/star/N`, `validate/transcoder/N`: building (what `qoelab validate` does) a star of
+//!   N links around one hub, and N symbiotic-transcoder flows on the bundled ladder. Time per
+//!   link or flow must stay flat as N grows tenfold (validation is linear; issue 42 measured a
+//!   quadratic star and a ladder parsed once per flow).
 //!
 //! Figures measured on the project machine are in docs/performance.md.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use qoelab_core::engine::{Event, EventQueue};
 use qoelab_core::ip::tfd::{NextData, TfdFlags, TfdOption};
-use qoelab_core::packet::{Dir, IpHdr, Packet, PacketData, UdpHdr, L4};
+use qoelab_core::ip::Addr;
+use qoelab_core::packet::{Dir, IpHdr, Packet, PacketData, UdpHdr, L4, NO_ROUTE};
 use qoelab_core::queue::{BuildCtx, QueueConfig, QueueCtx, QueueDisc};
 use qoelab_core::time::{Dur, SimTime};
 use qoelab_core::units::Rate;
@@ -63,12 +68,13 @@ fn packet(flow: u32, seq: u64, tfd: bool) -> Packet {
     Box::new(PacketData {
         flow,
         dir: Dir::Fwd,
-        src: flow,
-        dst: 100,
+        src: Addr::primary(flow),
+        dst: Addr::primary(100),
         seq_in_flow: seq,
         size_bytes: 1500,
         sent_at: SimTime::ZERO,
         hop: 0,
+        route: NO_ROUTE,
         path: 0,
         ip,
         l4: L4::Udp(UdpHdr { src_port: 1000 + flow as u16, dst_port: 5000, ..Default::default() }),
@@ -152,5 +158,54 @@ fn scenarios(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, hold, qdiscs, scenarios);
+/// Building (validating) large scenarios: a star of `n` links, and `n` transcoder flows sharing
+/// the bundled ladder. Throughput is per link or flow, so linear cost reads as a flat figure.
+fn validation(c: &mut Criterion) {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/traces");
+    let ladder = data.join("mpeg2_ladder.frames.csv.gz");
+    let star = |n: u64| {
+        format!(
+            "[sim]\nduration = \"1s\"\n[[links]]\na = \"H\"\nb = \"L{{i}}\"\ncount = {n}\nrate = \"10Mbps\"\n\
+             delay = \"1ms\"\n[[flows]]\nname = \"f\"\nsrc = \"L0\"\ndst = \"L1\"\ntransport = {{ kind = \"udp\" }}\n\
+             app = {{ kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\" }}\n"
+        )
+    };
+    // Flows between one pair of hosts share its 16-bit port space (flows 50,000 apart would
+    // collide), so the flows are spread over groups of at most 25,000, each to its own client.
+    let transcoders = |n: u64| {
+        let group = 25_000;
+        let mut text = String::from(
+            "[sim]\nduration = \"120s\"\n[[links]]\na = \"T\"\nb = \"R\"\nrate = \"100Mbps\"\ndelay = \"5ms\"\n",
+        );
+        for (k, first) in (0..n).step_by(group as usize).enumerate() {
+            let count = group.min(n - first);
+            text += &format!(
+                "[[links]]\na = \"R\"\nb = \"C{k}\"\nrate = \"2.2Mbps\"\ndelay = \"15ms\"\n[[flows]]\n\
+                 name = \"v{k}_{{i}}\"\ncount = {count}\nsrc = \"T\"\ndst = \"C{k}\"\n\
+                 transport = {{ kind = \"tcp\", cc = \"newreno\" }}\n\
+                 app = {{ kind = \"transcoder\", ladder = {:?}, interactive = true }}\n",
+                ladder.display().to_string()
+            );
+        }
+        text
+    };
+    let mut g = c.benchmark_group("validate");
+    g.sample_size(10);
+    g.sampling_mode(criterion::SamplingMode::Flat);
+    type Gen<'a> = &'a dyn Fn(u64) -> String;
+    let cases: [(&str, Gen, &[u64]); 2] =
+        [("star", &star, &[10_000, 100_000, 1_000_000]), ("transcoder", &transcoders, &[1_000, 10_000, 100_000])];
+    for (name, make, sizes) in cases {
+        for &n in sizes {
+            let sc = Scenario::from_toml(&make(n)).expect("a valid scenario");
+            g.throughput(Throughput::Elements(n));
+            g.bench_function(format!("{name}/{n}"), |b| {
+                b.iter(|| black_box(sc.build(&BuildOptions::default()).expect("builds").end()))
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, hold, qdiscs, scenarios, validation);
 criterion_main!(benches);

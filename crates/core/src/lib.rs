@@ -19,7 +19,8 @@
 //! 6. [`agent`]: protocol logic on nodes (RSVP).
 //! 7. [`sim`]: the world (flows as connections with two ends, socket tables, the event loop);
 //!    [`subflow`]: the paths of a connection with several; [`scenario`]: scenario files
-//!    compiled into it; [`results`], [`trace`]: what a run reports, typed probes included.
+//!    compiled into it; [`results`], [`trace`]: what a run reports, typed probes included;
+//!    [`input`]: the one reader of the files a scenario names.
 //! 8. [`real`]: real hosts' datagrams carried with their bytes, and the calls a real-time
 //!    driver (emulation, the `qoelab-emu` crate) makes.
 //!
@@ -33,6 +34,7 @@
 pub mod agent;
 pub mod app;
 pub mod engine;
+pub mod input;
 pub mod ip;
 pub mod link;
 pub mod node;

@@ -173,13 +173,21 @@ impl Fib {
                 up[v] = a.iter().map(|&(p, _)| p).min().expect("non-empty");
             }
         }
-        for (v, a) in adj.iter().enumerate() {
-            if up[v] != NO_PORT {
-                let w = a[0].1;
-                let down = adj[w as usize].iter().filter(|&&(_, x)| x as usize == v).map(|&(p, _)| p).min();
-                anchor[v] = (w, down.expect("links are bidirectional"));
+        // Each stub's anchor port: the lowest of its neighbour's ports to it. One pass over
+        // every node's ports (a search of the neighbour's ports per stub was quadratic in a
+        // star: a hub with 10^6 stubs).
+        for (w, a) in adj.iter().enumerate() {
+            for &(p, x) in a {
+                let x = x as usize;
+                if up[x] != NO_PORT && adj[x][0].1 as usize == w {
+                    let slot = &mut anchor[x];
+                    if slot.1 == NO_PORT || p < slot.1 {
+                        *slot = (w as NodeId, p);
+                    }
+                }
             }
         }
+        debug_assert!((0..n).all(|v| up[v] == NO_PORT || anchor[v].1 != NO_PORT), "links are bidirectional");
         let mut core_ix = vec![u32::MAX; n];
         let mut core_nodes = Vec::new();
         for v in 0..n {

@@ -403,10 +403,18 @@ impl Simulation {
             ("jain_flows", fair.len() as f64),
             ("rsvp_sent", self.rsvp_sent() as f64),
             ("rsvp_dropped", self.rsvp_dropped() as f64),
-        ]
-        .into_iter()
-        .chain(real_summary)
-        .collect();
+        ];
+        // Series kept coarser than asked to fit their memory budgets (only then: a run within
+        // them reports what it always did).
+        let mut kv = kv;
+        if self.bin_ns != self.bin_asked_ns {
+            kv.push(("throughput_bin_s", secs(self.bin_ns as f64)));
+        }
+        let widest = ps.iter().filter_map(|p| p.occupancy.as_ref()).filter(|o| o.interval_ns != o.asked_ns);
+        if let Some(i) = widest.map(|o| o.interval_ns).max() {
+            kv.push(("queue_sample_max_s", secs(i as f64)));
+        }
+        kv.extend(real_summary);
         t.push("key", Column::Str(kv.iter().map(|(k, _)| k.to_string()).collect()));
         t.push("value", Column::F64(kv.iter().map(|(_, v)| *v).collect()));
         tables.push(t);

@@ -286,6 +286,8 @@ pub struct Simulation {
     pub ports: Vec<Port>,
     pub flows: Vec<Flow>,
     pub(crate) bin_ns: u64,
+    /// The bin width the scenario asked for (`bin_ns` is wider when the budget required it).
+    pub(crate) bin_asked_ns: u64,
     out: Vec<Outgoing>,
     notices: Vec<TransportEvent>,
     actions: Vec<AppAction>,
@@ -457,6 +459,7 @@ impl Simulation {
             ports,
             flows,
             bin_ns,
+            bin_asked_ns: bin_ns,
             out: Vec::new(),
             notices: Vec::new(),
             actions: Vec::new(),

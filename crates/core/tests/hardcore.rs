@@ -795,3 +795,86 @@ fn the_scenario_loader_holds_its_properties_on_the_corpus_and_random_inputs() {
     let _ = std::panic::take_hook();
     assert!(failures.is_empty(), "{} failures; first: {}", failures.len(), failures[0]);
 }
+
+/// Replays a reader's corpus, then `n` deterministic mutations of it, through `check`; every
+/// panic (a failed property included) is collected and reported with its input.
+fn replay(name: &str, min_seeds: usize, n: usize, seed: u64, tokens: &[&str], check: fn(&[u8])) {
+    std::panic::set_hook(Box::new(|_| {}));
+    let seeds = corpus(name);
+    assert!(seeds.len() >= min_seeds, "{name}: {} seeds", seeds.len());
+    let mut failures = Vec::new();
+    let mut one = |input: &[u8]| {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| check(input))) {
+            let what = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+            failures.push(format!("{what:?} on:\n{}", String::from_utf8_lossy(input)));
+        }
+    };
+    for s in &seeds {
+        one(s);
+    }
+    let mut rng = Rng(seed);
+    for _ in 0..n {
+        let s = &seeds[rng.below(seeds.len())];
+        one(&mutate(s, &mut rng, tokens));
+    }
+    let _ = std::panic::take_hook();
+    assert!(failures.is_empty(), "{name}: {} failures; first: {}", failures.len(), failures[0]);
+}
+
+/// Tokens that matter to the numeric fields of every reader.
+const NUMBERS: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "18446744073709551615",
+    "18446744073709551616",
+    "4294967296",
+    "99999999999999999999999999999999",
+    "1e308",
+    "nan",
+    "inf",
+    ".",
+    "\n",
+    ",",
+    "\"",
+    "\0",
+    "\u{e9}",
+    "root:x:0:0:secret-token",
+];
+
+#[test]
+fn the_mpd_reader_holds_its_properties_on_the_corpus_and_random_inputs() {
+    let mut tokens = NUMBERS.to_vec();
+    tokens.extend([
+        "PT1000000S",
+        "P100000D",
+        "PT0.001S",
+        "duration=\"1\"",
+        "timescale=\"1000000000\"",
+        "<Representation id=\"x\" bandwidth=\"1\"/>",
+        "<Period>",
+        "</Period>",
+        "<AdaptationSet>",
+        "<SegmentTimeline/>",
+        "<",
+        ">",
+        "/>",
+        "type=\"dynamic\"",
+        "<!--",
+    ]);
+    replay("mpd_read", 4, 20_000, 0x5151_7a7a_0042_0001, &tokens, input_check::mpd);
+}
+
+#[test]
+fn the_segments_reader_holds_its_properties_on_the_corpus_and_random_inputs() {
+    let mut tokens = NUMBERS.to_vec();
+    tokens.extend(["720p_2M", "1080p_6M", "2160p_20M", "6", "segment_s", "size_bytes", "duration_s", "\r\n"]);
+    replay("segments_read", 3, 20_000, 0x5151_7a7a_0042_0002, &tokens, input_check::segments);
+}
+
+#[test]
+fn the_ladder_reader_holds_its_properties_on_the_corpus_and_random_inputs() {
+    let mut tokens = NUMBERS.to_vec();
+    tokens.extend(["I", "P", "B", "rung", "target_bps", "frame", "type", "size_bytes", "\r\n"]);
+    replay("ladder_read", 2, 20_000, 0x5151_7a7a_0042_0003, &tokens, input_check::ladder);
+}

@@ -4,8 +4,8 @@
 //! simulation to the end.
 //!
 //! This is how `rate = "0.4bps"` (rounded to 0 bit/s, then a division by zero) and
-//! `throughput_bin = "1ns"` (dense counters until memory ran out) were found; both are now
-//! errors. Leaves repeated across `count`-like copies (flow 0..9 of the same kind) are tried
+//! `throughput_bin = "1ns"` (dense counters until memory ran out) were found; the first is now
+//! an error, the second runs with bins widened to a fixed memory budget. Leaves repeated across `count`-like copies (flow 0..9 of the same kind) are tried
 //! once, on their first occurrence.
 
 use qoelab_core::time::Dur;

@@ -96,11 +96,12 @@ fn two_paths(subflows: &str) -> String {
 
 fn build(toml: &str) -> Simulation {
     let sc = Scenario::from_toml(toml).unwrap_or_else(|e| panic!("{e}"));
-    sc.build(&BuildOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+    // The tests attach multipath endpoints of their own to UDP flows with subflows.
+    sc.build_for_custom_endpoints(&BuildOptions::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn build_err(toml: &str) -> String {
-    match Scenario::from_toml(toml).and_then(|sc| sc.build(&BuildOptions::default())) {
+    match Scenario::from_toml(toml).and_then(|sc| sc.build_for_custom_endpoints(&BuildOptions::default())) {
         Ok(_) => panic!("built"),
         Err(e) => e.to_string(),
     }
@@ -320,4 +321,18 @@ fn drops_are_counted_per_path() {
     {
         assert_eq!(t.f64s(c).iter().sum::<f64>(), r.flow_value("mp", c), "{c}");
     }
+}
+
+/// A scenario file alone gives subflows to MPTCP flows only: any other transport would send on
+/// the first path and leave the others idle (issue 42), so `build` refuses it.
+#[test]
+fn a_scenario_gives_subflows_to_mptcp_flows_only() {
+    let toml = two_paths("[ {}, {} ]");
+    let e = Scenario::from_toml(&toml).unwrap().build(&BuildOptions::default()).map(|_| ()).unwrap_err().to_string();
+    assert!(e.starts_with("flows[0].subflows: only an MPTCP flow has subflows (transport is \"udp\")"), "{e}");
+    let mptcp = toml
+        .replace(r#"transport = { kind = "udp" }"#, r#"transport = { kind = "mptcp" }"#)
+        .replace(r#"app = { kind = "cbr", rate = "2Mbps", payload = "1000B" }"#, r#"app = { kind = "bulk" }"#);
+    assert!(mptcp.contains("mptcp") && mptcp.contains("bulk"), "the template changed: {mptcp}");
+    Scenario::from_toml(&mptcp).unwrap().build(&BuildOptions::default()).unwrap();
 }

@@ -5,7 +5,7 @@ use numpy::PyArray1;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use qoelab_core::ip::tfd::{decode_ipv4, decode_ipv6, NextData, TfdFlags, TfdOption};
 use qoelab_core::trace::{Column, Table};
 use qoelab_core::{BuildOptions, RunResults, Scenario};
@@ -87,7 +87,16 @@ fn column<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> {
         Column::U64(v) => PyArray1::from_vec(py, v).into_any(),
         Column::I64(v) => PyArray1::from_vec(py, v).into_any(),
         Column::F64(v) => PyArray1::from_vec(py, v).into_any(),
-        Column::Str(v) => PyList::new(py, v)?.into_any(),
+        Column::Str(v) => {
+            // Series rows repeat their flow's or link's name: consecutive equal strings share
+            // one Python object (8 bytes a row instead of a string each).
+            let mut items: Vec<Bound<'py, PyString>> = Vec::with_capacity(v.len());
+            for (i, s) in v.iter().enumerate() {
+                let same = i > 0 && v[i - 1] == *s;
+                items.push(if same { items[i - 1].clone() } else { PyString::new(py, s) });
+            }
+            PyList::new(py, items)?.into_any()
+        }
     })
 }
 

@@ -108,8 +108,9 @@ def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int]
     """Runs the missing repetitions of every cell into ``out`` (a sweep folder; resumable);
     returns :func:`qoelab.sweep.run_cells`'s counts (summed over the repetitions' folders of a
     ``per_rep`` experiment)."""
-    from qoelab.sweep import run_cells
+    from qoelab.sweep import check_runs, run_cells
 
+    check_runs(size(exp))  # every paper's grid under the same limit, before any folder is made
     by_id = _index(exp)
     if not exp.per_rep:
         items = [(cid, exp.scenario(p, 0)) for cid, p in by_id.items()]
@@ -136,12 +137,15 @@ def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int]
 
 def with_reps(grid: Any, reps: int | None) -> Any:
     """A reproduction's grid (a frozen dataclass with a ``reps`` field) with ``--reps`` applied:
-    itself when None; a :class:`QoelabError` naming the option below 1."""
+    itself when None; a :class:`QoelabError` naming the option outside 1..MAX_REPS (the same
+    limit as ``sweep`` and ``bench``)."""
     if reps is None:
         return grid
-    if reps < 1:
-        raise QoelabError(f"--reps {reps}: must be at least 1")
     import dataclasses
+
+    from qoelab.sweep import check_reps
+
+    check_reps(reps)
 
     return dataclasses.replace(grid, reps=reps)
 
@@ -165,7 +169,9 @@ def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Calla
     names = [e.name for e, _ in plan]
     if len(set(names)) != len(names):
         raise QoelabError(f"run_many: experiment names repeat: {names}")
-    total = sum(size(e) for e, _ in plan)
+    from qoelab.sweep import check_runs
+
+    total = check_runs(sum(size(e) for e, _ in plan))
     out: dict[str, dict[str, int]] = {}
     with contextlib.ExitStack() as stack:
         ex = executor

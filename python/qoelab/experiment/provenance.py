@@ -119,6 +119,6 @@ def legacy_note(folder: Path, *, versions: list[str] | None, what: str, recomput
             "(docs/experiments.md, Provenance), and its runs are not kept, so it cannot be regenerated here; "
             "it stays as a record, marked as such, until its full run is redone from one clean commit.\n\n"
             f"{recomputed}\n")
-    path = Path(folder) / LEGACY_FILE
-    path.write_text(text)
-    return path
+    from qoelab.outdir import write_atomic
+
+    return write_atomic(Path(folder) / LEGACY_FILE, text)

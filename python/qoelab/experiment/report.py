@@ -202,10 +202,9 @@ def write_report(folder: Path, doc: dict[str, Any]) -> Path:
     if errs:
         raise ValueError(f"{folder / 'report.json'}: not a valid report:\n  " + "\n  ".join(errs))
     text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    tmp = folder / ".report.json.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, folder / "report.json")
-    return folder / "report.json"
+    from qoelab.outdir import write_atomic
+
+    return write_atomic(folder / "report.json", text)
 
 
 def load_report_any(path: Path) -> dict[str, Any]:
@@ -217,17 +216,18 @@ def load_report_any(path: Path) -> dict[str, Any]:
 def load_report(path: Path) -> dict[str, Any]:
     """Reads a ``report.json`` and checks it; a damaged or foreign file is a :class:`QoelabError`
     naming the file, the key path and the reason (the first three problems)."""
+    from qoelab.paths import read_text
+
     path = Path(path)
+    if not os.path.lexists(path):
+        raise QoelabError(f"{path}: no such report")
+    text = read_text(path, "report", 64 * 2**20)  # a regular file only: a FIFO would never end
     try:
-        if path.stat().st_size > 64 * 2**20:
-            raise QoelabError(f"{path}: larger than 64 MiB, not a report")
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise QoelabError(f"{path}: no such report") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
         raise QoelabError(f"{path}: not JSON ({e})") from None
-    except OSError as e:
-        raise QoelabError(f"{path}: cannot read ({e.strerror})") from None
+    except RecursionError:
+        raise QoelabError(f"{path}: not a report (JSON nested too deeply)") from None
     errs = check_report(doc, path.parent)
     if errs:
         more = f" (and {len(errs) - 3} more)" if len(errs) > 3 else ""

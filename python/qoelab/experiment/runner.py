@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import resource
 import time
@@ -125,6 +124,11 @@ def execute(run_sets: list[RunSet], jobs: int = 1, progress: Callable[[int, int]
     are done, the rows, post stages and report come after all tasks."""
     from qoelab.executors import ExecutorSpec
 
+    from qoelab.sweep import check_runs
+
+    # Every setting's runs together under the one limit of a sweep (each experiment alone is
+    # checked again by core.run), before any folder is made.
+    check_runs(size(run_sets))
     total = size(run_sets, post_units)
     done = 0
 
@@ -285,14 +289,14 @@ def stage(out: Path, name: str) -> Iterator[None]:
         wall, cpu = time.monotonic() - t0, _cpu() - c0
         path = Path(out) / STAGES
         try:
-            d = json.loads(path.read_text()) if path.is_file() else {}
-        except (OSError, ValueError):
+            d = json.loads(path.read_text()) if path.is_file() and not path.is_symlink() else {}
+        except (OSError, ValueError, RecursionError):
             d = {}
         s = d.get(name) or {"wall_s": 0.0, "cpu_s": 0.0}
         d[name] = {"wall_s": round(s["wall_s"] + wall, 3), "cpu_s": round(s["cpu_s"] + cpu, 3)}
-        tmp = path.with_name(f".{STAGES}.tmp")
-        tmp.write_text(json.dumps(d, indent=1, sort_keys=True) + "\n")
-        os.replace(tmp, path)
+        from qoelab.outdir import write_atomic
+
+        write_atomic(path, json.dumps(d, indent=1, sort_keys=True) + "\n")  # never through a planted link
 
 
 def _cpu() -> float:

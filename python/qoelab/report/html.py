@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qoelab.errors import QoelabError
 from qoelab.reproduce.papers import PAPERS, Paper
 
 _CSS = """
@@ -259,15 +260,45 @@ _QFLAG = '<span class="qflag" title="quick: not evidence (fewer than 10 repetiti
 
 _MIME = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 
+#: Largest figure embedded in the page, bytes (our figures are a few hundred kB).
+MAX_FIGURE_BYTES = 16 << 20
+
+
+def _image_kind(head: bytes) -> str | None:
+    """The MIME type the first bytes of a file show it to be, if one of the embedded kinds."""
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text.startswith((b"<svg", b"<?xml")) and b"<svg" in head:
+        return "image/svg+xml"
+    return None
+
 
 def _figure(f: dict[str, Any], folder: Path) -> str:
-    p = folder / f["path"]
-    mime = _MIME.get(p.suffix.lower())
+    """A figure of a paper's report, embedded as a ``data:`` URI. Only a regular file inside the
+    report folder is read, never through a symbolic link (:func:`qoelab.paths.open_inside`),
+    of at most :data:`MAX_FIGURE_BYTES`, whose first bytes show the image kind its name says;
+    anything else is named in one line on the page instead of being embedded."""
+    from qoelab.paths import open_inside
+
+    rel = str(f["path"])
+    mime = _MIME.get(Path(rel).suffix.lower())
     src = f' <span class="meta">({_e(f["source"])})</span>' if f.get("source") else ""
     if mime is None:
-        return f'<p class="error">figure {_e(f["path"])}: not a PNG, SVG or JPEG, not shown</p>'
-    data = base64.b64encode(p.read_bytes()).decode("ascii")
-    return (f'<figure id="{_e(f["id"])}"><img alt="{_e(f["title"])}" src="data:{mime};base64,{data}">'
+        return f'<p class="error">figure {_e(rel)}: not a PNG, SVG or JPEG, not shown</p>'
+    try:
+        with open_inside(folder, rel, "figure") as fh:
+            data = fh.read(MAX_FIGURE_BYTES + 1)
+    except QoelabError as e:
+        return f'<p class="error">figure {_e(rel)}: {_e(str(e).split(": ", 1)[-1])}, not shown</p>'
+    if len(data) > MAX_FIGURE_BYTES:
+        return f'<p class="error">figure {_e(rel)}: larger than {MAX_FIGURE_BYTES >> 20} MiB, not shown</p>'
+    if _image_kind(data[:512]) != mime:
+        return f'<p class="error">figure {_e(rel)}: its bytes are not a {mime.split("/")[1].upper()} image, not shown</p>'
+    b64 = base64.b64encode(data).decode("ascii")
+    return (f'<figure id="{_e(f["id"])}"><img alt="{_e(f["title"])}" src="data:{mime};base64,{b64}">'
             f"<figcaption>{_e(f['title'])}{src}</figcaption></figure>")
 
 
@@ -378,7 +409,6 @@ def entries_from(out: Path, errors: dict[str, str] | None = None) -> list[Entry]
     """One :class:`Entry` per paper of :data:`PAPERS` from the folders ``out/<key>/``: a paper with
     a module whose ``report.json`` loads shows it; one whose run failed (``errors[key]``) or whose
     report does not load shows that one line; a paper without a module is not yet reproduced."""
-    from qoelab.errors import QoelabError
     from qoelab.experiment.report import load_report
 
     errors = errors or {}
@@ -391,6 +421,9 @@ def entries_from(out: Path, errors: dict[str, str] | None = None) -> list[Entry]
         else:
             folder = Path(out) / p.key
             try:
+                for link in (folder, folder / "report.json"):  # never read through a planted link
+                    if os.path.islink(link):
+                        raise QoelabError(f"{link}: a symbolic link, not followed")
                 entries.append(Entry(p, report=load_report(folder / "report.json"), folder=folder))
             except QoelabError as e:
                 entries.append(Entry(p, error=str(e)))
@@ -399,9 +432,6 @@ def entries_from(out: Path, errors: dict[str, str] | None = None) -> list[Entry]
 
 def write_index(out: Path, entries: list[Entry]) -> Path:
     """Writes ``out/index.html`` atomically and returns its path."""
-    out = Path(out)
-    text = render(entries)
-    tmp = out / ".index.html.tmp"
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, out / "index.html")
-    return out / "index.html"
+    from qoelab.outdir import write_atomic
+
+    return write_atomic(Path(out) / "index.html", render(entries))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -30,6 +31,14 @@ def busiest_links(drops: np.ndarray, max_backlog: np.ndarray, n: int = MAX_LINKS
     return [int(i) for i in order if b[i] > 0 or d[i] > 0][:n]
 
 
+def text(s: object) -> str:
+    """A user-supplied name (scenario, flow, link) as matplotlib draws it literally: ``$`` is
+    escaped, so no name is parsed as mathtext (``$\\frac{$`` once failed the plot after the
+    run), and a leading ``_``, which hides a legend entry, is kept visible."""
+    t = str(s).replace("$", r"\$")
+    return "\u200b" + t if t.startswith("_") else t
+
+
 def flow_colors(n: int) -> list:
     """`n` distinct colours: tab10 up to 10 flows, tab20 up to 20, then evenly spaced hues."""
     if n <= 10:
@@ -39,7 +48,7 @@ def flow_colors(n: int) -> list:
     return [plt.get_cmap("hsv")(i / n) for i in range(n)]
 
 
-def plot_run(res: "Results", path: Path) -> Path:
+def plot_run(res: "Results", path: "Path | IO[bytes]") -> "Path | IO[bytes]":
     """``run.png`` of a run in memory."""
     title = res.scenario.data.get("name", "") if res.scenario is not None else ""
     return plot_tables(res.tables, title, path)
@@ -49,7 +58,7 @@ def plot_run(res: "Results", path: Path) -> Path:
 PLOT_TABLES = ("throughput", "queues", "links")
 
 
-def plot_folder(folder: Path, path: Path) -> Path:
+def plot_folder(folder: Path, path: "Path | IO[bytes]") -> "Path | IO[bytes]":
     """``run.png`` of a finished run folder (``qoelab plot``): its Parquet tables and the
     scenario's name from its ``scenario.toml``."""
     import tomllib
@@ -58,21 +67,25 @@ def plot_folder(folder: Path, path: Path) -> Path:
 
     from qoelab.errors import QoelabError
 
+    from qoelab.paths import open_inside
+
     tables = {}
     for name in PLOT_TABLES:
         f = folder / f"{name}.parquet"
-        if not f.is_file():
+        if not os.path.lexists(f):
             raise QoelabError(f"{f}: missing; is {folder} the output folder of `qoelab run`?")
-        try:
-            tables[name] = pq.read_table(f)
-        except Exception as e:  # a damaged or foreign file: pyarrow raises several kinds
-            raise QoelabError(f"{f}: not a readable Parquet table: {e}") from None
+        # Regular files of the folder only, never through a symlink planted in it.
+        with open_inside(folder, f.name, "table") as fh:
+            try:
+                tables[name] = pq.read_table(fh)
+            except Exception as e:  # a damaged or foreign file: pyarrow raises several kinds
+                raise QoelabError(f"{f}: not a readable Parquet table: {e}") from None
     title = ""
-    toml = folder / "scenario.toml"
-    if toml.is_file():
+    if os.path.lexists(folder / "scenario.toml"):
         try:
-            title = str(tomllib.loads(toml.read_text(encoding="utf-8")).get("name", ""))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+            with open_inside(folder, "scenario.toml", "scenario") as fh:
+                title = str(tomllib.loads(fh.read(1 << 20).decode("utf-8")).get("name", ""))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError, RecursionError, QoelabError):
             title = ""  # the title is cosmetic; the tables are what is plotted
     try:
         return plot_tables(tables, title, path)
@@ -80,7 +93,7 @@ def plot_folder(folder: Path, path: Path) -> Path:
         raise QoelabError(f"{folder}: a table lacks column {e.args[0]!r}; not written by this qoelab version?") from None
 
 
-def plot_tables(tables: "dict[str, Any]", title: str, path: Path) -> Path:
+def plot_tables(tables: "dict[str, Any]", title: str, path: "Path | IO[bytes]") -> "Path | IO[bytes]":
     """Per-flow throughput over time, and the queue occupancy of the busiest links."""
     th = tables["throughput"]
     flows = th.column("flow").to_numpy(zero_copy_only=False)
@@ -93,7 +106,7 @@ def plot_tables(tables: "dict[str, Any]", title: str, path: Path) -> Path:
     shown = names[:MAX_FLOWS]
     for name, color in zip(shown, flow_colors(len(shown))):
         m = flows == name
-        a1.plot(t[m], bps[m] / 1e6, lw=1, label=name, color=color)
+        a1.plot(t[m], bps[m] / 1e6, lw=1, label=text(name), color=color)
     if len(names) > MAX_FLOWS:
         a1.set_title(f"first {MAX_FLOWS} of {len(names)} flows")
     a1.set_ylabel("received (Mbit/s)")
@@ -110,13 +123,13 @@ def plot_tables(tables: "dict[str, Any]", title: str, path: Path) -> Path:
         name = links.column("link")[int(i)].as_py()
         m = ql == name
         if m.any():
-            a2.step(qt[m], qp[m], where="post", lw=1, label=name)
+            a2.step(qt[m], qp[m], where="post", lw=1, label=text(name))
     a2.set_ylabel("queue (packets)")
     a2.set_xlabel("time (s)")
     a2.legend(fontsize=7)
     a2.grid(alpha=0.3)
-    fig.suptitle(title or "qoelab run")
+    fig.suptitle(text(title) if title else "qoelab run")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format="png")
     plt.close(fig)
     return path

@@ -32,7 +32,6 @@ def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str,
     import argparse
     from pathlib import Path
 
-    from qoelab.errors import QoelabError
     from qoelab.executors import add_arguments
 
     t = paper_group(subparsers).add_parser(name, help=help)
@@ -50,16 +49,20 @@ def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str,
         from rich.console import Console
 
         from qoelab.executors import open_from_args, shard_note
-        from qoelab.outdir import check_folder
-        from qoelab.progress import progress
+        from qoelab.outdir import check_folder, output_arg
         from qoelab.executors import resolve_jobs
+        from qoelab.progress import progress
+        from qoelab.sweep import check_reps
 
+        # Arguments first, the same limits for every paper: --reps in 1..MAX_REPS (the grid's
+        # total is checked against MAX_RUNS by the layer), -o not empty.
+        if reps_help is not None and a.reps is not None:
+            check_reps(a.reps)
+        given = output_arg(a.output)
         kw = dict(options(a)) if options else {}
         if reps_help is not None:
-            if a.reps is not None and a.reps < 1:
-                raise QoelabError(f"--reps {a.reps}: must be at least 1")
             kw["reps"] = a.reps
-        out = Path(a.output) if a.output else Path("results") / (f"reproduce-{name}-quick" if a.quick else f"reproduce-{name}")
+        out = given or Path("results") / (f"reproduce-{name}-quick" if a.quick else f"reproduce-{name}")
         check_folder(out)
         bar = progress(Console(stderr=True), label or f"{name} reproduction", unit=unit or "runs",
                        disable=bool(kw.get("report_only")))

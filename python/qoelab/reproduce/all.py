@@ -32,6 +32,7 @@ def run_all(out: Path, *, quick: bool = False, jobs: int = 1, force: bool = Fals
     its total, the sum of the papers' ``size(quick, sensitivity)``, is known before the first
     run, and a paper that fails still counts as done. Returns the one-line errors of the papers
     that failed, by key (empty: all ran)."""
+    from qoelab import outdir
     from qoelab.experiment.report import load_report
     from qoelab.report.html import entries_from, write_index
 
@@ -41,7 +42,7 @@ def run_all(out: Path, *, quick: bool = False, jobs: int = 1, force: bool = Fals
     for p in PAPERS:
         if p.module is None:
             continue
-        folder = out / p.key
+        folder = outdir.refuse_symlink(out / p.key)  # never written through a planted link
         if not force:
             try:
                 load_report(folder / "report.json")
@@ -93,9 +94,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_arguments(s)
 
     def cmd(a: argparse.Namespace) -> int:
-        from qoelab.outdir import check_folder
+        from qoelab.outdir import check_folder, output_arg
 
-        out = check_folder(Path(a.output))
+        out = check_folder(output_arg(a.output) or Path(a.output))
         if a.report_only:
             return _report_only(out)
         from rich.console import Console

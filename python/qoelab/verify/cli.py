@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -18,6 +17,7 @@ from typing import Any, Sequence
 from rich.table import Table
 
 from qoelab.errors import QoelabError
+from qoelab.outdir import write_atomic
 
 EXIT_FAIL = 1
 
@@ -52,9 +52,11 @@ def select(names: Sequence[str] | None) -> list[Any]:
 
 
 def _check_json_path(path: str, flag: str = "--json") -> Path:
-    """An output file the user named: its folder must exist and be writable (checked before
-    the runs, so a mistake costs nothing)."""
-    p = Path(path)
+    """An output file the user named: not a symbolic link (never written through), its folder
+    must exist and be writable (checked before the runs, so a mistake costs nothing)."""
+    from qoelab.outdir import output_arg, refuse_symlink
+
+    p = refuse_symlink(output_arg(path, flag) or Path(path), flag)
     if p.is_dir():
         raise QoelabError(f"{flag} {path}: is a directory")
     parent = p.parent if str(p.parent) else Path(".")
@@ -63,17 +65,6 @@ def _check_json_path(path: str, flag: str = "--json") -> Path:
     if not os.access(parent, os.W_OK):
         raise QoelabError(f"{flag} {path}: folder {parent} is not writable")
     return p
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent if str(path.parent) else ".")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def cmd_kernel(a: argparse.Namespace) -> int:
@@ -120,9 +111,9 @@ def cmd_kernel(a: argparse.Namespace) -> int:
     out.print(f"{len(results)} points, {n} comparisons, {fails} FAIL; wall {wall:.0f} s")
     if json_path:
         doc = {"seconds": seconds, "reps": a.reps, "wall_s": wall, "results": [r.to_json() for r in results]}
-        _write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")
+        write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")
     if md_path:
-        _write_atomic(md_path, kernel.markdown(results, seconds, a.reps))
+        write_atomic(md_path, kernel.markdown(results, seconds, a.reps))
     return EXIT_FAIL if fails else 0
 
 
@@ -171,7 +162,7 @@ def cmd_verify(a: argparse.Namespace) -> int:
                       f"tolerance {r.tolerance}", markup=False, highlight=False)
     if json_path:
         doc = {"quick": a.quick, "wall_s": wall, "jobs": jobs, "rows": [r.to_json() for r in rows]}
-        _write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")
+        write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")
     if md_path:
-        _write_atomic(md_path, markdown(suite, rows))
+        write_atomic(md_path, markdown(suite, rows))
     return EXIT_FAIL if counts["FAIL"] else 0

@@ -19,6 +19,8 @@ from .errors import VideoInputError
 
 __all__ = ["register", "main", "parse_duration_s", "parse_rate_bps"]
 
+#: Longest duration an argument may give, s: 2^62 ns, as scenario times.
+MAX_DURATION_S = 2.0**62 / 1e9
 _UNITS_S = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "": 1.0}
 _UNITS_BPS = {"": 1, "bps": 1, "k": 1e3, "kbps": 1e3, "m": 1e6, "mbps": 1e6, "g": 1e9, "gbps": 1e9}
 
@@ -28,7 +30,15 @@ def parse_duration_s(text: str) -> float:
     m = re.fullmatch(r"\s*([0-9.]+(?:e[-+]?\d+)?)\s*([a-z]*)\s*", text.lower())
     if not m or m.group(2) not in _UNITS_S:
         raise argparse.ArgumentTypeError(f"expected a duration like 500ms or 0.5s, got {text!r}")
-    return float(m.group(1)) * _UNITS_S[m.group(2)]
+    try:
+        s = float(m.group(1)) * _UNITS_S[m.group(2)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a duration like 500ms or 0.5s, got {text!r}") from None
+    # Range-checked in seconds before anything turns it into integer nanoseconds (1e308 s once
+    # overflowed there): the scenario's time range, 2^62 ns.
+    if not s <= MAX_DURATION_S:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be below 146 years ({MAX_DURATION_S:.4g} s)")
+    return s
 
 
 def parse_rate_bps(text: str) -> int:
@@ -36,7 +46,13 @@ def parse_rate_bps(text: str) -> int:
     m = re.fullmatch(r"\s*([0-9.]+)\s*([a-z]*)\s*", text.lower())
     if not m or m.group(2) not in _UNITS_BPS:
         raise argparse.ArgumentTypeError(f"expected a rate like 5Mbps or 64k, got {text!r}")
-    return int(round(float(m.group(1)) * _UNITS_BPS[m.group(2)]))
+    try:
+        bps = float(m.group(1)) * _UNITS_BPS[m.group(2)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a rate like 5Mbps or 64k, got {text!r}") from None
+    if not bps <= 1e15:  # the scenario's largest rate; checked before it becomes an integer
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at most 1e15 bit/s")
+    return int(round(bps))
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -112,6 +128,8 @@ def _check_outputs(args: argparse.Namespace, *names: str) -> None:
         parent = path.parent if str(path.parent) else Path(".")
         if path.is_dir():
             raise VideoInputError(path, f"{opt}: is a directory, expected a file name")
+        if path.is_symlink():
+            raise VideoInputError(path, f"{opt}: is a symbolic link; qoelab does not write through symlinks")
         if not parent.is_dir():
             raise VideoInputError(path, f"{opt}: folder {parent} does not exist")
         if not os.access(parent, os.W_OK):
@@ -215,6 +233,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         raise VideoInputError(args.trace, "no recipe beside the trace (calibration decodes against the source; use --recipe)")
     if frames is None:
         raise VideoInputError(args.trace, "no frames file beside the trace (use --frames)")
+    from qoelab.outdir import refuse_symlink
+
+    refuse_symlink(args.trace.with_name(stem + ".calibration.toml"))  # before the decodes, not after
     c = calibrate(args.trace, args.bitstream, recipe, frames, losses=args.losses, seeds=args.seeds,
                   source_dirs=args.source_dir or (), threads=args.threads)
     out = args.trace.with_name(stem + ".calibration.toml")

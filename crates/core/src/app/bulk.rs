@@ -1,7 +1,8 @@
 //! Bulk transfer (iperf-like): writes `bytes` (default: unlimited) to a stream transport at
 //! start. The transport's congestion control alone sets the rate.
 
-use super::{video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
+use crate::input::InputCache;
+use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::units::serde_units;
 use serde::{Deserialize, Serialize};
 use crate::transport::Service;
@@ -26,7 +27,7 @@ impl BuildApp for BulkConfig {
     fn service(&self) -> Service {
         Service::Stream
     }
-    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+    fn build(&self, _base_dir: &Path, _cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(BulkConfig::build(self)))
     }
 }

@@ -1,7 +1,8 @@
 //! Constant bit rate: one datagram of `payload` bytes every `payload·8 / rate` seconds.
 //! The rate counts application payload (as ns-3's OnOff application does).
 
-use super::{packet_interval, video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
+use crate::input::InputCache;
+use super::{packet_interval, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::packet::MediaTag;
 use crate::time::Dur;
 use crate::units::{serde_units, Rate};
@@ -35,7 +36,7 @@ impl BuildApp for CbrConfig {
     fn fixed_payload(&self) -> Option<u64> {
         Some(self.payload)
     }
-    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+    fn build(&self, _base_dir: &Path, _cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(CbrConfig::build(self)?))
     }
 }

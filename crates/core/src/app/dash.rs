@@ -30,7 +30,8 @@
 pub mod abr;
 pub mod manifest;
 
-use super::{video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
+use crate::input::InputCache;
+use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::engine::TimerKind;
 use crate::time::{Dur, SimTime};
 use crate::transport::{notice_mask, Service, TransportEvent};
@@ -101,16 +102,18 @@ impl BuildApp for DashConfig {
     fn service(&self) -> Service {
         Service::Stream
     }
-    fn build(&self, base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
-        Ok(Box::new(self.build_player(base_dir)?))
+    fn build(&self, base_dir: &Path, cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
+        Ok(Box::new(self.build_player(base_dir, cache)?))
     }
 }
 
 impl DashConfig {
-    pub fn build_player(&self, base_dir: &Path) -> Result<Dash, AppBuildError> {
+    /// The player; its MPD and segments table are read once per `cache` (players of one
+    /// ladder share it).
+    pub fn build_player(&self, base_dir: &Path, cache: &InputCache) -> Result<Dash, AppBuildError> {
         let (mpd, segments) = (base_dir.join(&self.mpd), base_dir.join(&self.segments));
         // Name the key that gave the file at fault.
-        let ladder = manifest::read_ladder(&mpd, &segments).map_err(|e| {
+        let ladder = cache.get("dash", &[&mpd, &segments], || manifest::read_ladder(&mpd, &segments)).map_err(|e| {
             let key = match e.file {
                 manifest::LadderFile::Mpd => "mpd",
                 manifest::LadderFile::Segments => "segments",
@@ -181,7 +184,7 @@ const EMPTY: TimerKind = TimerKind(1);
 
 /// The player's state.
 pub struct Dash {
-    ladder: Ladder,
+    ladder: std::sync::Arc<Ladder>,
     abr: Box<dyn AbrPolicy>,
     startup: Dur,
     rebuffer: Dur,

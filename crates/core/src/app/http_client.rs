@@ -15,7 +15,8 @@
 //! `response_bytes` row per object.
 
 use super::web::SizeDist;
-use super::{video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
+use crate::input::InputCache;
+use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::time::{Dur, SimTime};
 use crate::transport::Service;
 use crate::units::serde_units;
@@ -79,7 +80,7 @@ impl BuildApp for HttpClientConfig {
     fn service(&self) -> Service {
         Service::Stream
     }
-    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+    fn build(&self, _base_dir: &Path, _cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(HttpClientConfig::build(self)?))
     }
 }

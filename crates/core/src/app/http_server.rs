@@ -2,7 +2,8 @@
 //! request message with a response message of the object size the request names, plus its
 //! header bytes, in the order the requests arrive.
 
-use super::{video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
+use crate::input::InputCache;
+use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::transport::Service;
 use crate::units::serde_units;
 use serde::{Deserialize, Serialize};
@@ -31,7 +32,7 @@ impl BuildApp for HttpServerConfig {
     fn service(&self) -> Service {
         Service::Stream
     }
-    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+    fn build(&self, _base_dir: &Path, _cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(HttpServer { header: self.header, served: 0 }))
     }
 }

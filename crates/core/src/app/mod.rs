@@ -195,7 +195,7 @@ pub trait BuildApp {
     }
     /// Builds the application. Relative file paths resolve against `base_dir`; trace files are
     /// read once per `cache`.
-    fn build(&self, base_dir: &Path, cache: &video::TraceCache) -> Result<Box<dyn Application>, AppBuildError>;
+    fn build(&self, base_dir: &Path, cache: &crate::input::InputCache) -> Result<Box<dyn Application>, AppBuildError>;
     /// Whether the application runs over a transport of `service`. Default: only its
     /// [`BuildApp::service`]; an application that runs over both (video) says so.
     fn accepts(&self, service: Service) -> bool {
@@ -206,7 +206,7 @@ pub trait BuildApp {
     fn build_on(
         &self,
         base_dir: &Path,
-        cache: &video::TraceCache,
+        cache: &crate::input::InputCache,
         _service: Service,
     ) -> Result<Box<dyn Application>, AppBuildError> {
         self.build(base_dir, cache)
@@ -247,7 +247,7 @@ impl AppConfig {
 
     /// Builds the application. Relative file paths resolve against `base_dir`.
     pub fn build(&self, base_dir: &Path) -> Result<Box<dyn Application>, AppBuildError> {
-        self.build_with(base_dir, &video::TraceCache::default())
+        self.build_with(base_dir, &crate::input::InputCache::default())
     }
 
     /// As [`AppConfig::build`], reading each trace file once per `cache` (a scenario whose N
@@ -255,7 +255,7 @@ impl AppConfig {
     pub fn build_with(
         &self,
         base_dir: &Path,
-        cache: &video::TraceCache,
+        cache: &crate::input::InputCache,
     ) -> Result<Box<dyn Application>, AppBuildError> {
         self.config().build(base_dir, cache)
     }
@@ -269,7 +269,7 @@ impl AppConfig {
     pub fn build_on(
         &self,
         base_dir: &Path,
-        cache: &video::TraceCache,
+        cache: &crate::input::InputCache,
         service: Service,
     ) -> Result<Box<dyn Application>, AppBuildError> {
         self.config().build_on(base_dir, cache, service)

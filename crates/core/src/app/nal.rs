@@ -61,40 +61,7 @@ impl TraceTable {
 /// Reads and validates a trace file (`.gz`: gzip, every member). Errors name the line and
 /// column and never quote the file's text (a trace path may point at any file).
 pub fn read_trace_table(path: &std::path::Path) -> Result<TraceTable, String> {
-    parse_trace(&read_capped(path, "trace", MAX_TRACE_BYTES)?)
-}
-
-/// The bytes of the `what` file at `path` (`.gz`: gzip, every member, decompressed), at most
-/// `max` of them. Errors read `cannot read <what>: <reason>` without the OS's decoration (the
-/// caller names the path) and never quote the file.
-pub(crate) fn read_capped(path: &std::path::Path, what: &str, max: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {what}: {}", io_reason(&e)))?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(format!("cannot read {what}: is a directory"));
-    }
-    let input: Box<dyn Read> = if path.extension().is_some_and(|e| e == "gz") {
-        Box::new(flate2::read::MultiGzDecoder::new(file))
-    } else {
-        Box::new(file)
-    };
-    let mut text = Vec::new();
-    input.take(max + 1).read_to_end(&mut text).map_err(|e| format!("cannot read {what}: {}", io_reason(&e)))?;
-    if text.len() as u64 > max {
-        return Err(format!("{what} is larger than {} MiB (decompressed)", max >> 20));
-    }
-    Ok(text)
-}
-
-/// An I/O error's reason without the OS's decoration (the path is named by the caller).
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData => "not a valid gzip file".into(),
-        std::io::ErrorKind::UnexpectedEof => "truncated gzip data".into(),
-        _ => e.kind().to_string(),
-    }
+    parse_trace(&crate::input::read_capped(path, "trace", MAX_TRACE_BYTES)?)
 }
 
 const HEADER_RULE: &str =

@@ -2,7 +2,8 @@
 //! exponential (mean given) or Pareto (shape `alpha`, mean given), as in ns-3's OnOff
 //! application and the classic self-similar-traffic sources.
 
-use super::{packet_interval, video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
+use crate::input::InputCache;
+use super::{packet_interval, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::engine::SimRng;
 use crate::packet::MediaTag;
 use crate::time::{Dur, SimTime};
@@ -71,7 +72,7 @@ impl BuildApp for OnOffConfig {
     fn fixed_payload(&self) -> Option<u64> {
         Some(self.payload)
     }
-    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+    fn build(&self, _base_dir: &Path, _cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(OnOffConfig::build(self)?))
     }
 }

@@ -1,7 +1,8 @@
 //! Poisson source: datagrams of fixed `payload` bytes with exponential inter-arrival times of
 //! mean `payload·8 / rate` (the M in M/D/1 when the packet size is fixed).
 
-use super::{packet_interval, video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
+use crate::input::InputCache;
+use super::{packet_interval, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::packet::MediaTag;
 use crate::time::Dur;
 use crate::units::{serde_units, Rate};
@@ -35,7 +36,7 @@ impl BuildApp for PoissonConfig {
     fn fixed_payload(&self) -> Option<u64> {
         Some(self.payload)
     }
-    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+    fn build(&self, _base_dir: &Path, _cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(PoissonConfig::build(self)?))
     }
 }

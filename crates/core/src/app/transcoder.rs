@@ -36,7 +36,8 @@
 //! changes inside a GOP (the paper's transcoder adjusts its quantiser per frame; ours switches
 //! at closed-GOP boundaries only), dropping frames already written (TCP holds them).
 
-use super::video::{frame_tag, TraceCache};
+use super::video::frame_tag;
+use crate::input::InputCache;
 use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::time::SimTime;
 use crate::transport::{notice_mask, Service, TransportEvent};
@@ -104,6 +105,12 @@ impl Ladder {
 
 /// Largest ladder file read (decompressed).
 const MAX_LADDER_BYTES: u64 = 64 << 20;
+/// Largest frame of a ladder, bytes (as a trace's NAL unit: 32 bits), so the bytes a run
+/// writes add up without overflow.
+pub const MAX_FRAME_BYTES: u64 = u32::MAX as u64;
+/// Largest `target_bps` of a rung: 1 Pbit/s, the scenario's largest rate (the target moves
+/// between the bottom and top rungs by additions that must not overflow).
+pub const MAX_TARGET_BPS: u64 = 1_000_000_000_000_000;
 const COLUMNS: [&str; 5] = ["rung", "target_bps", "frame", "type", "size_bytes"];
 
 /// Reads a ladder CSV (`.gz`: gzip): a header naming at least `rung, target_bps, frame, type,
@@ -114,7 +121,7 @@ const COLUMNS: [&str; 5] = ["rung", "target_bps", "frame", "type", "size_bytes"]
 /// `I`) at the same frames in every rung, frame 0 among them. Errors name the line and never
 /// quote the file.
 pub fn read_ladder(path: &Path) -> Result<Ladder, String> {
-    parse_ladder(&super::nal::read_capped(path, "ladder", MAX_LADDER_BYTES)?)
+    parse_ladder(&crate::input::read_capped(path, "ladder", MAX_LADDER_BYTES)?)
 }
 
 /// Parses ladder text (see [`read_ladder`]).
@@ -158,8 +165,10 @@ pub fn parse_ladder(text: &[u8]) -> Result<Ladder, String> {
             if rung > 0 && lad.sizes[rung - 1].len() != lad.sizes[0].len() {
                 return Err(format!("line {n}: rung {} has {} frames, rung 0 has {}", rung - 1, lad.sizes[rung - 1].len(), lad.sizes[0].len()));
             }
-            if rate == 0 || lad.rates_bps.last().is_some_and(|&r| rate >= r) {
-                return Err(format!("line {n}: `target_bps` must be above 0 and decrease from rung to rung"));
+            if rate == 0 || rate > MAX_TARGET_BPS || lad.rates_bps.last().is_some_and(|&r| rate >= r) {
+                return Err(format!(
+                    "line {n}: `target_bps` must be within 1..={MAX_TARGET_BPS} and decrease from rung to rung"
+                ));
             }
             lad.rates_bps.push(rate);
             lad.sizes.push(Vec::new());
@@ -172,8 +181,8 @@ pub fn parse_ladder(text: &[u8]) -> Result<Ladder, String> {
         if frame != lad.sizes[rung].len() {
             return Err(format!("line {n}: frame {frame} out of order (expected {})", lad.sizes[rung].len()));
         }
-        if size == 0 {
-            return Err(format!("line {n}: `size_bytes` must be at least 1"));
+        if size == 0 || size > MAX_FRAME_BYTES {
+            return Err(format!("line {n}: `size_bytes` must be within 1..={MAX_FRAME_BYTES}, got {size}"));
         }
         lad.sizes[rung].push(size);
         keys[rung].push(is_i);
@@ -201,13 +210,14 @@ impl BuildApp for TranscoderConfig {
     fn service(&self) -> Service {
         Service::Stream
     }
-    fn build(&self, base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
-        Ok(Box::new(self.build_transcoder(base_dir)?))
+    fn build(&self, base_dir: &Path, cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
+        Ok(Box::new(self.build_transcoder(base_dir, cache)?))
     }
 }
 
 impl TranscoderConfig {
-    pub fn build_transcoder(&self, base_dir: &Path) -> Result<Transcoder, AppBuildError> {
+    /// The transcoder; its ladder is read once per `cache` (flows on one ladder share it).
+    pub fn build_transcoder(&self, base_dir: &Path, cache: &InputCache) -> Result<Transcoder, AppBuildError> {
         if !(self.backoff > 0.0 && self.backoff < 1.0) {
             return Err(AppBuildError::new("backoff", format!("must be in (0, 1), got {}", self.backoff)));
         }
@@ -215,7 +225,9 @@ impl TranscoderConfig {
             return Err(AppBuildError::new("frame_rate", format!("must be in (0, 240], got {}", self.frame_rate)));
         }
         let path = base_dir.join(&self.ladder);
-        let ladder = read_ladder(&path).map_err(|e| AppBuildError::new("ladder", format!("{}: {e}", path.display())))?;
+        let ladder = cache
+            .get("ladder", &[&path], || read_ladder(&path))
+            .map_err(|e| AppBuildError::new("ladder", format!("{}: {e}", path.display())))?;
         let frames = match self.frames {
             None => ladder.frames(),
             Some(0) => return Err(AppBuildError::new("frames", "must be at least 1")),
@@ -232,7 +244,7 @@ impl TranscoderConfig {
             ));
         }
         Ok(Transcoder {
-            ladder: Arc::new(ladder),
+            ladder,
             interactive: self.interactive,
             backoff: self.backoff,
             recovery_bps: self.recovery.bps(),
@@ -400,9 +412,13 @@ mod tests {
     fn malformed_ladders_are_refused_with_the_line() {
         let cases = [
             (L.replace("0,2000000,2,I,9100", "0,2000000,2,P,9100"), "GOPs must be aligned"),
-            (L.replace("1,1000000,", "1,3000000,"), "line 6: `target_bps` must be above 0 and decrease"),
+            (L.replace("1,1000000,", "1,3000000,"), "line 6: `target_bps` must be within 1..=1000000000000000 and decrease"),
+            (L.replace("0,2000000,", "0,18446744073709551615,"), "line 2: `target_bps` must be within"),
             (L.replace("0,2000000,3,P,5100", "0,2000000,4,P,5100"), "line 5: frame 4 out of order"),
-            (L.replace("1,1000000,1,P,2000", "1,1000000,1,P,0"), "line 7: `size_bytes` must be at least 1"),
+            (L.replace("1,1000000,1,P,2000", "1,1000000,1,P,0"), "line 7: `size_bytes` must be within 1..=4294967295, got 0"),
+            // 2^64 − 1 once overflowed the byte count (an internal error).
+            (L.replace("1,1000000,1,P,2000", "1,1000000,1,P,18446744073709551615"), "line 7: `size_bytes` must be within"),
+            (L.replace("1,1000000,1,P,2000", "1,1000000,1,P,18446744073709551616"), "line 7: `size_bytes` is not a whole number"),
             (L.replace("1,1000000,1,P,2000", "1,1000000,1,X,2000"), "line 7: `type`"),
             (L.replace("rung,", "rang,"), "line 1: header"),
             (L.replace("0,2000000,0,I", "0,2000000,0,P"), "frame 0 of rung 0"),

@@ -60,6 +60,7 @@ use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use serde::{Deserialize, Serialize};
 use crate::transport::{notice_mask, Service, TransportEvent};
+use crate::input::InputCache;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -69,7 +70,8 @@ use std::sync::Arc;
 pub struct VideoConfig {
     /// Path of the trace CSV (relative to the scenario file).
     pub trace: PathBuf,
-    /// Largest payload per datagram; default: what the MTU allows.
+    /// Largest payload per datagram, 1..=65,507 bytes (one IPv4 UDP datagram); default: what
+    /// the MTU allows.
     #[serde(default, with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
     pub max_payload: Option<u64>,
     /// Repeat the trace until the flow stops (default false).
@@ -197,34 +199,25 @@ pub fn read_trace(path: &Path) -> Result<Vec<NalRow>, String> {
     super::nal::read_trace_table(path).map(|t| t.rows())
 }
 
-/// Parsed traces by path, for one scenario build: every flow that names the same file shares
-/// one parsed copy (the rows are immutable once read). Ordered map, no hashing: lookups only.
-#[derive(Default)]
-pub struct TraceCache(std::cell::RefCell<std::collections::BTreeMap<PathBuf, Arc<Vec<NalRow>>>>);
-
-impl TraceCache {
-    fn get(&self, path: &Path) -> Result<Arc<Vec<NalRow>>, String> {
-        if let Some(rows) = self.0.borrow().get(path) {
-            return Ok(rows.clone());
-        }
-        let rows = Arc::new(read_trace(path)?);
-        self.0.borrow_mut().insert(path.to_path_buf(), rows.clone());
-        Ok(rows)
-    }
-}
-
 impl VideoConfig {
     pub fn build(&self, base_dir: &Path) -> Result<VideoSource, AppBuildError> {
-        self.build_cached(base_dir, &TraceCache::default())
+        self.build_cached(base_dir, &InputCache::default())
     }
 
     /// As [`VideoConfig::build`], taking the parsed trace from `cache` when another flow of the
     /// same scenario already read it.
-    pub fn build_cached(&self, base_dir: &Path, cache: &TraceCache) -> Result<VideoSource, AppBuildError> {
+    pub fn build_cached(&self, base_dir: &Path, cache: &InputCache) -> Result<VideoSource, AppBuildError> {
         let path = base_dir.join(&self.trace);
-        let rows = cache.get(&path).map_err(|e| AppBuildError::new("trace", format!("{}: {e}", path.display())))?;
-        if self.max_payload == Some(0) {
-            return Err(AppBuildError::new("max_payload", "must be at least 1 byte"));
+        let rows = cache
+            .get("trace", &[&path], || read_trace(&path))
+            .map_err(|e| AppBuildError::new("trace", format!("{}: {e}", path.display())))?;
+        // Checked in bytes before it becomes a 32-bit count (4 GiB once wrapped to 0 and sent
+        // one-byte datagrams).
+        if let Some(m) = self.max_payload.filter(|&m| m == 0 || m > 65_507) {
+            return Err(AppBuildError::new(
+                "max_payload",
+                format!("must be within 1..=65507 bytes (one UDP datagram), got {m} B"),
+            ));
         }
         let last = rows.last().expect("read_trace rejects empty traces").ts_ns;
         let n = rows.len() as u64;
@@ -346,13 +339,13 @@ impl BuildApp for VideoConfig {
     fn needs_send_buffer(&self) -> bool {
         self.pacing == Pacing::Greedy
     }
-    fn build(&self, base_dir: &Path, cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+    fn build(&self, base_dir: &Path, cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(self.build_cached(base_dir, cache)?))
     }
     fn build_on(
         &self,
         base_dir: &Path,
-        cache: &TraceCache,
+        cache: &InputCache,
         service: Service,
     ) -> Result<Box<dyn Application>, AppBuildError> {
         if service == Service::Stream {
@@ -707,15 +700,16 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("t.csv");
         std::fs::write(&p, "frame,type,size_bytes,ts_ms\n0,I,3000,0\n1,P,1000,40\n").unwrap();
-        let cache = TraceCache::default();
-        let a = cache.get(&p).unwrap();
+        let cache = InputCache::default();
+        let get = |c: &InputCache, p: &Path| c.get("trace", &[p], || read_trace(p));
+        let a = get(&cache, &p).unwrap();
         std::fs::write(&p, "frame,type,size_bytes,ts_ms\n0,I,9,0\n").unwrap();
-        let b = cache.get(&p).unwrap();
+        let b = get(&cache, &p).unwrap();
         assert!(Arc::ptr_eq(&a, &b), "second flow must reuse the first parse");
         assert_eq!(b.len(), 2);
         // A new cache (another scenario build) reads the file as it is now.
-        assert_eq!(TraceCache::default().get(&p).unwrap().len(), 1);
-        assert!(TraceCache::default().get(&dir.join("missing.csv")).is_err());
+        assert_eq!(get(&InputCache::default(), &p).unwrap().len(), 1);
+        assert!(get(&InputCache::default(), &dir.join("missing.csv")).is_err());
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -3,7 +3,8 @@
 //! exponential time, repeat. With `think = "0s"` this is a back-to-back file-download loop, as
 //! in the SQF paper's concurrent TCP downloads.
 
-use super::{video::TraceCache, AppBuildError, AppCtx, AppEvent, Application, BuildApp};
+use crate::input::InputCache;
+use super::{AppBuildError, AppCtx, AppEvent, Application, BuildApp};
 use crate::time::{Dur, SimTime};
 use crate::transport::{Service, notice_mask, TransportEvent};
 use crate::units::serde_units;
@@ -75,7 +76,7 @@ impl BuildApp for WebConfig {
     fn service(&self) -> Service {
         Service::Stream
     }
-    fn build(&self, _base_dir: &Path, _cache: &TraceCache) -> Result<Box<dyn Application>, AppBuildError> {
+    fn build(&self, _base_dir: &Path, _cache: &InputCache) -> Result<Box<dyn Application>, AppBuildError> {
         Ok(Box::new(WebConfig::build(self)?))
     }
 }

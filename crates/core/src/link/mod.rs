@@ -59,7 +59,11 @@ pub struct PortStats {
 }
 
 /// A sampled occupancy series: at most one sample per `interval`, taken at the first change in
-/// each interval (no extra events are scheduled).
+/// each interval (no extra events are scheduled), in a fixed memory budget: when the series
+/// holds `cap` samples, the interval doubles and only the first sample of each doubled interval
+/// is kept. That is exactly the series the doubled interval would have recorded from the start
+/// (the first change in an interval of 2I is the first sample at or after its start), so a long
+/// run keeps a coarser series instead of growing without bound.
 #[derive(Clone, Debug, Default)]
 pub struct OccupancySeries {
     pub interval_ns: u64,
@@ -67,19 +71,68 @@ pub struct OccupancySeries {
     pub packets: Vec<u64>,
     pub bytes: Vec<u64>,
     next_ns: u64,
+    /// Most samples kept.
+    cap: usize,
+    /// The interval the scenario asked for.
+    pub asked_ns: u64,
 }
+
+/// Fewest samples a port's series keeps before it coarsens, whatever the number of ports.
+pub const MIN_SAMPLES_PER_SERIES: usize = 1024;
+
+/// Queue-occupancy samples a run keeps, shared out equally among its ports (each keeps at
+/// least [`MIN_SAMPLES_PER_SERIES`]): 2^20, 24 MiB of samples and a `queues` table of about
+/// that many rows at most, whatever the run's length.
+pub const QUEUE_SAMPLE_BUDGET: usize = 1 << 20;
 
 impl OccupancySeries {
     pub fn new(interval: Dur) -> Self {
-        OccupancySeries { interval_ns: interval.as_nanos().max(1), ..Default::default() }
+        let i = interval.as_nanos().max(1);
+        OccupancySeries { interval_ns: i, asked_ns: i, cap: usize::MAX, ..Default::default() }
+    }
+    /// Keeps at most `cap` samples (at least [`MIN_SAMPLES_PER_SERIES`]; see the type).
+    pub fn set_cap(&mut self, cap: usize) {
+        self.cap = cap.max(MIN_SAMPLES_PER_SERIES);
     }
     #[inline]
     fn observe(&mut self, now: SimTime, b: Backlog) {
         if now.0 >= self.next_ns {
+            if self.t_ns.len() >= self.cap {
+                self.coarsen();
+                if now.0 < self.next_ns {
+                    return;
+                }
+            }
             self.t_ns.push(now.0);
             self.packets.push(b.packets);
             self.bytes.push(b.bytes);
             self.next_ns = (now.0 / self.interval_ns + 1) * self.interval_ns;
+        }
+    }
+    /// Doubles the interval (again while the series is still full) and keeps the first sample
+    /// of each new interval.
+    #[cold]
+    fn coarsen(&mut self) {
+        while self.t_ns.len() >= self.cap && self.interval_ns < crate::units::MAX_TIME_NS {
+            self.interval_ns = self.interval_ns.saturating_mul(2);
+            let mut kept = 0;
+            let mut last = u64::MAX;
+            for k in 0..self.t_ns.len() {
+                let slot = self.t_ns[k] / self.interval_ns;
+                if slot != last {
+                    self.t_ns[kept] = self.t_ns[k];
+                    self.packets[kept] = self.packets[k];
+                    self.bytes[kept] = self.bytes[k];
+                    kept += 1;
+                    last = slot;
+                }
+            }
+            self.t_ns.truncate(kept);
+            self.packets.truncate(kept);
+            self.bytes.truncate(kept);
+        }
+        if let Some(&t) = self.t_ns.last() {
+            self.next_ns = (t / self.interval_ns + 1) * self.interval_ns;
         }
     }
 }
@@ -638,5 +691,41 @@ mod tests {
             wake_until(&mut p, &mut wakes, u64::MAX, QUEUES[q])?;
             prop_assert_eq!(p.backlog(), Backlog::default(), "{} did not drain", QUEUES[q]);
         }
+    }
+
+    /// A full series doubles its interval and keeps exactly what the doubled interval would
+    /// have recorded from the start.
+    #[test]
+    fn occupancy_series_coarsens_to_what_a_wider_interval_records() {
+        let (fine, mut capped, mut wide) =
+            (OccupancySeries::new(Dur(10)), OccupancySeries::new(Dur(10)), OccupancySeries::new(Dur(40)));
+        let mut fine = fine;
+        capped.set_cap(MIN_SAMPLES_PER_SERIES);
+        // Changes at irregular times over 100,000 ns: about 5,000 samples at 10 ns.
+        let mut t = 0u64;
+        let mut k = 0u64;
+        while t < 100_000 {
+            let b = Backlog { packets: k % 7, bytes: k * 100 };
+            for s in [&mut fine, &mut capped, &mut wide] {
+                s.observe(SimTime(t), b);
+            }
+            k += 1;
+            t += 3 + (k * 7919) % 29;
+        }
+        assert!(fine.t_ns.len() > 4 * MIN_SAMPLES_PER_SERIES);
+        assert!(capped.t_ns.len() <= MIN_SAMPLES_PER_SERIES && capped.interval_ns > 10);
+        let mut reference = OccupancySeries::new(Dur(capped.interval_ns));
+        let mut k = 0u64;
+        let mut t = 0u64;
+        while t < 100_000 {
+            reference.observe(SimTime(t), Backlog { packets: k % 7, bytes: k * 100 });
+            k += 1;
+            t += 3 + (k * 7919) % 29;
+        }
+        assert_eq!(
+            (&capped.t_ns, &capped.packets, &capped.bytes),
+            (&reference.t_ns, &reference.packets, &reference.bytes)
+        );
+        assert_eq!(wide.interval_ns, 40);
     }
 }

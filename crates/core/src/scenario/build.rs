@@ -33,12 +33,36 @@ pub struct BuildOptions<'a> {
     pub pcap_dir: Option<&'a Path>,
 }
 
-/// Most throughput-series bins a run may keep, summed over flows (800 MB of counters per
-/// direction at most).
-pub const MAX_THROUGHPUT_BINS: u64 = 100_000_000;
+/// Most throughput-series bins a run keeps, summed over flows: 2^20 (8 MiB of counters per
+/// direction, and a `throughput` table of at most that many rows, whatever the run's length).
+pub const THROUGHPUT_BIN_BUDGET: u64 = 1 << 20;
+
+/// The throughput bin width of a run: `asked` (ns), doubled until `flows` × bins over `end_ns`
+/// fit [`THROUGHPUT_BIN_BUDGET`] (or one bin spans the run). A power-of-two multiple, so each
+/// wide bin is an exact sum of asked ones.
+pub fn throughput_bin(asked: u64, end_ns: u64, flows: u64) -> u64 {
+    let mut bin = asked.max(1);
+    while bin < end_ns && end_ns.div_ceil(bin).saturating_mul(flows) > THROUGHPUT_BIN_BUDGET {
+        bin = bin.saturating_mul(2);
+    }
+    bin
+}
 
 impl Scenario {
+    /// Compiles the scenario into a simulation ready to run.
     pub fn build(&self, opts: &BuildOptions) -> Result<Simulation, ScenarioError> {
+        self.build_inner(opts, false)
+    }
+
+    /// As [`Scenario::build`], for a caller that will give flows with `subflows` its own
+    /// multipath endpoints ([`Simulation::attach_endpoint`]): such a flow may then have any
+    /// transport. A scenario file alone (`build`) gives subflows to MPTCP flows only, since no
+    /// other transport uses more than the first path.
+    pub fn build_for_custom_endpoints(&self, opts: &BuildOptions) -> Result<Simulation, ScenarioError> {
+        self.build_inner(opts, true)
+    }
+
+    fn build_inner(&self, opts: &BuildOptions, custom_endpoints: bool) -> Result<Simulation, ScenarioError> {
         let base = opts.base_dir.unwrap_or(Path::new("."));
         if self.sim.duration.as_nanos() == 0 {
             return Err(ScenarioError::new("sim.duration", "must be positive"));
@@ -183,7 +207,7 @@ impl Scenario {
         let mut sockets: Vec<Vec<SocketEntry>> = vec![Vec::new(); n];
         let mut socket_owner: BTreeMap<(NodeId, u128), String> = BTreeMap::new();
         let mut flows = Vec::with_capacity(flows_x.len());
-        let traces = crate::app::video::TraceCache::default();
+        let traces = crate::input::InputCache::default();
         for (fid, fx) in flows_x.iter().enumerate() {
             let (c, path) = (&fx.item, &fx.path);
             if c.name.is_empty() {
@@ -244,6 +268,18 @@ impl Scenario {
                 None => vec![(path.clone(), c.route.as_ref(), &c.src_addr, &c.dst_addr)],
                 Some(sfs) => {
                     let sp = format!("{path}.subflows");
+                    // Only MPTCP spreads a connection over paths; any other transport would send
+                    // on the first and leave the others idle.
+                    if !custom_endpoints && !matches!(c.transport, crate::transport::TransportConfig::Mptcp(_)) {
+                        return Err(ScenarioError::new(
+                            sp,
+                            format!(
+                                "only an MPTCP flow has subflows (transport is {:?}); give the path with \
+                                 src_addr, dst_addr or route",
+                                tag_of(&c.transport)
+                            ),
+                        ));
+                    }
                     if sfs.is_empty() || sfs.len() > MAX_PATHS {
                         return Err(ScenarioError::new(
                             sp,
@@ -461,22 +497,10 @@ impl Scenario {
             flows.push(flow);
         }
 
-        // Throughput series are dense (one counter per bin per flow and direction): bound them
-        // before the run rather than exhaust memory part-way through it.
-        let bins_per_flow = end.0.div_ceil(bin_ns);
-        let counters = bins_per_flow.saturating_mul(flows.len() as u64);
-        if counters > MAX_THROUGHPUT_BINS {
-            return Err(ScenarioError::new(
-                "output.throughput_bin",
-                format!(
-                    "{} flows x {bins_per_flow} bins of {:?} over {:?} is {counters} throughput counters, more than the \
-                     {MAX_THROUGHPUT_BINS} allowed (8 bytes each, per direction); use a wider bin",
-                    flows.len(),
-                    self.output.throughput_bin,
-                    self.sim.duration
-                ),
-            ));
-        }
+        // Throughput series are dense (one counter per bin per flow and direction): their memory
+        // is fixed before the run. Bins wider than asked (doubled until the counters fit the
+        // budget) when the run is long or the flows many; the summary says so.
+        let bin_ns = throughput_bin(bin_ns, end.0, flows.len() as u64);
         for v in &mut sockets {
             v.sort_unstable();
         }
@@ -539,7 +563,15 @@ impl Scenario {
             ports[i].capture =
                 Some(PcapWriter::new(BufWriter::new(f)).map_err(|e| ScenarioError::new(kp, e.to_string()))?);
         }
+        // Queue series: a fixed budget of samples, shared out among the ports.
+        let share = crate::link::QUEUE_SAMPLE_BUDGET / ports.len().max(1);
+        for p in &mut ports {
+            if let Some(o) = p.occupancy.as_mut() {
+                o.set_cap(share);
+            }
+        }
         let mut sim = Simulation::assemble(end, seed, names, fib, sockets, ports, flows, bin_ns);
+        sim.bin_asked_ns = self.output.throughput_bin.as_nanos();
         sim.enable_probes(&self.output.probes);
         sim.set_real_nodes(&real);
         Ok(sim)

@@ -272,7 +272,7 @@ def _psnr(run_dir: Path, video: Video, concealment: str = "evalvid_pfr") -> floa
     the paper's EvalVid evaluation of ns-2's loss output counts it; the start-up delay that makes
     this so is Fig. 2's."""
     cache = run_dir / f"psnr_{concealment}.json"
-    if cache.is_file():
+    if cache.is_file() and not cache.is_symlink():  # a planted link is never read
         return float(json.loads(cache.read_text())["mean_psnr_y_vs_source_db"])
     from qoelab.video.quality.evaluate import evaluate
 
@@ -282,10 +282,12 @@ def _psnr(run_dir: Path, video: Video, concealment: str = "evalvid_pfr") -> floa
                                       "mean_psnr_y_vs_decode_db", "nal_lost", "nal_unsent", "decodable_frame_rate",
                                       "frame_loss_by_type")}
     keep["concealment"] = concealment
-    tmp = run_dir / f".psnr_{concealment}.json.tmp"
-    tmp.write_text(json.dumps(keep, indent=1, sort_keys=True) + "\n")
-    tmp.replace(cache)
+    from qoelab.outdir import write_atomic
+
+    write_atomic(cache, json.dumps(keep, indent=1, sort_keys=True) + "\n")  # a random O_EXCL temporary name
     return float(keep["mean_psnr_y_vs_source_db"])
+
+
 METRICS = ("period_s", "throughput_kbps", "delay_ms", "startup_s", "loss_pct", "loss_I_pct", "loss_P_pct", "loss_B_pct",
            "unsent_pct", "tfrc_p_pct", "tfrc_rtt_ms", "psnr_db") + tuple(f"psnr_{c}_db" for c in CONCEALMENTS)
 TREATMENTS = ("path", "frame", "n")

@@ -84,7 +84,9 @@ class Calibration:
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    from .source import sha256_of
+
+    return sha256_of(path, "trace")
 
 
 def calibrate(trace_path, bitstream_path, recipe_path, frames_path, *, losses=DEFAULT_LOSSES, seeds=DEFAULT_SEEDS,
@@ -141,9 +143,13 @@ def calibrate(trace_path, bitstream_path, recipe_path, frames_path, *, losses=DE
 
 
 def write_calibration(path: str | os.PathLike[str], c: Calibration) -> None:
+    """Writes the calibration file atomically; a symbolic link (or a folder) at `path` is
+    refused, never written through (:func:`qoelab.outdir.write_atomic`)."""
     import tomli_w
 
-    Path(path).write_text(tomli_w.dumps(c.as_dict()), encoding="utf-8")
+    from qoelab.outdir import write_atomic
+
+    write_atomic(Path(path), tomli_w.dumps(c.as_dict()))
 
 
 def read_calibration(path: str | os.PathLike[str], trace_path: str | os.PathLike[str] | None = None) -> Calibration:
@@ -173,12 +179,13 @@ def read_calibration(path: str | os.PathLike[str], trace_path: str | os.PathLike
 
 
 def calibration_path(trace_path: str | os.PathLike[str]) -> Path | None:
-    """`<stem>.calibration.toml` beside a `<stem>.trace.csv[.gz]`, if it exists."""
+    """`<stem>.calibration.toml` beside a `<stem>.trace.csv[.gz]`, if there is one (anything
+    there, so that a FIFO, folder or dangling link is reported by the reader, not ignored)."""
     p = Path(trace_path)
     for ext in (".trace.csv.gz", ".trace.csv"):
         if p.name.endswith(ext):
             cand = p.with_name(p.name[: -len(ext)] + ".calibration.toml")
-            return cand if cand.is_file() else None
+            return cand if os.path.lexists(cand) else None
     return None
 
 

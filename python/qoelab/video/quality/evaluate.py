@@ -182,10 +182,12 @@ def _is_messages(path) -> bool:
 
 
 def _load_bitstream(path, trace: NalTrace, codec: str):
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise VideoInputError(path, f"cannot read bitstream: {exc.strerror}") from None
+    from qoelab.paths import read_file
+
+    # The traced encode is the trace's NAL units, each behind a start code of at most 4 bytes
+    # (a larger file is not the traced encode; a device or FIFO is refused before reading).
+    limit = int(np.sum(trace.size_bytes, dtype=np.int64)) + 4 * trace.n_nal
+    data = read_file(path, "bitstream", limit, VideoInputError)
     try:
         nals = parse_nal_units(data, codec)
     except ValueError as exc:

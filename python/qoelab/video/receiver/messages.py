@@ -55,19 +55,22 @@ LATE_POLICIES = ("discard", "decode")
 def _table(src: str | os.PathLike[str] | pa.Table, path: str) -> pa.Table:
     if isinstance(src, pa.Table):
         return src
+    from qoelab.paths import open_regular
+
     p = Path(src)
-    try:
-        if p.suffix.lower() == ".csv":
-            import pyarrow.csv as pcsv
+    if not os.path.lexists(p):
+        raise VideoInputError(path, "no such messages table")
+    with open_regular(p, "messages table", lambda _p, why: VideoInputError(path, why)) as fh:
+        try:
+            if p.suffix.lower() == ".csv":
+                import pyarrow.csv as pcsv
 
-            return pcsv.read_csv(p)
-        import pyarrow.parquet as pq
+                return pcsv.read_csv(fh)
+            import pyarrow.parquet as pq
 
-        return pq.read_table(p)
-    except FileNotFoundError:
-        raise VideoInputError(path, "no such messages table") from None
-    except (pa.ArrowException, OSError) as exc:
-        raise VideoInputError(path, f"cannot read messages table: {exc}") from None
+            return pq.read_table(fh)
+        except (pa.ArrowException, OSError) as exc:
+            raise VideoInputError(path, f"cannot read messages table: {exc}") from None
 
 
 def read_messages(src: str | os.PathLike[str] | pa.Table, flow: str | None = None, *,

@@ -57,21 +57,27 @@ class ReceiveLog:
 
 
 def _read_table(p: Path) -> pa.Table:
-    try:
-        if p.suffix.lower() in (".csv", ".gz") or p.name.lower().endswith(".csv.gz"):
-            import pyarrow.csv as pcsv
+    from qoelab.paths import open_regular
 
-            types = {c: pa.int64() for c in LOG_COLUMNS if c != "flow"}
-            types["flow"] = pa.string()
-            types["seq"] = pa.uint64()
-            return pcsv.read_csv(p, convert_options=pcsv.ConvertOptions(column_types=types, null_values=["", "null", "NULL", "NA"]))
-        import pyarrow.parquet as pq
+    if not os.path.lexists(p):
+        raise VideoInputError(p, "no such receive log")
+    # Opened by the one reader of input files: a FIFO or device is refused without blocking.
+    with open_regular(p, "receive log", VideoInputError) as fh:
+        try:
+            if p.suffix.lower() in (".csv", ".gz") or p.name.lower().endswith(".csv.gz"):
+                import pyarrow.csv as pcsv
 
-        return pq.read_table(p)
-    except FileNotFoundError:
-        raise VideoInputError(p, "no such receive log") from None
-    except (pa.ArrowException, OSError) as exc:
-        raise VideoInputError(p, f"cannot read receive log: {exc}") from None
+                types = {c: pa.int64() for c in LOG_COLUMNS if c != "flow"}
+                types["flow"] = pa.string()
+                types["seq"] = pa.uint64()
+                src = pa.CompressedInputStream(fh, "gzip") if p.name.lower().endswith(".gz") else fh
+                return pcsv.read_csv(src, convert_options=pcsv.ConvertOptions(column_types=types,
+                                                                              null_values=["", "null", "NULL", "NA"]))
+            import pyarrow.parquet as pq
+
+            return pq.read_table(fh)
+        except (pa.ArrowException, OSError) as exc:
+            raise VideoInputError(p, f"cannot read receive log: {exc}") from None
 
 
 def read_receive_log(path: str | os.PathLike[str], flows: list[str] | None = None) -> ReceiveLog:

@@ -213,8 +213,11 @@ def _mpd(rows, ladder, L: float, duration_s: float, fps: float) -> str:
 
 def read_segments(path: str | os.PathLike[str]) -> list[dict]:
     """Rows of a `*.segments.csv` as dicts (numbers converted)."""
+    from qoelab.paths import read_text
+
     p = Path(path)
-    lines = p.read_text(encoding="ascii").splitlines()
+    # The simulator's limit for a segments table (`app::dash::manifest`).
+    lines = read_text(p, "segments table", 16 << 20, VideoInputError, encoding="ascii").splitlines()
     if not lines or tuple(lines[0].split(",")) != SEGMENT_COLUMNS:
         raise VideoInputError(p, f"line 1: header must be {','.join(SEGMENT_COLUMNS)}")
     out = []

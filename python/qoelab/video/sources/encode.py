@@ -500,11 +500,11 @@ def write_frames_csv(path: Path, table: dict[str, np.ndarray]) -> None:
 
 def read_frames_csv(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """Read a `*.frames.csv` written by `encode` (validated)."""
+    from qoelab.paths import read_text
+
     p = Path(path)
-    try:
-        lines = p.read_text(encoding="ascii").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise VideoInputError(p, f"cannot read frames file: {exc}") from None
+    # As large as a trace may be (256 MiB of text, `app::nal::MAX_TRACE_BYTES`).
+    lines = read_text(p, "frames file", 256 << 20, VideoInputError, encoding="ascii").splitlines()
     if not lines or tuple(lines[0].split(",")) != FRAMES_COLUMNS:
         raise VideoInputError(p, f"line 1: header must be {','.join(FRAMES_COLUMNS)}")
     rows = [ln.split(",") for ln in lines[1:]]

@@ -208,11 +208,21 @@ def _run_psnr(m2v: Path, src_in: list[str], graph: str, n: int, stats: Path) -> 
 
 def read_ladder(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """Columns of a `*.frames.csv.gz` ladder (rows by rung, then decode-order frame)."""
+    import io
+
+    from qoelab.paths import read_file
+
     p = Path(path)
+    limit = 64 << 20  # the simulator's, decompressed (`app::transcoder`)
+    raw = read_file(p, "ladder", limit, VideoInputError)
     try:
-        text = gzip.decompress(p.read_bytes()).decode("ascii")
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+            data = gz.read(limit + 1)
+        if len(data) > limit:
+            raise VideoInputError(p, f"ladder is larger than {limit >> 20} MiB (decompressed)")
+        text = data.decode("ascii")
     except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise VideoInputError(p, f"cannot read ladder: {exc}") from None
+        raise VideoInputError(p, f"cannot read ladder: {type(exc).__name__}") from None
     lines = text.splitlines()
     if not lines or tuple(lines[0].split(",")) != LADDER_COLUMNS:
         raise VideoInputError(p, f"line 1: header must be {','.join(LADDER_COLUMNS)}")

@@ -74,15 +74,13 @@ def pingpong(scale: str) -> str:
             "[f][r]concat=n=2:v=1:a=0,loop=loop=-1:size=262")
 
 
-def read_small_text(path: str | os.PathLike[str], limit: int = 1 << 20) -> str:
-    """A small UTF-8 file's text, reading at most `limit` bytes (a device or FIFO such as
-    `/dev/zero` reports size 0 and never ends). `OSError`/`UnicodeDecodeError` pass through;
-    `ValueError` when the file is larger than `limit`."""
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"larger than {limit} bytes")
-    return data.decode("utf-8")
+def read_small_text(path: str | os.PathLike[str], limit: int = 1 << 20, what: str = "file") -> str:
+    """A small UTF-8 file's text, at most `limit` bytes, through the one reader of input files
+    (:func:`qoelab.paths.read_text`: a FIFO, device or folder is refused without blocking).
+    Raises `VideoInputError` naming the file; the message never quotes its content."""
+    from qoelab.paths import read_text
+
+    return read_text(path, what, limit, VideoInputError)
 
 
 def load_small_toml(path: str | os.PathLike[str], what: str, limit: int = 1 << 20) -> dict:
@@ -90,23 +88,20 @@ def load_small_toml(path: str | os.PathLike[str], what: str, limit: int = 1 << 2
     the message never quotes the file's content."""
     import tomllib
 
-    try:
-        text = read_small_text(path, limit)
-    except OSError as exc:
-        raise VideoInputError(path, f"cannot read {what}: {exc.strerror or type(exc).__name__}") from None
-    except UnicodeDecodeError:
-        raise VideoInputError(path, f"cannot read {what}: not UTF-8 text") from None
-    except ValueError as exc:
-        raise VideoInputError(path, f"{what} {exc}") from None
+    text = read_small_text(path, limit, what)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise VideoInputError(path, f"not a TOML {what}: {exc}") from None
+    except RecursionError:  # tomllib recurses once per nesting level
+        raise VideoInputError(path, f"not a TOML {what}: nested too deeply") from None
 
 
-def sha256_of(path: str | os.PathLike[str]) -> str:
+def sha256_of(path: str | os.PathLike[str], what: str = "source file") -> str:
+    from qoelab.paths import open_regular
+
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path, what, VideoInputError) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

@@ -11,11 +11,27 @@
 //! `SegmentTimeline`, several periods or adaptation sets (audio), representation-level
 //! templates, dynamic (live) MPDs. Errors name the element or row and never quote the file.
 
+use crate::units::MAX_TIME_NS;
 use serde::Deserialize;
 use std::path::Path;
 
 /// Largest MPD or segments file read (a path may point at any file).
 const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// Most segments in one pass of the content: a million (11.6 days of 1-s segments). The count
+/// follows from `@mediaPresentationDuration / @duration` and is checked before anything is
+/// allocated for it, so a 300-byte MPD cannot ask for gigabytes.
+pub const MAX_SEGMENTS: u64 = 1_000_000;
+
+/// Most sizes a ladder holds (segments × representations): 10^7, 80 MB of sizes.
+pub const MAX_LADDER_SIZES: u64 = 10_000_000;
+
+/// Largest segment, bytes: 4 GiB (a 10-s segment at 3.4 Gbit/s). Larger values are refused,
+/// so sums of sizes and bit counts (`8 · size`) stay far inside 64 bits.
+pub const MAX_SEGMENT_BYTES: u64 = 1 << 32;
+
+/// Largest `Representation@bandwidth`, bit/s (the scenario's largest rate, 1 Pbit/s).
+pub const MAX_BANDWIDTH_BPS: u64 = 1_000_000_000_000_000;
 
 /// One representation (rung) of the ladder.
 #[derive(Clone, Debug, PartialEq)]
@@ -110,27 +126,17 @@ struct SegmentRow {
     size_bytes: u64,
 }
 
-fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => "cannot read: no such file".to_string(),
-        std::io::ErrorKind::PermissionDenied => "cannot read: permission denied".to_string(),
-        k => format!("cannot read: {k}"),
-    })?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err("cannot read: is a directory".into());
-    }
-    let mut text = Vec::new();
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut text).map_err(|e| format!("cannot read: {}", e.kind()))?;
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!("larger than {} MiB", MAX_FILE_BYTES >> 20));
-    }
-    Ok(text)
+/// Why an ISO 8601 duration was refused.
+#[derive(Debug, PartialEq, Eq)]
+enum IsoError {
+    Syntax,
+    TooLong,
 }
 
-/// Parses an ISO 8601 duration of the form MPDs use (`PT1H2M3.5S`, `P1DT…`), in ns.
-fn parse_iso_duration(s: &str) -> Option<u64> {
-    let rest = s.strip_prefix('P')?;
+/// Parses an ISO 8601 duration of the form MPDs use (`PT1H2M3.5S`, `P1DT…`), in ns; at most
+/// [`MAX_TIME_NS`] (146 years), checked before the conversion to an integer.
+fn parse_iso_duration(s: &str) -> Result<u64, IsoError> {
+    let rest = s.strip_prefix('P').ok_or(IsoError::Syntax)?;
     let (date, time) = match rest.split_once('T') {
         Some((d, t)) => (d, Some(t)),
         None => (rest, None),
@@ -153,14 +159,21 @@ fn parse_iso_duration(s: &str) -> Option<u64> {
         }
         num.is_empty().then_some(())
     };
-    take(date, &[('D', 86_400.0)])?;
+    take(date, &[('D', 86_400.0)]).ok_or(IsoError::Syntax)?;
     if let Some(t) = time {
         if t.is_empty() {
-            return None;
+            return Err(IsoError::Syntax);
         }
-        take(t, &[('H', 3600.0), ('M', 60.0), ('S', 1.0)])?;
+        take(t, &[('H', 3600.0), ('M', 60.0), ('S', 1.0)]).ok_or(IsoError::Syntax)?;
     }
-    (secs.is_finite() && secs > 0.0).then(|| (secs * 1e9).round() as u64)
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(if secs.is_infinite() { IsoError::TooLong } else { IsoError::Syntax });
+    }
+    let ns = (secs * 1e9).round();
+    if ns > MAX_TIME_NS as f64 {
+        return Err(IsoError::TooLong);
+    }
+    Ok(ns as u64)
 }
 
 /// Which input of [`read_ladder`] an error is about.
@@ -189,41 +202,44 @@ impl std::fmt::Display for LadderError {
 /// Reads the MPD at `mpd` and the segments table at `segments` into a [`Ladder`]. A size
 /// missing for one of the MPD's representations is the segments table's fault.
 pub fn read_ladder(mpd: &Path, segments: &Path) -> Result<Ladder, LadderError> {
-    let err = |file| move |message| LadderError { file, message };
-    let (mut rungs, durations_ns, segment_ns) = read_mpd(mpd).map_err(err(LadderFile::Mpd))?;
-    fill_sizes(segments, &mut rungs, &durations_ns, segment_ns).map_err(err(LadderFile::Segments))?;
-    rungs.sort_by_key(|r| r.bandwidth_bps);
-    Ok(Ladder { rungs, durations_ns, segment_ns })
+    fn at(file: LadderFile, path: &Path) -> impl Fn(String) -> LadderError + '_ {
+        move |e| LadderError { file, message: format!("{}: {e}", path.display()) }
+    }
+    let text = crate::input::read_capped(mpd, "MPD", MAX_FILE_BYTES).map_err(at(LadderFile::Mpd, mpd))?;
+    let mut ladder = parse_mpd(&text).map_err(at(LadderFile::Mpd, mpd))?;
+    let text =
+        crate::input::read_capped(segments, "segments table", MAX_FILE_BYTES).map_err(at(LadderFile::Segments, segments))?;
+    fill_sizes(&text, &mut ladder).map_err(at(LadderFile::Segments, segments))?;
+    ladder.rungs.sort_by_key(|r| r.bandwidth_bps);
+    Ok(ladder)
 }
 
-/// The MPD's representations (sizes unknown: `u64::MAX`), its segments' durations and the
-/// template's segment length.
-fn read_mpd(mpd: &Path) -> Result<(Vec<Rung>, Vec<u64>, u64), String> {
-    let mpd_name = mpd.display();
-    let text = read_capped(mpd).map_err(|e| format!("{mpd_name}: {e}"))?;
-    let text = std::str::from_utf8(&text).map_err(|_| format!("{mpd_name}: not UTF-8 text"))?;
+/// Parses MPD text: the representations (sizes unknown: `u64::MAX`), the segments' durations
+/// and the template's segment length. Errors are `<element>: <reason>` and never quote the
+/// text.
+pub fn parse_mpd(text: &[u8]) -> Result<Ladder, String> {
+    let text = std::str::from_utf8(text).map_err(|_| "MPD: not UTF-8 text".to_string())?;
     let mut de = quick_xml::de::Deserializer::from_str(text);
     let doc: Mpd = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string().replace(".@", "@");
-        let reason = match e.inner() {
-            quick_xml::DeError::Custom(m) => m.clone(),
-            other => format!("not a valid MPD ({})", short(&other.to_string())),
-        };
+        let path = known_path(&e.path().to_string()).replace(".@", "@");
+        let reason = xml_reason(e.inner());
         if path == "." || path.is_empty() {
-            format!("{mpd_name}: MPD: {reason}")
+            format!("MPD: {reason}")
         } else {
-            format!("{mpd_name}: MPD/{}: {reason}", path.replace('.', "/"))
+            format!("MPD/{}: {reason}", path.replace('.', "/"))
         }
     })?;
-    let el = |p: &str, why: &str| format!("{mpd_name}: {p}: {why}");
+    let el = |p: &str, why: &str| format!("{p}: {why}");
     if doc.kind.as_deref().is_some_and(|t| t != "static") {
         return Err(el("MPD@type", "only static MPDs are supported"));
     }
     let Some(dur) = doc.duration.as_deref() else {
         return Err(el("MPD@mediaPresentationDuration", "missing"));
     };
-    let total_ns = parse_iso_duration(dur)
-        .ok_or_else(|| el("MPD@mediaPresentationDuration", "expected a positive ISO 8601 duration like PT30S"))?;
+    let total_ns = parse_iso_duration(dur).map_err(|e| match e {
+        IsoError::Syntax => el("MPD@mediaPresentationDuration", "expected a positive ISO 8601 duration like PT30S"),
+        IsoError::TooLong => el("MPD@mediaPresentationDuration", "must be below 146 years (2^62 ns)"),
+    })?;
     let [period] = &doc.periods[..] else {
         return Err(el("MPD/Period", &format!("expected exactly one, found {}", doc.periods.len())));
     };
@@ -244,88 +260,168 @@ fn read_mpd(mpd: &Path) -> Result<(Vec<Rung>, Vec<u64>, u64), String> {
     let Some(d) = t.duration.filter(|&d| d > 0) else {
         return Err(el(&format!("{tpath}@duration"), "missing or zero"));
     };
-    let segment_ns = (d as u128 * 1_000_000_000 / timescale as u128) as u64;
+    // In u128, range-checked before it becomes a u64 (2^64 · 10^9 fits in u128).
+    let segment_ns = d as u128 * 1_000_000_000 / timescale as u128;
     if segment_ns == 0 {
         return Err(el(&format!("{tpath}@duration"), "shorter than 1 ns"));
     }
+    if segment_ns > MAX_TIME_NS as u128 {
+        return Err(el(&format!("{tpath}@duration"), "@duration / @timescale must be below 146 years (2^62 ns)"));
+    }
+    let segment_ns = segment_ns as u64;
     if set.reps.is_empty() {
         return Err(el("MPD/Period/AdaptationSet/Representation", "none"));
     }
-    let n = total_ns.div_ceil(segment_ns) as usize;
+    // Bound the counts before allocating anything sized by them.
+    let n = total_ns.div_ceil(segment_ns);
+    if n > MAX_SEGMENTS {
+        return Err(el(
+            &format!("{tpath}@duration"),
+            &format!(
+                "{n} segments of {} s in {} s of media, more than the {MAX_SEGMENTS} allowed",
+                segment_ns as f64 / 1e9,
+                total_ns as f64 / 1e9
+            ),
+        ));
+    }
+    let cells = n.saturating_mul(set.reps.len() as u64);
+    if cells > MAX_LADDER_SIZES {
+        return Err(el(
+            "MPD/Period/AdaptationSet/Representation",
+            &format!(
+                "{} representations x {n} segments is {cells} segment sizes, more than the {MAX_LADDER_SIZES} allowed",
+                set.reps.len()
+            ),
+        ));
+    }
+    let n = n as usize;
     let durations_ns: Vec<u64> = (0..n as u64).map(|k| segment_ns.min(total_ns - k * segment_ns)).collect();
-    let mut rungs = Vec::with_capacity(set.reps.len());
+    let mut rungs: Vec<Rung> = Vec::with_capacity(set.reps.len());
+    let mut ids = std::collections::BTreeSet::new();
     for (i, r) in set.reps.iter().enumerate() {
         let p = format!("MPD/Period/AdaptationSet/Representation[{i}]");
         if r.template.is_some() {
             return Err(el(&format!("{p}/SegmentTemplate"), "not supported (one template per AdaptationSet)"));
         }
-        if r.bandwidth == 0 {
-            return Err(el(&format!("{p}@bandwidth"), "must be positive"));
+        if r.bandwidth == 0 || r.bandwidth > MAX_BANDWIDTH_BPS {
+            return Err(el(&format!("{p}@bandwidth"), &format!("must be within 1..={MAX_BANDWIDTH_BPS} bit/s")));
         }
-        if rungs.iter().any(|q: &Rung| q.id == r.id) {
+        if !ids.insert(r.id.as_str()) {
             return Err(el(&format!("{p}@id"), "used twice"));
         }
         rungs.push(Rung { id: r.id.clone(), bandwidth_bps: r.bandwidth, sizes: vec![u64::MAX; n] });
     }
-    Ok((rungs, durations_ns, segment_ns))
+    Ok(Ladder { rungs, durations_ns, segment_ns })
 }
 
-/// Reads each rung's segment sizes for this MPD's segment length from the segments table.
-fn fill_sizes(segments: &Path, rungs: &mut [Rung], durations_ns: &[u64], segment_ns: u64) -> Result<(), String> {
-    let n = durations_ns.len();
-    let seg_name = segments.display();
-    let text = read_capped(segments).map_err(|e| format!("{seg_name}: {e}"))?;
-    let mut rdr = csv::Reader::from_reader(&text[..]);
-    let seg_s = segment_ns as f64 * 1e-9;
+/// The elements and attributes the reader knows.
+const KNOWN: &[&str] = &[
+    "Period", "AdaptationSet", "SegmentTemplate", "Representation", "SegmentTimeline",
+    "@type", "@mediaPresentationDuration", "@timescale", "@duration", "@id", "@bandwidth",
+];
+
+/// The part of a deserializer's path (`Period[0].AdaptationSet[0].x`) made of names the reader
+/// knows: the first name that came from the document is cut off with what follows it.
+fn known_path(path: &str) -> String {
+    let mut out = Vec::new();
+    for seg in path.split('.') {
+        let name = seg.split('[').next().unwrap_or("");
+        if !KNOWN.contains(&name) {
+            break;
+        }
+        out.push(seg);
+    }
+    out.join(".")
+}
+
+/// A deserializer error as a reason that never quotes the document: serde's messages of the
+/// form `invalid type: string "…", expected …` keep only what was expected (which comes from
+/// our types); XML syntax errors are named by kind.
+fn xml_reason(e: &quick_xml::DeError) -> String {
+    use quick_xml::DeError as D;
+    match e {
+        D::Custom(m) => {
+            for kind in ["invalid type", "invalid value", "invalid length"] {
+                if m.starts_with(kind) {
+                    let expected = m.rsplit_once(", expected ").map(|(_, x)| short(x)).unwrap_or_default();
+                    return if expected.is_empty() { kind.to_string() } else { format!("{kind}, expected {expected}") };
+                }
+            }
+            if m.starts_with("missing field `") || m.starts_with("duplicate field `") {
+                return short(m);
+            }
+            "not a valid MPD".into()
+        }
+        D::InvalidXml(_) => "not well-formed XML".into(),
+        D::UnexpectedEof => "not a valid MPD (the document ends early)".into(),
+        _ => "not a valid MPD".into(),
+    }
+}
+
+/// Fills each rung's segment sizes for the ladder's segment length from segments-table text.
+pub fn fill_sizes(text: &[u8], ladder: &mut Ladder) -> Result<(), String> {
+    let n = ladder.durations_ns.len();
+    let mut rdr = csv::Reader::from_reader(text);
+    let seg_s = ladder.segment_ns as f64 * 1e-9;
+    let by_id: std::collections::BTreeMap<String, usize> =
+        ladder.rungs.iter().enumerate().map(|(k, r)| (r.id.clone(), k)).collect();
     for (k, row) in rdr.deserialize::<SegmentRow>().enumerate() {
         let line = k + 2;
         let row = row.map_err(|e| {
             let why = match e.kind() {
                 csv::ErrorKind::Deserialize { err, .. } => match err.field() {
-                    Some(f) => format!("column {}: {}", f + 1, short(&err.kind().to_string())),
-                    None => short(&err.kind().to_string()),
+                    Some(f) => format!("column {}: {}", f + 1, short(&csv_reason(err))),
+                    None => short(&csv_reason(err)),
                 },
                 csv::ErrorKind::UnequalLengths { .. } => "wrong number of columns".into(),
                 csv::ErrorKind::Utf8 { .. } => "not UTF-8 text".into(),
                 _ => "unreadable row".into(),
             };
-            format!("{seg_name}: line {line}: {why}")
+            format!("line {line}: {why}")
         })?;
         if (row.segment_s - seg_s).abs() > 1e-6 {
             continue;
         }
-        let Some(rung) = rungs.iter_mut().find(|r| r.id == row.representation) else { continue };
-        let Some(slot) = rung.sizes.get_mut(row.segment as usize) else {
-            return Err(format!(
-                "{seg_name}: line {line}: segment {} is beyond the MPD's {n} segments of {seg_s} s",
-                row.segment
-            ));
+        let Some(&r) = by_id.get(&row.representation) else { continue };
+        let rung = &mut ladder.rungs[r];
+        let Some(slot) = usize::try_from(row.segment).ok().and_then(|i| rung.sizes.get_mut(i)) else {
+            return Err(format!("line {line}: segment {} is beyond the MPD's {n} segments of {seg_s} s", row.segment));
         };
         if *slot != u64::MAX {
-            return Err(format!("{seg_name}: line {line}: segment {} of {} listed twice", row.segment, rung.id));
+            return Err(format!("line {line}: segment {} of {} listed twice", row.segment, rung.id));
         }
-        if row.size_bytes == 0 {
-            return Err(format!("{seg_name}: line {line}: size_bytes must be positive"));
+        if row.size_bytes == 0 || row.size_bytes > MAX_SEGMENT_BYTES {
+            return Err(format!("line {line}: size_bytes must be within 1..={MAX_SEGMENT_BYTES}, got {}", row.size_bytes));
         }
-        let want = durations_ns[row.segment as usize] as f64 * 1e-9;
-        if (row.duration_s - want).abs() > 1e-3 {
-            return Err(format!(
-                "{seg_name}: line {line}: duration_s {} disagrees with the MPD ({want} s)",
-                row.duration_s
-            ));
+        let want = ladder.durations_ns[row.segment as usize] as f64 * 1e-9;
+        if !((row.duration_s - want).abs() <= 1e-3) {
+            return Err(format!("line {line}: duration_s {} disagrees with the MPD ({want} s)", row.duration_s));
         }
         *slot = row.size_bytes;
     }
-    for r in rungs.iter() {
+    for r in &ladder.rungs {
         if let Some(k) = r.sizes.iter().position(|&s| s == u64::MAX) {
-            return Err(format!("{seg_name}: no size for segment {k} of representation {} at {seg_s} s", r.id));
+            return Err(format!("no size for segment {k} of representation {} at {seg_s} s", r.id));
         }
     }
     Ok(())
 }
 
-/// The first line of a library's message, at most 120 characters (never the file's text:
-/// neither library quotes input in these messages).
+/// A CSV field's deserialization error without the field's text: the csv crate quotes the
+/// field for some kinds (`invalid digit found in string` does not, a failed bool or a custom
+/// message may), so only the kind is kept.
+fn csv_reason(err: &csv::DeserializeError) -> String {
+    use csv::DeserializeErrorKind as K;
+    match err.kind() {
+        K::ParseInt(e) => format!("expected a whole number ({e})"),
+        K::ParseFloat(_) => "expected a number".into(),
+        K::UnexpectedEndOfRow => "missing field".into(),
+        K::Message(m) if m.starts_with("missing field `") => m.clone(),
+        _ => "unreadable field".into(),
+    }
+}
+
+/// The first line of a message, at most 120 characters.
 fn short(s: &str) -> String {
     s.lines().next().unwrap_or("").chars().take(120).collect()
 }
@@ -361,11 +457,16 @@ mod tests {
 
     #[test]
     fn iso_durations() {
-        assert_eq!(parse_iso_duration("PT30.000S"), Some(30_000_000_000));
-        assert_eq!(parse_iso_duration("PT1H2M3.5S"), Some(3_723_500_000_000));
-        assert_eq!(parse_iso_duration("P1DT1S"), Some(86_401_000_000_000));
+        assert_eq!(parse_iso_duration("PT30.000S"), Ok(30_000_000_000));
+        assert_eq!(parse_iso_duration("PT1H2M3.5S"), Ok(3_723_500_000_000));
+        assert_eq!(parse_iso_duration("P1DT1S"), Ok(86_401_000_000_000));
         for bad in ["30S", "PT", "PTS", "PT1S2M", "PT0S", "PT1X", "P1H"] {
-            assert_eq!(parse_iso_duration(bad), None, "{bad}");
+            assert_eq!(parse_iso_duration(bad), Err(IsoError::Syntax), "{bad}");
+        }
+        // Beyond 2^62 ns: refused before the conversion to an integer (it once saturated).
+        let huge = format!("PT{}S", "9".repeat(308));
+        for bad in ["P100000000D", "PT4611686019S", huge.as_str()] {
+            assert_eq!(parse_iso_duration(bad), Err(IsoError::TooLong), "{bad}");
         }
     }
 
@@ -443,9 +544,68 @@ mod tests {
             );
         }
         let e = read_ladder(&dir.join("missing.mpd"), &c).unwrap_err();
-        assert!(e.file == LadderFile::Mpd && e.message.ends_with("missing.mpd: cannot read: no such file"), "{e:?}");
+        assert!(e.file == LadderFile::Mpd && e.message.ends_with("missing.mpd: cannot read MPD: no such file"), "{e:?}");
         let e = read_ladder(&m, &dir.join("missing.csv")).unwrap_err();
-        assert!(e.file == LadderFile::Segments && e.message.ends_with("missing.csv: cannot read: no such file"), "{e:?}");
+        assert!(e.file == LadderFile::Segments && e.message.ends_with("missing.csv: cannot read segments table: no such file"), "{e:?}");
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn counts_and_sizes_are_bounded_before_anything_is_allocated() {
+        let doc = |dur: &str, tmpl: &str| {
+            format!(
+                r#"<MPD type="static" mediaPresentationDuration="{dur}"><Period><AdaptationSet>{tmpl}{R}</AdaptationSet></Period></MPD>"#
+            )
+        };
+        let cases = [
+            // 10^9 segments of 1 ms: once an 8 GB allocation and an abort.
+            (doc("PT1000000S", r#"<SegmentTemplate timescale="1000" duration="1"/>"#), "more than the 1000000 allowed"),
+            // 1-ns segments over 100,000 days: once a capacity-overflow panic.
+            (doc("P10000D", r#"<SegmentTemplate timescale="1000000000" duration="1"/>"#), "more than the 1000000 allowed"),
+            (doc(&format!("PT{}S", "9".repeat(308)), T), "MPD@mediaPresentationDuration: must be below 146 years"),
+            (doc("PT6S", r#"<SegmentTemplate timescale="1" duration="18446744073709551615"/>"#), "@duration / @timescale must be below 146 years"),
+            (doc("PT6S", T).replace(r#"bandwidth="6000""#, r#"bandwidth="18446744073709551615""#), "@bandwidth: must be within"),
+            (doc("PT6S", T).replace(r#"bandwidth="6000""#, r#"bandwidth="18446744073709551616""#), "@bandwidth: invalid"),
+        ];
+        for (k, (text, want)) in cases.iter().enumerate() {
+            let e = parse_mpd(text.as_bytes()).unwrap_err();
+            assert!(e.contains(want), "case {k}: {e}");
+        }
+        let reps: String = (0..20).map(|i| format!(r#"<Representation id="r{i}" bandwidth="1"/>"#)).collect();
+        let many = doc("PT600000S", r#"<SegmentTemplate timescale="1" duration="1"/>"#).replace(R, &reps);
+        assert!(parse_mpd(many.as_bytes()).unwrap_err().contains("segment sizes, more than the 10000000 allowed"));
+        let mut l = parse_mpd(doc("PT6S", T).as_bytes()).unwrap();
+        let big = format!("representation,segment_s,segment,duration_s,size_bytes\nlo,4,0,4,{}\n", u64::MAX - 5);
+        assert!(fill_sizes(big.as_bytes(), &mut l).unwrap_err().contains("line 2: size_bytes must be within 1..=4294967296"));
+        let far = "representation,segment_s,segment,duration_s,size_bytes\nlo,4,18446744073709551615,4,1\n";
+        assert!(fill_sizes(far.as_bytes(), &mut l).unwrap_err().contains("line 2: segment 18446744073709551615 is beyond"));
+    }
+
+    #[test]
+    fn errors_never_quote_the_document() {
+        let secret = "root:x:0:0:secret-token-123:/root:/bin/bash";
+        for text in [
+            secret.to_string(),
+            format!("<MPD>{secret}</MPD>"),
+            format!(r#"<MPD type="static" mediaPresentationDuration="{secret}"/>"#),
+            format!(r#"<MPD type="{secret}"/>"#),
+            format!(
+                r#"<MPD type="static" mediaPresentationDuration="PT6S"><Period><AdaptationSet>{T}<Representation id="a" bandwidth="{secret}"/></AdaptationSet></Period></MPD>"#
+            ),
+            format!("<MPD><{secret}></MPD>"),
+            format!("<MPD></{secret}>"),
+        ] {
+            let e = parse_mpd(text.as_bytes()).unwrap_err();
+            assert!(!e.contains("secret-token") && !e.contains("/bin/bash") && !e.contains('\n'), "{e}");
+        }
+        let mut l = parse_mpd(mpd(T, R).as_bytes()).unwrap();
+        for csv in [
+            format!("representation,segment_s,segment,duration_s,size_bytes\nlo,4,0,4,{secret}\n"),
+            format!("representation,segment_s,segment,duration_s,size_bytes\nlo,{secret},0,4,1\n"),
+            format!("{secret}\nlo,4,0,4,1\n"),
+        ] {
+            let e = fill_sizes(csv.as_bytes(), &mut l).unwrap_err();
+            assert!(!e.contains("secret-token") && !e.contains("/bin/bash"), "{e}");
+        }
     }
 }

@@ -1,0 +1,12 @@
+//! Fuzz target: arbitrary bytes as a DASH MPD. The properties live in `input_check.rs`
+//! (shared with `crates/core/tests/hardcore.rs`).
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+mod input_check;
+
+fuzz_target!(|data: &[u8]| {
+    input_check::mpd(data);
+});
