@@ -12,6 +12,8 @@
 //! registry below. The bare-name form `cc = "foo"` and the names in error messages follow.
 
 use super::{Behaviours, Tcb};
+
+pub mod hystart;
 use crate::registry::{quoted_list, registry};
 use crate::time::{Dur, SimTime};
 use crate::units::Rate;
@@ -53,6 +55,10 @@ pub struct AckSample {
     pub acked_bytes: u64,
     /// The RTT measured from this ACK, if it yielded a valid sample.
     pub rtt: Option<Dur>,
+    /// The RTT of the newest never-retransmitted segment this ACK delivered (cumulatively or by
+    /// SACK), from its send time: Linux's `ca_rtt_us`, which `pkts_acked` hooks such as CUBIC's
+    /// HyStart read. With RACK on (its per-segment send times); else the sample `rtt`.
+    pub ca_rtt: Option<Dur>,
     /// Bytes in flight (RFC 6675 pipe or RFC 5681 FlightSize) just before this ACK.
     pub prior_in_flight: u64,
     /// Whether the sender was limited by cwnd when it last tried to send (RFC 7661's idea:
@@ -109,6 +115,15 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// A pacing rate, for controllers that pace. `None`: send as the window allows.
     fn pacing_rate(&self, _tcb: &Tcb) -> Option<Rate> {
         None
+    }
+    /// Sending starts again with nothing in flight, `idle` after the last data segment was sent
+    /// (Linux `CA_EVENT_TX_START` from `tcp_event_data_sent`).
+    fn on_tx_start(&mut self, _now: SimTime, _idle: Dur) {}
+    /// Whether the controller computes cwnd from its own model on every ACK (Linux
+    /// `cong_control`, as BBR does): the transport then leaves cwnd alone after an idle period
+    /// (`tcp_slow_start_after_idle_check` returns early for such controllers).
+    fn cong_control(&self) -> bool {
+        false
     }
 }
 
