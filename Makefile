@@ -24,11 +24,12 @@ demo: install
 
 test-rust:
 	cargo fmt --all --check
-	$(PY) scripts/module_cycles.py
+	$(PY) scripts/module_cycles.py --lang rust
 	RUSTDOCFLAGS="-D warnings" cargo doc -p qoelab-core --no-deps --quiet
 	cargo test --workspace --release
 
 test-python: install
+	$(PY) scripts/module_cycles.py --lang python
 	$(PY) -m pytest
 
 test: install test-rust test-python

@@ -23,10 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from qoelab.executors import ExecutorSpec
+from qoelab.executors import ExecutorSpec, cpu_count
 from qoelab.paths import scenario_path
 from qoelab.scenario import Scenario
-from qoelab.sweep import cpu_count, run_sweep, timing
+from qoelab.sweep import run_sweep, timing
 
 
 def results(out: Path) -> dict[str, bytes]:

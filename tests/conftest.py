@@ -59,3 +59,27 @@ def strict_json_tree():
     """:func:`check_json_tree` as a fixture (test folders have conftest modules of their own, so
     importing it by module name is ambiguous)."""
     return check_json_tree
+
+
+@pytest.fixture(scope="session")
+def emulation() -> None:
+    """Skips a test that needs emulation (root, network namespaces, TUN devices) where this
+    machine cannot run one, with the reason; under ``CI=true`` that is a failure instead (CI runs
+    as root on a machine that can)."""
+    from qoelab.emulate import unavailable
+
+    why = unavailable()
+    if why:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true, but emulation cannot run here: {why}")
+        pytest.skip(why)
+
+
+def without_provenance(text: str) -> str:
+    """A report with its provenance sentence (the commit that ran and wrote it, and whether that
+    checkout was clean: qoelab.experiment.provenance.describe) blanked, for comparing a fresh
+    run's report with a committed one."""
+    import re
+
+    return re.sub(r"One clean commit, \S+, ran every run and wrote this report\.|Provenance (mixed|unrecorded|legacy)"
+                  r"[^\n]*", "Provenance: –", text)

@@ -31,3 +31,20 @@ class TfdError(ValueError):
 
 def tfd_encode(flags: str, next_data: int | float, next_time_ms: int, ipv6: bool = False) -> bytes: ...
 def tfd_decode(data: bytes, ipv6: bool = False) -> dict[str, Any]: ...
+
+class EmuError(Exception):
+    """Emulation could not run: a device, namespace or the real-time loop failed (one line)."""
+
+# Emulation (Linux only).
+def emu_hosts(text: str, base_dir: str | None = None) -> list[dict[str, Any]]: ...
+def open_tun(netns: str, name: str) -> int: ...
+def emulate(
+    text: str,
+    taps: list[tuple[str, int]],
+    base_dir: str | None = None,
+    out_dir: str | None = None,
+    stop_fd: int | None = None,
+    spin_us: int = 0,
+    lag_interval_s: float = 1.0,
+    rt_priority: int = 0,
+) -> dict[str, dict[str, Any]]: ...

@@ -323,10 +323,10 @@ def video_quality(out_dir: Path, flow: str, playout_delay_s: float = 0.5) -> dic
     decoding; `qoelab video evaluate` decodes for real). Prints and writes `video_quality.json`."""
     import tomllib
 
-    from qoelab.video.encode import read_frames_csv
-    from qoelab.video.estimate import estimate
-    from qoelab.video.recvlog import deliver, read_receive_log
-    from qoelab.video.trace import read_trace
+    from qoelab.video.quality.estimate import estimate
+    from qoelab.video.receiver.recvlog import deliver, read_receive_log
+    from qoelab.video.sources.encode import read_frames_csv
+    from qoelab.video.traces.trace import read_trace
 
     sc = tomllib.loads((out_dir / "scenario.toml").read_text())
     (f,) = [f for f in sc["flows"] if f["name"] == flow]
@@ -360,6 +360,10 @@ LAZY_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
                    "qoelab.reproduce.interactive", "qoelab.reproduce.all")),
     "report": ("reports built from finished runs", ("qoelab.reproduce.all",)),
     "verify": ("run the model-validation suite (closed forms, ns-3 anchor)", ("qoelab.verify.cli",)),
+    "emulate": ("run real hosts and real applications through the simulated network (root)",
+                ("qoelab.emulate.cli",)),
+    "tfd-send": ("send a video trace over UDP/RTP announcing it in the TFD IP option (root; emulation)",
+                 ("qoelab.emulate.tfdsend",)),
 }
 
 

@@ -63,10 +63,29 @@ class ExecutorSpec:
         return ex
 
 
+#: ``-j`` may ask for at most this many runs per CPU (more only adds memory and switching).
+JOBS_PER_CPU = 4
+
+
+def cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def resolve_jobs(jobs: int) -> int:
+    """``-j N``: N parallel runs; 0 means one per CPU this process may use; at most
+    :data:`JOBS_PER_CPU` per CPU."""
+    n = cpu_count()
+    if jobs < 0:
+        raise QoelabError(f"-j/--jobs {jobs}: must be 0 (one per CPU) or a positive number of runs")
+    if jobs == 0:
+        return n
+    if jobs > JOBS_PER_CPU * n:
+        raise QoelabError(f"-j/--jobs {jobs}: at most {JOBS_PER_CPU * n} ({JOBS_PER_CPU} per CPU, {n} CPUs usable here)")
+    return jobs
+
+
 def parse_cluster(text: str) -> int:
     """``--cluster local:N``: N worker processes on this machine (1 to 4 per CPU)."""
-    from qoelab.sweep import JOBS_PER_CPU, cpu_count
-
     m = re.fullmatch(r"local:(\d{1,6})", text.strip())
     if not m or int(m.group(1)) < 1:
         raise QoelabError(f"--cluster {text!r}: expected local:N with N a positive number of workers, e.g. local:4")
@@ -356,8 +375,6 @@ def spec_from_args(a: Any) -> ExecutorSpec:
 def open_from_args(a: Any) -> Executor:
     """The executor the parsed options ask for, started, with ``-j`` resolved."""
     import dataclasses
-
-    from qoelab.sweep import resolve_jobs
 
     return dataclasses.replace(spec_from_args(a), jobs=resolve_jobs(getattr(a, "jobs", 1))).open()
 

@@ -112,7 +112,7 @@ def column_unit(name: str) -> str | None:
 
 
 def parquet_metadata(table: str, columns: list[str], scenario_toml: str | None) -> dict[bytes, bytes]:
-    from qoelab import __version__
+    from qoelab._native import __version__
 
     units = {c: u for c in columns if (u := column_unit(c)) is not None}
     meta = {"qoelab.version": __version__, "qoelab.table": table, "qoelab.units": json.dumps(units, sort_keys=True)}

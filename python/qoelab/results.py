@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 TABLES = ("flows", "links", "throughput", "queues", "packets")
 # Filled only when the scenario asks for them (`packet_trace`, a discipline's `flow_sample`).
-OPTIONAL_TABLES = ("packets", "flow_queues", "messages")
+OPTIONAL_TABLES = ("packets", "flow_queues", "messages", "real_rejects", "commands")
 
 
 def _summary_value(key: str, v: float) -> float | int:

@@ -45,7 +45,7 @@ import pyarrow.parquet as pq
 from qoelab import claims, outdir
 from qoelab.claims import Claims, Heartbeat
 from qoelab.errors import NativeScenarioError, QoelabError
-from qoelab.executors import Dask, Executor, ExecutorSpec, WorkerDied, shard_of
+from qoelab.executors import Dask, Executor, ExecutorSpec, WorkerDied, resolve_jobs, shard_of
 from qoelab.scenario import Scenario, parse_value
 
 
@@ -155,7 +155,7 @@ def cells(axes: list[tuple[str, list[Any]]], reps: int) -> list[Cell]:
 
 
 def _code_version() -> dict[str, str]:
-    from qoelab import __version__
+    from qoelab._native import __version__
 
     v = {"qoelab": __version__}
     try:
@@ -382,27 +382,6 @@ def is_done(run_dir: Path) -> bool:
 #: Most runs one sweep may hold (the TFD grid with the paper's 20 repetitions has 8,800); a
 #: typo in ``--reps`` should not fill memory with cells before failing.
 MAX_RUNS = 1_000_000
-
-#: ``-j`` may ask for at most this many runs per CPU (more only adds memory and switching).
-JOBS_PER_CPU = 4
-
-
-def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def resolve_jobs(jobs: int) -> int:
-    """``-j N``: N parallel runs; 0 means one per CPU this process may use; at most
-    :data:`JOBS_PER_CPU` per CPU."""
-    n = cpu_count()
-    if jobs < 0:
-        raise QoelabError(f"-j/--jobs {jobs}: must be 0 (one per CPU) or a positive number of runs")
-    if jobs == 0:
-        return n
-    if jobs > JOBS_PER_CPU * n:
-        raise QoelabError(f"-j/--jobs {jobs}: at most {JOBS_PER_CPU * n} ({JOBS_PER_CPU} per CPU, {n} CPUs usable here)")
-    return jobs
-
 
 def run_sweep(
     scenario: Scenario,

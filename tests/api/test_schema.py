@@ -78,7 +78,7 @@ MUTATIONS = [
     ("links[0].queue", '{ kind = "red" }'),  # unknown kind
     ("links[0].queue", '{ kind = "fifo", quantum = "1500B" }'),  # key of another kind
     ("flows[0].transport", '{ kind = "udp", mss = 1000 }'),  # a unit kind takes no keys
-    ("flows[0].transport", '{ kind = "tcp", cc = "bbr" }'),  # unknown bare name
+    ("flows[0].transport", '{ kind = "tcp", cc = "vegas" }'),  # unknown bare name
     ("output", '{ probes = ["cwnd", "nope"] }'),
 ]
 

@@ -1,4 +1,4 @@
-"""One trace grammar: the simulator's video source and `qoelab.video.trace.read_trace` accept and
+"""One trace grammar: the simulator's video source and `qoelab.video.traces.trace.read_trace` accept and
 reject the same files, with the same line-numbered reason (docs/models/video.md, "Trace grammar").
 
 Each bad trace is given to both entry points: a scenario whose video flow streams it (checked
@@ -15,7 +15,7 @@ import pytest
 
 from qoelab import Scenario, ScenarioError
 from qoelab.video.errors import VideoInputError
-from qoelab.video.trace import read_trace
+from qoelab.video.traces.trace import read_trace
 
 H = "nal,frame,display,type,size_bytes,ts_ms\n"
 GOOD = H + "0,0,0,X,6,0\n1,0,0,I,900,0\n2,1,2,P,700,40\n3,2,1,B,100,80\n4,3,3,P,500,120\n"

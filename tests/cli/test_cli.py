@@ -182,7 +182,7 @@ def test_sweep_runs_repetition_by_repetition():
 def test_jobs_zero_means_one_per_cpu_negative_is_an_error(scen: Path, tmp_path: Path):
     import os
 
-    from qoelab.sweep import resolve_jobs
+    from qoelab.executors import resolve_jobs
 
     assert resolve_jobs(0) == len(os.sched_getaffinity(0)) and resolve_jobs(3) == 3
     code, _, err = run_cli("sweep", str(scen), "--grid", "links[0].rate=5Mbps", "-j", "-2", "-o", str(tmp_path / "x"))

@@ -53,6 +53,7 @@ CORPUS = {
         {"name": "tf", "src": "A", "dst": "B", "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"},
          "transport": {"kind": "tfrc"}},
         {"name": "tcp", "src": "A", "dst": "B", "app": {"kind": "bulk"}, "transport": {"kind": "tcp"}},
+        {"name": "bbr", "src": "A", "dst": "B", "app": {"kind": "bulk"}, "transport": {"kind": "tcp", "cc": "bbr"}},
         {"name": "mptcp", "src": "A", "dst": "B", "app": {"kind": "bulk"}, "transport": {"kind": "mptcp"},
          "subflows": [{"src_addr": "10.1.0.1", "dst_addr": "10.2.0.1"}, {"src_addr": "10.1.1.1", "dst_addr": "10.2.1.1"}]},
         # Requests and responses over MPTCP: the reverse direction's MPTCP columns.
@@ -76,7 +77,7 @@ CORPUS = {
     ],
     "outages": [{"links": ["R1->B"], "at": "1s", "duration": "0.3s"}],
     "output": {"probes": ["queue", "drops", "cwnd", "rto", "retransmit", "tcp_state", "app", "tfrc", "subflow",
-                          "tcp_events"]},
+                          "tcp_events", "bbr"]},
 }
 
 

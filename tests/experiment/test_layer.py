@@ -10,7 +10,7 @@ import pytest
 
 from qoelab.experiment import core
 from qoelab.experiment.core import Experiment, seed_of
-from qoelab.experiment.findings import Label, judge_positive, Finding
+from qoelab.experiment.findings import Finding, Label, above
 from qoelab.experiment.report import load_report
 from qoelab.experiment.stats import paired_ci
 from qoelab.experiment.tables import Column, PaperValues, Table, finding_json, findings_md, report
@@ -63,7 +63,7 @@ def test_toy_experiment_end_to_end(tmp_path):
     folder = tmp_path / "report"
     folder.mkdir()
     table.write_csv(folder, "loss.csv")
-    f = Finding("loss-falls", "a faster link loses less", Label.TRIVIAL, judge_positive(d), "paired loss difference", d)
+    f = Finding("loss-falls", "a faster link loses less", Label.TRIVIAL, above(), "paired loss difference", d)
     path = report(folder, paper="sqf", mode="quick", title="toy", tables=[table], findings=[finding_json(f)],
                   reading=findings_md([f]), cost=core.cost(out))
     doc = load_report(path)

@@ -13,7 +13,7 @@ import pytest
 
 from qoelab.experiment import core
 from qoelab.experiment.core import Experiment, seed_of
-from qoelab.experiment.findings import Finding, Label, Verdict
+from qoelab.experiment.findings import Finding, Label, above
 from qoelab.experiment.report import load_report
 from qoelab.experiment.stats import Estimate, mean_ci
 from qoelab.experiment.tables import Column, Figure, Table, findings_md, pivot, report
@@ -113,11 +113,14 @@ def test_pivot_half_width_csv_and_findings_units(tmp_path):
     assert Table.of_rows("x", "x", [{"a": np.float64(0.5), "b": 2}]).csv_text() == "a,b\n0.5,2\n"
     with pytest.raises(ValueError, match="ci must be"):
         Table("x", "x", [Column("loss", "loss")], rows, ci="sd").csv_text()
-    f1 = Finding("a", "loss grows", Label.SUBSTANTIVE, Verdict.HOLDS, "loss, n = 5 minus n = 1", Estimate(0.4, 0.1, 2),
-                 "why a")
-    f2 = Finding("b", "share grows", Label.TRIVIAL, Verdict.HOLDS, "share (Mbit/s)", Estimate(2.0, 0.5, 2), "why b")
-    text = findings_md([f1, f2], units=lambda f: (100.0, " pp") if "loss" in f.statistic else (1.0, ""), why=True)
-    assert "= 40 [30, 50] pp (n = 2). why a" in text and "= 2 [1.5, 2.5] (n = 2). why b" in text
+    f1 = Finding("a", "loss grows", Label.SUBSTANTIVE, above(size=0.2), "loss, n = 5 minus n = 1", Estimate(0.4, 0.1, 2),
+                 "why a", scale=100.0, unit=" pp")
+    f2 = Finding("b", "share grows", Label.TRIVIAL, above(), "share (Mbit/s)", Estimate(2.0, 0.5, 2), "why b")
+    text = findings_md([f1, f2], why=True)
+    # Each finding in its own unit: the interval, the rule and the note alike.
+    assert ("= 40 [30, 50] pp (n = 2); claim > 0 pp (paper: 20 pp): the interval lies above 0 pp; the paper's 20 pp "
+            "lies 10 pp below it. **quick: not evidence**. why a") in text
+    assert "= 2 [1.5, 2.5] (n = 2); claim > 0" in text and text.rstrip().endswith("why b")
     assert "why" not in findings_md([f1, f2])
 
 
@@ -168,13 +171,14 @@ def test_publish_writes_report_json_and_md_from_the_same_parts(tmp_path):
     t = Table("t1", "Table I", [Column("n", "n"), Column("loss", "loss", "%", "ours", 100.0)],
               [{"n": 1, "loss": mean_ci([0.01, 0.02])}, {"n": 2, "loss": mean_ci([0.03, 0.05])}])
     t.write_csv(tmp_path, "t1.csv")
-    f = Finding("up", "loss grows with n", Label.SUBSTANTIVE, Verdict.HOLDS, "loss(2) − loss(1)", Estimate(0.025, 0.01, 2))
+    f = Finding("up", "loss grows with n", Label.SUBSTANTIVE, above(), "loss(2) − loss(1)", Estimate(0.025, 0.01, 2))
     kw = dict(paper="tfd", quick=True, title="T", tables=[t], findings=[f], source="Sec. IV", figures=[], reading="R",
               summary="S", setup="U", cost={"runs": 4}, seeds=[7, 3])
     publish(tmp_path, **kw)
     doc = load_report(tmp_path / "report.json")
     assert "group" not in doc["findings"][0] and doc["findings"][0]["source"] == "Sec. IV"
-    assert doc["provenance"] == {"command": "qoelab reproduce tfd --quick", "seeds": [7, 3]}
+    assert {k: doc["provenance"][k] for k in ("command", "seeds", "runs_code", "status")} == {
+        "command": "qoelab reproduce tfd --quick", "seeds": [7, 3], "runs_code": [], "status": "unrecorded"}
     assert doc["mode"] == "quick" and doc["summary"] == "S" and doc["tables"][0]["csv"] == "t1.csv"
     publish(tmp_path, **kw, group="62M-1000p", command="qoelab reproduce tfd --quick --calibration 62M-1000p")
     doc = load_report(tmp_path / "report.json")

@@ -51,7 +51,11 @@ def test_write_turns_nan_into_null_and_load_round_trips(tmp_path):
     (lambda d: d["tables"][0]["rows"][0].update(share={"mean": 1}), "tables[0].rows[0].share"),
     (lambda d: d["tables"][0]["columns"][2].update(side="theirs"), "tables[0].columns[2].side"),
     (lambda d: d.update(paper="nonesuch"), "paper"),
-    (lambda d: d.update(format="qoelab.report/2"), "format"),
+    (lambda d: d.update(format="qoelab.report/1"), "format"),
+    (lambda d: d["findings"][0].pop("rule"), "findings[0].rule"),
+    (lambda d: d["findings"][0].update(verdict="within noise"), "findings[0].verdict"),
+    (lambda d: d["findings"][0]["sensitivity"]["under"].update(x="maybe"), "findings[0].sensitivity.under"),
+    (lambda d: d["choices"][0].pop("why"), "choices[0]"),
     (lambda d: d.pop("reading"), "reading"),
     (lambda d: d.update(extra=1), "extra"),
 ])

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from qoelab.experiment import Estimate, Finding, Label, Verdict, judge_positive, mean_ci, paired_ci, summary_count
+from qoelab.experiment import mean_ci, paired_ci
 
 
 def test_mean_ci_matches_hand_computed_student_t():
@@ -28,67 +28,7 @@ def test_paired_is_tighter_than_independent_when_runs_share_noise():
         paired_ci([1, 2], [1])
 
 
-def test_judge_positive_three_way():
-    assert judge_positive(Estimate(1.0, 0.5, 5)) is Verdict.HOLDS
-    assert judge_positive(Estimate(-1.0, 0.5, 5)) is Verdict.DOES_NOT_HOLD
-    assert judge_positive(Estimate(0.2, 0.5, 5)) is Verdict.WITHIN_NOISE
-    assert judge_positive(Estimate(0.2, float("nan"), 1)) is Verdict.HOLDS
-    assert judge_positive(Estimate(2.0, 0.5, 5), threshold=2.4) is Verdict.WITHIN_NOISE
-    assert judge_positive(None) is Verdict.UNDECIDED
-
-
-def test_summary_counts_only_decided_substantive_findings():
-    fs = [
-        Finding("a", "x", Label.SUBSTANTIVE, Verdict.HOLDS),
-        Finding("b", "x", Label.SUBSTANTIVE, Verdict.WITHIN_NOISE),
-        Finding("c", "x", Label.SUBSTANTIVE, Verdict.UNDECIDED),
-        Finding("d", "x", Label.TRIVIAL, Verdict.HOLDS),
-        Finding("e", "x", Label.BY_CONSTRUCTION, Verdict.HOLDS),
-    ]
-    assert summary_count(fs) == (1, 2)
-
-
-def test_judge_below_three_way():
-    from qoelab.experiment import judge_below
-
-    assert judge_below(Estimate(0.0002, 0.0001, 5), 1e-3) is Verdict.HOLDS
-    assert judge_below(Estimate(0.01, 0.002, 5), 1e-3) is Verdict.DOES_NOT_HOLD
-    assert judge_below(Estimate(0.0009, 0.0005, 5), 1e-3) is Verdict.WITHIN_NOISE
-    # One repetition: the mean decides; NaN or no estimate: undecided.
-    assert judge_below(Estimate(0.002, float("nan"), 1), 1e-3) is Verdict.DOES_NOT_HOLD
-    assert judge_below(None, 1e-3) is Verdict.UNDECIDED
-    assert judge_below(Estimate(float("nan"), float("nan"), 0), 1e-3) is Verdict.UNDECIDED
-
-
-def test_judge_within_positional_tolerance():
-    from qoelab.experiment import judge_within
-
-    assert judge_within(Estimate(0.1, 0.2, 5), 0.5) is Verdict.HOLDS
-    assert judge_within(Estimate(-0.9, 0.2, 5), 0.5) is Verdict.DOES_NOT_HOLD
-    assert judge_within(Estimate(1.0, 0.3, 5), 0.5) is Verdict.DOES_NOT_HOLD
-    assert judge_within(Estimate(0.4, 0.3, 5), 0.5) is Verdict.WITHIN_NOISE
-    assert judge_within(Estimate(0.6, float("nan"), 1), 0.5) is Verdict.DOES_NOT_HOLD
-
-
-def test_judge_within_three_way():
-    from qoelab.experiment import judge_within
-
-    assert judge_within(Estimate(0.5, 1.0, 5), bound=2.0) is Verdict.HOLDS
-    assert judge_within(Estimate(-0.5, 1.0, 5), bound=2.0) is Verdict.HOLDS
-    assert judge_within(Estimate(3.5, 1.0, 5), bound=2.0) is Verdict.DOES_NOT_HOLD
-    assert judge_within(Estimate(-3.5, 1.0, 5), bound=2.0) is Verdict.DOES_NOT_HOLD
-    assert judge_within(Estimate(1.5, 1.0, 5), bound=2.0) is Verdict.WITHIN_NOISE
-    assert judge_within(Estimate(1.9, float("nan"), 1), bound=2.0) is Verdict.HOLDS
-    assert judge_within(Estimate(-2.1, float("nan"), 1), bound=2.0) is Verdict.DOES_NOT_HOLD
-    assert judge_within(None, bound=2.0) is Verdict.UNDECIDED
-
-
-def test_judge_all_is_a_conjunction():
-    from qoelab.experiment import judge_all
-
-    H, N, W, U = Verdict.HOLDS, Verdict.DOES_NOT_HOLD, Verdict.WITHIN_NOISE, Verdict.UNDECIDED
-    assert judge_all([H, H]) is H
-    assert judge_all([H, W]) is W
-    assert judge_all([W, N]) is N
-    assert judge_all([H, U]) is U
-    assert judge_all([]) is U
+def test_estimates_over_repetitions_that_are_not_independent_have_no_interval():
+    e = mean_ci([13.7, 13.7, 13.7], independent=False)
+    assert e.mean == pytest.approx(13.7) and math.isnan(e.half_width) and not e.excludes_zero() and not e.independent
+    assert not paired_ci([1.0, 2.0], [0.0, 0.5], independent=False).independent

@@ -22,11 +22,29 @@ def png(path: Path, seed: int) -> None:
     plt.close(fig)
 
 
+def finding(key: str, claim: str, label: str, verdict: str, estimate: dict | None, **kw) -> dict:
+    """A finding as report.json holds it (format 2): quick when its n is below 10."""
+    n = estimate["n"] if estimate else 0
+    return {"key": key, "claim": claim, "label": label, "verdict": verdict, "estimate": estimate, "rule": "> 0",
+            "note": "why " + claim, "n": n, "quick": verdict != "untestable" and n < 10, "premises": [],
+            "sensitivity": {"text": "not run", "robust": None, "under": {}}, "statistic": "", **kw}
+
+
+#: Columns of the wide table every synthetic report carries (what the HTML must scroll in its box).
+WIDE = 16
+
+
 def report(paper: str, *, holds: bool, n_rows: int) -> dict:
     rows = [{"scheduler": f"S{i}", "n": i + 1,
              "share": {"mean": 9.1 + i, "lo": 9.0 + i, "hi": 9.2 + i, "n": 5},
              "paper_share": 9.3 + i} for i in range(n_rows)]
     rows[0]["scheduler"] = INJECT  # a string cell
+    wide = {"id": f"{paper}-wide", "title": "A wide table of long numbers", "source": "ours",
+            "columns": [{"key": f"c{j}", "title": f"a rather long column title number {j}", "unit": "Mbit/s",
+                         "side": "ours"} for j in range(WIDE)],
+            "rows": [{f"c{j}": {"mean": 3.05e29 * (j + 1), "lo": 3.0e29, "hi": 3.1e29 * (j + 1), "n": 2}
+                      for j in range(WIDE)},
+                     {f"c{j}": 123456789.123456 + j for j in range(WIDE)}]}
     return {
         "paper": paper, "mode": "quick", "title": f"{paper} reproduction " + INJECT,
         "summary": "We ran **two** schedulers. " + INJECT,
@@ -35,20 +53,26 @@ def report(paper: str, *, holds: bool, n_rows: int) -> dict:
                     "columns": [{"key": "scheduler", "title": "scheduler"}, {"key": "n", "title": "n"},
                                 {"key": "share", "title": "data share", "unit": "Mbit/s", "side": "ours"},
                                 {"key": "paper_share", "title": "data share", "unit": "Mbit/s", "side": "paper"}],
-                    "rows": rows, "csv": "t1.csv", "note": "note *under* the table"}],
+                    "rows": rows, "csv": "t1.csv", "note": "note *under* the table\n\n# a heading in a note"},
+                   wide],
         "figures": [{"id": f"{paper}-f1", "title": "Fig. 1 " + INJECT, "path": "f1.png", "source": "paper Fig. 1"},
                     {"id": f"{paper}-f2", "title": "Fig. 2", "path": "f2.png"}],
         "findings": [
-            {"key": "a", "claim": "claim A " + INJECT, "source": "Sec. V", "label": "substantive",
-             "statistic": "paired difference", "estimate": {"mean": 0.12, "lo": 0.08, "hi": 0.16, "n": 5},
-             "unit": "fraction", "verdict": "holds"},
-            {"key": "b", "claim": "claim B", "label": "substantive", "statistic": "difference",
-             "estimate": {"mean": -0.01, "lo": -0.03, "hi": 0.01, "n": 5},
-             "verdict": "holds" if holds else "within noise"},
-            {"key": "c", "claim": "claim C", "label": "by construction", "estimate": None, "verdict": "undecided"},
+            finding("a", "claim A " + INJECT, "substantive", "holds", {"mean": 0.12, "lo": 0.08, "hi": 0.16, "n": 5},
+                    statistic="paired difference", source="Sec. V", unit="fraction"),
+            finding("b", "claim B", "substantive", "holds" if holds else "inconclusive",
+                    {"mean": -0.01, "lo": -0.03, "hi": 0.01, "n": 5}, statistic="difference"),
+            finding("c", "claim C", "by construction", "untestable", None),
+            finding("d", "claim D", "substantive", "holds", {"mean": 3.05e29, "lo": 3.0e29, "hi": 3.1e29, "n": 12},
+                    sensitivity={"text": "robust", "robust": True, "under": {"coupled=olia": "holds"}} if holds else
+                    {"text": "depends on coupled (default: holds; olia: does not hold)", "robust": False,
+                     "under": {"coupled=olia": "does not hold"}}),
         ],
+        "choices": [{"name": "coupled", "default": "lia", "alternatives": ["olia"], "why": "why " + INJECT,
+                     "unavailable": {"balia": "not implemented yet (issue 37)"}}],
         "reading": "## Reading\n\nSQF keeps loss at *0.12* [a link](https://example.org).\n\n" + INJECT
-                   + "\n\n[bad](javascript:alert(1))",
+                   + "\n\n[bad](javascript:alert(1))\n\n# A top-level heading in the reading\n\n"
+                   + "| a | b |\n|---|---|\n| " + " ".join(["wide"] * 80) + " | 2 |",
         "cost": {"runs": 120, "sim_wall_s": 812.4, "cpu_s": 1600.0},
         "provenance": {"qoelab": "0.1.0", "git": "5423afe", "command": f"qoelab reproduce {paper} --quick", "seeds": [1, 2]},
     }

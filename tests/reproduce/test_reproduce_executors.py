@@ -1,5 +1,5 @@
 """`reproduce tfd` passes the executor options to its sweeps (issue 17, item 2): with
-``--shard I/N`` it runs exactly its share of every grid and stops before the report, which the
+``--shard I/N`` it runs exactly its share of the grid and stops before the report, which the
 same command without ``--shard`` writes."""
 
 from __future__ import annotations
@@ -25,5 +25,3 @@ def test_reproduce_tfd_shard_runs_its_share_of_each_grid_and_no_report(tmp_path:
     cal = out / tfd.HEADLINE.folder(tfd.DEFAULT_PROFILE)
     got = sorted(p.parent.name for p in (cal / "sweep" / "rep0" / "runs").glob("*/done"))
     assert got == want and len(want) == 1
-    for side in ("sensitivity", "held"):
-        assert len(list((cal / side / "runs").glob("*/done"))) >= 1, side

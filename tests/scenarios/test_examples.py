@@ -10,7 +10,16 @@ from conftest import ROOT
 from qoelab import Scenario
 
 SHORT_S = 2.0
-SCENARIOS = sorted(p for p in (ROOT / "scenarios").rglob("*.toml"))
+
+
+def _emulation(p: Path) -> bool:
+    """A scenario with real nodes runs under `qoelab emulate` (tests/emulate), not `run`."""
+    import tomllib
+
+    return any(n.get("real") for n in tomllib.loads(p.read_text()).get("nodes", []))
+
+
+SCENARIOS = sorted(p for p in (ROOT / "scenarios").rglob("*.toml") if not _emulation(p))
 
 
 def _seconds(d: str) -> float:

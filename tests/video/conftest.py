@@ -32,8 +32,9 @@ def pytest_configure(config):
 @pytest.fixture(scope="session")
 def short_clip(tmp_path_factory):
     """60 CIF frames of the bundled clip, H.264 QP 26, GOP 15 IBBP, 900-byte slices, bitstream kept."""
-    from qoelab.video.bundle import CLIP, cif_config
-    from qoelab.video.encode import encode
+    from qoelab.video.sources.bundle import cif_config
+    from qoelab.video.sources.encode import encode
+    from qoelab.video.sources.source import CLIP
 
     out = tmp_path_factory.mktemp("short")
     r = encode(cif_config(CLIP, frames=60), out, "short")
@@ -43,7 +44,7 @@ def short_clip(tmp_path_factory):
 @pytest.fixture(scope="session")
 def cif_clip(tmp_path_factory):
     """The bundled CIF trace's encode, regenerated with its bitstream (about 6 s)."""
-    from qoelab.video.bundle import build_cif
+    from qoelab.video.sources.bundle import build_cif
 
     out = tmp_path_factory.mktemp("cif")
     return build_cif(out, keep_bitstream=True)

@@ -11,12 +11,12 @@ import tomllib
 import numpy as np
 import pytest
 
-from qoelab.video.bundle import CLIP, _PINGPONG
 from qoelab.video.cli import main
-from qoelab.video.encode import EncodeConfig, encode
-from qoelab.video.recvlog import synthetic_log, write_receive_log
-from qoelab.video.source import sha256_of
-from qoelab.video.trace import read_trace
+from qoelab.video.receiver.recvlog import synthetic_log, write_receive_log
+from qoelab.video.sources.bundle import _PINGPONG
+from qoelab.video.sources.encode import EncodeConfig, encode
+from qoelab.video.sources.source import CLIP, sha256_of
+from qoelab.video.traces.trace import read_trace
 
 _TIMING = ("evaluate_s", "decode_and_compare_s")
 
@@ -116,7 +116,7 @@ def _legacy_cif_recipe() -> dict:
 def test_migrate_recipe_of_the_previous_format(tmp_path, capsys):
     import tomli_w
 
-    from qoelab.video.evaluate import load_recipe_source
+    from qoelab.video.quality.evaluate import load_recipe_source
 
     legacy = _legacy_cif_recipe()
     old_args = legacy["source"]["ffmpeg_input_args"]

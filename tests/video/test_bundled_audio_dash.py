@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qoelab.video.dash import read_segments
-from qoelab.video.trace import read_trace
+from qoelab.video.sources.dash import read_segments
+from qoelab.video.traces.trace import read_trace
 
 TRACES = Path(__file__).resolve().parents[2] / "data" / "traces"
 MPD_NS = {"m": "urn:mpeg:dash:schema:mpd:2011"}

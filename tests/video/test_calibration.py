@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import tomli_w
 
-from qoelab.video.calibrate import read_calibration
 from qoelab.video.cli import main
-from qoelab.video.recvlog import synthetic_log, write_receive_log
-from qoelab.video.trace import read_trace
+from qoelab.video.quality.calibrate import read_calibration
+from qoelab.video.receiver.recvlog import synthetic_log, write_receive_log
+from qoelab.video.traces.trace import read_trace
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +88,8 @@ def test_bad_calibration_is_a_clean_error(calibrated, tmp_path, capsys, edit, fr
 
 def test_estimated_error_is_affine_in_kappa(short_clip):
     """The calibration's fast κ axis relies on it: E(κ) = E(0) + κ·(E(1) − E(0)) for every frame."""
-    from qoelab.video.encode import read_frames_csv
-    from qoelab.video.estimate import estimate
+    from qoelab.video.quality.estimate import estimate
+    from qoelab.video.sources.encode import read_frames_csv
 
     trace = read_trace(short_clip.trace)
     frames = read_frames_csv(short_clip.frames)

@@ -10,10 +10,10 @@ import subprocess
 import numpy as np
 import pytest
 
-from qoelab.video.evaluate import VMAF_MODEL, evaluate, load_recipe_source
-from qoelab.video.recvlog import synthetic_log, write_receive_log
+from qoelab.video.quality.evaluate import VMAF_MODEL, evaluate, load_recipe_source
+from qoelab.video.receiver.recvlog import synthetic_log, write_receive_log
 from qoelab.video.tools import ffmpeg_exe, has_filter
-from qoelab.video.trace import read_trace
+from qoelab.video.traces.trace import read_trace
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from qoelab import Scenario
-from qoelab.video.dash_qoe import qoe_table
+from qoelab.video.quality.dash_qoe import qoe_table
 
 ROOT = Path(__file__).resolve().parents[2]
 

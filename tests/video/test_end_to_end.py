@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qoelab.video.evaluate import evaluate
-from qoelab.video.recvlog import synthetic_log, write_receive_log
-from qoelab.video.trace import read_trace
+from qoelab.video.quality.evaluate import evaluate
+from qoelab.video.receiver.recvlog import synthetic_log, write_receive_log
+from qoelab.video.traces.trace import read_trace
 
 GOP = 15
 
@@ -143,7 +143,7 @@ def test_late_nal_units_count_as_lost(short_clip, tmp_path):
 
 def test_hevc_encode_trace_and_evaluate(tmp_path):
     """H.265 too: trace from the slice headers, damaged decode, prediction holds."""
-    from qoelab.video.encode import EncodeConfig, encode
+    from qoelab.video.sources.encode import EncodeConfig, encode
 
     cfg = EncodeConfig(input="lavfi:testsrc2=size=320x240:rate=30", width=320, height=240, frames=30,
                        codec="hevc", gop=15, bframes=2, qp=30, slices=4, preset="ultrafast", threads=1)
@@ -170,7 +170,7 @@ def test_hevc_encode_trace_and_evaluate(tmp_path):
 
 def test_vmaf_on_pictures_too_small_for_ms_ssim(tmp_path):
     """libvmaf's MS-SSIM cannot run below 176 pixels a side; VMAF still can, and says so."""
-    from qoelab.video.encode import EncodeConfig, encode
+    from qoelab.video.sources.encode import EncodeConfig, encode
 
     cfg = EncodeConfig(input="lavfi:testsrc2=size=160x120:rate=30", width=160, height=120, frames=12, gop=6,
                        bframes=1, qp=30, preset="ultrafast", threads=1)

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from qoelab.video.cli import main
-from qoelab.video.recvlog import synthetic_log, write_receive_log
-from qoelab.video.trace import read_trace
+from qoelab.video.receiver.recvlog import synthetic_log, write_receive_log
+from qoelab.video.traces.trace import read_trace
 
 
 def run_cli(capsys, *argv):
@@ -137,8 +137,8 @@ def test_cli_encode_and_estimate_work(tmp_path, capsys):
 
 
 def test_a_decoder_that_is_not_for_video_is_refused_with_a_clear_error():
-    from qoelab.video.decode import video_decoder
     from qoelab.video.errors import VideoInputError
+    from qoelab.video.pictures.decode import video_decoder
 
     assert video_decoder("h264", 1).thread_count == 1
     with pytest.raises(VideoInputError, match="'aac' is not a video decoder"):
@@ -148,7 +148,7 @@ def test_a_decoder_that_is_not_for_video_is_refused_with_a_clear_error():
 def test_a_decoded_picture_without_pts_is_refused_not_a_type_error(short_clip, monkeypatch):
     # mypy found that the first (display order) pass sorted the decoder's pts values, which may
     # be None: a picture without one raised TypeError instead of the clean error.
-    import qoelab.video.encode as enc
+    import qoelab.video.sources.encode as enc
     from qoelab.video.errors import VideoInputError
 
     real = enc.video_decoder

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qoelab.video.encode import read_frames_csv
-from qoelab.video.estimate import estimate
-from qoelab.video.evaluate import evaluate
-from qoelab.video.recvlog import synthetic_log, write_receive_log
-from qoelab.video.trace import read_trace
+from qoelab.video.quality.estimate import estimate
+from qoelab.video.quality.evaluate import evaluate
+from qoelab.video.receiver.recvlog import synthetic_log, write_receive_log
+from qoelab.video.sources.encode import read_frames_csv
+from qoelab.video.traces.trace import read_trace
 
 from pathlib import Path
 

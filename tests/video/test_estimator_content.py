@@ -2,14 +2,14 @@
 natural video (Big Buck Bunny), a synthetic pattern (mandelbrot zoom) and high motion (blurred
 life). Real decodes at 1, 5 and 10 % random slice loss with seeds the calibration did not see.
 
-The same computation as the table in docs/models/video.md (`python -m qoelab.video.study`):
+The same computation as the table in docs/models/video.md (`python -m qoelab.video.quality.study`):
 300 CIF frames per source, calibration seeds 1000 and 1001, check seeds 1 and 2."""
 
 from __future__ import annotations
 
 import pytest
 
-import qoelab.video.study as study
+import qoelab.video.quality.study as study
 
 FRAMES = 300
 

@@ -13,8 +13,8 @@ import tomli_w
 
 from qoelab.video.cli import main
 from qoelab.video.errors import VideoInputError
-from qoelab.video.recvlog import synthetic_log, write_receive_log
-from qoelab.video.trace import read_trace
+from qoelab.video.receiver.recvlog import synthetic_log, write_receive_log
+from qoelab.video.traces.trace import read_trace
 
 LAVFI = "lavfi:testsrc2=size=64x64:rate=30"
 

@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 
-from qoelab.video.bitstream import parse_nal_units
 from qoelab.video.cli import main
-from qoelab.video.evaluate import json_native
-from qoelab.video.recvlog import synthetic_log, write_receive_log
-from qoelab.video.trace import read_trace
+from qoelab.video.quality.evaluate import json_native
+from qoelab.video.receiver.recvlog import synthetic_log, write_receive_log
+from qoelab.video.traces.bitstream import parse_nal_units
+from qoelab.video.traces.trace import read_trace
 
 
 def _strict_load(path):

@@ -1,4 +1,4 @@
-"""A video over TCP judged at a playout deadline (qoelab.video.messages): late frames freeze their
+"""A video over TCP judged at a playout deadline (qoelab.video.receiver.messages): late frames freeze their
 display slot; with `late = "decode"` they still serve as references, with `"discard"` they do not;
 a real run over TCP with an outage makes exactly the frames caught behind it late."""
 
@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from qoelab.video.errors import VideoInputError
-from qoelab.video.evaluate import evaluate
-from qoelab.video.messages import FRAMES_PER_CYCLE, deliver_messages, frame_times, read_messages
-from qoelab.video.trace import read_trace
+from qoelab.video.quality.evaluate import evaluate
+from qoelab.video.receiver.messages import FRAMES_PER_CYCLE, deliver_messages, frame_times, read_messages
+from qoelab.video.traces.trace import read_trace
 
 DELAY_S = 0.2
 
@@ -212,7 +212,7 @@ def test_the_transcoder_judged_at_a_deadline(tmp_path):
     sizes are the rungs' (not one trace's), so frame_times_at checks none."""
     from qoelab.paths import root
     from qoelab.scenario import Scenario
-    from qoelab.video.messages import frame_times_at
+    from qoelab.video.receiver.messages import frame_times_at
 
     late = {}
     for interactive in (True, False):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qoelab.video.metrics import (PSNR_MAX, EvalVidMos, miv, mos, mos_evalvid, plane_mse, psnr, psnr_evalvid,
-                                  ssim_y_block, ssim_y_gaussian)
+from qoelab.video.pictures.metrics import (PSNR_MAX, EvalVidMos, miv, mos, mos_evalvid, plane_mse, psnr,
+                                           psnr_evalvid, ssim_y_block, ssim_y_gaussian)
 
 
 def test_psnr_formula_and_cap():

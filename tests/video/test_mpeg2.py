@@ -7,11 +7,11 @@ import av
 import numpy as np
 import pytest
 
-from qoelab.video.encode import EncodeConfig, encode
 from qoelab.video.errors import VideoInputError
-from qoelab.video.mpeg2 import (PICTURE_START, SEQUENCE_HEADER, group_pictures, parse_mpeg2_units, rfc2250_packets,
-                                temporal_references, vlc_packets)
-from qoelab.video.trace import read_trace
+from qoelab.video.sources.encode import EncodeConfig, encode
+from qoelab.video.traces.mpeg2 import (PICTURE_START, SEQUENCE_HEADER, group_pictures, parse_mpeg2_units,
+                                       rfc2250_packets, temporal_references, vlc_packets)
+from qoelab.video.traces.trace import read_trace
 
 FRAMES = 40
 PAYLOAD = 1000
@@ -103,7 +103,7 @@ def test_slice_aligned_packing_of_a_real_stream(encoded):
 
 
 def test_packing_keeps_headers_with_the_first_slice():
-    from qoelab.video.bitstream import NalUnit
+    from qoelab.video.traces.bitstream import NalUnit
 
     hdr = NalUnit(0, 100, PICTURE_START, False, False, "X")
     big = NalUnit(100, 3000, 1, True, True, "I")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from qoelab.video.errors import VideoInputError
-from qoelab.video.mpeg2_ladder import LADDER_COLUMNS, frame_quality, read_ladder
+from qoelab.video.sources.mpeg2_ladder import LADDER_COLUMNS, frame_quality, read_ladder
 
 TRACES = Path(__file__).resolve().parents[2] / "data" / "traces"
 RECIPE = tomllib.loads((TRACES / "mpeg2_ladder.recipe.toml").read_text())

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from qoelab.video.errors import VideoInputError
-from qoelab.video.mpeg2_ladder import read_ladder
-from qoelab.video.mpeg2_pictures import FRAME_BYTES, Y_BYTES, frozen_psnr, plane_psnr
+from qoelab.video.quality.mpeg2_pictures import FRAME_BYTES, Y_BYTES, frozen_psnr, plane_psnr
+from qoelab.video.sources.mpeg2_ladder import read_ladder
 
 TRACES = Path(__file__).resolve().parents[2] / "data" / "traces"
 LADDER = TRACES / "mpeg2_ladder.frames.csv.gz"

@@ -7,9 +7,9 @@ import tomllib
 import numpy as np
 import pytest
 
-from qoelab.video.encode import read_frames_csv
-from qoelab.video.metrics import psnr
-from qoelab.video.trace import read_trace
+from qoelab.video.pictures.metrics import psnr
+from qoelab.video.sources.encode import read_frames_csv
+from qoelab.video.traces.trace import read_trace
 
 from pathlib import Path
 
@@ -104,8 +104,8 @@ def test_cif_trace_is_the_multi_tfrc_setting():
 def test_recipe_source_rebuilds_the_recorded_input(recipe_path):
     """The migrated `[source]` of each bundled recipe gives exactly the ffmpeg input its encode
     ran with (the recorded `command`), apart from how the bundled clip's path is spelled."""
-    from qoelab.video.evaluate import load_recipe_source
-    from qoelab.video.source import clip_path
+    from qoelab.video.quality.evaluate import load_recipe_source
+    from qoelab.video.sources.source import clip_path
 
     recipe = tomllib.loads(recipe_path.read_text())
     spec = load_recipe_source(recipe_path)

@@ -1,4 +1,4 @@
-"""The receiver's reorder buffer (qoelab.video.reorder): decoding order, deadlines, occupancy,
+"""The receiver's reorder buffer (qoelab.video.receiver.reorder): decoding order, deadlines, occupancy,
 packets missing from the log, and one video over four greedy TFRC connections end to end."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pyarrow as pa
 import pytest
 
 from qoelab.video.errors import VideoInputError
-from qoelab.video.recvlog import receive_log_from_table
-from qoelab.video.reorder import COMPLETE, LATE, LOST, reorder
-from qoelab.video.trace import NalTrace
+from qoelab.video.receiver.recvlog import receive_log_from_table
+from qoelab.video.receiver.reorder import COMPLETE, LATE, LOST, reorder
+from qoelab.video.traces.trace import NalTrace
 
 
 REPO = Path(__file__).resolve().parents[2]
@@ -213,7 +213,7 @@ def run_split(n: int, transport: dict, app_extra: dict, *, limit: str = "5000p",
 
 
 def test_four_greedy_tfrc_connections_reassemble_every_frame_once():
-    from qoelab.video.trace import read_trace
+    from qoelab.video.traces.trace import read_trace
 
     trace = read_trace(TRACES / "cif_bbb_qp26.trace.csv")
     res = run_split(4, {"kind": "tfrc"}, {"pacing": "greedy"})
@@ -238,7 +238,7 @@ def test_send_buffer_drops_of_timed_tfrc_are_lost_frames():
     """Timed (burst) pacing into a small TFRC send buffer over a slow link: datagrams are
     dropped at the sender and never logged. 500-B payloads split the 900-B slices in two, so
     some NAL units lose one of their two packets: their frames must be lost all the same."""
-    from qoelab.video.trace import read_trace
+    from qoelab.video.traces.trace import read_trace
 
     trace = read_trace(TRACES / "cif_bbb_qp26.trace.csv")
     res = run_split(1, {"kind": "tfrc", "send_buffer": "5p"}, {"max_payload": "500B"}, secs=40)

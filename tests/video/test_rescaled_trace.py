@@ -1,5 +1,5 @@
 """The 62 Mbit/s HD trace is hd1080_40M scaled as its recipe states, at the stated rate and with
-the source's shape (python/qoelab/video/rescale.py)."""
+the source's shape (python/qoelab/video/traces/rescale.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from qoelab.video import rescale
-from qoelab.video.trace import NalTrace, read_trace
+from qoelab.video.traces import rescale
+from qoelab.video.traces.trace import NalTrace, read_trace
 
 TRACES = Path(__file__).resolve().parents[2] / "data" / "traces"
 RECIPE = tomllib.loads((TRACES / "hd1080_62M.recipe.toml").read_text())

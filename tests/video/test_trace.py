@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from qoelab.video.errors import VideoInputError
-from qoelab.video.trace import read_trace, write_trace
+from qoelab.video.traces.trace import read_trace, write_trace
 
 GOOD = """nal,frame,display,type,size_bytes,ts_ms
 0,0,0,X,6,0.000

@@ -20,6 +20,8 @@
 //! 7. [`sim`]: the world (flows as connections with two ends, socket tables, the event loop);
 //!    [`subflow`]: the paths of a connection with several; [`scenario`]: scenario files
 //!    compiled into it; [`results`], [`trace`]: what a run reports, typed probes included.
+//! 8. [`real`]: real hosts' datagrams carried with their bytes, and the calls a real-time
+//!    driver (emulation, the `qoelab-emu` crate) makes.
 //!
 //! `docs/models/nodes.md` draws the path of a packet from application to application.
 //!
@@ -36,6 +38,7 @@ pub mod link;
 pub mod node;
 pub mod packet;
 pub mod queue;
+pub mod real;
 pub mod registry;
 pub mod results;
 pub mod scenario;

@@ -234,6 +234,13 @@ impl Fib {
         }
     }
 
+    /// Every address of `node`: its primary address, then its interface addresses in the
+    /// order the links give them.
+    pub fn addresses(&self, node: NodeId) -> Vec<Addr> {
+        let ifaces = self.iface_info.iter().filter(|ia| ia.node == node).map(|ia| ia.addr);
+        std::iter::once(Addr::primary(node)).chain(ifaces).collect()
+    }
+
     /// The nodes that cannot reach node `from` (an empty list: the topology is connected).
     pub fn unreachable_from(&self, from: NodeId) -> impl Iterator<Item = NodeId> + '_ {
         let c = self.component[from as usize];

@@ -3,7 +3,8 @@
 //! A `Packet` carries the fields of real IPv4/IPv6, UDP, TCP and RTP headers that any model
 //! reads or that the pcap writer needs to produce real bytes. `size_bytes` is the IP datagram
 //! length (IP header + options + transport header + payload): the number a link serialises.
-//! Payload bytes themselves are not carried.
+//! Payload bytes of simulated packets are not carried; a packet of a real host (emulation,
+//! [`crate::real`]) carries all its bytes in [`L4::Real`].
 
 pub use crate::ip::{FlowKey, IPV4_HEADER, IPV6_HEADER};
 pub use crate::node::{Addr, NodeId, PortId};
@@ -213,6 +214,22 @@ pub enum L4 {
     /// An RSVP message (IP protocol 46) of the flow it reserves for. The world handles it at
     /// each node and never counts it in the flow's data statistics.
     Rsvp(crate::ip::rsvp::RsvpMsg),
+    /// A datagram of a real host, with its bytes (see [`crate::real`]).
+    Real(Box<RealHdr>),
+}
+
+/// A real host's IPv4 datagram: the transport fields models read, parsed from its headers, and
+/// the datagram's bytes, which the simulator carries unchanged but for what routers change
+/// (TTL and header checksum, [`crate::real`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RealHdr {
+    /// IANA protocol number (the IPv4 header's Protocol field).
+    pub proto: u8,
+    /// TCP or UDP ports; 0 for other protocols and for fragments after the first.
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// The whole IPv4 datagram, header first (`PacketData::size_bytes` long).
+    pub bytes: Vec<u8>,
 }
 
 /// A packet in the network, boxed: queues, delay lines and the forwarding path move an
@@ -257,6 +274,7 @@ impl L4 {
             L4::Tcp(_) => crate::ip::proto::TCP,
             L4::Udp(_) => crate::ip::proto::UDP,
             L4::Rsvp(_) => crate::ip::proto::RSVP,
+            L4::Real(r) => r.proto,
         }
     }
 }

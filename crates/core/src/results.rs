@@ -4,7 +4,7 @@
 //! `sent = received + dropped (queue) + dropped (channel) + in flight`.
 
 use crate::sim::Simulation;
-use crate::trace::{jain_index, Column, Table};
+use crate::trace::{jain_index, Column, FlowStats, Table};
 use crate::transport::Service;
 use std::collections::BTreeSet;
 
@@ -65,6 +65,52 @@ impl RunResults {
 /// Nanoseconds to seconds: every duration of the summary tables is in seconds (`_s`).
 fn secs(ns: f64) -> f64 {
     ns * 1e-9
+}
+
+/// The delay, jitter and IPDV columns of a flows table, one row per statistics in `st`:
+/// `delay_mean_s`, `delay_min_s`, `delay_p50_s`, `delay_p95_s`, `delay_p99_s`, `delay_max_s`,
+/// `jitter_rfc3550_s`, `ipdv_mean_s`, `ipdv_mean_abs_s`, `ipdv_p95_abs_s`, `ipdv_p99_abs_s`
+/// (NaN where nothing was received).
+pub(crate) fn push_delay_columns(t: &mut Table, st: &[&FlowStats]) {
+    let q = |f: &FlowStats, p: f64| secs(f.delay.quantile(p));
+    t.push(
+        "delay_mean_s",
+        Column::F64(
+            st.iter()
+                .map(|f| if f.recv_pkts == 0 { f64::NAN } else { secs(f.delay_sum_ns as f64 / f.recv_pkts as f64) })
+                .collect(),
+        ),
+    );
+    t.push(
+        "delay_min_s",
+        Column::F64(st.iter().map(|f| if f.recv_pkts == 0 { f64::NAN } else { secs(f.delay_min_ns as f64) }).collect()),
+    );
+    t.push("delay_p50_s", Column::F64(st.iter().map(|f| q(f, 0.5)).collect()));
+    t.push("delay_p95_s", Column::F64(st.iter().map(|f| q(f, 0.95)).collect()));
+    t.push("delay_p99_s", Column::F64(st.iter().map(|f| q(f, 0.99)).collect()));
+    t.push(
+        "delay_max_s",
+        Column::F64(st.iter().map(|f| if f.recv_pkts == 0 { f64::NAN } else { secs(f.delay_max_ns as f64) }).collect()),
+    );
+    t.push("jitter_rfc3550_s", Column::F64(st.iter().map(|f| secs(f.jitter_ns())).collect()));
+    t.push(
+        "ipdv_mean_s",
+        Column::F64(
+            st.iter()
+                .map(|f| if f.ipdv_n == 0 { f64::NAN } else { secs(f.ipdv_sum_ns as f64 / f.ipdv_n as f64) })
+                .collect(),
+        ),
+    );
+    t.push(
+        "ipdv_mean_abs_s",
+        Column::F64(
+            st.iter()
+                .map(|f| if f.ipdv_n == 0 { f64::NAN } else { secs(f.ipdv_abs_sum_ns as f64 / f.ipdv_n as f64) })
+                .collect(),
+        ),
+    );
+    t.push("ipdv_p95_abs_s", Column::F64(st.iter().map(|f| secs(f.ipdv_abs.quantile(0.95))).collect()));
+    t.push("ipdv_p99_abs_s", Column::F64(st.iter().map(|f| secs(f.ipdv_abs.quantile(0.99))).collect()));
 }
 
 impl Simulation {
@@ -137,71 +183,7 @@ impl Simulation {
             "goodput_bps",
             Column::F64(delivered.iter().zip(&active_s).map(|(b, a)| b * 8.0 / a.max(1e-12)).collect()),
         );
-        let q = |f: &crate::sim::Flow, p: f64| secs(f.fwd.delay.quantile(p));
-        t.push(
-            "delay_mean_s",
-            Column::F64(
-                fl.iter()
-                    .map(|f| {
-                        if f.fwd.recv_pkts == 0 {
-                            f64::NAN
-                        } else {
-                            secs(f.fwd.delay_sum_ns as f64 / f.fwd.recv_pkts as f64)
-                        }
-                    })
-                    .collect(),
-            ),
-        );
-        t.push(
-            "delay_min_s",
-            Column::F64(
-                fl.iter()
-                    .map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { secs(f.fwd.delay_min_ns as f64) })
-                    .collect(),
-            ),
-        );
-        t.push("delay_p50_s", Column::F64(fl.iter().map(|f| q(f, 0.5)).collect()));
-        t.push("delay_p95_s", Column::F64(fl.iter().map(|f| q(f, 0.95)).collect()));
-        t.push("delay_p99_s", Column::F64(fl.iter().map(|f| q(f, 0.99)).collect()));
-        t.push(
-            "delay_max_s",
-            Column::F64(
-                fl.iter()
-                    .map(|f| if f.fwd.recv_pkts == 0 { f64::NAN } else { secs(f.fwd.delay_max_ns as f64) })
-                    .collect(),
-            ),
-        );
-        t.push("jitter_rfc3550_s", Column::F64(fl.iter().map(|f| secs(f.fwd.jitter_ns())).collect()));
-        t.push(
-            "ipdv_mean_s",
-            Column::F64(
-                fl.iter()
-                    .map(|f| {
-                        if f.fwd.ipdv_n == 0 {
-                            f64::NAN
-                        } else {
-                            secs(f.fwd.ipdv_sum_ns as f64 / f.fwd.ipdv_n as f64)
-                        }
-                    })
-                    .collect(),
-            ),
-        );
-        t.push(
-            "ipdv_mean_abs_s",
-            Column::F64(
-                fl.iter()
-                    .map(|f| {
-                        if f.fwd.ipdv_n == 0 {
-                            f64::NAN
-                        } else {
-                            secs(f.fwd.ipdv_abs_sum_ns as f64 / f.fwd.ipdv_n as f64)
-                        }
-                    })
-                    .collect(),
-            ),
-        );
-        t.push("ipdv_p95_abs_s", Column::F64(fl.iter().map(|f| secs(f.fwd.ipdv_abs.quantile(0.95))).collect()));
-        t.push("ipdv_p99_abs_s", Column::F64(fl.iter().map(|f| secs(f.fwd.ipdv_abs.quantile(0.99))).collect()));
+        push_delay_columns(&mut t, &fl.iter().map(|f| &f.fwd).collect::<Vec<_>>());
         t.push("rev_sent_pkts", Column::U64(fl.iter().map(|f| f.rev.sent_pkts).collect()));
         t.push("rev_recv_pkts", Column::U64(fl.iter().map(|f| f.rev.recv_pkts).collect()));
         t.push(
@@ -330,12 +312,13 @@ impl Simulation {
         // columns. The Python writer leaves empty ones out.
         let mut t = Table::new("flow_queues");
         let (mut ln, mut tt, mut fname, mut by) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let real = self.real_flow_names();
         for p in ps {
             if let Some(s) = p.flow_samples() {
                 for k in 0..s.t_ns.len() {
                     ln.push(p.name.clone());
                     tt.push(s.t_ns[k] as f64 * 1e-9);
-                    fname.push(fl.get(s.flow[k] as usize).map_or(String::new(), |f| f.name.clone()));
+                    fname.push(self.flow_name(s.flow[k], &real));
                     by.push(s.bytes[k]);
                 }
             }
@@ -403,6 +386,9 @@ impl Simulation {
         tables.extend(self.probe_tables());
         // Per-path counters, when some flow has several paths (absent otherwise, likewise).
         tables.extend(self.subflow_table());
+        // Real hosts' traffic, in an emulation only (likewise).
+        let (real_tables, real_summary) = self.real_tables();
+        tables.extend(real_tables);
 
         // Summary.
         let mut t = Table::new("summary");
@@ -417,7 +403,10 @@ impl Simulation {
             ("jain_flows", fair.len() as f64),
             ("rsvp_sent", self.rsvp_sent() as f64),
             ("rsvp_dropped", self.rsvp_dropped() as f64),
-        ];
+        ]
+        .into_iter()
+        .chain(real_summary)
+        .collect();
         t.push("key", Column::Str(kv.iter().map(|(k, _)| k.to_string()).collect()));
         t.push("value", Column::F64(kv.iter().map(|(_, v)| *v).collect()));
         tables.push(t);
@@ -448,9 +437,20 @@ impl Simulation {
         let mut srcs: Vec<&crate::trace::probe::Probes> =
             self.ports.iter().filter_map(|p| p.probes.as_deref()).collect();
         srcs.push(&self.probes);
-        let flows: Vec<String> = self.flows.iter().map(|f| f.name.clone()).collect();
+        let real = self.real_flow_names();
         let ports: Vec<String> = self.ports.iter().map(|p| p.name.clone()).collect();
-        crate::trace::probe::tables(&kinds, &srcs, &flows, &ports)
+        crate::trace::probe::tables(&kinds, &srcs, &|id| self.flow_name(id, &real), &ports)
+    }
+
+    /// The name of flow `id` as result tables show it: a simulated flow's name, a real flow's
+    /// 5-tuple (from `real`, [`Simulation::real_flow_names`]), or "" for agents' signalling.
+    fn flow_name(&self, id: crate::packet::FlowId, real: &[String]) -> String {
+        let name = if crate::real::is_real_flow(id) {
+            real.get((id - crate::real::REAL_FLOW_BASE) as usize)
+        } else {
+            self.flows.get(id as usize).map(|f| &f.name)
+        };
+        name.cloned().unwrap_or_default()
     }
 }
 
@@ -494,8 +494,9 @@ impl Simulation {
             vec![[[0; 2]; crate::subflow::MAX_PATHS]; self.flows.len()];
         for p in &self.ports {
             p.for_each_packet(&mut |pkt| {
-                if pkt.flow != crate::agent::NO_FLOW {
-                    inflight[pkt.flow as usize][pkt.path as usize][pkt.dir as usize] += 1
+                // Agents' and real hosts' packets are no simulated flow's.
+                if let Some(x) = inflight.get_mut(pkt.flow as usize) {
+                    x[pkt.path as usize][pkt.dir as usize] += 1
                 }
             });
         }

@@ -308,6 +308,8 @@ pub struct Simulation {
     log_rows: u64,
     max_log_rows: u64,
     abort: Option<RunError>,
+    /// Real hosts' traffic (emulation; `None` in a purely simulated world): see [`crate::real`].
+    pub(crate) real: Option<Box<crate::real::RealTraffic>>,
 }
 
 /// Why a run stopped before its end. Its results are then incomplete, and the front ends
@@ -469,6 +471,7 @@ impl Simulation {
             log_rows: 0,
             max_log_rows: MAX_PACKET_LOG_ROWS,
             abort: None,
+            real: None,
         }
     }
 
@@ -661,6 +664,10 @@ impl Simulation {
                 *self.agents.dropped.entry(pkt.l4.protocol()).or_insert(0) += 1;
                 continue;
             }
+            if crate::real::is_real_flow(pkt.flow) {
+                self.real.as_deref_mut().expect("a real packet needs real nodes").on_drop(pkt.flow, cause);
+                continue;
+            }
             let f = &mut self.flows[pkt.flow as usize];
             let st = match pkt.dir {
                 Dir::Fwd => &mut f.fwd,
@@ -688,7 +695,7 @@ impl Simulation {
 
     /// A box for a new packet: a spare one if there is any.
     #[inline]
-    fn new_packet(&mut self, data: PacketData) -> Packet {
+    pub(crate) fn new_packet(&mut self, data: PacketData) -> Packet {
         match self.spare.pop() {
             Some(mut b) => {
                 *b = data;
@@ -700,6 +707,9 @@ impl Simulation {
 
     /// A packet reached `node`. An agent registered there for its protocol sees it first.
     fn receive(&mut self, node: NodeId, mut pkt: Packet) {
+        if let L4::Real(_) = pkt.l4 {
+            return self.receive_real(node, pkt);
+        }
         let proto = pkt.l4.protocol();
         if self.agents.wants(proto) {
             if let Some(a) = self.agents.at(node, proto) {
@@ -728,7 +738,7 @@ impl Simulation {
     }
 
     /// Queues `pkt` on `port` of `node`.
-    fn send_on(&mut self, node: NodeId, port: PortId, mut pkt: Packet) {
+    pub(crate) fn send_on(&mut self, node: NodeId, port: PortId, mut pkt: Packet) {
         assert!(
             port != NO_PORT,
             "{}: {} has no route to {} for a packet of flow {} (build-time routing check missed it)",
@@ -750,6 +760,7 @@ impl Simulation {
             L4::Tcp(t) => (6, t.src_port, t.dst_port),
             L4::Udp(u) => (17, u.src_port, u.dst_port),
             L4::Rsvp(_) => unreachable!("RSVP is handled at every node before delivery"),
+            L4::Real(_) => unreachable!("real datagrams are handled in receive_real"),
         };
         let key = socket_key(proto, pkt.dst, dport, pkt.src, sport);
         let socks = &self.sockets[node as usize];
@@ -1062,8 +1073,9 @@ impl Simulation {
         let mut v = vec![[0u64; 2]; self.flows.len()];
         for p in &self.ports {
             p.for_each_packet(&mut |pkt| {
-                if pkt.flow != NO_FLOW {
-                    v[pkt.flow as usize][pkt.dir as usize] += 1
+                // Agents' and real hosts' packets are no simulated flow's.
+                if let Some(x) = v.get_mut(pkt.flow as usize) {
+                    x[pkt.dir as usize] += 1
                 }
             });
         }

@@ -121,7 +121,7 @@ pub(crate) fn stamp_ports(l4: &mut L4, sport: u16, dport: u16) {
     match l4 {
         L4::Tcp(t) => (t.src_port, t.dst_port) = (sport, dport),
         L4::Udp(u) => (u.src_port, u.dst_port) = (sport, dport),
-        L4::Rsvp(_) => {}
+        L4::Rsvp(_) | L4::Real(_) => {}
     }
 }
 
@@ -158,7 +158,7 @@ mod tests {
         match l4 {
             L4::Tcp(t) => (t.src_port, t.dst_port),
             L4::Udp(u) => (u.src_port, u.dst_port),
-            L4::Rsvp(_) => unreachable!(),
+            L4::Rsvp(_) | L4::Real(_) => unreachable!(),
         }
     }
 }

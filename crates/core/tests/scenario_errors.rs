@@ -210,16 +210,16 @@ fn unknown_kinds_list_the_registered_names() {
             "links[0].loss_ab.kind: unknown variant `uniform`, expected one of `none`, `bernoulli`, `gilbert_elliott`",
         ),
         (
-            ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = \"bbr\" }"),
-            "flows[0].transport.cc: unknown congestion control \"bbr\", expected \"newreno\" or \"cubic\" in `cc`",
+            ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = \"vegas\" }"),
+            "flows[0].transport.cc: unknown congestion control \"vegas\", expected \"newreno\", \"cubic\" or \"bbr\" in `cc`",
         ),
         (
-            ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = { kind = \"bbr\" } }"),
-            "flows[0].transport.cc.kind: unknown variant `bbr`, expected `newreno` or `cubic` in `cc`",
+            ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = { kind = \"vegas\" } }"),
+            "flows[0].transport.cc.kind: unknown variant `vegas`, expected one of `newreno`, `cubic`, `bbr` in `cc`",
         ),
         (
             ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = 3 }"),
-            "flows[0].transport.cc: invalid type: integer `3`, expected \"newreno\", \"cubic\", or a table with `kind` in `cc`",
+            "flows[0].transport.cc: invalid type: integer `3`, expected \"newreno\", \"cubic\", \"bbr\", or a table with `kind` in `cc`",
         ),
     ];
     for ((from, to), want) in cases {

@@ -20,6 +20,15 @@ create_exception!(qoelab._native, TfdError, PyValueError, "An invalid TFD option
 create_exception!(qoelab._native, TraceError, PyValueError, "An invalid video trace: `line N: reason`.");
 create_exception!(
     qoelab._native,
+    EmuError,
+    PyException,
+    "Emulation could not run: a device, namespace or the real-time loop failed (one line)."
+);
+
+#[cfg(target_os = "linux")]
+mod emu;
+create_exception!(
+    qoelab._native,
     InternalError,
     PyException,
     "A bug in the simulator core: a Rust panic, caught at the binding (never a scenario mistake)."
@@ -51,6 +60,18 @@ fn internal_err(payload: Box<dyn Any + Send>) -> PyErr {
 /// derives from `BaseException`, so `except Exception` would not catch it).
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| Err(internal_err(p)))
+}
+
+/// `qoelab run` (and `bench`) simulate only: a scenario with real nodes needs `qoelab emulate`.
+fn simulated_only(sim: &qoelab_core::Simulation) -> Result<(), qoelab_core::ScenarioError> {
+    match sim.real_nodes().first() {
+        // Real nodes are declared in `[[nodes]]`, which number the first nodes.
+        Some(&n) => Err(qoelab_core::ScenarioError::new(
+            format!("nodes[{n}].real"),
+            "a real node needs `qoelab emulate` (`qoelab run` simulates only)",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// A run that stopped because simulated time stopped advancing is an error, not a result.
@@ -142,6 +163,7 @@ fn run_inner<'py>(
                 let sc = Scenario::from_toml(text)?;
                 let mut sim =
                     sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: out_dir.as_deref() })?;
+                simulated_only(&sim)?;
                 sim.run();
                 finished(&sim)?;
                 Ok::<_, qoelab_core::ScenarioError>(sim.results())
@@ -158,6 +180,7 @@ fn run_inner<'py>(
         let worker = scope.spawn(|| {
             let sc = Scenario::from_toml(text)?;
             let mut sim = sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: out_dir.as_deref() })?;
+            simulated_only(&sim)?;
             let end = sim.end().0;
             end_ns.store(end, Ordering::Relaxed);
             for i in 1..=STEPS {
@@ -215,6 +238,7 @@ fn bench_inner<'py>(
         .detach(|| {
             let sc = Scenario::from_toml(text)?;
             let mut sim = sc.build(&BuildOptions { base_dir: base_dir.as_deref(), pcap_dir: None })?;
+            simulated_only(&sim)?;
             // Wall time is measured here only for `qoelab bench`; it never enters result files.
             let t0 = std::time::Instant::now();
             sim.run();
@@ -358,6 +382,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TfdError", m.py().get_type::<TfdError>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add("EmuError", m.py().get_type::<EmuError>())?;
+    #[cfg(target_os = "linux")]
+    {
+        m.add_function(wrap_pyfunction!(emu::emu_hosts, m)?)?;
+        m.add_function(wrap_pyfunction!(emu::open_tun, m)?)?;
+        m.add_function(wrap_pyfunction!(emu::emulate, m)?)?;
+    }
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     // Record a panic's message for `InternalError` instead of printing it: the CLI reports a

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +134,18 @@ def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int]
     return counts
 
 
+def with_reps(grid: Any, reps: int | None) -> Any:
+    """A reproduction's grid (a frozen dataclass with a ``reps`` field) with ``--reps`` applied:
+    itself when None; a :class:`QoelabError` naming the option below 1."""
+    if reps is None:
+        return grid
+    if reps < 1:
+        raise QoelabError(f"--reps {reps}: must be at least 1")
+    import dataclasses
+
+    return dataclasses.replace(grid, reps=reps)
+
+
 def size(exp: Experiment) -> int:
     """How many runs ``exp`` holds: cells times repetitions."""
     return len(exp.cells) * exp.reps
@@ -157,7 +170,7 @@ def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Calla
     with contextlib.ExitStack() as stack:
         ex = executor
         if isinstance(ex, ExecutorSpec):
-            from qoelab.sweep import resolve_jobs
+            from qoelab.executors import resolve_jobs
 
             ex = stack.enter_context(dataclasses.replace(ex, jobs=resolve_jobs(jobs)).open())
         base = 0
@@ -177,7 +190,8 @@ def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Calla
 
 def rows(exp: Experiment, out: Path) -> list[dict[str, Any]]:
     """One row per finished run, in cell order then repetition order: the cell's parameters,
-    ``rep``, ``seed`` and the metrics. A missing run (e.g. another shard's) is left out."""
+    ``rep``, ``seed``, ``output`` (:func:`output_digest`) and the metrics. A missing run (e.g.
+    another shard's) is left out."""
     from qoelab.sweep import is_done
 
     got = []
@@ -186,23 +200,64 @@ def rows(exp: Experiment, out: Path) -> list[dict[str, Any]]:
             d = run_dir(exp, out, cid, r)
             if not is_done(d):
                 continue
-            got.append({**p, "rep": r, "seed": seed_of(exp.name, p, exp.paired, r), **exp.metrics(d, p)})
+            got.append({**p, "rep": r, "seed": seed_of(exp.name, p, exp.paired, r), "output": output_digest(d),
+                        **exp.metrics(d, p)})
     return got
+
+
+def output_digest(run_dir: Path) -> str:
+    """A digest of a finished run's flows table, its schema metadata aside (which names the
+    scenario and so the seed): equal for two runs exactly when their per-flow outcomes are, the
+    criterion of the sweep's warning about identical repetitions. Empty when the run has no
+    flows table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        t = pq.read_table(run_dir / "flows.parquet").replace_schema_metadata(None)
+    except (OSError, pa.ArrowException):
+        return ""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as w:  # IPC bytes: NaN equals NaN, unlike Table.equals
+        w.write_table(t)
+    return hashlib.sha256(sink.getvalue().to_pybytes()).hexdigest()[:16]
+
+
+def _same(v: Any) -> Any:
+    """A row's value as a key of :func:`identical` (NaN equal to NaN)."""
+    return "nan" if isinstance(v, float) and math.isnan(v) else repr(v)
+
+
+def identical(rep_rows: list[dict[str, Any]]) -> bool:
+    """Whether two or more runs gave identical outputs whatever their seed: runs that are not
+    independent samples (an interval over them would have zero width and say nothing;
+    :mod:`qoelab.experiment.stats`). Rows that carry ``output`` (:func:`output_digest`, also
+    in the per-repetition CSVs a report writes) are compared by it; others by every value but
+    ``rep`` and ``seed`` (a constant metric alone does not make runs identical, their outputs
+    do)."""
+    if len(rep_rows) < 2:
+        return False
+    if all(r.get("output") for r in rep_rows):
+        return len({r["output"] for r in rep_rows}) == 1
+    keys = {tuple(sorted((k, _same(v)) for k, v in r.items() if k not in ("rep", "seed", "output"))) for r in rep_rows}
+    return len(keys) == 1
 
 
 def aggregate(rep_rows: list[dict[str, Any]], keys: tuple[str, ...], metrics: tuple[str, ...]) -> list[dict[str, Any]]:
     """Rows grouped by ``keys`` (in first-seen order), each metric an :class:`Estimate` over the
     group's repetitions; NaN values (a metric that does not exist in a run) are left out of it
-    (None when no value is left)."""
+    (None when no value is left). A group whose runs are :func:`identical` gets estimates
+    without an interval, marked not independent."""
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for r in rep_rows:
         groups.setdefault(tuple(r[k] for k in keys), []).append(r)
     out = []
     for k, rs in groups.items():
         row: dict[str, Any] = dict(zip(keys, k))
+        ind = not identical(rs)
         for m in metrics:
             xs = [float(r[m]) for r in rs if r[m] == r[m]]
-            row[m] = mean_ci(xs) if xs else None
+            row[m] = mean_ci(xs, independent=ind) if xs else None
         out.append(row)
     return out
 
@@ -211,17 +266,33 @@ def paired(rep_rows: list[dict[str, Any]], treatment: str, a: Any, b: Any, metri
            by: tuple[str, ...] = ()) -> dict[tuple, Estimate]:
     """The paired difference ``metric(a) − metric(b)`` of the ``treatment`` parameter, per group
     of ``by``: repetitions matched by ``rep`` (they share the seed). A repetition missing on one
-    side is left out; a group with no pair is absent."""
-    sides: dict[tuple, dict[Any, dict[int, float]]] = {}
+    side is left out; a group with no pair is absent. Where either side's runs are
+    :func:`identical`, the difference is not independent (no interval)."""
+    sides: dict[tuple, dict[Any, dict[int, dict[str, Any]]]] = {}
     for r in rep_rows:
         if r[treatment] in (a, b):
-            sides.setdefault(tuple(r[k] for k in by), {}).setdefault(r[treatment], {})[r["rep"]] = float(r[metric])
+            sides.setdefault(tuple(r[k] for k in by), {}).setdefault(r[treatment], {})[r["rep"]] = r
     out = {}
     for g, s in sides.items():
         reps = sorted(set(s.get(a, {})) & set(s.get(b, {})))
         if reps:
-            out[g] = paired_ci([s[a][i] for i in reps], [s[b][i] for i in reps])
+            ind = not (identical([s[a][i] for i in reps]) or identical([s[b][i] for i in reps]))
+            out[g] = paired_ci([float(s[a][i][metric]) for i in reps], [float(s[b][i][metric]) for i in reps],
+                               independent=ind)
     return out
+
+
+def paired_where(rep_rows: list[dict[str, Any]], sel: dict[str, Any], treatment: str, a: Any, b: Any,
+                 metric: str) -> Estimate | None:
+    """:func:`paired` over the runs matching ``sel`` (every key equal) whose ``metric`` is not
+    NaN, as one estimate (None when no pair exists)."""
+    rs = [r for r in rep_rows if all(r[k] == v for k, v in sel.items()) and r[metric] == r[metric]]
+    return paired(rs, treatment, a, b, metric).get(())
+
+
+def select(rep_rows: list[dict[str, Any]], **sel: Any) -> list[dict[str, Any]]:
+    """The rows whose keys equal ``sel``'s values."""
+    return [r for r in rep_rows if all(r[k] == v for k, v in sel.items())]
 
 
 def timings(exp: Experiment, out: Path) -> list[tuple[int | None, dict[str, Any]]]:

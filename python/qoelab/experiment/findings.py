@@ -1,123 +1,342 @@
-"""A paper's finding as data, tested against our measurements.
+"""A paper's finding as data, and the rules that judge it: one place, tested
+(``tests/experiment/test_verdict_rules.py``).
 
-Every reproduction states each of the paper's claims as a :class:`Finding`: what is claimed, how
-we test it (the statistic and its 95 % interval over repetitions), and how much the verdict is
-worth (:class:`Label`):
+Every reproduction states each of the paper's claims as a :class:`Finding`: what is claimed,
+the statistic that tests it with its 95 % interval over repetitions (an
+:class:`~qoelab.experiment.stats.Estimate`), the :class:`Rule` the claim makes of that
+statistic (above a threshold, below one, within a band; where the paper gives a size, that
+size), the premises the test rests on (:class:`Premise`), and how much the verdict is worth
+(:class:`Label`). The verdict is never typed: :func:`judge` computes it.
 
-- *substantive*: the claim could have failed in our model; holding is evidence.
-- *trivial*: true of any sensible model (e.g. no competing traffic ⇒ no loss).
-- *by construction*: true because of how the mechanism or the scenario is defined (e.g. a flow
-  with a reservation above its peak rate loses nothing to the scheduler).
+**Verdicts** (:class:`Verdict`):
 
-A report's summary counts only substantive findings (:func:`summary_count`).
+- *holds*: the interval lies wholly on the claimed side of the threshold (for a band, wholly
+  inside it). Where the paper gives a size, the note says whether the interval covers it or how
+  far off it lies.
+- *does not hold*: the interval lies wholly on the other side, or it straddles the threshold
+  but excludes the paper's size (the paper's effect is ruled out even though ours is not
+  distinguishable from none).
+- *inconclusive*: neither; the note says about how many repetitions would decide it at the
+  spread measured. One repetition (no interval) and repetitions that are not independent
+  (identical outputs across seeds: :attr:`Estimate.independent`) are inconclusive too.
+- *untestable*: a named premise fails (the scenario is not in the regime the claim is about,
+  the cells did not run, the statistic has no value).
+
+**Labels** (:class:`Label`): *substantive* (the claim could have failed in our model: holding
+is evidence); *trivial* (true of any sensible model); *by construction* (true because of how a
+mechanism or the scenario is defined); *calibrated* (a parameter was set from this very
+result); *threshold chosen after the data* (the threshold or the reading that decides it was
+picked after seeing the numbers). Only substantive findings are counted (:func:`summary_count`).
+
+**Evidence.** A finding decided on fewer than :data:`MIN_EVIDENCE_REPS` repetitions is *quick:
+not evidence* in every output (:attr:`Finding.quick`). A finding run under a reproduction's
+declared choices (:mod:`qoelab.experiment.choices`) carries its verdict under each alternative
+(:attr:`Finding.under`); it counts as holding only if it holds under every one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 
-from qoelab.experiment.stats import Estimate
+from qoelab.experiment.stats import Estimate, t95
+
+#: Fewer repetitions than this decide a finding as *quick: not evidence*.
+MIN_EVIDENCE_REPS = 10
+#: The largest repetition count :func:`reps_to_decide` searches.
+MAX_REPS_SEARCHED = 100_000
 
 
 class Label(str, Enum):
     SUBSTANTIVE = "substantive"
     TRIVIAL = "trivial"
     BY_CONSTRUCTION = "by construction"
+    CALIBRATED = "calibrated"
+    THRESHOLD_AFTER_DATA = "threshold chosen after the data"
 
 
 class Verdict(str, Enum):
     HOLDS = "holds"
     DOES_NOT_HOLD = "does not hold"
-    WITHIN_NOISE = "within noise"
-    UNDECIDED = "undecided"
+    INCONCLUSIVE = "inconclusive"
+    UNTESTABLE = "untestable"
+
+
+#: The labels a report's summary counts.
+COUNTED = (Label.SUBSTANTIVE,)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a claim says of its statistic: ``kind`` ``"above"`` (greater than ``threshold``),
+    ``"below"`` (less than ``threshold``) or ``"within"`` (inside ``[−threshold, threshold]``);
+    ``size`` the paper's own value of the statistic where it gives one (above / below only)."""
+
+    kind: str
+    threshold: float = 0.0
+    size: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("above", "below", "within"):
+            raise ValueError(f"rule kind {self.kind!r}: expected above, below or within")
+        if self.kind == "within" and not self.threshold >= 0:
+            raise ValueError(f"within ± {self.threshold}: the bound must be >= 0")
+        if self.kind == "within" and self.size is not None:
+            raise ValueError("a within-band rule takes no size")
+
+    def text(self, scale: float = 1.0, unit: str = "") -> str:
+        """The rule in words, e.g. ``> 0 (paper: 27)``; ``scale`` and ``unit`` show its numbers as
+        the finding shows its statistic (e.g. 100 and " %" for a loss ratio)."""
+        t, z = _n(self.threshold, scale, unit), None if self.size is None else _n(self.size, scale, unit)
+        s = {"above": f"> {t}", "below": f"< {t}", "within": f"within ± {t}"}[self.kind]
+        return s + (f" (paper: {z})" if z is not None else "")
+
+
+def _n(x: float, scale: float = 1.0, unit: str = "") -> str:
+    """A number of a rule or a note, as the finding shows it."""
+    return f"{x * scale:.4g}{unit}"
+
+
+def above(threshold: float = 0.0, *, size: float | None = None) -> Rule:
+    """The claim: the statistic is above ``threshold`` (the paper's value ``size``, if given)."""
+    return Rule("above", float(threshold), size)
+
+
+def below(threshold: float, *, size: float | None = None) -> Rule:
+    """The claim: the statistic is below ``threshold`` (the paper's value ``size``, if given)."""
+    return Rule("below", float(threshold), size)
+
+
+def within(bound: float) -> Rule:
+    """The claim: the statistic lies within ± ``bound`` (an equivalence claim)."""
+    return Rule("within", float(bound))
+
+
+@dataclass(frozen=True)
+class Premise:
+    """A condition the test of a claim rests on (e.g. "the video is below its fair share");
+    ``detail`` says what was measured."""
+
+    name: str
+    holds: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    verdict: Verdict
+    note: str = ""
+
+
+def reps_to_decide(est: Estimate, gap: float) -> int | None:
+    """About how many repetitions give a 95 % half-width below ``gap`` at the spread ``est``
+    measured (its standard deviation); None when no count would (zero gap or spread, or more
+    than :data:`MAX_REPS_SEARCHED`)."""
+    if est.n < 2 or not math.isfinite(est.half_width) or gap <= 0:
+        return None
+    sd = est.half_width * math.sqrt(est.n) / t95(est.n - 1)
+    if sd <= 0:
+        return None
+    # t95 falls towards 1.96: start from the normal approximation, then step up.
+    m = max(2, math.ceil((1.959964 * sd / gap) ** 2))
+    if m > MAX_REPS_SEARCHED:
+        return None
+    while t95(m - 1) * sd / math.sqrt(m) >= gap:
+        m += 1
+        if m > MAX_REPS_SEARCHED:
+            return None
+    return m
+
+
+def _decide_note(est: Estimate, gaps: list[float]) -> str:
+    got = [m for m in (reps_to_decide(est, g) for g in gaps) if m is not None]
+    if not got:
+        return "no repetition count decides it at this spread (the mean sits on the boundary)"
+    return f"about {min(got)} repetitions would decide it at the spread measured (n = {est.n} now)"
+
+
+def judge(est: Estimate | None, rule: Rule, premises: tuple[Premise, ...] = (), *, scale: float = 1.0,
+          unit: str = "") -> Judgement:
+    """The verdict of ``rule`` on ``est`` (module doc), with its note (numbers shown × ``scale``
+    with ``unit``, as the finding shows its statistic)."""
+    def n(x: float) -> str:
+        return _n(x, scale, unit)
+
+    failed = [p for p in premises if not p.holds]
+    if failed:
+        return Judgement(Verdict.UNTESTABLE, "; ".join(f"premise fails: {p.name}" + (f" ({p.detail})" if p.detail else "")
+                                                       for p in failed))
+    if est is None or not math.isfinite(est.mean):
+        return Judgement(Verdict.UNTESTABLE, "the statistic has no value (its cells did not run, or the event never "
+                                             "happened)")
+    if not est.independent:
+        return Judgement(Verdict.INCONCLUSIVE, f"not independent: the {est.n} repetitions' outputs are identical "
+                                               "across seeds, so they give no interval")
+    if est.n < 2 or not math.isfinite(est.half_width):
+        return Judgement(Verdict.INCONCLUSIVE, "one repetition gives no interval: at least 2 are needed "
+                                               f"({MIN_EVIDENCE_REPS} to count as evidence)")
+    lo, hi, thr = est.low, est.high, rule.threshold
+    if rule.kind == "within":
+        if -thr <= lo and hi <= thr:
+            return Judgement(Verdict.HOLDS, f"the interval lies within ± {n(thr)}")
+        if lo > thr or hi < -thr:
+            return Judgement(Verdict.DOES_NOT_HOLD, f"the interval lies outside ± {n(thr)}")
+        return Judgement(Verdict.INCONCLUSIVE, _decide_note(est, [abs(thr - abs(est.mean))]))
+    up = rule.kind == "above"
+    side, other = ("above", "below") if up else ("below", "above")
+    size = rule.size
+    if (lo > thr) if up else (hi < thr):
+        note = f"the interval lies {side} {n(thr)}"
+        if size is not None:
+            if lo <= size <= hi:
+                note += f"; the paper's {n(size)} lies inside it"
+            elif size > hi:
+                note += f"; the paper's {n(size)} lies {n(size - hi)} above it"
+            else:
+                note += f"; the paper's {n(size)} lies {n(lo - size)} below it"
+        return Judgement(Verdict.HOLDS, note)
+    if (hi < thr) if up else (lo > thr):
+        return Judgement(Verdict.DOES_NOT_HOLD, f"the interval lies {other} {n(thr)}, against the claim")
+    if size is not None and not lo <= size <= hi:
+        return Judgement(Verdict.DOES_NOT_HOLD, f"the interval [{n(lo)}, {n(hi)}] excludes the paper's {n(size)}, "
+                                                "though not our no-effect threshold")
+    gaps = [abs(est.mean - thr)] + ([abs(est.mean - size)] if size is not None else [])
+    return Judgement(Verdict.INCONCLUSIVE, _decide_note(est, gaps))
+
+
+def conjunction(judgements: list[Judgement]) -> Judgement:
+    """Several claims at once: *does not hold* if any part does not; else *untestable* if a part
+    is; else *inconclusive* if a part is; else *holds*. The note joins the deciding parts'."""
+    if not judgements:
+        return Judgement(Verdict.UNTESTABLE, "no part to test")
+    for v in (Verdict.DOES_NOT_HOLD, Verdict.UNTESTABLE, Verdict.INCONCLUSIVE):
+        notes = [j.note for j in judgements if j.verdict is v]
+        if notes:
+            return Judgement(v, "; ".join(dict.fromkeys(notes)))
+    return Judgement(Verdict.HOLDS, "every part holds")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One conjunct of a finding that claims several things at once (e.g. "at both frame
+    lengths"): its own estimate and rule."""
+
+    name: str
+    estimate: Estimate | None
+    rule: Rule
+    premises: tuple[Premise, ...] = ()
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One claim, its label, the statistic that tests it and the verdict.
+    """One claim, its label, the statistic that tests it, the rule and the premises; the verdict
+    is computed (:attr:`judgement`).
 
     ``statistic`` names what ``estimate`` measures (e.g. "PER(s4) − PER(s3), mean over the grid,
-    pp"); ``why`` explains the label or the verdict in words (no numbers: numbers come from the
-    estimate)."""
+    pp"); ``why`` explains the label in words (no numbers: numbers come from the estimate).
+    With ``parts`` the finding is their conjunction and ``estimate`` is the one shown (e.g. the
+    weakest part). ``under`` is filled by the sensitivity run: (variant, verdict) for every
+    alternative of every declared choice."""
 
     key: str
     claim: str
     label: Label
-    verdict: Verdict
+    rule: Rule
     statistic: str = ""
     estimate: Estimate | None = None
     why: str = ""
+    premises: tuple[Premise, ...] = ()
+    parts: tuple[Part, ...] = ()
+    under: tuple[tuple[str, Verdict], ...] = field(default=(), compare=False)
+    #: The findings' group when a report has several sets of the same claims (e.g. a sender
+    #: mode, a calibration): ``(group, key)`` identifies a finding.
+    group: str = ""
+    #: How the statistic is shown: its values × ``scale`` with ``unit`` (e.g. 100 and " %" for a
+    #: loss ratio), in the interval, the rule and the verdict's note alike.
+    scale: float = 1.0
+    unit: str = ""
 
+    @cached_property
+    def judgement(self) -> Judgement:
+        if self.parts:
+            failed = [p for p in self.premises if not p.holds]
+            if failed:
+                return judge(None, self.rule, tuple(failed))
+            parts = [(p.name, judge(p.estimate, p.rule, p.premises, scale=self.scale, unit=self.unit))
+                     for p in self.parts]
+            return conjunction([Judgement(j.verdict, f"{name}: {j.note}") for name, j in parts])
+        return judge(self.estimate, self.rule, self.premises, scale=self.scale, unit=self.unit)
 
-def judge_positive(est: Estimate | None, *, threshold: float = 0.0) -> Verdict:
-    """Verdict for a claim "the quantity is above ``threshold``" from its estimate: *holds* when
-    the whole 95 % interval is above, *does not hold* when it is wholly below, *within noise*
-    when it straddles. With one repetition (no interval) the mean decides alone and the verdict
-    is *holds* / *does not hold*; with no estimate, *undecided*."""
-    import math
+    @property
+    def verdict(self) -> Verdict:
+        return self.judgement.verdict
 
-    if est is None or math.isnan(est.mean):
-        return Verdict.UNDECIDED
-    if est.n < 2 or math.isnan(est.half_width):
-        return Verdict.HOLDS if est.mean > threshold else Verdict.DOES_NOT_HOLD
-    if est.low > threshold:
-        return Verdict.HOLDS
-    if est.high < threshold:
-        return Verdict.DOES_NOT_HOLD
-    return Verdict.WITHIN_NOISE
+    @property
+    def note(self) -> str:
+        return self.judgement.note
 
+    @property
+    def n(self) -> int:
+        """The repetitions the verdict rests on (the fewest of the parts')."""
+        ests = [p.estimate for p in self.parts] if self.parts else [self.estimate]
+        return min((e.repetitions for e in ests if e is not None), default=0)
 
-def judge_below(est: Estimate | None, threshold: float) -> Verdict:
-    """Verdict for a claim "the quantity is below ``threshold``" (e.g. a loss is negligible):
-    *holds* when the whole 95 % interval is below, *does not hold* when it is wholly above,
-    *within noise* when it straddles; with one repetition the mean decides; with no estimate,
-    *undecided*."""
-    import math
+    @property
+    def quick(self) -> bool:
+        """Decided (holds, does not hold or inconclusive) on fewer than
+        :data:`MIN_EVIDENCE_REPS` repetitions: *quick: not evidence*."""
+        return self.verdict is not Verdict.UNTESTABLE and self.n < MIN_EVIDENCE_REPS
 
-    if est is None or math.isnan(est.mean):
-        return Verdict.UNDECIDED
-    if est.n < 2 or math.isnan(est.half_width):
-        return Verdict.HOLDS if est.mean < threshold else Verdict.DOES_NOT_HOLD
-    if est.high < threshold:
-        return Verdict.HOLDS
-    if est.low > threshold:
-        return Verdict.DOES_NOT_HOLD
-    return Verdict.WITHIN_NOISE
+    @property
+    def robust(self) -> bool | None:
+        """Whether every alternative gives this verdict (None: no sensitivity run)."""
+        if not self.under:
+            return None
+        return all(v is self.verdict for _, v in self.under)
 
+    def sensitivity_text(self) -> str:
+        """``robust``, ``depends on CHOICE (default: …; alt: …)`` or ``not run``."""
+        if not self.under:
+            return "not run"
+        if self.robust:
+            return "robust"
+        by: dict[str, list[tuple[str, Verdict]]] = {}
+        for variant, v in self.under:
+            by.setdefault(variant.split("=", 1)[0], []).append((variant.split("=", 1)[-1], v))
+        hang = {c: vs for c, vs in by.items() if any(v is not self.verdict for _, v in vs)}
+        return "; ".join(f"depends on {c} (default: {self.verdict.value}; "
+                         + "; ".join(f"{a}: {v.value}" for a, v in vs) + ")" for c, vs in hang.items())
 
-def judge_within(est: Estimate | None, bound: float) -> Verdict:
-    """Verdict for a claim "the quantity lies within ± ``bound``" (e.g. two utilisations within 2
-    points, a share constant to within a tolerance): *holds* when the whole 95 % interval is
-    inside [−bound, bound], *does not hold* when it is wholly outside (above ``bound`` or below
-    ``-bound``), *within noise* otherwise. With one repetition the mean decides alone; with no
-    estimate, *undecided*."""
-    import math
+    def depends_on(self) -> list[str]:
+        """The choices under one of whose alternatives the verdict differs."""
+        return list(dict.fromkeys(variant.split("=", 1)[0] for variant, v in self.under if v is not self.verdict))
 
-    if est is None or math.isnan(est.mean):
-        return Verdict.UNDECIDED
-    if est.n < 2 or math.isnan(est.half_width):
-        return Verdict.HOLDS if abs(est.mean) <= bound else Verdict.DOES_NOT_HOLD
-    if -bound <= est.low and est.high <= bound:
-        return Verdict.HOLDS
-    if est.low > bound or est.high < -bound:
-        return Verdict.DOES_NOT_HOLD
-    return Verdict.WITHIN_NOISE
-
-
-def judge_all(verdicts: list[Verdict]) -> Verdict:
-    """The verdict of a conjunction of claims: *does not hold* if any part does not, *holds* if
-    every part holds, *undecided* if a part is undecided, else *within noise*."""
-    if any(v is Verdict.DOES_NOT_HOLD for v in verdicts):
-        return Verdict.DOES_NOT_HOLD
-    if any(v is Verdict.UNDECIDED for v in verdicts) or not verdicts:
-        return Verdict.UNDECIDED
-    if all(v is Verdict.HOLDS for v in verdicts):
-        return Verdict.HOLDS
-    return Verdict.WITHIN_NOISE
+    @property
+    def counts_as_holding(self) -> bool:
+        """Holds, and under every alternative run."""
+        return self.verdict is Verdict.HOLDS and all(v is Verdict.HOLDS for _, v in self.under)
 
 
 def summary_count(findings: list[Finding]) -> tuple[int, int]:
-    """(substantive findings that hold, substantive findings decided), for a report's summary."""
-    subst = [f for f in findings if f.label is Label.SUBSTANTIVE and f.verdict is not Verdict.UNDECIDED]
-    return sum(f.verdict is Verdict.HOLDS for f in subst), len(subst)
+    """(counted findings that hold under every alternative run, counted findings tested): only
+    :data:`COUNTED` labels; *untestable* ones are not tested."""
+    counted = [f for f in findings if f.label in COUNTED and f.verdict is not Verdict.UNTESTABLE]
+    return sum(f.counts_as_holding for f in counted), len(counted)
+
+
+def summary_line(findings: list[Finding]) -> str:
+    """One sentence for a report's summary: the count, the findings that hang on a choice and
+    the quick flag, e.g. "4 of 7 substantive findings hold under every alternative (2 hold only
+    under some: depends on coupled); quick: not evidence (decided on fewer than 10 repetitions)"."""
+    held, tested = summary_count(findings)
+    ran = any(f.under for f in findings)
+    s = f"{held} of {tested} substantive findings hold" + (" under every alternative" if ran else "")
+    fragile = [f for f in findings if f.label in COUNTED and f.verdict is Verdict.HOLDS and not f.counts_as_holding]
+    if fragile:
+        hang = list(dict.fromkeys(c for f in fragile for c in f.depends_on()))
+        s += f" ({len(fragile)} more hold only under our default: they depend on {', '.join(hang)})"
+    if any(f.quick for f in findings if f.label in COUNTED):
+        s += f"; quick: not evidence (decided on fewer than {MIN_EVIDENCE_REPS} repetitions)"
+    return s

@@ -18,13 +18,13 @@ from qoelab.errors import QoelabError
 from qoelab.experiment.findings import Label, Verdict
 from qoelab.experiment.stats import Estimate
 
-FORMAT = "qoelab.report/1"
+FORMAT = "qoelab.report/2"
 LABELS = tuple(x.value for x in Label)
 VERDICTS = tuple(x.value for x in Verdict)
 SIDES = ("ours", "paper")
 _REQUIRED = {"format": str, "paper": str, "mode": str, "title": str, "tables": list, "figures": list,
              "findings": list, "reading": str}
-_OPTIONAL = {"summary": str, "setup": str, "cost": dict, "provenance": dict}
+_OPTIONAL = {"summary": str, "setup": str, "cost": dict, "provenance": dict, "choices": list}
 
 
 def _finite(x: float | None) -> float | None:
@@ -33,16 +33,20 @@ def _finite(x: float | None) -> float | None:
 
 def estimate_cell(e: Estimate | None, scale: float = 1.0) -> dict[str, Any] | None:
     """A table cell (or a finding's ``estimate``) from an :class:`Estimate`: mean and the 95 %
-    interval's ends, ``null`` where they do not exist (``n < 2``); ``scale`` multiplies them (e.g. 100
+    interval's ends, ``null`` where they do not exist (``n < 2``, or repetitions that are not
+    independent, which also adds ``"independent": false``); ``scale`` multiplies them (e.g. 100
     for percent)."""
     if e is None:
         return None
     mean = _finite(e.mean)
-    hw = _finite(e.half_width)
-    return {"mean": None if mean is None else mean * scale,
-            "lo": None if mean is None or hw is None else (mean - hw) * scale,
-            "hi": None if mean is None or hw is None else (mean + hw) * scale,
-            "n": e.n}
+    hw = _finite(e.half_width) if e.independent else None
+    d = {"mean": None if mean is None else mean * scale,
+         "lo": None if mean is None or hw is None else (mean - hw) * scale,
+         "hi": None if mean is None or hw is None else (mean + hw) * scale,
+         "n": e.n}
+    if not e.independent:
+        d["independent"] = False
+    return d
 
 
 def _clean(x: Any) -> Any:
@@ -60,9 +64,10 @@ def _is_cell(v: Any) -> bool:
     if v is None or isinstance(v, (str, int, float)) and not isinstance(v, bool):
         return not (isinstance(v, float) and not math.isfinite(v))
     if isinstance(v, dict):
-        return (set(v) == {"mean", "lo", "hi", "n"} and all(_is_cell(v[k]) and not isinstance(v[k], str)
-                                                          for k in ("mean", "lo", "hi"))
-                and isinstance(v["n"], int) and not isinstance(v["n"], bool) and v["n"] >= 0)
+        return (set(v) - {"independent"} == {"mean", "lo", "hi", "n"}
+                and all(_is_cell(v[k]) and not isinstance(v[k], str) for k in ("mean", "lo", "hi"))
+                and isinstance(v["n"], int) and not isinstance(v["n"], bool) and v["n"] >= 0
+                and v.get("independent", False) is False)
     return False
 
 
@@ -166,6 +171,23 @@ def check_report(doc: Any, folder: Path | None = None) -> list[str]:
             errs.append(f"{at}.verdict: must be one of {', '.join(VERDICTS)}, got {f.get('verdict')!r}")
         if f.get("estimate") is not None and not (isinstance(f["estimate"], dict) and _is_cell(f["estimate"])):
             errs.append(f"{at}.estimate: must be null or {{mean, lo, hi, n}}")
+        kinds: tuple[tuple[str, type], ...] = (("rule", str), ("note", str), ("quick", bool), ("n", int),
+                                               ("premises", list), ("sensitivity", dict))
+        for k, kind in kinds:
+            if not isinstance(f.get(k), kind) or (kind is int and isinstance(f.get(k), bool)):
+                errs.append(f"{at}.{k}: must be a {kind.__name__}")
+        sens = f.get("sensitivity")
+        if isinstance(sens, dict):
+            if not isinstance(sens.get("text"), str) or sens.get("robust") not in (True, False, None):
+                errs.append(f"{at}.sensitivity: must hold `text` (a string) and `robust` (true, false or null)")
+            under = sens.get("under")
+            if not isinstance(under, dict) or any(v not in VERDICTS for v in under.values()):
+                errs.append(f"{at}.sensitivity.under: must map each variant to a verdict")
+    for i, c in enumerate(_list(doc.get("choices"))):
+        at = f"choices[{i}]"
+        if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not isinstance(c.get("why"), str) \
+                or not isinstance(c.get("alternatives"), list) or not isinstance(c.get("unavailable"), dict):
+            errs.append(f"{at}: must be an object with `name`, `default`, `alternatives`, `why` and `unavailable`")
     return errs
 
 
@@ -184,6 +206,12 @@ def write_report(folder: Path, doc: dict[str, Any]) -> Path:
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, folder / "report.json")
     return folder / "report.json"
+
+
+def load_report_any(path: Path) -> dict[str, Any]:
+    """A ``report.json`` of any format version as plain JSON, unchecked: for rewriting a
+    committed report of an earlier format (its findings recomputed), never for reading results."""
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
 def load_report(path: Path) -> dict[str, Any]:

@@ -4,6 +4,12 @@ Repetitions of one cell are independent runs (different seeds); two variants run
 seed share their random draws (clip offsets, start times), so their difference is estimated from
 the per-repetition differences (:func:`paired_ci`), which is tighter than comparing two
 independent intervals.
+
+Runs whose outputs are identical across seeds are not independent samples: their "interval"
+would have zero width and say nothing about the real system's variability. Whoever computes
+an estimate over them says so (``independent=False``: the layer's
+:func:`qoelab.experiment.core.aggregate` and :func:`~qoelab.experiment.core.paired` do it from the
+runs' rows), and the estimate then carries no interval (``half_width`` NaN).
 """
 
 from __future__ import annotations
@@ -16,11 +22,20 @@ from typing import Sequence
 @dataclass(frozen=True)
 class Estimate:
     """A mean over ``n`` repetitions and the half-width of its 95 % interval (NaN when ``n < 2``:
-    one repetition says nothing about the noise)."""
+    one repetition says nothing about the noise; and when the repetitions are not
+    ``independent``: their outputs were identical across seeds)."""
 
     mean: float
     half_width: float
     n: int
+    independent: bool = True
+    #: The repetitions the samples come from, when they pool several cells (``n`` samples from
+    #: fewer repetitions each): what a finding's evidence is counted in. None: ``n``.
+    reps: int | None = None
+
+    @property
+    def repetitions(self) -> int:
+        return self.n if self.reps is None else self.reps
 
     @property
     def low(self) -> float:
@@ -46,20 +61,29 @@ def t95(dof: int) -> float:
     return float(stats.t.ppf(0.975, dof))
 
 
-def mean_ci(xs: Sequence[float]) -> Estimate:
-    """Mean of ``xs`` and the half-width of its Student-t 95 % interval."""
+def mean_ci(xs: Sequence[float], *, independent: bool = True) -> Estimate:
+    """Mean of ``xs`` and the half-width of its Student-t 95 % interval (none when the samples
+    are not ``independent``)."""
     n = len(xs)
     if n == 0:
         raise ValueError("mean_ci needs at least one value")
     mean = math.fsum(xs) / n
-    if n < 2:
-        return Estimate(mean, float("nan"), n)
+    if n < 2 or not independent:
+        return Estimate(mean, float("nan"), n, independent)
     sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
     return Estimate(mean, t95(n - 1) * sd / math.sqrt(n), n)
 
 
-def paired_ci(xs: Sequence[float], ys: Sequence[float]) -> Estimate:
+def paired_ci(xs: Sequence[float], ys: Sequence[float], *, independent: bool = True) -> Estimate:
     """The mean of ``x_i − y_i`` over paired repetitions, with its 95 % interval."""
     if len(xs) != len(ys):
         raise ValueError(f"paired_ci needs paired samples, got {len(xs)} and {len(ys)} values")
-    return mean_ci([x - y for x, y in zip(xs, ys)])
+    return mean_ci([x - y for x, y in zip(xs, ys)], independent=independent)
+
+
+def sd(xs: Sequence[float]) -> float | None:
+    """The sample standard deviation of ``xs`` (None with fewer than 2 values)."""
+    if len(xs) < 2:
+        return None
+    mu = math.fsum(xs) / len(xs)
+    return math.sqrt(math.fsum((x - mu) ** 2 for x in xs) / (len(xs) - 1))

@@ -25,9 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from qoelab.experiment.findings import Finding
+from qoelab.experiment.choices import Choice, choices_md
+from qoelab.experiment.findings import MIN_EVIDENCE_REPS, Finding
 from qoelab.experiment.report import estimate_cell, write_report
 from qoelab.experiment.stats import Estimate
+
+
+#: The note under a table whose intervals rest on fewer than ``MIN_EVIDENCE_REPS`` repetitions.
+QUICK_NOTE = (f"*Quick: not evidence.* Estimates here rest on fewer than {MIN_EVIDENCE_REPS} repetitions (n in the "
+              "CSV); their intervals are indications, not evidence.")
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,8 @@ def cell_md(v: Any, c: Column) -> str:
         return "–"
     if isinstance(v, Estimate):
         m = _num(v.mean * c.scale, c.digits)
+        if not v.independent:
+            return f"{m} (not independent)"
         return m if v.n < 2 or math.isnan(v.half_width) else f"{m} ± {_num(v.half_width * c.scale, 2)}"
     if isinstance(v, float):
         return _num(v * c.scale, c.digits)
@@ -94,7 +102,13 @@ class Table:
         lines += ["| " + " | ".join(cell_md(r.get(c.key), c) for c in self.columns) + " |" for r in self.rows]
         if self.note:
             lines += ["", self.note]
+        if self.quick_intervals():
+            lines += ["", QUICK_NOTE]
         return "\n".join(lines) + "\n"
+
+    def quick_intervals(self) -> bool:
+        """Whether an estimate of the table rests on fewer than ``MIN_EVIDENCE_REPS`` repetitions."""
+        return any(isinstance(v, Estimate) and v.n < MIN_EVIDENCE_REPS for r in self.rows for v in r.values())
 
     def csv_text(self) -> str:
         """One header row; an estimate column ``k`` becomes ``k``, ``k_lo``, ``k_hi``, ``k_n``
@@ -197,7 +211,7 @@ class Figure:
     id: str
     title: str
     path: str
-    draw: Callable[[Path], None]
+    draw: Callable[[Path], Any]
     source: str = ""
 
     def write(self, folder: Path) -> dict[str, str]:
@@ -235,6 +249,8 @@ def interval_str(e: Estimate | None, scale: float = 1.0, digits: int = 3, unit: 
     if e is None or math.isnan(e.mean):
         return "n/a"
     m = _num(e.mean * scale, digits)
+    if not e.independent:
+        return f"{m}{unit} (n = {e.n}, not independent: no interval)"
     if e.n < 2 or math.isnan(e.half_width):
         return f"{m}{unit} (n = {e.n})"
     return f"{m} [{_num(e.low * scale, digits)}, {_num(e.high * scale, digits)}]{unit} (n = {e.n})"
@@ -254,6 +270,8 @@ def pm_str(e: Estimate | None) -> str:
     -0.0001 ± 0.0001 seems not to. One repetition: ``+mean (1 sample)``; no estimate: "–"."""
     if e is None:
         return "–"
+    if not e.independent:
+        return f"{e.mean:+.{_pm_decimals(abs(e.mean) / 10 if e.mean else 0)}f} (n = {e.n}, not independent)"
     if e.n < 2 or math.isnan(e.half_width):
         return f"{e.mean:+.{_pm_decimals(abs(e.mean) / 10 if e.mean else 0)}f} (1 sample)"
     d = _pm_decimals(e.half_width)
@@ -273,26 +291,42 @@ def duration_str(seconds: float) -> str:
     return f"{seconds / 3600:.2f} h"
 
 
-def findings_md(findings: list[Finding], scale: float = 1.0, *,
-                units: Callable[[Finding], tuple[float, str]] | None = None, why: bool = False) -> str:
-    """The reading's skeleton: one line per finding with its label, verdict, statistic and 95 %
-    interval, all from the computed :class:`Finding`. ``units(finding)`` gives a finding's own
-    ``(scale, unit)`` when they differ between findings (e.g. losses in percent beside rates in
-    Mbit/s); ``why`` appends each finding's ``why`` (typed prose, no numbers)."""
-    lines = []
-    for f in findings:
-        sc, unit = units(f) if units else (scale, "")
-        stat = f"; {f.statistic} = {interval_str(f.estimate, sc, unit=unit)}" if f.statistic or f.estimate else ""
-        tail = f". {f.why}" if why and f.why else ""
-        lines.append(f"- **{f.verdict.value}** ({f.label.value}) {f.claim}{stat}{tail}")
-    return "\n".join(lines) + ("\n" if lines else "")
+def finding_line(f: Finding, *, why: bool = False) -> str:
+    """One finding as a Markdown list item: verdict, label, claim, the statistic's interval, the
+    rule, the verdict's note, the quick flag and the sensitivity (numbers × the finding's
+    ``scale``, with its ``unit``); ``why`` appends its ``why`` (typed prose, no numbers)."""
+    parts = [f"- **{f.verdict.value}** ({f.label.value}) {f.claim}"]
+    if f.statistic or f.estimate:
+        parts[0] += f"; {f.statistic} = {interval_str(f.estimate, f.scale, unit=f.unit)}"
+    parts[0] += f"; claim {'for each part ' if f.parts else ''}{f.rule.text(f.scale, f.unit)}: {f.note.rstrip('.')}."
+    if f.quick:
+        parts.append("**quick: not evidence**.")
+    if f.under:
+        parts.append(f"Sensitivity: {f.sensitivity_text()}.")
+    if why and f.why:
+        parts.append(f.why)
+    return " ".join(parts)
+
+
+def findings_md(findings: list[Finding], *, why: bool = False) -> str:
+    """The reading's skeleton: one line per finding (:func:`finding_line`), all from the computed
+    :class:`Finding`."""
+    return "".join(finding_line(f, why=why) + "\n" for f in findings)
 
 
 def finding_json(f: Finding, *, group: str | None = None, source: str | None = None, unit: str | None = None,
-                 scale: float = 1.0) -> dict[str, Any]:
+                 scale: float | None = None) -> dict[str, Any]:
+    """A finding as ``report.json`` holds it (``docs/report-format.md``): its estimate, rule and
+    note in the unit the finding shows (its ``scale``/``unit``, or those given)."""
+    sc = f.scale if scale is None else scale
+    un = (f.unit.strip() or None) if unit is None else unit
     d: dict[str, Any] = {"key": f.key, "claim": f.claim, "label": f.label.value, "verdict": f.verdict.value,
-                         "statistic": f.statistic, "estimate": estimate_cell(f.estimate, scale)}
-    for k, v in (("group", group), ("source", source), ("unit", unit)):
+                         "statistic": f.statistic, "estimate": estimate_cell(f.estimate, sc),
+                         "rule": f.rule.text(sc, f.unit), "note": f.note, "n": f.n, "quick": f.quick,
+                         "premises": [{"name": p.name, "holds": p.holds, "detail": p.detail} for p in f.premises],
+                         "sensitivity": {"text": f.sensitivity_text(), "robust": f.robust,
+                                         "under": {k: v.value for k, v in f.under}}}
+    for k, v in (("group", group if group is not None else (f.group or None)), ("source", source), ("unit", un)):
         if v is not None:
             d[k] = v
     return d
@@ -301,13 +335,22 @@ def finding_json(f: Finding, *, group: str | None = None, source: str | None = N
 def report(folder: Path, *, paper: str, mode: str, title: str, tables: list[Table], findings: list[dict[str, Any]],
            reading: str, figures: Sequence[dict[str, str] | Figure] = (), summary: str | None = None,
            setup: str | None = None, cost: dict[str, Any] | None = None,
-           provenance: dict[str, Any] | None = None) -> Path:
+           provenance: dict[str, Any] | None = None, choices: Sequence[Choice] | None = None) -> Path:
     """Writes ``folder/report.json`` (:func:`~qoelab.experiment.report.write_report`) from the
     tables (any number, in order), figures (a :class:`Figure`, drawn here, or an entry
-    ``{id, title, path[, source]}`` of a file already drawn) and findings (:func:`finding_json`)."""
+    ``{id, title, path[, source]}`` of a file already drawn), findings (:func:`finding_json`) and
+    the paper's declared choices. A committed results folder (``scenarios/*/expected/``) is
+    refused unless its ``provenance`` is one clean commit
+    (:func:`qoelab.experiment.provenance.check_committable`)."""
+    from qoelab.experiment.provenance import check_committable, committed_folder
+
+    if committed_folder(folder):
+        check_committable(provenance or {}, folder)
     figs = [f.write(folder) if isinstance(f, Figure) else f for f in figures]
     doc: dict[str, Any] = {"paper": paper, "mode": mode, "title": title, "tables": [t.json() for t in tables],
                            "figures": figs, "findings": findings, "reading": reading}
+    if choices is not None:
+        doc["choices"] = [c.json() for c in choices]
     for k, v in (("summary", summary), ("setup", setup), ("cost", cost), ("provenance", provenance)):
         if v is not None:
             doc[k] = v
@@ -324,44 +367,85 @@ def mean_str(v: Any, digits: int = 3) -> str:
     return v if isinstance(v, str) else "n/a"
 
 
+def series_str(rows: Sequence[dict[str, Any]], key: str, digits: int = 3, scale: float = 1.0) -> str:
+    """The values of ``key`` in ``rows`` for prose, as ``a, b, c`` (means of estimates; "n/a"
+    where missing)."""
+    vals = []
+    for r in rows:
+        v = r.get(key)
+        x = v.mean if isinstance(v, Estimate) else v if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        vals.append("n/a" if x is None or math.isnan(x) else f"{x * scale:.{digits}g}")
+    return ", ".join(vals)
+
+
 def pyplot() -> Any:
-    """matplotlib's pyplot on the file-only Agg backend (reports are drawn without a display)."""
-    import matplotlib
+    """matplotlib's pyplot on the file-only Agg backend (:func:`qoelab.experiment.figures.pyplot`)."""
+    from qoelab.experiment.figures import pyplot as plt
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    return plt()
 
-    return plt
+
+def write_repetitions(folder: Path, rows: list[dict[str, Any]], first: Sequence[str], name: str = "repetitions.csv") -> Path:
+    """``folder/name``: one row per run, the columns ``first`` (e.g. the treatments), then
+    ``rep``, ``seed``, ``output`` and every other key in first-seen order; floats by ``repr``
+    (they read back exactly), NaN as ``nan``."""
+    cols = list(dict.fromkeys([*first, "rep", "seed", "output", *(k for r in rows for k in r)]))
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(cols)
+    for r in rows:
+        w.writerow([repr(float(v)) if isinstance(v, float) else ("" if v is None else v) for v in (r.get(c) for c in cols)])
+    path = Path(folder) / name
+    path.write_text(buf.getvalue())
+    return path
 
 
 def report_md(folder: Path, *, heading: str, summary: str, setup: str, tables: Sequence[Table],
-              figures: Sequence[dict[str, str] | Figure], reading: str) -> Path:
-    """Writes ``folder/report.md``: the heading, summary and setup, each table with its CSV file,
-    the figures and the reading."""
+              figures: Sequence[dict[str, str] | Figure], reading: str, choices: Sequence[Choice] = (),
+              provenance: dict[str, Any] | None = None) -> Path:
+    """Writes ``folder/report.md``: the heading, summary and setup, the declared choices, each
+    table with its CSV file, the figures, the reading and the provenance."""
     figs = [(f.title, f.path) if isinstance(f, Figure) else (f["title"], f["path"]) for f in figures]
     md = [f"# {heading}", "", summary, "", "## Setup", "", setup, ""]
+    if choices:
+        md += ["## Open choices", "", "What the paper leaves open and we chose (`--sensitivity` runs every finding "
+               "under each alternative):", "", choices_md(tuple(choices))]
     for t in tables:
         md += [t.markdown(), f"CSV: `{t.csv}`", ""]
     md += ["## Figures", ""] + [f"![{title}]({path})" for title, path in figs] + ["", "## Reading", "", reading]
+    if provenance is not None:
+        md += [provenance_md(provenance)]
     path = Path(folder) / "report.md"
     path.write_text("\n".join(md))
     return path
 
 
+def provenance_md(p: dict[str, Any]) -> str:
+    """A report's provenance section (one line each: the code, and the command)."""
+    from qoelab.experiment.provenance import describe
+
+    return "\n".join(["", "## Provenance", "", describe(p)] + ([f"Command: `{p['command']}`."] if p.get("command") else []))
+
+
 def publish(folder: Path, *, paper: str, quick: bool, title: str, tables: Sequence[Table], findings: Sequence[Any],
             source: str, figures: Sequence[dict[str, str] | Figure], reading: str, summary: str, setup: str,
-            cost: dict[str, Any], seeds: list[int], group: str | None = None, command: str | None = None) -> None:
+            cost: dict[str, Any], seeds: list[int], group: str | None = None, command: str | None = None,
+            choices: Sequence[Choice] = (), versions: Sequence[str] = ()) -> None:
     """Writes a reproduction's ``report.json`` (:func:`report`; figures drawn there) and
     ``report.md`` (:func:`report_md`) from the same parts: ``findings`` are
     :class:`~qoelab.experiment.findings.Finding` s, each cited to ``source``; the command in the
     provenance is ``qoelab reproduce <paper> [--quick]`` unless ``command`` gives it; ``group``
-    names the findings' group (e.g. the calibration they were measured in)."""
+    names the findings' group (e.g. the calibration they were measured in); ``versions`` are the
+    code versions the runs ran with (:func:`qoelab.experiment.runner.versions`), named in the
+    provenance with the code that writes the report (:mod:`qoelab.experiment.provenance`)."""
+    from qoelab.experiment import provenance as prov
+
     mode = "quick" if quick else "full"
+    p = prov.of(versions, command=command or f"qoelab reproduce {paper}{' --quick' if quick else ''}", seeds=seeds)
     figs = [f.write(folder) if isinstance(f, Figure) else f for f in figures]
     report(folder, paper=paper, mode=mode, title=title, tables=list(tables),
            findings=[finding_json(f, group=group, source=source) for f in findings], reading=reading, figures=figs,
-           summary=summary, setup=setup, cost=cost,
-           provenance={"command": command or f"qoelab reproduce {paper}{' --quick' if quick else ''}", "seeds": seeds})
+           summary=summary, setup=setup, cost=cost, choices=choices, provenance=p)
     report_md(folder, heading=f"{title}: {mode} reproduction", summary=summary, setup=setup, tables=tables,
-              figures=figs, reading=reading)
+              figures=figs, reading=reading, choices=choices, provenance=p)
 

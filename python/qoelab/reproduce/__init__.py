@@ -22,10 +22,10 @@ def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str,
                       jobs_help: str = "parallel runs (default 1; 0 = one per CPU)", label: str | None = None,
                       unit: str | None = None, options=None, done=None):
     """Adds ``qoelab reproduce NAME`` with the options every reproduction on the layer shares:
-    ``--quick``, ``--reps`` (if `reps_help` is given), ``-j/--jobs``, ``-o/--output`` (default
+    ``--quick``, ``--sensitivity``, ``--reps`` (if `reps_help` is given), ``-j/--jobs``, ``-o/--output`` (default
     ``results/reproduce-NAME[-quick]``, checked before anything runs) and the executor options
-    (``docs/sweeps.md``). The command calls ``run(out, quick=…, [reps=…,] jobs=…, progress=…,
-    executor=…)`` under one progress display and prints the shard note of a sharded run.
+    (``docs/sweeps.md``). The command calls ``run(out, quick=…, sensitivity=…, [reps=…,] jobs=…,
+    progress=…, executor=…)`` under one progress display and prints the shard note of a sharded run.
     Returns the parser, for options of the paper's own: ``options(args)`` turns them into more
     keyword arguments of ``run`` (a ``report_only`` one that is true hides the progress display:
     nothing runs), and ``done(result, out)`` prints what a finished run has to say."""
@@ -37,6 +37,9 @@ def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str,
 
     t = paper_group(subparsers).add_parser(name, help=help)
     t.add_argument("--quick", action="store_true", help=quick_help)
+    t.add_argument("--sensitivity", action="store_true",
+                   help="also run every finding under each alternative of the paper's declared choices (its CHOICES; "
+                        "results in DIR/sensitivity/) and mark each finding robust or dependent on a choice")
     if reps_help is not None:
         t.add_argument("--reps", type=int, default=None, help=reps_help)
     t.add_argument("-j", "--jobs", type=int, default=1, help=jobs_help)
@@ -49,7 +52,7 @@ def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str,
         from qoelab.executors import open_from_args, shard_note
         from qoelab.outdir import check_folder
         from qoelab.progress import progress
-        from qoelab.sweep import resolve_jobs
+        from qoelab.executors import resolve_jobs
 
         kw = dict(options(a)) if options else {}
         if reps_help is not None:
@@ -61,7 +64,8 @@ def add_paper_command(subparsers, name: str, help: str, run, *, quick_help: str,
         bar = progress(Console(stderr=True), label or f"{name} reproduction", unit=unit or "runs",
                        disable=bool(kw.get("report_only")))
         with open_from_args(a) as ex, bar as update:
-            r = run(out, quick=a.quick, jobs=resolve_jobs(a.jobs), progress=update, executor=ex, **kw)
+            r = run(out, quick=a.quick, sensitivity=a.sensitivity, jobs=resolve_jobs(a.jobs), progress=update,
+                    executor=ex, **kw)
         if "shard" in r:
             print(shard_note(r["shard"]))
         elif done:

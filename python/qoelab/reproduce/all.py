@@ -23,42 +23,21 @@ def _one_line(e: BaseException) -> str:
     return head if isinstance(e, QoelabError) else f"{type(e).__name__}: {head}"
 
 
-class _Across:
-    """One progress display over several papers: each paper reports ``(done, total)`` of its own
-    runs; the display shows the runs of the finished papers plus the current one's. Papers still
-    to come are not counted (their totals are not known before they start)."""
-
-    def __init__(self, update: Callable[[int, int], None]) -> None:
-        self.update, self.done, self.total = update, 0, 0
-
-    def paper(self) -> Callable[[int, int], None]:
-        last = [0, 0]
-
-        def progress(done: int, total: int) -> None:
-            last[:] = [done, total]
-            self.update(self.done + done, self.total + total)
-
-        def close() -> None:
-            self.done += last[0]
-            self.total += last[1]
-
-        progress.close = close  # type: ignore[attr-defined]
-        return progress
-
-
 def run_all(out: Path, *, quick: bool = False, jobs: int = 1, force: bool = False,
             progress: Callable[[int, int], None] | None = None, executor: Any = None,
-            log: Callable[[str], None] = print) -> dict[str, str]:
+            log: Callable[[str], None] = print, sensitivity: bool = False) -> dict[str, str]:
     """Runs every paper whose ``module`` is set into ``out/<key>/`` (reusing a folder whose
-    ``report.json`` loads, unless ``force``) and writes ``out/index.html``. Returns the one-line
-    errors of the papers that failed, by key (empty: all ran)."""
+    ``report.json`` loads, unless ``force``) and writes ``out/index.html``. One progress display
+    covers every paper to run and every stage of each (runs, decoding, picture measurements):
+    its total, the sum of the papers' ``size(quick, sensitivity)``, is known before the first
+    run, and a paper that fails still counts as done. Returns the one-line errors of the papers
+    that failed, by key (empty: all ran)."""
     from qoelab.experiment.report import load_report
     from qoelab.report.html import entries_from, write_index
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    across = _Across(progress or (lambda done, total: None))
-    errors: dict[str, str] = {}
+    todo = []
     for p in PAPERS:
         if p.module is None:
             continue
@@ -70,10 +49,18 @@ def run_all(out: Path, *, quick: bool = False, jobs: int = 1, force: bool = Fals
                 continue
             except QoelabError:
                 pass
-        update = across.paper()
+        todo.append((p, folder, importlib.import_module(f"qoelab.reproduce.{p.module}")))
+    sizes = [mod.size(quick, sensitivity) for _, _, mod in todo]
+    total, base = sum(sizes), 0
+    errors: dict[str, str] = {}
+    for (p, folder, mod), n in zip(todo, sizes):
+        def update(done: int, _total: int, base: int = base) -> None:
+            if progress:
+                progress(base + min(done, n), total)
+
         try:
-            mod = importlib.import_module(f"qoelab.reproduce.{p.module}")
-            mod.run(folder, quick=quick, jobs=jobs, progress=update, executor=executor)
+            kw = {"sensitivity": True} if sensitivity else {}
+            mod.run(folder, quick=quick, jobs=jobs, progress=update, executor=executor, **kw)
             load_report(folder / "report.json")
         except KeyboardInterrupt:
             raise
@@ -81,7 +68,9 @@ def run_all(out: Path, *, quick: bool = False, jobs: int = 1, force: bool = Fals
             errors[p.key] = _one_line(e)
             log(f"{p.key}: failed: {errors[p.key]}")
         finally:
-            update.close()  # type: ignore[attr-defined]
+            base += n
+            if progress:
+                progress(base, total)
     write_index(out, entries_from(out, errors))
     return errors
 
@@ -96,6 +85,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--output", metavar="DIR", required=True, help="folder of the paper folders and index.html")
     s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
     s.add_argument("--force", action="store_true", help="rerun papers whose report.json already loads")
+    s.add_argument("--sensitivity", action="store_true",
+                   help="also run each paper's findings under every alternative of its declared choices")
     s.add_argument("--report-only", action="store_true", help="run nothing; rebuild index.html from the paper folders")
     from qoelab.executors import add_arguments
 
@@ -111,12 +102,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
         from qoelab.executors import open_from_args
         from qoelab.progress import progress
-        from qoelab.sweep import resolve_jobs
+        from qoelab.executors import resolve_jobs
 
         console = Console(stderr=True)
         with open_from_args(a) as ex, progress(console, "reproduce all") as update:
             errors = run_all(out, quick=a.quick, jobs=resolve_jobs(a.jobs), force=a.force, progress=update,
-                             executor=ex, log=lambda s: console.print(s, markup=False, highlight=False))
+                             executor=ex, log=lambda s: console.print(s, markup=False, highlight=False),
+                             sensitivity=a.sensitivity)
         print(out / "index.html")
         if errors:
             print(f"{len(errors)} of {sum(p.module is not None for p in PAPERS)} reproductions failed: "

@@ -24,11 +24,17 @@ EXIT_FAIL = 1
 
 def register(sub: Any) -> None:
     v = sub.add_parser("verify", help="run the model-validation suite (closed forms, ns-3 anchor)")
-    v.add_argument("--quick", action="store_true", help="the reduced grid CI runs (32 rows, seconds on 2 cores)")
+    v.add_argument("--quick", action="store_true", help="the reduced grid CI runs (35 rows, seconds on 2 cores)")
     v.add_argument("--only", nargs="+", metavar="NAME", help="run only these validations (names as in the table titles)")
     v.add_argument("--json", metavar="FILE", help="also write every row as JSON")
     v.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown (the form of docs/validation.md)")
     v.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
+    k = v.add_argument_group("kernel", "--kernel: Linux's TCP (iperf3 in namespaces) against the linux profile on the "
+                                       "same emulated dumbbell (root; docs/validation.md)")
+    k.add_argument("--kernel", action="store_true", help="run the kernel comparison instead of the suite")
+    k.add_argument("--cc", nargs="+", choices=["cubic", "reno", "bbr"], help="only these congestion controls")
+    k.add_argument("--seconds", type=float, help="transfer time per run (default 30; 10 with --quick)")
+    k.add_argument("--reps", type=int, default=1, help="runs per grid point, kernel and simulation (default 1)")
     v.set_defaults(func=cmd_verify)
 
 
@@ -70,10 +76,62 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def cmd_kernel(a: argparse.Namespace) -> int:
+    """``verify --kernel``: see :mod:`qoelab.verify.kernel`."""
+    from qoelab.cli import err, out
+    from qoelab.emulate import unavailable
+    from qoelab.progress import progress
+    from qoelab.verify import kernel
+
+    if a.only:
+        raise QoelabError("--only selects validations of the suite; with --kernel use --cc")
+    seconds = a.seconds if a.seconds is not None else (10.0 if a.quick else kernel.SECONDS)
+    if not 2.0 <= seconds <= 3600.0:
+        raise QoelabError(f"--seconds {seconds:g}: expected 2 to 3600")
+    if not 1 <= a.reps <= 100:
+        raise QoelabError(f"--reps {a.reps}: expected 1 to 100")
+    json_path = _check_json_path(a.json) if a.json else None
+    md_path = _check_json_path(a.markdown, "--markdown") if a.markdown else None
+    why = unavailable()
+    if why:
+        out.print(f"verify --kernel: skipped: {why}", markup=False, highlight=False)
+        return 0
+    points = kernel.grid(a.quick, a.cc)
+    t0 = time.perf_counter()
+    with progress(err, "verify --kernel", unit="points", transient=True) as update:
+        results = kernel.run(points, seconds, a.reps, progress=update)
+    wall = time.perf_counter() - t0
+    t = Table(title=f"verify --kernel: Linux TCP vs the linux profile, {seconds:g} s, {a.reps} run(s) per point",
+              title_justify="left")
+    for h in ("cc", "point", "metric", "kernel", "qoelab", "tolerance", "verdict"):
+        t.add_column(h, justify="right" if h in ("kernel", "qoelab") else "left")
+    style = {"pass": "green", "FAIL": "bold red", "-": "dim"}
+    fails = 0
+    for r in results:
+        for c in r.checks():
+            fails += c.verdict == "FAIL"
+            t.add_row(r.point.cc, r.point.label, c.metric, kernel._fmt(c.kernel), kernel._fmt(c.sim), c.tolerance,
+                      f"[{style.get(c.verdict, '')}]{c.verdict}[/]")
+    out.print(t)
+    for r in results:
+        if r.note:
+            out.print(f"  {r.point.cc}, {r.point.label}: {r.note}", markup=False, highlight=False)
+    n = sum(len(r.checks()) for r in results)
+    out.print(f"{len(results)} points, {n} comparisons, {fails} FAIL; wall {wall:.0f} s")
+    if json_path:
+        doc = {"seconds": seconds, "reps": a.reps, "wall_s": wall, "results": [r.to_json() for r in results]}
+        _write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")
+    if md_path:
+        _write_atomic(md_path, kernel.markdown(results, seconds, a.reps))
+    return EXIT_FAIL if fails else 0
+
+
 def cmd_verify(a: argparse.Namespace) -> int:
+    if a.kernel:
+        return cmd_kernel(a)
     from qoelab.cli import err, out
     from qoelab.progress import progress
-    from qoelab.sweep import resolve_jobs
+    from qoelab.executors import resolve_jobs
     from qoelab.verify.core import FAIL, deviation, fmt_reference, fmt_value, markdown, run_suite
 
     if a.jobs < 0:

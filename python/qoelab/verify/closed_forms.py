@@ -172,3 +172,62 @@ def tfrc_equation(s: float, r: float, p: float) -> float:
     112332
     """
     return s / (r * math.sqrt(2 * p / 3) + 4 * r * 3 * math.sqrt(3 * p / 8) * p * (1 + 32 * p * p))
+
+
+def _even(x: int) -> int:
+    """Rounded up to even (``bbr_quantization_budget``: ``(cwnd + 1) & ~1``)."""
+    return (x + 1) // 2 * 2
+
+
+def bbr_probe_rtt_share(min_rtt: float, probe_rtt: float = 0.2, window: float = 10.0) -> float:
+    """The share of time BBR v1 spends in PROBE_RTT when nothing refreshes its min-RTT estimate:
+    ``probe_rtt`` + one round at 4 packets every ``window`` + ``probe_rtt`` + two rounds (the
+    estimate's own refresh by the samples of the round trip after PROBE_RTT, before a queue
+    builds again). Linux ``tcp_bbr.c``: ``bbr_min_rtt_win_sec`` = 10, ``bbr_probe_rtt_mode_ms`` =
+    200.
+
+    >>> round(bbr_probe_rtt_share(0.0412), 4)
+    0.0235
+    """
+    return (probe_rtt + min_rtt) / (window + probe_rtt + 2 * min_rtt)
+
+
+def bbr_single_flow_queue(pps: float, min_rtt: float, tso_goal: int = 2, per_ack: int = 2) -> float:
+    """Mean bottleneck queue (packets) of one BBR v1 flow in PROBE_BW, from ``tcp_bbr.c``'s gain
+    cycle, for a bottleneck of ``pps`` packets/s and a min-RTT estimate ``min_rtt`` s (the
+    propagation RTT with one packet's serialisation), when the bandwidth estimate is exact.
+
+    Paced at 99 % of the estimate, the flow is pacing-limited and its queue is set by the cycle,
+    whose phase ends compare the in-flight count before an ACK (B = pps × min_rtt in the pipe,
+    the queue, and the ``per_ack`` packets the ACK delivers: 2 with delayed ACKs) with targets:
+    the 0.75 phase ends at ``even(⌈B⌉ + 3g)`` (``bbr_inflight`` at gain 1, g the TSO goal),
+    leaving ``q_end`` queued; six 1.0 phases of one min_rtt each drain 1 % of the rate; the 1.25
+    phase (at least one min_rtt) lasts until in flight + g reaches ``even(⌈1.25 B⌉ + 3g) + 2``
+    (queue ``q_peak``), growing at 0.2375 × pps; the 0.75 phase drains at 0.2575 × pps back to
+    ``q_end``. The mean is the time average over the cycle, scaled by the share of time outside
+    PROBE_RTT (queue ≈ 0 there).
+
+    >>> round(bbr_single_flow_queue(10e6 / 8 / 1500, 0.0412), 2)
+    5.67
+    """
+    b = pps * min_rtt
+    q_end = max(0.0, _even(math.ceil(b) + 3 * tso_goal) - b - per_ack)
+    q_low = max(0.0, q_end - 0.01 * pps * min_rtt * 6)
+    q_peak = max(_even(math.ceil(1.25 * b) + 3 * tso_goal) + 2 - tso_goal - b - per_ack, q_low + 0.2375 * pps * min_rtt)
+    t_cruise = 6 * min_rtt
+    t_probe = (q_peak - q_low) / (0.2375 * pps)
+    t_drain = (q_peak - q_end) / (0.2575 * pps)
+    area = t_cruise * (q_end + q_low) / 2 + t_probe * (q_low + q_peak) / 2 + t_drain * (q_peak + q_end) / 2
+    return area / (t_cruise + t_probe + t_drain) * (1 - bbr_probe_rtt_share(min_rtt))
+
+
+def bbr_shared_queue(pps: float, min_rtt: float, cwnds: list[float], buffer: float) -> float:
+    """Mean bottleneck queue (packets) of n ≥ 2 BBR v1 flows with windows ``cwnds`` (packets):
+    each flow's max filter holds the best rate it has seen, more than its share, so together
+    they pace above the bottleneck and every flow is cwnd-limited; the queue is the windows less
+    the pipe B = pps × min_rtt, at most the buffer ("the cwnd cap minus the BDP").
+
+    >>> round(bbr_shared_queue(10e6 / 8 / 1500, 0.0212, [30.0, 30.0], 50), 1)
+    42.3
+    """
+    return min(buffer, sum(cwnds) - pps * min_rtt)

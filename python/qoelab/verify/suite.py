@@ -785,6 +785,138 @@ NS3 = Validation(
     digits=4,
 )
 
+# --- BBR v1 ---------------------------------------------------------------------------------
+
+#: The BBR rows' bottleneck: 10 Mbit/s (833.3 packets/s of 1,500 B) with a 50-packet FIFO.
+BBR_RATE_BPS = 10e6
+BBR_PPS = BBR_RATE_BPS / 8 / 1500
+BBR_BUFFER = 50
+BBR_SECS = 120.0
+#: The steady-state window: after the first PROBE_RTT (10 s), whose sample is the min-RTT
+#: estimate from then on (before it the estimate is the handshake's RTT).
+BBR_STEADY_FROM = 12.0
+
+
+@functools.cache
+def _bbr_run(n: int, rtt_ms: float) -> dict[str, float]:
+    """``n`` bulk BBR flows through the :func:`_dumbbell` bottleneck (10 Mbit/s, 50 packets, equal
+    RTTs ``rtt_ms``) for 120 s: total goodput, the time-averaged bottleneck queue (packets) over
+    [12 s, end), from the ``queues`` samples, and the flows' last min-RTT estimate (``bbr`` probe)."""
+    links: list[dict[str, Any]] = [{"a": "R1", "b": "R2", "rate": "10Mbps", "delay": "1ms",
+                                    "queue": {"kind": "fifo", "limit": f"{BBR_BUFFER}p"}}]
+    flows = []
+    side = (rtt_ms / 2 - 1) / 2
+    for i in range(n):
+        links.append({"a": f"S{i}", "b": "R1", "rate": "10Gbps", "delay": f"{side}ms"})
+        links.append({"a": "R2", "b": f"D{i}", "rate": "10Gbps", "delay": f"{side}ms"})
+        flows.append({"name": f"bbr{i}", "src": f"S{i}", "dst": f"D{i}", "start": f"{100 + 10 * i}ms",
+                      "transport": {"kind": "tcp", "cc": "bbr"}, "app": {"kind": "bulk"}})
+    r = _run({"sim": {"duration": f"{BBR_SECS}s", "seed": 2}, "links": links, "flows": flows,
+              "output": {"probes": ["bbr"]}})
+    q = r.tables["queues"].filter(pc.equal(r.tables["queues"]["link"], "R1->R2"))
+    t = q["t_s"].to_numpy()
+    pk = q["packets"].to_numpy().astype(float)
+    w = np.diff(np.append(t, BBR_SECS))
+    sel = t >= BBR_STEADY_FROM
+    b = r.tables["probe_bbr"]
+    min_rtt, cwnds = [], []
+    for i in range(n):
+        f = b.filter(pc.equal(b["flow"], f"bbr{i}"))
+        min_rtt.append(f["min_rtt_ns"][-1].as_py() / 1e9)
+        # Time-weighted mean cwnd (at each new round) over the steady window.
+        ft, fc = f["t_ns"].to_numpy() / 1e9, f["cwnd_bytes"].to_numpy() / 1448
+        fw = np.diff(np.append(ft, BBR_SECS))
+        fs = ft >= BBR_STEADY_FROM
+        cwnds.append(float((fc[fs] * fw[fs]).sum() / fw[fs].sum()))
+    return {"goodput_bps": sum(r.flow(f"bbr{i}")["goodput_bps"] for i in range(n)),
+            "queue_pkts": float((pk[sel] * w[sel]).sum() / w[sel].sum()), "min_rtt_s": float(np.mean(min_rtt)),
+            "cwnd_pkts": cwnds, "drops": sum(r.flow(f"bbr{i}")["drop_queue_pkts"] for i in range(n))}
+
+
+def measure_bbr_bandwidth(params: Params) -> dict[str, Any]:
+    m = _bbr_run(params["n"], params["rtt_ms"])
+    return {"value": m["goodput_bps"] / 1e6, **m}
+
+
+def ref_bbr_bandwidth(params: Params, m: dict[str, Any]) -> float:
+    # The payload rate (1448 of every 1500 bytes) less the time at 4 packets in PROBE_RTT.
+    return BBR_RATE_BPS * 1448 / 1500 * (1 - cf.bbr_probe_rtt_share(m["min_rtt_s"])) / 1e6
+
+
+def measure_bbr_queue(params: Params) -> dict[str, Any]:
+    m = _bbr_run(params["n"], params["rtt_ms"])
+    return {"value": m["queue_pkts"], **m}
+
+
+def ref_bbr_queue(params: Params, m: dict[str, Any]) -> float:
+    if params["n"] == 1:
+        return cf.bbr_single_flow_queue(BBR_PPS, m["min_rtt_s"])
+    return cf.bbr_shared_queue(BBR_PPS, m["min_rtt_s"], m["cwnd_pkts"], BBR_BUFFER)
+
+
+BBR_RTTS = (20, 40, 80)
+
+
+def _describe_bbr(p: Params) -> str:
+    return f"{p['n']} flow{'s' if p['n'] > 1 else ''}, RTT={p['rtt_ms']:g} ms"
+
+
+BBR_BANDWIDTH = Validation(
+    name="bbr_bandwidth",
+    title="BBR v1 through a 10 Mbit/s, 50-packet drop-tail bottleneck, 120 s: total goodput",
+    citation="N. Cardwell et al., BBR: Congestion-Based Congestion Control, ACM Queue 14(5) 2016; Linux "
+             "net/ipv4/tcp_bbr.c: the bottleneck's payload rate less PROBE_RTT's share, (200 ms + min_rtt) "
+             "every 10 s + 200 ms + 2 min_rtt (docs/models/bbr.md)",
+    grid=[{"n": n, "rtt_ms": rtt} for n in (1, 2) for rtt in BBR_RTTS],
+    quick=[{"n": 1, "rtt_ms": 40}],
+    measure=measure_bbr_bandwidth,
+    reference=ref_bbr_bandwidth,
+    tolerance=Tolerance(0.02, 0.015, why=(
+        "STARTUP (about 8 rounds) and its losses cost well under 1 % of 120 s; above, a PROBE_RTT shorter "
+        "than modelled (the estimate is refreshed at once when the queue is already empty)")),
+    unit="Mbit/s",
+    describe=_describe_bbr,
+    digits=4,
+)
+
+BBR_QUEUE = Validation(
+    name="bbr_queue",
+    title="One BBR v1 flow through a 10 Mbit/s, 50-packet drop-tail bottleneck: mean queue in steady state "
+          "(12–120 s)",
+    citation="Linux net/ipv4/tcp_bbr.c's gain cycle (bbr_is_next_cycle_phase, bbr_inflight, "
+             "bbr_quantization_budget): paced at 99 % of an exact estimate, one flow is pacing-limited and its "
+             "queue is the cycle's: the 0.75 phase ends at even(⌈B⌉ + 6) in flight, the 1.25 phase at "
+             "even(⌈1.25 B⌉ + 6) + 2 (closed_forms.bbr_single_flow_queue), B at the flow's min-RTT estimate",
+    grid=[{"n": 1, "rtt_ms": rtt} for rtt in BBR_RTTS],
+    quick=[{"n": 1, "rtt_ms": 40}],
+    measure=measure_bbr_queue,
+    reference=ref_bbr_queue,
+    tolerance=Tolerance(2.0, 2.0, relative=False, why=(
+        "the phase ends compare whole packets in flight before an ACK (2 of them delivered by it with delayed "
+        "ACKs) and at the next paced departure, which the closed form resolves to about ±1.5 packets")),
+    unit="pkts",
+    describe=_describe_bbr,
+)
+
+BBR_SHARED_QUEUE = Validation(
+    name="bbr_shared_queue",
+    title="Two BBR v1 flows through a 10 Mbit/s, 50-packet drop-tail bottleneck: mean queue in steady state "
+          "(12–120 s)",
+    citation="Linux net/ipv4/tcp_bbr.c: each flow's max filter holds more than its share, so the flows pace above "
+             "the bottleneck and are cwnd-limited: queue = Σ cwnd − B, at most the buffer (closed_forms."
+             "bbr_shared_queue; cwnd the flows' mean from the bbr probe, B at their min-RTT estimate); M. Hock, "
+             "R. Bless, M. Zitterbart, Experimental Evaluation of BBR Congestion Control, ICNP 2017, §IV",
+    grid=[{"n": 2, "rtt_ms": rtt} for rtt in BBR_RTTS],
+    quick=[{"n": 2, "rtt_ms": 40}],
+    measure=measure_bbr_queue,
+    reference=ref_bbr_queue,
+    tolerance=Tolerance(0.25, 0.10, why=(
+        "the queue is below the windows' sum while a flow is in PROBE_RTT or in a recovery's packet "
+        "conservation, and below the buffer's 50 packets where the windows exceed it (drop-tail losses)")),
+    unit="pkts",
+    describe=_describe_bbr,
+)
+
 # --- TFRC (RFC 5348) ------------------------------------------------------------------------
 
 TFRC_GRID = [{"rtt_ms": rtt, "p": p} for rtt in (20.0, 100.0) for p in (0.005, 0.01, 0.02, 0.05, 0.1)]
@@ -872,4 +1004,4 @@ TFRC_EVENTS = Validation(
 
 SUITE: tuple[Validation, ...] = (PADHYE, PADHYE_SACK, MD1, GE_RATE, GE_BURST, FAIRNESS, RTT_UNFAIRNESS,
                                  CUBIC_RESPONSE, CUBIC_LINUX, HYSTART_EXIT, IDLE_RESTART, SEED_SPREAD, SPURIOUS, NS3,
-                                 TFRC_RATE, TFRC_EVENTS)
+                                 TFRC_RATE, TFRC_EVENTS, BBR_BANDWIDTH, BBR_QUEUE, BBR_SHARED_QUEUE)

@@ -128,7 +128,7 @@ def _beside(trace: Path, suffix: str) -> Path | None:
 
 
 def cmd_encode(args: argparse.Namespace) -> int:
-    from .encode import EncodeConfig, encode
+    from .sources.encode import EncodeConfig, encode
 
     w, h = args.size
     cfg = EncodeConfig(input=args.input, width=w, height=h, fps=args.fps, frames=args.frames, start_s=args.start,
@@ -146,7 +146,7 @@ def cmd_encode(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import evaluate, format_summary
+    from .quality.evaluate import evaluate, format_summary
 
     _check_outputs(args, "out", "json", "damaged_out", "decoded_out")
     recipe = args.recipe if args.recipe is not None else (None if args.no_source else _beside(args.trace, ".recipe.toml"))
@@ -170,12 +170,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_estimate(args: argparse.Namespace) -> int:
     import pyarrow as pa
 
-    from .calibrate import constants_for
-    from .encode import read_frames_csv
-    from .estimate import estimate
-    from .evaluate import json_native
-    from .recvlog import deliver, read_receive_log
-    from .trace import read_trace
+    from .quality.calibrate import constants_for
+    from .quality.estimate import estimate
+    from .quality.evaluate import json_native
+    from .receiver.recvlog import deliver, read_receive_log
+    from .sources.encode import read_frames_csv
+    from .traces.trace import read_trace
 
     _check_outputs(args, "out", "json")
     trace = read_trace(args.trace)
@@ -206,7 +206,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from .calibrate import calibrate, write_calibration
+    from .quality.calibrate import calibrate, write_calibration
 
     stem = _stem(args.trace)
     recipe = args.recipe if args.recipe is not None else _beside(args.trace, ".recipe.toml")
@@ -227,7 +227,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 def cmd_migrate_recipe(args: argparse.Namespace) -> int:
     import tomli_w
 
-    from .source import load_small_toml, migrate_legacy_source
+    from .sources.source import load_small_toml, migrate_legacy_source
 
     path = args.recipe
     recipe = load_small_toml(path, "recipe")
@@ -239,7 +239,7 @@ def cmd_migrate_recipe(args: argparse.Namespace) -> int:
 
 
 def cmd_dash(args: argparse.Namespace) -> int:
-    from .dash import build_ladder
+    from .sources.dash import build_ladder
 
     r = build_ladder(args.out, duration_s=args.duration, fps=args.fps, name=args.name)
     print(f"{r['trace']}: {len(r['representations'])} representations, segment lengths {r['segment_lengths_s']} s")
@@ -284,7 +284,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p = sub.add_parser("evaluate", help="decode what the receiver got and measure per-frame quality")
     p.add_argument("trace", type=Path)
     p.add_argument("bitstream", type=Path)
-    p.add_argument("log", type=Path, help="receive log (Parquet or CSV), or the messages table of a video over TCP")
+    p.add_argument("log", type=Path, help="receive log (Parquet or CSV), the messages table of a video over TCP, or the "
+                                          "bitstream a real receiver wrote (.h264/.hevc, from `qoelab emulate`)")
     p.add_argument("--playout-delay", type=parse_duration_s, default=0.5, help="e.g. 150ms (default 500ms)")
     p.add_argument("--flow", action="append", help="use only this flow's packets (repeatable)")
     p.add_argument("--late", choices=["discard", "decode"], default="discard",

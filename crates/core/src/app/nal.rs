@@ -28,7 +28,7 @@ const MAX_TS_MS: f64 = (1u64 << 62) as f64 / 1e6;
 pub const TRACE_COLUMNS: [&str; 6] = ["nal", "frame", "display", "type", "size_bytes", "ts_ms"];
 
 /// A parsed, validated trace as columns, one entry per NAL unit in file order: what both the
-/// simulator's video source and the Python front end (`qoelab.video.trace`) read. The grammar
+/// simulator's video source and the Python front end (`qoelab.video.traces.trace`) read. The grammar
 /// is written down in `docs/models/video.md` ("Trace grammar"); this is its only reader.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TraceTable {

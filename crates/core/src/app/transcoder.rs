@@ -9,7 +9,7 @@
 //!   transcoder at `start + f / frame_rate` (it arrives on its frame schedule over an
 //!   uncongested link), and transcoding takes no time.
 //! - **The re-encode is a ladder** (`data/traces/mpeg2_ladder.frames.csv.gz`, built by
-//!   `python/qoelab/video/mpeg2_ladder.py`): full encodes of the same source at several rates
+//!   `python/qoelab/video/sources/mpeg2_ladder.py`): full encodes of the same source at several rates
 //!   with closed GOPs at the same frames. At each GOP's first frame the transcoder picks the
 //!   highest rung whose rate is at most its target rate (the lowest rung if none is), and writes
 //!   every frame of that GOP from that rung, each as one message ([`AppCtx::send_message`])

@@ -110,6 +110,16 @@ impl EventQueue {
         Some((e.time, e.event))
     }
 
+    /// When the earliest pending event is due, if any (for a real-time driver, which sleeps
+    /// until then). Popping order is unchanged by asking.
+    pub fn next_time(&mut self) -> Option<SimTime> {
+        if self.top_taken {
+            self.top_taken = false;
+            self.heap.pop();
+        }
+        self.heap.peek().map(|e| e.time)
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len() - self.top_taken as usize
     }
@@ -170,6 +180,18 @@ mod tests {
                 proptest::prop_assert_eq!(q.len(), reference.len());
             }
         }
+    }
+
+    #[test]
+    fn next_time_peeks_without_popping() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.next_time(), None);
+        q.push(SimTime(7), Event::PortTxDone(1));
+        q.push(SimTime(4), Event::PortTxDone(2));
+        assert_eq!(q.next_time(), Some(SimTime(4)));
+        assert_eq!(q.pop_until(SimTime(10)), Some((SimTime(4), Event::PortTxDone(2))));
+        assert_eq!(q.next_time(), Some(SimTime(7)));
+        assert_eq!(q.len(), 1);
     }
 
     #[test]

@@ -23,10 +23,34 @@ pub fn addr(n: NodeId) -> Addr {
 
 /// IANA protocol numbers of the transports and signalling the simulator carries.
 pub mod proto {
+    pub const ICMP: u8 = 1;
     pub const TCP: u8 = 6;
     pub const UDP: u8 = 17;
     /// RFC 2205 §3.1: RSVP messages are raw IP datagrams with protocol 46.
     pub const RSVP: u8 = 46;
+}
+
+/// The Internet checksum (RFC 1071) of the concatenated `chunks`: the ones' complement of the
+/// ones' complement sum of their 16-bit big-endian words (an odd last byte padded with zero).
+/// Over a header that holds its own valid checksum it is 0.
+pub fn internet_checksum(chunks: &[&[u8]]) -> u16 {
+    let mut sum: u32 = 0;
+    let mut odd: Option<u8> = None;
+    for c in chunks {
+        for &b in c.iter() {
+            match odd.take() {
+                Some(hi) => sum += u16::from_be_bytes([hi, b]) as u32,
+                None => odd = Some(b),
+            }
+        }
+    }
+    if let Some(hi) = odd {
+        sum += u16::from_be_bytes([hi, 0]) as u32;
+    }
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
 }
 
 /// IPv4 header without options, bytes (RFC 791 §3.1).

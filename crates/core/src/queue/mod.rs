@@ -59,6 +59,7 @@ impl FlowKeyKind {
             L4::Tcp(t) => (6u128, t.src_port as u128, t.dst_port as u128),
             L4::Udp(u) => (17u128, u.src_port as u128, u.dst_port as u128),
             L4::Rsvp(_) => (46u128, 0, 0),
+            L4::Real(r) => (r.proto as u128, r.src_port as u128, r.dst_port as u128),
         };
         FlowKey(match self {
             FlowKeyKind::FiveTuple => {

@@ -170,10 +170,14 @@ impl Scenario {
             ));
         }
 
+        // Real hosts (emulation): nodes declared `real`, which simulated flows may not end at.
+        let real: Vec<NodeId> =
+            self.nodes.iter().enumerate().filter(|(_, c)| c.real).map(|(k, _)| k as NodeId).collect();
+
         // Flows.
         let flows_x = expand::flows(&self.flows)?;
-        if flows_x.is_empty() {
-            return Err(ScenarioError::new("flows", "a scenario needs at least one flow"));
+        if flows_x.is_empty() && real.is_empty() {
+            return Err(ScenarioError::new("flows", "a scenario needs at least one flow (or a real node)"));
         }
         let mut flow_names = BTreeMap::new();
         let mut sockets: Vec<Vec<SocketEntry>> = vec![Vec::new(); n];
@@ -197,6 +201,18 @@ impl Scenario {
                 })
             };
             let (src, dst) = (node("src", &c.src)?, node("dst", &c.dst)?);
+            for (key, n) in [("src", src), ("dst", dst)] {
+                if real.contains(&n) {
+                    return Err(ScenarioError::new(
+                        format!("{path}.{key}"),
+                        format!(
+                            "node {:?} is real (a host with its own kernel and applications); a simulated flow \
+                             needs simulated ends",
+                            names[n as usize]
+                        ),
+                    ));
+                }
+            }
             if src == dst {
                 return Err(ScenarioError::new(format!("{path}.dst"), "source and destination are the same node"));
             }
@@ -525,6 +541,7 @@ impl Scenario {
         }
         let mut sim = Simulation::assemble(end, seed, names, fib, sockets, ports, flows, bin_ns);
         sim.enable_probes(&self.output.probes);
+        sim.set_real_nodes(&real);
         Ok(sim)
     }
 }

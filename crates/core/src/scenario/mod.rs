@@ -45,6 +45,8 @@ pub struct Scenario {
     #[serde(default)]
     pub nodes: Vec<NodeConfig>,
     pub links: Vec<LinkConfig>,
+    /// The simulated flows (at least one, unless a node is real).
+    #[serde(default)]
     pub flows: Vec<FlowConfig>,
     /// Intervals when link directions are down (the congestion injector); see
     /// [`crate::link::outage`].
@@ -83,6 +85,12 @@ fn default_seed() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct NodeConfig {
     pub name: String,
+    /// A real host (emulation, `qoelab emulate`): a Linux network namespace whose kernel and
+    /// applications send and receive through the simulated network in real time (default
+    /// false). A simulated flow cannot end at a real node, and `qoelab run` refuses a scenario
+    /// with one. See `docs/models/emulation.md`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub real: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -213,7 +221,7 @@ pub struct OutputConfig {
     pub packet_trace: bool,
     /// Typed probes to record, each into a result table `probe_<name>` (default none):
     /// `"queue"`, `"drops"`, `"cwnd"`, `"rto"`, `"retransmit"`, `"tcp_state"`, `"app"`, `"tfrc"`,
-    /// `"tcp_events"`; see
+    /// `"subflow"`, `"tcp_events"`, `"bbr"`; see
     /// [`crate::trace::probe`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<crate::trace::probe::ProbeKind>,

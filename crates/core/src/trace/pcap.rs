@@ -18,6 +18,7 @@
 //!   announced scale otherwise (RFC 7323 §2), so tshark's computed window is the buffer (within
 //!   the 2^shift granularity) and no segment reads as a zero window.
 
+use crate::ip::internet_checksum as checksum;
 use crate::packet::tcp_flags::SYN;
 use crate::packet::{MptcpOption, PacketData, TcpHdr, UdpHdr, L4};
 use crate::time::SimTime;
@@ -28,26 +29,6 @@ pub const LINKTYPE_RAW: u32 = 101;
 /// IPv4 address of node `n`.
 pub fn node_addr(n: u32) -> [u8; 4] {
     (0x0a00_0000u32 + n + 1).to_be_bytes()
-}
-
-fn checksum(chunks: &[&[u8]]) -> u16 {
-    let mut sum: u32 = 0;
-    let mut odd: Option<u8> = None;
-    for c in chunks {
-        for &b in c.iter() {
-            match odd.take() {
-                Some(hi) => sum += u16::from_be_bytes([hi, b]) as u32,
-                None => odd = Some(b),
-            }
-        }
-    }
-    if let Some(hi) = odd {
-        sum += u16::from_be_bytes([hi, 0]) as u32;
-    }
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }
 
 /// TCP option kinds (RFC 9293 §3.2, RFC 2018 §2–3, RFC 7323 §2.2 and §3.2).
@@ -175,6 +156,11 @@ fn tcp_options(t: &TcpHdr) -> Vec<u8> {
 /// Serialises `p` to wire bytes (IPv4 + L4 + zero payload). The total length equals
 /// `p.size_bytes` unless the headers the simulator accounted for are shorter than the real ones.
 pub fn packet_bytes(p: &PacketData) -> Vec<u8> {
+    // A real host's datagram is written as it is on this link (TTL and checksum as the routers
+    // before it left them).
+    if let L4::Real(r) = &p.l4 {
+        return r.bytes.clone();
+    }
     let src = p.src.octets();
     let dst = p.dst.octets();
     let (proto, mut l4): (u8, Vec<u8>) = match &p.l4 {
@@ -182,6 +168,7 @@ pub fn packet_bytes(p: &PacketData) -> Vec<u8> {
         L4::Tcp(t) => (6, tcp_header_bytes(t)),
         // RSVP (IP protocol 46): session, sender and hop are carried in the message.
         L4::Rsvp(m) => (46, m.wire_bytes(|a| a.octets())),
+        L4::Real(_) => unreachable!("written above"),
     };
     let opts: Vec<u8> = p.ip.tfd.as_ref().map(crate::ip::tfd::ipv4_options_area).unwrap_or_default();
     let ip_len = 20 + opts.len();
@@ -200,7 +187,7 @@ pub fn packet_bytes(p: &PacketData) -> Vec<u8> {
             l4[16] = c[0];
             l4[17] = c[1];
         }
-        L4::Rsvp(_) => {}
+        L4::Rsvp(_) | L4::Real(_) => {}
     }
     let mut ip = vec![0u8; 20];
     ip.extend_from_slice(&opts);

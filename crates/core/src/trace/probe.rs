@@ -106,11 +106,14 @@ pub enum ProbeKind {
     /// The TCP Interactive notices, whether or not an application subscribed: every RTO, fast
     /// retransmit and window change, each with the window TCP set (table `probe_tcp_events`).
     TcpEvents,
+    /// A BBR sender's mode, bandwidth and min-RTT estimates, gains and pacing rate, at every
+    /// mode change and every new round (table `probe_bbr`; Linux's `ss -ti` `bbr:` fields).
+    Bbr,
 }
 
 /// Every kind with its scenario name: the one place the names are written (parsing, errors,
 /// table names and docs derive from it).
-const KINDS: [(ProbeKind, &str); 10] = [
+const KINDS: [(ProbeKind, &str); 11] = [
     (ProbeKind::Queue, "queue"),
     (ProbeKind::Drops, "drops"),
     (ProbeKind::Cwnd, "cwnd"),
@@ -121,6 +124,7 @@ const KINDS: [(ProbeKind, &str); 10] = [
     (ProbeKind::Tfrc, "tfrc"),
     (ProbeKind::Subflow, "subflow"),
     (ProbeKind::TcpEvents, "tcp_events"),
+    (ProbeKind::Bbr, "bbr"),
 ];
 
 impl ProbeKind {
@@ -273,6 +277,21 @@ pub enum ProbeEvent {
         backoff: u32,
         seq: u64,
     },
+    /// A BBR sender's state (at a mode change or a new round): mode, round count, bandwidth
+    /// estimate and pacing rate (bit/s of payload), min-RTT estimate (ns, 0 before a sample),
+    /// gains, and cwnd (bytes).
+    Bbr {
+        flow: FlowId,
+        end: u8,
+        mode: &'static str,
+        round: u64,
+        bw_bps: f64,
+        min_rtt_ns: u64,
+        pacing_gain: f64,
+        cwnd_gain: f64,
+        pacing_rate_bps: f64,
+        cwnd_bytes: u64,
+    },
 }
 
 impl ProbeEvent {
@@ -288,6 +307,7 @@ impl ProbeEvent {
             ProbeEvent::Tfrc { .. } => ProbeKind::Tfrc,
             ProbeEvent::Subflow { .. } => ProbeKind::Subflow,
             ProbeEvent::TcpEvent { .. } => ProbeKind::TcpEvents,
+            ProbeEvent::Bbr { .. } => ProbeKind::Bbr,
         }
     }
 }
@@ -355,6 +375,15 @@ pub struct Probes {
     tev_rto_ns: Vec<u64>,
     tev_backoff: Vec<u32>,
     tev_seq: Vec<u64>,
+    bbr: Key,
+    bbr_mode: Vec<&'static str>,
+    bbr_round: Vec<u64>,
+    bbr_bw_bps: Vec<f64>,
+    bbr_min_rtt_ns: Vec<u64>,
+    bbr_pacing_gain: Vec<f64>,
+    bbr_cwnd_gain: Vec<f64>,
+    bbr_pacing_rate_bps: Vec<f64>,
+    bbr_cwnd_bytes: Vec<u64>,
 }
 
 impl Probes {
@@ -447,6 +476,28 @@ impl Probes {
                 self.tev_backoff.push(backoff);
                 self.tev_seq.push(seq);
             }
+            ProbeEvent::Bbr {
+                flow,
+                end,
+                mode,
+                round,
+                bw_bps,
+                min_rtt_ns,
+                pacing_gain,
+                cwnd_gain,
+                pacing_rate_bps,
+                cwnd_bytes,
+            } => {
+                self.bbr.push(t, flow, end);
+                self.bbr_mode.push(mode);
+                self.bbr_round.push(round);
+                self.bbr_bw_bps.push(bw_bps);
+                self.bbr_min_rtt_ns.push(min_rtt_ns);
+                self.bbr_pacing_gain.push(pacing_gain);
+                self.bbr_cwnd_gain.push(cwnd_gain);
+                self.bbr_pacing_rate_bps.push(pacing_rate_bps);
+                self.bbr_cwnd_bytes.push(cwnd_bytes);
+            }
         }
     }
 
@@ -467,6 +518,7 @@ impl Probes {
             ProbeKind::Tfrc => &self.tfrc,
             ProbeKind::Subflow => &self.sub,
             ProbeKind::TcpEvents => &self.tev,
+            ProbeKind::Bbr => &self.bbr,
         }
     }
 }
@@ -477,15 +529,20 @@ fn cat<T, U>(srcs: &[&Probes], f: impl Fn(&Probes) -> &[T], g: impl Fn(&T) -> U)
 }
 
 /// The result tables of the kinds `kinds`, from the collectors `srcs` (concatenated in order),
-/// naming flows and ports by `flow_names[id]` and `port_names[id]`.
-pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port_names: &[String]) -> Vec<Table> {
+/// naming flows by `flow_name(id)` and ports by `port_names[id]`.
+pub fn tables(
+    kinds: &[ProbeKind],
+    srcs: &[&Probes],
+    flow_name: &dyn Fn(u32) -> String,
+    port_names: &[String],
+) -> Vec<Table> {
     let name = |names: &[String], i: u32| names.get(i as usize).cloned().unwrap_or_default();
     kinds
         .iter()
         .map(|&kind| {
             let mut t = Table::new(&kind.table());
             t.push("t_ns", Column::U64(cat(srcs, |p| &p.key(kind).t_ns, |x| *x)));
-            t.push("flow", Column::Str(cat(srcs, |p| &p.key(kind).flow, |x| name(flow_names, *x))));
+            t.push("flow", Column::Str(cat(srcs, |p| &p.key(kind).flow, |x| flow_name(*x))));
             t.push("end", Column::U64(cat(srcs, |p| &p.key(kind).end, |x| *x as u64)));
             match kind {
                 ProbeKind::Queue => {
@@ -539,6 +596,16 @@ pub fn tables(kinds: &[ProbeKind], srcs: &[&Probes], flow_names: &[String], port
                     t.push("backoff", Column::U64(cat(srcs, |p| &p.tev_backoff, |x| *x as u64)));
                     t.push("seq", Column::U64(cat(srcs, |p| &p.tev_seq, |x| *x)));
                 }
+                ProbeKind::Bbr => {
+                    t.push("mode", Column::Str(cat(srcs, |p| &p.bbr_mode, |s| s.to_string())));
+                    t.push("round", Column::U64(cat(srcs, |p| &p.bbr_round, |x| *x)));
+                    t.push("bw_bps", Column::F64(cat(srcs, |p| &p.bbr_bw_bps, |x| *x)));
+                    t.push("min_rtt_ns", Column::U64(cat(srcs, |p| &p.bbr_min_rtt_ns, |x| *x)));
+                    t.push("pacing_gain", Column::F64(cat(srcs, |p| &p.bbr_pacing_gain, |x| *x)));
+                    t.push("cwnd_gain", Column::F64(cat(srcs, |p| &p.bbr_cwnd_gain, |x| *x)));
+                    t.push("pacing_rate_bps", Column::F64(cat(srcs, |p| &p.bbr_pacing_rate_bps, |x| *x)));
+                    t.push("cwnd_bytes", Column::U64(cat(srcs, |p| &p.bbr_cwnd_bytes, |x| *x)));
+                }
             }
             t
         })
@@ -565,7 +632,7 @@ mod tests {
         p.record(SimTime(5), ProbeEvent::Cwnd { flow: 0, end: 0, cwnd_bytes: 1, ssthresh_bytes: 2 });
         p.record(SimTime(6), ProbeEvent::Rto { flow: 1, end: 0, rto_ns: 7, backoff: 1 });
         assert_eq!((p.len(ProbeKind::Cwnd), p.len(ProbeKind::Rto)), (0, 1));
-        let t = tables(&[ProbeKind::Rto], &[&p], &["a".into(), "b".into()], &[]);
+        let t = tables(&[ProbeKind::Rto], &[&p], &|i| ["a", "b"][i as usize].to_string(), &[]);
         assert_eq!(t.len(), 1);
         assert_eq!(t[0].name, "probe_rto");
         assert_eq!(t[0].strs("flow"), vec!["b"]);
@@ -580,7 +647,7 @@ mod tests {
         b.record(SimTime(0), ProbeEvent::Dequeue { port: 1, flow: 0, end: 1, bytes: 40 });
         b.record(SimTime(2), ProbeEvent::Drop { port: 1, flow: 0, end: 1, bytes: 40, cause: DropCause::Queued });
         let names = ["x".to_string(), "y".to_string()];
-        let t = tables(&[ProbeKind::Queue, ProbeKind::Drops], &[&a, &b], &names[..1], &names);
+        let t = tables(&[ProbeKind::Queue, ProbeKind::Drops], &[&a, &b], &|i| names[i as usize].clone(), &names);
         assert_eq!(t[0].strs("event"), vec!["enqueue", "dequeue"]);
         assert_eq!(t[0].strs("link"), vec!["x", "y"]);
         assert_eq!(t[1].strs("cause"), vec!["queued"]);

@@ -24,7 +24,7 @@ pub enum TransportConfig {
     Udp,
     /// UDP carrying RTP (RFC 3550) headers.
     Rtp,
-    /// TCP (RFC 9293) with NewReno or CUBIC congestion control; see [`tcp::TcpConfig`].
+    /// TCP (RFC 9293) with NewReno, CUBIC or BBR congestion control; see [`tcp::TcpConfig`].
     Tcp(tcp::TcpConfig),
     /// TFRC (RFC 5348): rate-paced datagrams; see [`tfrc::TfrcConfig`].
     Tfrc(tfrc::TfrcConfig),

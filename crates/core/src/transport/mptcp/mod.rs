@@ -112,6 +112,13 @@ impl MptcpConfig {
                 "tcp.overhead: not available on MPTCP subflows (their sending is the connection's scheduler's)".into(),
             );
         }
+        if self.tcp.cc.build().rate_based() {
+            return Err(format!(
+                "tcp.cc: {:?} is not available on MPTCP subflows (it paces every segment; their sending is the \
+                 connection's scheduler's)",
+                self.tcp.cc.kind()
+            ));
+        }
         if self.tcp.rcv_autotune == Some(true) {
             return Err("tcp.rcv_autotune: not available on MPTCP subflows".into());
         }

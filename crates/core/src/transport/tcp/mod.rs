@@ -15,7 +15,8 @@
 //! - RFC 5681 §4.2 / RFC 1122 §4.2.3.2: delayed ACKs.
 //! - RFC 8985: RACK-TLP loss detection and tail loss probes, in place of RFC 6675's `IsLost()`
 //!   when `rack` is on ([`rack`]).
-//! - RFC 9438: CUBIC ([`cc::cubic`]).
+//! - RFC 9438: CUBIC ([`cc::cubic`]); Linux `tcp_bbr.c`: BBR v1 ([`cc::bbr`]) on delivery-rate
+//!   samples ([`rate`], draft-cheng-iccrg-delivery-rate-estimation).
 //!
 //! Sequence space: the SYN takes sequence number 0 (ISS = 0 in both directions, for
 //! determinism), application bytes occupy 1, 2, …. The reverse direction carries no data, so
@@ -36,6 +37,7 @@ pub mod overhead;
 mod probes;
 pub mod profile;
 pub mod rack;
+pub mod rate;
 pub mod rcvbuf;
 pub mod rtt;
 pub mod sack;
@@ -67,7 +69,7 @@ pub const MIN_RTO: Dur = Dur::from_micros(1);
 use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
-use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent};
+use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent, TxStart};
 pub use profile::{Behaviours, CubicRule, HystartRule, IdleRule, PipeRule, Profile, PrrRule, RtoRule, SsthreshRule};
 use rtt::RttEstimator;
 use sack::{Marker, RangeSet, Scoreboard};
@@ -87,7 +89,7 @@ pub const INITIAL_SSTHRESH: u64 = i64::MAX as u64;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
-    /// Congestion control: `"cubic"` (default) or `"newreno"`, or a table such as
+    /// Congestion control: `"cubic"` (default), `"newreno"` or `"bbr"`, or a table such as
     /// `{ kind = "cubic", beta = 0.7, c = 0.4 }` (see [`CcConfig`]).
     #[serde(deserialize_with = "cc::deserialize_cc")]
     #[schemars(schema_with = "CcConfig::name_or_table_schema")]
@@ -451,6 +453,12 @@ impl TcpConfig {
             if o > Dur::ZERO && b.tso {
                 return Err("overhead: not with tso = true (TSO's deferral already times every buffer)".into());
             }
+            if o > Dur::ZERO && self.cc.build().rate_based() {
+                return Err(format!(
+                    "overhead: not with cc = {:?} (its pacing already times every segment)",
+                    self.cc.kind()
+                ));
+            }
         }
         self.cc.validate()
     }
@@ -484,6 +492,12 @@ pub struct Tcb {
     pub snd_max: u64,
     /// In fast recovery (RFC 6582) or SACK loss recovery (RFC 6675).
     pub in_recovery: bool,
+    /// Packets delivered and deemed lost so far, and when data was last delivered (Linux
+    /// `tp->delivered`, `tp->lost`, `tp->delivered_mstamp`): kept for a rate-based controller
+    /// ([`rate`]), 0 otherwise.
+    pub delivered: u64,
+    pub lost: u64,
+    pub delivered_mstamp: SimTime,
 }
 
 impl Tcb {
@@ -497,6 +511,9 @@ impl Tcb {
             snd_una: 1,
             snd_max: 1,
             in_recovery: false,
+            delivered: 0,
+            lost: 0,
+            delivered_mstamp: SimTime::ZERO,
         }
     }
     #[cfg(test)]
@@ -610,15 +627,20 @@ pub struct TcpSender {
     peer_ts: u32,
     /// Whether the last send attempt stopped because of cwnd (not lack of data or window).
     cwnd_limited: bool,
-    /// Pacing (`fq`): on, and when the next segment may leave.
+    /// Pacing (`fq`, or the controller's rate): on, and when the next segment may leave.
     pacing: bool,
     pace_next: SimTime,
+    /// Delivery-rate samples, for a rate-based controller ([`rate`]); and whether its pacing is
+    /// Linux's internal pacing (no `fq`).
+    rate: Option<Box<rate::RateSampler>>,
+    internal_pacing: bool,
     /// TSO/GSO-sized sending ([`tso`]): on; the buffer being sent (segments, IP bytes, and its
     /// size goal in segments); when the last segment left; when each new segment still
     /// unacknowledged was sent (end sequence number, time), oldest first.
     tso: bool,
     skb_segs: u64,
     skb_bytes: u64,
+    skb_payload: u64,
     skb_goal: u64,
     last_tx: Option<SimTime>,
     tx_times: std::collections::VecDeque<(u64, SimTime)>,
@@ -634,8 +656,10 @@ pub struct TcpSender {
     cwnd_used: u64,
     cwnd_stamp: SimTime,
     notified: (u64, u64),
-    /// The state last reported to the `tcp_state` probe ("" before the first report).
+    /// The state last reported to the `tcp_state` probe ("" before the first report), and the
+    /// controller's (mode, round) last reported to the `bbr` probe.
     probed_state: &'static str,
+    probed_cc: (&'static str, u64),
     // Counters.
     segs_sent: u64,
     bytes_sent: u64,
@@ -659,6 +683,9 @@ impl TcpSender {
         }
         let mss = cfg.mss_for(s.mtu_bytes);
         let b = cfg.resolved();
+        let tcb = Tcb::new(mss, b.init_cwnd as u64 * mss);
+        let cc = cfg.cc.build_seeded(&b, SimRng::stream(s.seed, &format!("flow:{}:tcp_cc", s.flow_name)));
+        let (rate_based, cc_paces) = (cc.rate_based(), cc.pacing_rate(&tcb).is_some());
         TcpSender {
             src_port: s.src_port,
             dst_port: s.dst_port,
@@ -679,11 +706,12 @@ impl TcpSender {
             tlp_restart: false,
             passive: false,
             state: State::Closed,
-            tcb: Tcb::new(mss, b.init_cwnd as u64 * mss),
-            cc: cfg.cc.build_with(&b),
+            tcb,
+            cc,
             rtt: RttEstimator::new(b.initial_rto, b.min_rto, b.max_rto).with_rule(b.rto_rule),
             rto_rearm: b.rto_rearm,
-            prr: b.prr,
+            // Linux runs no PRR under a controller with `cong_control` (`tcp_cong_control`).
+            prr: b.prr && !rate_based,
             prr_rule: b.prr_rule,
             ssthresh_rule: b.ssthresh_rule,
             pipe_rule: b.pipe_rule,
@@ -705,11 +733,14 @@ impl TcpSender {
             probe: None,
             peer_ts: 0,
             cwnd_limited: true,
-            pacing: b.pacing,
+            pacing: b.pacing || cc_paces,
             pace_next: SimTime::ZERO,
+            rate: rate_based.then(|| Box::new(rate::RateSampler::new(cfg.sack))),
+            internal_pacing: cc_paces && !b.pacing,
             tso: b.tso,
             skb_segs: 0,
             skb_bytes: 0,
+            skb_payload: 0,
             skb_goal: 1,
             last_tx: None,
             tx_times: std::collections::VecDeque::new(),
@@ -724,6 +755,7 @@ impl TcpSender {
             cwnd_stamp: SimTime::ZERO,
             notified: (0, 0),
             probed_state: "",
+            probed_cc: ("", 0),
             segs_sent: 0,
             bytes_sent: 0,
             rxt_segs: 0,
@@ -792,6 +824,11 @@ impl TcpSender {
         snd.overhead = snd
             .overhead
             .map(|o| Box::new(o.with_rng(SimRng::stream(s.seed, &format!("flow:{}:peer_tcp_overhead", s.flow_name)))));
+        if snd.rate.is_some() {
+            snd.cc = cfg
+                .cc
+                .build_seeded(&cfg.resolved(), SimRng::stream(s.seed, &format!("flow:{}:peer_tcp_cc", s.flow_name)));
+        }
         snd
     }
 
@@ -1087,10 +1124,12 @@ impl TcpSender {
         if !self.tso {
             return 1;
         }
-        let rate = self.rtt.srtt().map(|srtt| {
-            let pct = self.pacing_pct();
-            let r = pct * self.tcb.cwnd as u128 * 1_000_000_000 / (100 * srtt.as_nanos().max(1) as u128);
-            r.min(u64::MAX as u128) as u64
+        let rate = self.cc_pacing_bytes().or_else(|| {
+            self.rtt.srtt().map(|srtt| {
+                let pct = self.pacing_pct();
+                let r = pct * self.tcb.cwnd as u128 * 1_000_000_000 / (100 * srtt.as_nanos().max(1) as u128);
+                r.min(u64::MAX as u128) as u64
+            })
         });
         tso::autosize(rate, self.rtt.min_rtt(), self.tcb.mss)
     }
@@ -1099,8 +1138,11 @@ impl TcpSender {
     fn close_skb(&mut self, now: SimTime) {
         if self.skb_segs > 0 {
             let bytes = std::mem::take(&mut self.skb_bytes);
+            let payload = std::mem::take(&mut self.skb_payload);
             self.skb_segs = 0;
-            if self.pacing {
+            if self.internal_pacing {
+                self.pace_internal(payload, now);
+            } else if self.pacing {
                 self.pace_after(bytes, now);
             }
         }
@@ -1138,7 +1180,7 @@ impl TcpSender {
     /// `cc_after_idle`): if nothing was sent for longer than the RTO, cwnd restarts from the
     /// restart window RW = min(IW, cwnd) by the profile's [`IdleRule`].
     fn restart_after_idle(&mut self, now: SimTime) {
-        if !self.slow_start_after_idle || self.cc.cong_control() || self.tcb.snd_una != self.tcb.snd_max {
+        if !self.slow_start_after_idle || self.cc.rate_based() || self.tcb.snd_una != self.tcb.snd_max {
             return;
         }
         let Some(last) = self.lsndtime else { return };
@@ -1183,7 +1225,7 @@ impl TcpSender {
     /// not filled for an RTO decays halfway towards what was used (`tcp_cwnd_application_limited`,
     /// RFC 2861's "slow part").
     fn cwnd_validate(&mut self, sent: bool, now: SimTime) {
-        if !self.slow_start_after_idle || self.idle_rule != IdleRule::Linux || self.cc.cong_control() {
+        if !self.slow_start_after_idle || self.idle_rule != IdleRule::Linux || self.cc.rate_based() {
             return;
         }
         if !(sent || self.cwnd_limited) {
@@ -1238,6 +1280,12 @@ impl TcpSender {
     /// Pacing (`fq_dequeue`): the next segment leaves `bytes` / rate after now, rate =
     /// ratio × cwnd / SRTT (`tcp_update_pacing_rate`); no pacing before an RTT sample.
     fn pace_after(&mut self, bytes: u64, now: SimTime) {
+        if let Some(rate) = self.cc_pacing_bytes() {
+            // `fq` at the controller's rate (`sk_pacing_rate`).
+            let ns = (bytes as u128 * 1_000_000_000).div_ceil(rate.max(1) as u128);
+            self.pace_next = now + Dur::from_nanos(ns.min(u64::MAX as u128) as u64);
+            return;
+        }
         let Some(srtt) = self.rtt.srtt() else {
             return;
         };
@@ -1252,12 +1300,13 @@ impl TcpSender {
         debug_assert!(len > 0 && seq + len <= self.write_end, "{}: flow {} bad segment {seq}+{len}", cx.now, cx.flow);
         // Linux `tcp_event_data_sent`: data leaves with nothing in flight (CA_EVENT_TX_START),
         // then `lsndtime` is stamped.
-        if let Some(last) = self.lsndtime {
-            if self.in_flight() == 0 {
-                self.cc.on_tx_start(cx.now, cx.now.since(last));
-            }
+        if self.in_flight() == 0 {
+            let app_limited = self.rate.as_deref().is_some_and(|r| r.is_app_limited());
+            let idle = self.lsndtime.map_or(Dur::ZERO, |last| cx.now.since(last));
+            self.cc.on_tx_start(&TxStart { now: cx.now, app_limited, idle }, &mut self.tcb);
         }
         self.lsndtime = Some(cx.now);
+        self.rate_on_send(seq, len, rxt, cx.now);
         if let Some(r) = self.rack.as_deref_mut() {
             // RFC 8985 §5.2: Segment.xmit_ts of every (re)transmission.
             if rxt {
@@ -1321,6 +1370,7 @@ impl TcpSender {
             }
             self.skb_segs += 1;
             self.skb_bytes += ip_len as u64;
+            self.skb_payload += len;
             if self.skb_segs >= self.skb_goal {
                 self.close_skb(cx.now);
             }
@@ -1444,7 +1494,7 @@ impl TcpSender {
         let (flight, base) = self.reduction_base(pipe);
         let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight, base };
         self.cc.on_loss(&ev, &mut self.tcb); // ssthresh; cwnd = ssthresh (RFC 6675 §5 (4.2))
-        if !self.sack {
+        if !self.sack && self.rate.is_none() {
             self.tcb.cwnd = self.tcb.ssthresh + 3 * self.tcb.mss; // RFC 5681 §3.2 step 3
         }
         cx.notify(TransportEvent::FastRetransmit {
@@ -1518,6 +1568,9 @@ impl TcpSender {
         self.peer_ts = h.ts_val;
         self.rwnd = h.wnd as u64;
         let prior_in_flight = self.in_flight();
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.begin_ack();
+        }
         let prior_sacked = self.board.sacked_bytes();
         let high_rxt = self.board.marker(Marker::HighRxt);
         let mss = self.tcb.mss;
@@ -1527,9 +1580,13 @@ impl TcpSender {
         let mut delivered = rack::Delivered::default();
         let min_rtt = self.rtt.min_rtt().unwrap_or(Dur::ZERO);
         let prior_fack = self.rack.as_deref().map_or(0, |r| r.fack());
+        let rate = &mut self.rate;
         if let Some(r) = self.rack.as_deref_mut() {
             for &(s, e) in &h.sack[..(h.nsack as usize).min(MAX_SACK_BLOCKS)] {
                 new_sacked += self.board.update_with(s, e.min(snd_max), |a, b| {
+                    if let Some(rs) = rate.as_deref_mut() {
+                        rs.sacked(a, b);
+                    }
                     r.q.sack(a, b, |seg| delivered.add(seg, now, prior_fack, min_rtt))
                 });
             }
@@ -1539,6 +1596,9 @@ impl TcpSender {
                 // RFC 6675 §4 Update(); each byte is newly SACKed once, so a retransmitted byte
                 // enters `rxt_sacked` once (always empty under PipeRule::Rfc6675).
                 new_sacked += self.board.update_with(s, e.min(snd_max), |a, b| {
+                    if let Some(rs) = rate.as_deref_mut() {
+                        rs.sacked(a, b);
+                    }
                     rxt_sent.each_in(a, b, |x, y| {
                         rxt_sacked.insert(x, y, |_, _| {});
                         *n += y - x;
@@ -1548,10 +1608,14 @@ impl TcpSender {
         }
 
         let mut force = false;
+        let mut ts_rtt = None;
         if h.ack > una {
             let acked = h.ack - una;
             self.tcb.snd_una = h.ack;
             self.board.advance(h.ack);
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.acked(h.ack);
+            }
             // ns-3 `TcpTxBuffer::DiscardUpTo` → `RemoveFromCounts`: acknowledged segments leave
             // the retransmitted count.
             self.rxt_sent.remove_below(h.ack, |_, _| {});
@@ -1564,6 +1628,7 @@ impl TcpSender {
             self.dupacks = 0; // RFC 6675 §5: a cumulative ACK resets DupAcks
             self.consecutive_rtos = 0;
             let rtt = self.rtt_sample(h, now);
+            ts_rtt = rtt;
             if let Some(r) = rtt {
                 self.rtt.on_sample_at(r, self.tcb.snd_una, self.tcb.snd_max);
                 self.tcb.srtt = self.rtt.srtt();
@@ -1578,7 +1643,7 @@ impl TcpSender {
                         // RFC 6937 §3: on leaving recovery, cwnd = ssthresh.
                         self.tcb.cwnd = self.tcb.ssthresh;
                     }
-                    if !self.sack {
+                    if !self.sack && self.rate.is_none() {
                         // RFC 6582 §3.2 step 6, option (1): cwnd = min(ssthresh, max(FlightSize, SMSS) + SMSS).
                         let flight = self.tcb.snd_max - self.tcb.snd_una;
                         self.tcb.cwnd = self.tcb.ssthresh.min(flight.max(mss) + mss);
@@ -1588,7 +1653,9 @@ impl TcpSender {
                     // segment, deflate cwnd by the data acked, add back one SMSS if >= SMSS acked.
                     self.board.raise(Marker::Lost, (h.ack + mss).min(self.tcb.snd_max));
                     let back = if acked >= mss { mss } else { 0 };
-                    self.tcb.cwnd = (self.tcb.cwnd.saturating_sub(acked) + back).max(mss);
+                    if self.rate.is_none() {
+                        self.tcb.cwnd = (self.tcb.cwnd.saturating_sub(acked) + back).max(mss);
+                    }
                     force = true;
                     // Reset the timer only on the first partial ACK ("Impatient", RFC 6582 §4).
                     restart = !self.partial_seen;
@@ -1618,7 +1685,9 @@ impl TcpSender {
         } else if h.payload == 0 && h.flags & tcp_flags::SYN == 0 && snd_max > una && (!self.sack || new_sacked > 0) {
             // A duplicate ACK (RFC 5681 §2; with SACK, RFC 6675 §2: one that SACKs new data).
             self.dupacks += 1;
-            if self.tcb.in_recovery && !self.sack {
+            if let Some(r) = self.rate.as_deref_mut().filter(|_| !self.sack) {
+                r.reno_dupack();
+            } else if self.tcb.in_recovery && !self.sack {
                 self.tcb.cwnd += mss; // RFC 5681 §3.2 step 4: inflate for the segment that left
             }
         }
@@ -1656,6 +1725,7 @@ impl TcpSender {
                 }
             }
         }
+        self.rate_on_ack(prior_in_flight, ts_rtt, now);
         self.try_send(cx, force);
     }
 
@@ -1716,6 +1786,7 @@ impl TcpSender {
             let reo = self.rack_reo_wnd(true);
             self.rack.as_deref_mut().expect("rack on").mark_on_rto(cx.now, reo);
         }
+        self.rate_on_rto();
         self.probe = None; // Karn
         self.rtt.back_off(); // RFC 6298 §5.5
         cx.notify(TransportEvent::RtoFired {
@@ -1881,6 +1952,9 @@ impl TcpSender {
         if cx.probing(ProbeKind::TcpState) {
             self.probe_state(cx);
         }
+        if cx.probing(ProbeKind::Bbr) {
+            self.probe_cc(cx);
+        }
     }
 }
 
@@ -1894,6 +1968,7 @@ impl Endpoint for TcpSender {
             // New data after the queue ran dry (Linux `tcp_skb_entail` of a new buffer).
             self.restart_after_idle(cx.now);
         }
+        self.rate_check_app_limited();
         self.write_end = self.write_end.saturating_add(bytes);
         match self.state {
             State::Closed if self.passive => {}

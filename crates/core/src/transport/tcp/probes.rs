@@ -9,6 +9,9 @@
 //! - `"recovery"`: fast retransmit / fast recovery (RFC 6582, RFC 6675);
 //! - `"loss"`: after a retransmission timeout, until everything sent before it is
 //!   acknowledged (`snd_una >= recover`, RFC 6582 §3.2 step 1).
+//!
+//! A controller with state to show ([`CongestionControl::info`](super::cc::CongestionControl::info),
+//! BBR) is reported to the `bbr` probe at every change of its mode and every new round.
 
 use super::{State, TcpSender};
 use crate::trace::probe::ProbeEvent;
@@ -29,6 +32,27 @@ impl TcpSender {
             State::Established if self.tcb.snd_una < self.recover => "loss",
             State::Established => "open",
         }
+    }
+
+    /// Reports the controller's state if its mode or round changed since the last report.
+    pub(super) fn probe_cc(&mut self, cx: &mut FlowCtx) {
+        let Some(i) = self.cc.info(&self.tcb) else { return };
+        if (i.mode, i.round) == self.probed_cc {
+            return;
+        }
+        self.probed_cc = (i.mode, i.round);
+        cx.probe(ProbeEvent::Bbr {
+            flow: cx.flow,
+            end: cx.end(),
+            mode: i.mode,
+            round: i.round,
+            bw_bps: i.bw_bps,
+            min_rtt_ns: i.min_rtt.map_or(0, |d| d.as_nanos()),
+            pacing_gain: i.pacing_gain,
+            cwnd_gain: i.cwnd_gain,
+            pacing_rate_bps: i.pacing_rate_bps,
+            cwnd_bytes: self.tcb.cwnd,
+        });
     }
 
     /// Reports the state if it changed since the last report.

@@ -371,6 +371,8 @@ pub struct SentQueue {
     lost_bytes: u64,
     /// Bytes of un-SACKed segments with a retransmission in flight.
     rxt_out_bytes: u64,
+    /// Segments deemed lost so far, counting a lost retransmission again (Linux `tp->lost`).
+    loss_marks: u64,
 }
 
 impl SentQueue {
@@ -385,6 +387,10 @@ impl SentQueue {
     }
     pub fn lost_bytes(&self) -> u64 {
         self.lost_bytes
+    }
+    /// Segments deemed lost so far, a lost retransmission counting again.
+    pub fn loss_marks(&self) -> u64 {
+        self.loss_marks
     }
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &SentSeg> + '_ {
         self.segs.iter()
@@ -465,6 +471,9 @@ impl SentQueue {
             return;
         }
         let len = s.end - s.seq;
+        if !s.lost || s.rxt_out {
+            self.loss_marks += 1;
+        }
         if !s.lost {
             s.lost = true;
             self.lost_bytes += len;

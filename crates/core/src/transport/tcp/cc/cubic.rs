@@ -39,7 +39,7 @@
 //! rules, it kept a flow at 20 segments through 5 % loss.)
 
 use super::hystart::{Flavour, HyStart, HyStartPlusPlus, LOW_WINDOW};
-use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent};
+use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent, TxStart};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::Tcb;
 use crate::transport::tcp::{Behaviours, CubicRule, HystartRule};
@@ -362,9 +362,10 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn on_tx_start(&mut self, now: SimTime, idle: Dur) {
+    fn on_tx_start(&mut self, ev: &TxStart, _tcb: &mut Tcb) {
         // Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`: "We were application limited (idle)
         // for a while. Shift epoch_start to keep cwnd growth to cubic curve."
+        let (now, idle) = (ev.now, ev.idle);
         if self.rule != CubicRule::Linux || idle == Dur::ZERO {
             return;
         }

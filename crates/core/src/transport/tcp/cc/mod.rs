@@ -10,10 +10,18 @@
 //! Adding a controller: a file here with `FooConfig` (serde, `deny_unknown_fields`, `Default`),
 //! `Foo: CongestionControl` and `impl BuildCc for FooConfig`, then one line in the [`CcConfig`]
 //! registry below. The bare-name form `cc = "foo"` and the names in error messages follow.
+//!
+//! A rate-based controller (BBR) says so with [`CongestionControl::rate_based`]: as with a Linux
+//! module that has `cong_control`, the transport then keeps delivery-rate samples
+//! ([`super::rate`]), passes one to [`CongestionControl::on_rate_sample`] on every ACK, and leaves
+//! cwnd to the controller in loss recovery too (no PRR, no NewReno window inflation). A
+//! controller that returns a [`pacing_rate`](CongestionControl::pacing_rate) is paced at it
+//! (Linux's internal pacing when the socket needs it, `SK_PACING_NEEDED`).
 
 use super::{Behaviours, Tcb};
 
 pub mod hystart;
+use crate::engine::SimRng;
 use crate::registry::{quoted_list, registry};
 use crate::time::{Dur, SimTime};
 use crate::units::Rate;
@@ -28,6 +36,8 @@ registry! {
         newreno::NewReno(NewRenoConfig) = "newreno",
         // CUBIC, RFC 9438.
         cubic::Cubic(CubicConfig) = "cubic",
+        // BBR v1, as Linux `net/ipv4/tcp_bbr.c`.
+        bbr::Bbr(BbrConfig) = "bbr",
         #[cfg(test)] toy::Toy(ToyConfig) = "toy",
     }
 }
@@ -39,6 +49,11 @@ pub trait BuildCc {
     /// behaviours that live in the controller, such as HyStart++). Default: [`build`](Self::build).
     fn build_with(&self, _b: &Behaviours) -> Box<dyn CongestionControl> {
         self.build()
+    }
+    /// Builds the controller with the TCP end's own seeded random stream, for controllers that
+    /// draw (BBR's first gain-cycle phase). Default: [`build_with`](Self::build_with).
+    fn build_seeded(&self, b: &Behaviours, _rng: SimRng) -> Box<dyn CongestionControl> {
+        self.build_with(b)
     }
     /// Checks parameter ranges; the error names the field (`cc.beta: ...`).
     fn validate(&self) -> Result<(), String> {
@@ -103,6 +118,83 @@ pub struct RtoEvent {
     pub consecutive: u32,
 }
 
+/// The congestion state of the sender (Linux `icsk_ca_state`, the states we model), ordered as
+/// Linux orders them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    /// No loss being repaired (`TCP_CA_Open`).
+    Open,
+    /// Fast recovery (RFC 6582, RFC 6675; `TCP_CA_Recovery`).
+    Recovery,
+    /// After a retransmission timeout, until everything sent before it is acknowledged
+    /// (`TCP_CA_Loss`).
+    Loss,
+}
+
+/// One ACK's delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation; Linux `struct
+/// rate_sample`), for a [`rate_based`](CongestionControl::rate_based) controller. Counts are
+/// in packets (segments), as Linux counts them.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RateSample {
+    pub now: SimTime,
+    /// Packets delivered over `interval`; `None` if this ACK gives no valid sample (nothing
+    /// delivered carried timing information).
+    pub delivered: Option<u64>,
+    /// The sampling interval, max(send phase, ACK phase); `None` if invalid (no sample, or
+    /// shorter than the minimum RTT).
+    pub interval: Option<Dur>,
+    /// `tp->delivered` when the sampled segment was sent.
+    pub prior_delivered: u64,
+    /// Packets newly acknowledged or SACKed by this ACK.
+    pub acked_sacked: u64,
+    /// Packets newly deemed lost while processing this ACK.
+    pub losses: u64,
+    /// Packets in flight before and after this ACK (`tcp_packets_in_flight`).
+    pub prior_in_flight: u64,
+    pub in_flight: u64,
+    /// The sampled segment was sent while the sender was application-limited.
+    pub is_app_limited: bool,
+    /// The ACK may have been delayed by the receiver (it acks one lone runt segment).
+    pub is_ack_delayed: bool,
+    /// RTT of the most recently sent segment this ACK delivered (send time to now).
+    pub rtt: Option<Dur>,
+    /// The congestion state after this ACK.
+    pub ca_state: CaState,
+    /// When the next segment may leave under pacing (`tcp_wstamp_ns`); `now` if at once.
+    pub next_departure: SimTime,
+}
+
+/// Data is about to leave with nothing in flight (Linux `CA_EVENT_TX_START`).
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct TxStart {
+    pub now: SimTime,
+    /// The sender is application-limited (it had been idle for lack of data; kept only for a
+    /// rate-based controller, false otherwise).
+    pub app_limited: bool,
+    /// Time since the last data segment was sent (Linux `lsndtime`); zero before the first.
+    pub idle: Dur,
+}
+
+/// A controller's state as Linux's `ss -ti` shows it (`tcp_cc_info`), for the `bbr` probe.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct CcInfo {
+    /// The mode (BBR: `"startup"`, `"drain"`, `"probe_bw"`, `"probe_rtt"`).
+    pub mode: &'static str,
+    /// Rounds (packet-timed round trips) so far.
+    pub round: u64,
+    /// The bandwidth estimate, bit/s of payload.
+    pub bw_bps: f64,
+    /// The minimum-RTT estimate (`None` before a sample).
+    pub min_rtt: Option<Dur>,
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
+    /// The pacing rate, bit/s of payload.
+    pub pacing_rate_bps: f64,
+}
+
 /// A congestion controller (see the module docs for the division of labour).
 pub trait CongestionControl: Send + fmt::Debug {
     /// An ACK advanced `snd_una` while not in loss recovery: grow `tcb.cwnd`.
@@ -112,18 +204,31 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn on_loss(&mut self, loss: &LossEvent, tcb: &mut Tcb);
     /// The retransmission timer expired (after the transport's RFC 5681 reduction).
     fn on_rto(&mut self, _rto: &RtoEvent, _tcb: &mut Tcb) {}
-    /// A pacing rate, for controllers that pace. `None`: send as the window allows.
+    /// A pacing rate (of payload bytes), for controllers that pace: a controller that returns one
+    /// when built is paced at its rate throughout, whatever the `pacing` key says. `None`: send
+    /// as the window allows.
     fn pacing_rate(&self, _tcb: &Tcb) -> Option<Rate> {
         None
     }
-    /// Sending starts again with nothing in flight, `idle` after the last data segment was sent
-    /// (Linux `CA_EVENT_TX_START` from `tcp_event_data_sent`).
-    fn on_tx_start(&mut self, _now: SimTime, _idle: Dur) {}
-    /// Whether the controller computes cwnd from its own model on every ACK (Linux
-    /// `cong_control`, as BBR does): the transport then leaves cwnd alone after an idle period
-    /// (`tcp_slow_start_after_idle_check` returns early for such controllers).
-    fn cong_control(&self) -> bool {
+    /// Whether the controller sets cwnd itself from rate samples on every ACK, in recovery too
+    /// (Linux `cong_control`; see the module docs). Asked once, when the end is built.
+    fn rate_based(&self) -> bool {
         false
+    }
+    /// Every ACK, with its rate sample (only for a [`rate_based`](Self::rate_based) controller,
+    /// after the transport's own processing of the ACK).
+    fn on_rate_sample(&mut self, _rs: &RateSample, _tcb: &mut Tcb) {}
+    /// Whether data sent from now on is to be marked application-limited (BBR's PROBE_RTT sets
+    /// Linux's `tp->app_limited`); asked after each [`on_rate_sample`](Self::on_rate_sample).
+    fn app_limited(&self) -> bool {
+        false
+    }
+    /// Data is about to leave with nothing in flight (Linux `CA_EVENT_TX_START` from
+    /// `tcp_event_data_sent`), for every controller.
+    fn on_tx_start(&mut self, _ev: &TxStart, _tcb: &mut Tcb) {}
+    /// The controller's state for the `bbr` probe, if it has one to show.
+    fn info(&self, _tcb: &Tcb) -> Option<CcInfo> {
+        None
     }
 }
 
@@ -152,6 +257,12 @@ impl CcConfig {
     /// Builds the controller with the TCP end's resolved behaviours (see [`BuildCc::build_with`]).
     pub fn build_with(&self, b: &Behaviours) -> Box<dyn CongestionControl> {
         self.config().build_with(b)
+    }
+
+    /// Builds the controller with the end's behaviours and random stream (see
+    /// [`BuildCc::build_seeded`]).
+    pub fn build_seeded(&self, b: &Behaviours, rng: SimRng) -> Box<dyn CongestionControl> {
+        self.config().build_seeded(b, rng)
     }
 
     /// Checks parameter ranges; the error names the field.
