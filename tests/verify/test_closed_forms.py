@@ -116,3 +116,31 @@ def test_bad_arguments():
               lambda: cf.cubic_avg_window(-0.1, 0.1), lambda: cf.jain([]), lambda: cf.ge_mean_burst(0.1, 0.1, 0.0, 0.0)):
         with pytest.raises(ValueError):
             f()
+
+
+def test_linux_cubic_alpha_and_aimd_by_hand():
+    # beta_scale = 8·(1024 + 717)/3/(1024 − 717) = 13928/3 = 4642 (integer), /307 = 15: α = 8/15.
+    assert cf.linux_cubic_alpha(0.7) == pytest.approx(8 / 15)
+    # β = 0.5 (512): 8·1536/3 = 4096, /512 = 8: α = 1, Reno's.
+    assert cf.linux_cubic_alpha(0.5) == pytest.approx(1.0)
+    # AIMD(α, β) with RFC 9438's α is Reno's sqrt(3/(2p)); p = 2 %: 8.660.
+    a = 3 * 0.3 / 1.7
+    assert cf.aimd_avg_window(0.02, a, 0.7) == pytest.approx(math.sqrt(3 / 0.04))
+    # Linux's α: sqrt((8/15)·1.7/(0.6·0.02)) = sqrt(75.556) = 8.692, 0.37 % above.
+    assert cf.aimd_avg_window(0.02, 8 / 15, 0.7) == pytest.approx(8.6923, rel=1e-4)
+    w, region = cf.cubic_response_linux(0.02, 0.04)
+    assert (region, w) == ("reno-friendly", pytest.approx(8.6923, rel=1e-4))
+    assert cf.cubic_response_linux(0.0005, 0.3)[1] == "cubic"
+
+
+def test_cwnd_restart_by_hand():
+    # cwnd 100, IW 10, RTO 0.3 s: idle 0.25 s is not idle (the caller restarts only past one RTO);
+    # 0.5 s: one subtraction leaves 0.2 > 0, halve once: 50; 0.7 s: 0.4, 0.1 → 25; 2 s: down to
+    # the restart window 10 (100 → 50 → 25 → 12 → 10).
+    assert cf.cwnd_restart(100, 10, 0.5, 0.3) == 50
+    assert cf.cwnd_restart(100, 10, 0.7, 0.3) == 25
+    assert cf.cwnd_restart(100, 10, 2.0, 0.3) == 10
+    # An RTO exactly: (0.6 − 0.3) − 0.3 = 0, not > 0: one halving only.
+    assert cf.cwnd_restart(100, 10, 0.6, 0.3) == 50
+    # A window below IW stays: restart = min(IW, cwnd).
+    assert cf.cwnd_restart(6, 10, 5.0, 0.3) == 6

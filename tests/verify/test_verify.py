@@ -77,6 +77,22 @@ def test_a_wrong_measured_function_fails():
     assert all(r.verdict == FAIL for r in run_suite([swapped], quick=True))
 
 
+def test_idle_restart_fails_without_the_restart():
+    # The same web flow with slow start after idle off keeps its window across idle periods:
+    # the rows must fail (the check can fail).
+    def without(p):
+        orig = S._with_profile
+        try:
+            S._with_profile = lambda tr, prof: {**orig(tr, prof), "slow_start_after_idle": False}
+            return S.measure_idle_restart(p)
+        finally:
+            S._with_profile = orig
+
+    wrong = dataclasses.replace(S.IDLE_RESTART, measure=without)
+    rows = run_suite([wrong], quick=True)
+    assert [r.verdict for r in rows] == [FAIL] and rows[0].measured < 0.5
+
+
 def test_grids_are_well_formed():
     names = [v.name for v in SUITE]
     assert len(names) == len(set(names))

@@ -17,7 +17,9 @@
 //! `tests/golden/digests_rfc.txt` holds the digests of the same runs with every TCP set to
 //! `profile = "rfc"`, recorded before the default profile became `linux` (2026-11-23): the `rfc`
 //! profile is the model as it was before profiles existed, bit for bit, so these never move
-//! unless the RFC-pure TCP itself changes (re-record with `QOELAB_BLESS=1` too).
+//! unless the RFC-pure TCP itself changes (re-record with `QOELAB_BLESS=1` too). It did once, in
+//! issue 34: the `rfc` profile's RTO floor became RFC 6298 §2.4's 1 s and it restarts from RFC
+//! 5681 §4.1's restart window after an idle period.
 
 use qoelab_core::time::Dur;
 use qoelab_core::{BuildOptions, Scenario};

@@ -111,6 +111,46 @@ def cubic_reno_friendly_window(p: float, beta: float = 0.7) -> float:
     return math.sqrt(alpha * (1.0 + beta) / (2.0 * (1.0 - beta) * p))
 
 
+def aimd_avg_window(p: float, alpha: float, beta: float) -> float:
+    """AIMD(α, β) under a deterministic loss model (one loss every 1/p packets): the window
+    climbs from βW to W by α segments per RTT, so a cycle carries (1 − β²)W²/(2α) = 1/p packets and
+    the average window is ``(1 + β)W/2 = sqrt(α(1 + β)/(2(1 − β)p))`` segments (RFC 9438 §5.1's
+    derivation of AVG_W_est, with α left free)."""
+    _check_p(p)
+    return math.sqrt(alpha * (1.0 + beta) / (2.0 * (1.0 - beta) * p))
+
+
+def linux_cubic_alpha(beta: float = 0.7) -> float:
+    """Linux ``tcp_cubic.c``'s TCP-friendly slope in segments per RTT: ``tcp_cwnd`` grows by one
+    per ``cwnd · beta_scale / 8`` segments acknowledged, ``beta_scale = 8(1024 + β₁₀₂₄)/3/(1024 −
+    β₁₀₂₄)`` in integer arithmetic (``cubictcp_register``), so α = 8 / beta_scale: 8/15 for β = 0.7
+    (β₁₀₂₄ = 717), against RFC 9438's 3(1 − β)/(1 + β) = 0.529."""
+    b = min(max(round(beta * 1024), 1), 1023)
+    return 8.0 / max(8 * (1024 + b) // 3 // (1024 - b), 1)
+
+
+def cubic_response_linux(p: float, rtt: float, c: float = 0.4, beta: float = 0.7) -> tuple[float, str]:
+    """CUBIC's average window (segments) with Linux's fixed TCP-friendly α: the larger of RFC 9438
+    §5.1's CUBIC-region average and AIMD(α_linux, β)'s, and which region that is."""
+    wc = cubic_avg_window(p, rtt, c, beta)
+    we = aimd_avg_window(p, linux_cubic_alpha(beta), beta)
+    return (wc, "cubic") if wc >= we else (we, "reno-friendly")
+
+
+def cwnd_restart(cwnd: int, iw: int, idle: float, rto: float) -> int:
+    """Linux ``tcp_cwnd_restart`` (``net/ipv4/tcp_output.c``), in segments: after an idle period of
+    ``idle`` seconds (> ``rto``), cwnd halves once per RTO beyond the first, never below the
+    restart window min(IW, cwnd): ``while ((delta -= rto) > 0 && cwnd > restart) cwnd >>= 1``."""
+    restart = min(iw, cwnd)
+    delta = idle
+    while True:
+        delta -= rto
+        if delta <= 0 or cwnd <= restart:
+            break
+        cwnd >>= 1
+    return max(cwnd, restart)
+
+
 def cubic_response(p: float, rtt: float, c: float = 0.4, beta: float = 0.7) -> tuple[float, str]:
     """CUBIC's average window (segments) as RFC 9438 §5.1 states it: the larger of the CUBIC-region
     and Reno-friendly averages, and which region that is (``"cubic"`` or ``"reno-friendly"``)."""

@@ -136,7 +136,11 @@ impl MptcpConfig {
     }
 
     pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        (Box::new(conn::MptcpSocket::active(self, s)), Box::new(conn::MptcpSocket::passive(self, s)))
+        let ends: (Box<dyn Endpoint>, Box<dyn Endpoint>) =
+            (Box::new(conn::MptcpSocket::active(self, s)), Box::new(conn::MptcpSocket::passive(self, s)));
+        // The host's send-path jitter of the subflows' profile delays the whole connection's
+        // packets (one host stack sends them all).
+        super::tcp::jitter::wrap(ends, self.tcp.resolved().host_jitter, s.seed, &s.flow_name)
     }
 }
 

@@ -32,6 +32,7 @@
 //! F-RTO, D-SACK, ECN, pacing.
 
 pub mod cc;
+pub mod jitter;
 pub mod overhead;
 mod probes;
 pub mod profile;
@@ -68,8 +69,8 @@ pub const MIN_RTO: Dur = Dur::from_micros(1);
 use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
-use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent};
-pub use profile::{Behaviours, HystartRule, PipeRule, Profile, PrrRule, RtoRule, SsthreshRule};
+use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent, TxStart};
+pub use profile::{Behaviours, CubicRule, HystartRule, IdleRule, PipeRule, Profile, PrrRule, RtoRule, SsthreshRule};
 use rtt::RttEstimator;
 use sack::{Marker, RangeSet, Scoreboard};
 use serde::{Deserialize, Serialize};
@@ -130,8 +131,8 @@ pub struct TcpConfig {
     /// rule in SACK loss recovery; only with `sack`. Profile default: on in `linux`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prr: Option<bool>,
-    /// HyStart++ (RFC 9406) in CUBIC's slow start: leave slow start when the round's minimum RTT
-    /// rises. Only with `cc = "cubic"`. Profile default: on in `linux`.
+    /// HyStart in CUBIC's slow start: leave slow start before the queue overflows (which HyStart:
+    /// `hystart_rule`). Only with `cc = "cubic"`. Profile default: on in `linux` and `ns3`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hystart: Option<bool>,
     /// What ssthresh is computed from on a fast retransmit (and on a TLP loss response):
@@ -142,9 +143,10 @@ pub struct TcpConfig {
     /// CUBIC; otherwise `"flight_size"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ssthresh_rule: Option<SsthreshRule>,
-    /// Which HyStart (with `hystart`): `"rfc9406"` (HyStart++) or `"ns3"` (ns-3.44 `TcpCubic`'s
-    /// ACK-train and delay detection, see [`HystartRule`]). Profile default: `"ns3"` in `ns3`,
-    /// `"rfc9406"` otherwise.
+    /// Which HyStart (with `hystart`): `"linux"` (Linux 6.x `tcp_cubic.c`: ACK-train and
+    /// delay-increase detection), `"rfc9406"` (HyStart++) or `"ns3"` (ns-3.44 `TcpCubic`'s port
+    /// of Linux 2.6's, see [`HystartRule`]). Profile default: `"linux"` in `linux`, `"ns3"` in
+    /// `ns3`, `"rfc9406"` otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hystart_rule: Option<HystartRule>,
     /// PRR's arithmetic (with `prr`): `"linux"` or `"ns3"` (`TcpPrrRecovery`, see
@@ -158,13 +160,16 @@ pub struct TcpConfig {
     /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pipe_rule: Option<PipeRule>,
-    /// Lower bound on the RTO, time. Profile default `"200ms"` (Linux `TCP_RTO_MIN`), `"1s"` in
-    /// `ns3` (RFC 6298 §2.4), `"30ms"` in `freebsd` (`TCPTV_MIN`). Range: 1 µs to `max_rto`.
+    /// Lower bound on the RTO, time. Profile default `"1s"` in `rfc` and `ns3` (RFC 6298 §2.4),
+    /// `"200ms"` in `linux` (`TCP_RTO_MIN`), `"30ms"` in `freebsd` (`TCPTV_MIN`). Range: 1 µs to
+    /// `max_rto`.
     #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
     pub min_rto: Option<Dur>,
-    /// Upper bound on the RTO, time. Default `"60s"` (RFC 6298 §2.5). Range: ≥ `min_rto`.
-    #[serde(with = "serde_units::time")]
-    pub max_rto: Dur,
+    /// Upper bound on the RTO, time. Profile default `"60s"` in `rfc` and `ns3` (RFC 6298 §2.5,
+    /// ns-3's `MaxRto`), `"120s"` in `linux` (`TCP_RTO_MAX`), `"64s"` in `freebsd`
+    /// (`TCPTV_REXMTMAX`). Range: ≥ `min_rto`.
+    #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub max_rto: Option<Dur>,
     /// RTO before the first RTT sample, time. Profile default `"1s"` (RFC 6298 §2.1). Range: ≥ 1 µs.
     #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
     pub initial_rto: Option<Dur>,
@@ -229,6 +234,22 @@ pub struct TcpConfig {
     /// `pacing` or `tso`; not on MPTCP subflows.
     #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
     pub overhead: Option<Dur>,
+    /// Slow start after idle: when the application writes after the sender has sent nothing for
+    /// longer than the RTO, with nothing in flight, cwnd restarts from the restart window
+    /// min(IW, cwnd), by the profile's rule: `linux` halves cwnd per RTO of idle down to it
+    /// (`tcp_cwnd_restart`, `net.ipv4.tcp_slow_start_after_idle = 1`) and raises ssthresh to ¾ of
+    /// the old cwnd; `rfc` sets it (RFC 5681 §4.1); `freebsd` sets it and raises ssthresh
+    /// (`newreno_cc_after_idle`). Profile default: on, except in `ns3` (ns-3.44 has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slow_start_after_idle: Option<bool>,
+    /// The host's send-path jitter, time: every batch of segments an end emits at one instant
+    /// leaves after a delay drawn uniformly from [0, `host_jitter`] (from the end's own seeded
+    /// stream; never reordering the end's segments), the processing and interrupt latency of a
+    /// real host between TCP's transmit and the wire. It makes runs with different seeds
+    /// independent samples where a real testbed varies (see [`jitter`]). Profile default:
+    /// `"50us"` in `linux`, `"0s"` (none) otherwise. Range: at most `"1s"`.
+    #[serde(with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
+    pub host_jitter: Option<Dur>,
     /// Sender maximum segment size, bytes. Default: MTU − 20 (IPv4) − 20 (TCP) − 12 (timestamps
     /// if on), i.e. 1448 for MTU 1500.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
@@ -254,7 +275,7 @@ impl Default for TcpConfig {
             prr_rule: None,
             pipe_rule: None,
             min_rto: None,
-            max_rto: Dur::from_secs(60),
+            max_rto: None,
             initial_rto: None,
             snd_buf: 4 << 20,
             rcv_buf: None,
@@ -265,6 +286,8 @@ impl Default for TcpConfig {
             pacing: None,
             tso: None,
             overhead: None,
+            slow_start_after_idle: None,
+            host_jitter: None,
             mss: None,
         }
     }
@@ -276,10 +299,15 @@ impl TcpConfig {
         let d = self.profile.defaults();
         // RACK reads the SACK scoreboard; without SACK a profile's RACK is off.
         let rack = self.sack && self.rack.unwrap_or(d.rack);
+        let cubic_rule = match &self.cc {
+            CcConfig::Cubic(c) => c.rule.unwrap_or(d.cubic_rule),
+            _ => d.cubic_rule,
+        };
         Behaviours {
             rto_rule: self.rto_rule.unwrap_or(d.rto_rule),
             rto_rearm: self.rto_rearm.unwrap_or(d.rto_rearm),
             min_rto: self.min_rto.unwrap_or(d.min_rto),
+            max_rto: self.max_rto.unwrap_or(d.max_rto),
             initial_rto: self.initial_rto.unwrap_or(d.initial_rto),
             // PRR paces recovery by the SACK scoreboard's pipe; without SACK a profile's PRR is off.
             prr: self.sack && self.prr.unwrap_or(d.prr),
@@ -306,6 +334,14 @@ impl TcpConfig {
                 CcConfig::NewReno(c) => c.abc.unwrap_or(d.abc),
                 _ => d.abc,
             },
+            cubic_rule,
+            alpha_switch: match &self.cc {
+                CcConfig::Cubic(c) => c.alpha_switch.unwrap_or(cubic_rule == CubicRule::Rfc9438),
+                _ => d.alpha_switch,
+            },
+            slow_start_after_idle: self.slow_start_after_idle.unwrap_or(d.slow_start_after_idle),
+            idle_rule: d.idle_rule,
+            host_jitter: self.host_jitter.unwrap_or(d.host_jitter),
         }
     }
 
@@ -384,13 +420,16 @@ impl TcpConfig {
         }
         // A timer of zero (or a few nanoseconds) would fire again at the same instant after
         // each expiry and the run would never advance: the RTO bounds start at 1 µs.
-        for (key, v) in [("initial_rto", b.initial_rto), ("min_rto", b.min_rto), ("max_rto", self.max_rto)] {
+        for (key, v) in [("initial_rto", b.initial_rto), ("min_rto", b.min_rto), ("max_rto", b.max_rto)] {
             if v < MIN_RTO {
                 return Err(format!("{key}: must be ≥ 1 µs, got {v:?}"));
             }
         }
-        if b.min_rto > self.max_rto {
-            return Err(format!("min_rto: {:?} is above max_rto {:?}", b.min_rto, self.max_rto));
+        if b.min_rto > b.max_rto {
+            return Err(format!("min_rto: {:?} is above max_rto {:?}", b.min_rto, b.max_rto));
+        }
+        if b.host_jitter > jitter::MAX_JITTER {
+            return Err(format!("host_jitter: must be at most 1s, got {}s", b.host_jitter.as_secs_f64()));
         }
         if b.delayed_ack && (b.delack_timeout == Dur::ZERO || b.delack_timeout >= Dur::from_millis(500)) {
             return Err("delack_timeout: must be in (0, 500ms) (RFC 5681 §4.2)".into());
@@ -429,7 +468,9 @@ impl TcpConfig {
     /// # Panics
     /// If [`validate`](Self::validate) fails (the scenario layer calls it first).
     pub fn build(&self, s: &EndpointSetup) -> (Box<dyn Endpoint>, Box<dyn Endpoint>) {
-        (Box::new(socket::TcpSocket::active(self, s)), Box::new(socket::TcpSocket::passive(self, s)))
+        let ends: (Box<dyn Endpoint>, Box<dyn Endpoint>) =
+            (Box::new(socket::TcpSocket::active(self, s)), Box::new(socket::TcpSocket::passive(self, s)));
+        jitter::wrap(ends, self.resolved().host_jitter, s.seed, &s.flow_name)
     }
 }
 
@@ -605,6 +646,15 @@ pub struct TcpSender {
     tx_times: std::collections::VecDeque<(u64, SimTime)>,
     /// Random sender overhead ([`overhead`]), when `overhead` is above zero.
     overhead: Option<Box<overhead::Overhead>>,
+    /// Slow start after idle and its rule; when the last data segment was sent (Linux
+    /// `lsndtime`); Linux's application-limited cwnd validation (`tcp_cwnd_validate`): the most
+    /// segments out since the window was last full (`snd_cwnd_used`) and when it was last full or
+    /// last decayed (`snd_cwnd_stamp`).
+    slow_start_after_idle: bool,
+    idle_rule: IdleRule,
+    lsndtime: Option<SimTime>,
+    cwnd_used: u64,
+    cwnd_stamp: SimTime,
     notified: (u64, u64),
     /// The state last reported to the `tcp_state` probe ("" before the first report), and the
     /// controller's (mode, round) last reported to the `bbr` probe.
@@ -658,7 +708,7 @@ impl TcpSender {
             state: State::Closed,
             tcb,
             cc,
-            rtt: RttEstimator::new(b.initial_rto, b.min_rto, cfg.max_rto).with_rule(b.rto_rule),
+            rtt: RttEstimator::new(b.initial_rto, b.min_rto, b.max_rto).with_rule(b.rto_rule),
             rto_rearm: b.rto_rearm,
             // Linux runs no PRR under a controller with `cong_control` (`tcp_cong_control`).
             prr: b.prr && !rate_based,
@@ -698,6 +748,11 @@ impl TcpSender {
                 let rng = SimRng::stream(s.seed, &format!("flow:{}:tcp_overhead", s.flow_name));
                 Box::new(overhead::Overhead::new(o, rng))
             }),
+            slow_start_after_idle: b.slow_start_after_idle,
+            idle_rule: b.idle_rule,
+            lsndtime: None,
+            cwnd_used: 0,
+            cwnd_stamp: SimTime::ZERO,
             notified: (0, 0),
             probed_state: "",
             probed_cc: ("", 0),
@@ -953,13 +1008,21 @@ impl TcpSender {
     /// Sends as long as `pipe + segment <= cwnd` (RFC 6675 §5 step C; RFC 5681 FlightSize rule).
     /// With `force`, the first segment goes out regardless (fast retransmit, partial-ACK
     /// retransmission, RTO retransmission).
-    fn try_send(&mut self, cx: &mut FlowCtx, mut force: bool) {
+    fn try_send(&mut self, cx: &mut FlowCtx, force: bool) {
         if self.state != State::Established {
             return;
         }
+        let before = self.segs_sent;
         if self.rack.is_some() {
-            return self.try_send_rack(cx, force);
+            self.try_send_rack(cx, force);
+        } else {
+            self.try_send_sack(cx, force);
         }
+        self.cwnd_validate(self.segs_sent > before, cx.now);
+    }
+
+    /// [`try_send`](Self::try_send) without RACK: RFC 6675 `NextSeg()` and pipe.
+    fn try_send_sack(&mut self, cx: &mut FlowCtx, mut force: bool) {
         loop {
             let (lost, above) = self.loss_frontier();
             let Some((seq, len, rxt)) = self.next_seg(lost) else {
@@ -1114,6 +1177,87 @@ impl TcpSender {
         self.overhead.as_deref_mut().expect("overhead on").released();
     }
 
+    /// Slow start after idle, before the application's new data is queued with nothing in flight
+    /// (Linux `tcp_slow_start_after_idle_check` from `tcp_skb_entail`; FreeBSD `tcp_output`'s
+    /// `cc_after_idle`): if nothing was sent for longer than the RTO, cwnd restarts from the
+    /// restart window RW = min(IW, cwnd) by the profile's [`IdleRule`].
+    fn restart_after_idle(&mut self, now: SimTime) {
+        if !self.slow_start_after_idle || self.cc.rate_based() || self.tcb.snd_una != self.tcb.snd_max {
+            return;
+        }
+        let Some(last) = self.lsndtime else { return };
+        let rto = self.rtt.rto();
+        let idle = now.since(last);
+        if idle <= rto {
+            return;
+        }
+        let mss = self.tcb.mss;
+        // Linux counts cwnd in whole segments (`snd_cwnd`).
+        let cwnd = self.tcb.cwnd / mss;
+        let rw = (self.init_cwnd / mss).min(cwnd);
+        match self.idle_rule {
+            IdleRule::Linux => {
+                // `tcp_cwnd_restart`: ssthresh = `tcp_current_ssthresh` (nothing is in flight, so
+                // no reduction is under way), then one halving per RTO of idle beyond the first.
+                self.tcb.ssthresh = self.tcb.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) * mss);
+                let (mut c, mut left) = (cwnd, idle.as_nanos() as i128);
+                loop {
+                    left -= rto.as_nanos() as i128;
+                    if left <= 0 || c <= rw {
+                        break;
+                    }
+                    c >>= 1;
+                }
+                self.tcb.cwnd = c.max(rw) * mss;
+                self.cwnd_used = 0;
+                self.cwnd_stamp = now;
+            }
+            // RFC 5681 §4.1: cwnd = RW.
+            IdleRule::Rfc5681 => self.tcb.cwnd = self.tcb.cwnd.min(rw * mss),
+            IdleRule::Freebsd => {
+                // `newreno_cc_after_idle`: RFC 5681 §4.1, and RFC 2861 §2's ssthresh.
+                self.tcb.ssthresh = self.tcb.ssthresh.max(self.tcb.cwnd - (self.tcb.cwnd >> 2));
+                self.tcb.cwnd = self.tcb.cwnd.min(rw * mss);
+            }
+        }
+    }
+
+    /// Linux `tcp_cwnd_validate` after a send attempt that `sent` or was cwnd-limited, under
+    /// the Linux idle rule (the same sysctl, `tcp_slow_start_after_idle`, governs it): a window
+    /// not filled for an RTO decays halfway towards what was used (`tcp_cwnd_application_limited`,
+    /// RFC 2861's "slow part").
+    fn cwnd_validate(&mut self, sent: bool, now: SimTime) {
+        if !self.slow_start_after_idle || self.idle_rule != IdleRule::Linux || self.cc.rate_based() {
+            return;
+        }
+        if !(sent || self.cwnd_limited) {
+            return;
+        }
+        if self.cwnd_limited {
+            // "Network is feed fully."
+            self.cwnd_used = 0;
+            self.cwnd_stamp = now;
+            return;
+        }
+        let mss = self.tcb.mss;
+        self.cwnd_used = self.cwnd_used.max((self.tcb.snd_max - self.tcb.snd_una).div_ceil(mss));
+        if now.since(self.cwnd_stamp) < self.rtt.rto() {
+            return;
+        }
+        // `tcp_cwnd_application_limited`: only in the open state, and only when the application
+        // (not a full send buffer) is what limits (`SOCK_NOSPACE` clear: nothing waits to be sent).
+        if !self.recovering() && self.write_end <= self.tcb.snd_max {
+            let cwnd = self.tcb.cwnd / mss;
+            let used = self.cwnd_used.max(self.init_cwnd / mss);
+            if used < cwnd {
+                self.tcb.ssthresh = self.tcb.ssthresh.max(((cwnd >> 1) + (cwnd >> 2)) * mss);
+                self.tcb.cwnd = ((cwnd + used) >> 1) * mss;
+            }
+            self.cwnd_used = 0;
+        }
+        self.cwnd_stamp = now;
+    }
+
     /// With pacing on, whether the next segment must wait for the pacing timer (armed here).
     fn paced(&self, cx: &mut FlowCtx) -> bool {
         if !self.pacing || cx.now >= self.pace_next {
@@ -1156,6 +1300,14 @@ impl TcpSender {
 
     fn transmit(&mut self, seq: u64, len: u64, rxt: bool, cx: &mut FlowCtx) {
         debug_assert!(len > 0 && seq + len <= self.write_end, "{}: flow {} bad segment {seq}+{len}", cx.now, cx.flow);
+        // Linux `tcp_event_data_sent`: data leaves with nothing in flight (CA_EVENT_TX_START),
+        // then `lsndtime` is stamped.
+        if self.in_flight() == 0 {
+            let app_limited = self.rate.as_deref().is_some_and(|r| r.is_app_limited());
+            let idle = self.lsndtime.map_or(Dur::ZERO, |last| cx.now.since(last));
+            self.cc.on_tx_start(&TxStart { now: cx.now, app_limited, idle }, &mut self.tcb);
+        }
+        self.lsndtime = Some(cx.now);
         self.rate_on_send(seq, len, rxt, cx.now);
         if let Some(r) = self.rack.as_deref_mut() {
             // RFC 8985 §5.2: Segment.xmit_ts of every (re)transmission.
@@ -1519,7 +1671,15 @@ impl TcpSender {
                     self.ca_acked.1 += 1;
                 }
             } else {
-                let ack = AckSample { now, acked_bytes: acked, rtt, prior_in_flight, cwnd_limited: self.cwnd_limited };
+                let ca_rtt = delivered.ca_rtt().or(rtt);
+                let ack = AckSample {
+                    now,
+                    acked_bytes: acked,
+                    rtt,
+                    ca_rtt,
+                    prior_in_flight,
+                    cwnd_limited: self.cwnd_limited,
+                };
                 self.cc.on_ack(&ack, &mut self.tcb);
             }
             // RFC 6298 §5.2 / §5.3.
@@ -1811,6 +1971,10 @@ impl Endpoint for TcpSender {
     }
 
     fn write(&mut self, bytes: u64, cx: &mut FlowCtx) {
+        if self.state == State::Established && self.write_end == self.tcb.snd_max {
+            // New data after the queue ran dry (Linux `tcp_skb_entail` of a new buffer).
+            self.restart_after_idle(cx.now);
+        }
         self.rate_check_app_limited();
         self.write_end = self.write_end.saturating_add(bytes);
         match self.state {

@@ -7,16 +7,18 @@
 //! turns a config into the concrete [`Behaviours`] the sender and receiver run.
 //!
 //! Sources, per profile (details and the per-behaviour table are in `docs/models/tcp.md`):
-//! - `rfc`: the RFCs as written (RFC 6298 RTO floored as a whole, RFC 6675 loss detection,
-//!   ACK every segment), with Linux's 200 ms RTO floor; the simulator's behaviour before
-//!   profiles existed, bit for bit.
+//! - `rfc`: the RFCs as written (RFC 6298 RTO floored as a whole at 1 s, §2.4; RFC 6675 loss
+//!   detection; ACK every segment; RFC 5681 §4.1's restart window after an idle period; CUBIC as
+//!   RFC 9438 with §4.3's switch of α).
 //! - `linux`: Linux 6.x defaults: `tcp_rtt_estimator`/`tcp_set_rto` in `net/ipv4/tcp_input.c`,
 //!   the RTO re-armed when the head is retransmitted (`tcp_xmit_retransmit_queue`), PRR
 //!   (`tcp_cwnd_reduction`, RFC 6937), delayed ACKs with quick-ACK mode (`tcp_event_data_recv`,
-//!   `tcp_incr_quickack`, `tcp_send_delayed_ack`), HyStart++ in CUBIC (RFC 9406), RACK-TLP
-//!   (RFC 8985; `net.ipv4.tcp_recovery = 1`, `tcp_early_retrans = 3`; see [`super::rack`]),
-//!   receive-buffer autotuning (`net.ipv4.tcp_moderate_rcvbuf = 1`, `tcp_rmem`; see
-//!   [`super::rcvbuf`]).
+//!   `tcp_incr_quickack`, `tcp_send_delayed_ack`), CUBIC and HyStart as `net/ipv4/tcp_cubic.c`
+//!   computes them (fixed TCP-friendly α, `hystart_update`), RACK-TLP (RFC 8985;
+//!   `net.ipv4.tcp_recovery = 1`, `tcp_early_retrans = 3`; see [`super::rack`]), receive-buffer
+//!   autotuning (`net.ipv4.tcp_moderate_rcvbuf = 1`, `tcp_rmem`; see [`super::rcvbuf`]), slow
+//!   start after idle (`net.ipv4.tcp_slow_start_after_idle = 1`, `tcp_cwnd_restart`), the
+//!   120-s RTO ceiling (`TCP_RTO_MAX`), and the host's send-path jitter ([`super::jitter`]).
 //! - `ns3`: ns-3.44 `TcpSocketBase` attribute defaults that differ from `rfc`: `MinRto` 1 s,
 //!   `DelAckCount` 2, `DelAckTimeout` 200 ms; and the choices of its congestion and recovery
 //!   operations (`src/internet/model/`): ssthresh from bytes in flight for NewReno
@@ -28,7 +30,9 @@
 //! - `freebsd`: FreeBSD (current) `sys/netinet/tcp_timer.h`: `TCPTV_MIN` (the RTO floor,
 //!   `net.inet.tcp.rexmit_min`) = hz/33 = 30 ms at hz = 1000, `TCPTV_CPU_VAR` (the slop
 //!   `TCPT_RANGESET` adds to every RTO, `net.inet.tcp.rexmit_slop`) = 200 ms, `TCPTV_DELACK` =
-//!   hz/10 = 100 ms, delayed ACKs on (`net.inet.tcp.delayed_ack = 1`), RFC 6675 SACK recovery.
+//!   hz/10 = 100 ms, `TCPTV_REXMTMAX` = 64 s, delayed ACKs on (`net.inet.tcp.delayed_ack = 1`),
+//!   RFC 6675 SACK recovery, the restart window after idle (`tcp_output` → `cc_after_idle` →
+//!   `newreno_cc_after_idle`, RFC 5681 §4.1 with RFC 2861's ssthresh).
 //!   Older FreeBSD (before the comment "The prior minimum of 1*hz (1 second) badly breaks
 //!   throughput" in that file) floored the RTO at 1 s: set `min_rto = "1s"` for that stack.
 
@@ -92,6 +96,15 @@ pub enum SsthreshRule {
 pub enum HystartRule {
     /// HyStart++ (RFC 9406), in the first slow start only.
     Rfc9406,
+    /// Linux 6.x `tcp_cubic.c` (`cubictcp_acked`, `hystart_update`): from a window of 16
+    /// segments (`hystart_low_window`), slow start ends (ssthresh = cwnd) when ACKs no more than
+    /// 2 ms apart (`hystart_ack_delta_us`) have arrived for longer than half the minimum RTT
+    /// since the round began (the whole minimum RTT plus `hystart_ack_delay` when paced), or when
+    /// the minimum RTT of the round, once it has 8 samples (`HYSTART_MIN_SAMPLES`), exceeds the
+    /// connection's minimum RTT by clamp(min RTT / 8, 4 ms, 16 ms) (`HYSTART_DELAY_MIN/MAX`).
+    /// RTT samples are the ACK's newest delivered segment's (`ca_rtt_us`). Re-armed after a
+    /// timeout (`cubictcp_state` on `TCP_CA_Loss`).
+    Linux,
     /// ns-3.44 `TcpCubic::HystartUpdate`: Linux's original HyStart (ACK train and delay
     /// increase) with ns-3's thresholds: from a window of 16 segments (`HyStartLowWindow`), slow
     /// start ends (ssthresh = cwnd) when ACKs spaced at most 2 ms apart (`HyStartAckDelta`) have
@@ -130,6 +143,37 @@ pub enum PipeRule {
     Ns3,
 }
 
+/// How CUBIC computes its window (with `cc = "cubic"`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CubicRule {
+    /// RFC 9438 as written: W_cubic(t + SRTT) as the target, α_cubic = 3(1 − β)/(1 + β) switched
+    /// to 1 once W_est reaches `cwnd_prior` (§4.3).
+    Rfc9438,
+    /// Linux 6.x `tcp_cubic.c` `bictcp_update`: the target at t + the minimum RTT (`delay_min`);
+    /// the TCP-friendly estimate grows by one segment per `cwnd · beta_scale / 8` acknowledged
+    /// (`tcp_friendliness`, α = 8/15 for β = 0.7, never switched); while no W_max is known (before
+    /// the first loss and after a timeout) at least 5 % growth per RTT (`ca->cnt` ≤ 20); after an
+    /// idle period the epoch moves forward by it (`cubictcp_cwnd_event`, `CA_EVENT_TX_START`).
+    Linux,
+}
+
+/// What an end does to cwnd when it sends again after an idle period longer than the RTO (with
+/// `slow_start_after_idle`). Follows the profile.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum IdleRule {
+    /// Linux `tcp_cwnd_restart` (`net/ipv4/tcp_output.c`, called from
+    /// `tcp_slow_start_after_idle_check` when a new buffer is queued with nothing in flight):
+    /// ssthresh = max(ssthresh, ¾ cwnd) (`tcp_current_ssthresh`); cwnd halves once per RTO of
+    /// idle beyond the first, never below the restart window min(IW, cwnd).
+    Linux,
+    /// RFC 5681 §4.1: cwnd = min(IW, cwnd) (the restart window RW); ssthresh unchanged.
+    Rfc5681,
+    /// FreeBSD `newreno_cc_after_idle` (`sys/netinet/cc/cc.c`): RFC 5681 §4.1's restart window and
+    /// RFC 2861's ssthresh = max(ssthresh, ¾ cwnd).
+    Freebsd,
+}
+
 /// The concrete behaviours of one TCP end: the profile's defaults with explicit keys applied.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Behaviours {
@@ -137,10 +181,11 @@ pub struct Behaviours {
     /// Restart the RTO timer when the segment at `snd_una` is retransmitted (Linux).
     pub rto_rearm: bool,
     pub min_rto: Dur,
+    pub max_rto: Dur,
     pub initial_rto: Dur,
     /// Proportional Rate Reduction (RFC 6937) as the recovery sending rule.
     pub prr: bool,
-    /// HyStart++ (RFC 9406) in CUBIC's slow start.
+    /// A HyStart in CUBIC's slow start (which one: `hystart_rule`).
     pub hystart: bool,
     pub delayed_ack: bool,
     pub delack_timeout: Dur,
@@ -167,7 +212,22 @@ pub struct Behaviours {
     /// Linux's receive-buffer autotuning (the `rcv_autotune` key): the window starts from
     /// `tcp_rmem[1]` and grows by `tcp_grow_window` and Dynamic Right-Sizing.
     pub rcv_autotune: bool,
+    /// CUBIC's arithmetic (the `cc.rule` key).
+    pub cubic_rule: CubicRule,
+    /// CUBIC's switch of α to 1 (the `cc.alpha_switch` key); by default on under RFC 9438's rule
+    /// and off under Linux's.
+    pub alpha_switch: bool,
+    /// Slow start after idle (the `slow_start_after_idle` key), by the profile's rule.
+    pub slow_start_after_idle: bool,
+    pub idle_rule: IdleRule,
+    /// The host's send-path jitter (the `host_jitter` key): the largest random delay between a
+    /// segment's transmission by TCP and its departure; zero builds none.
+    pub host_jitter: Dur,
 }
+
+/// Linux's send-path jitter default (`host_jitter` in the `linux` profile); see
+/// [`super::jitter`] for the measurement behind it.
+pub const LINUX_HOST_JITTER: Dur = Dur::from_micros(50);
 
 impl Profile {
     /// The profile's defaults.
@@ -175,7 +235,10 @@ impl Profile {
         let rfc = Behaviours {
             rto_rule: RtoRule::Rfc6298,
             rto_rearm: false,
-            min_rto: Dur::from_millis(200),
+            // RFC 6298 §2.4: an RTO below 1 s SHOULD be rounded up to 1 s.
+            min_rto: Dur::from_secs(1),
+            // RFC 6298 §2.5: a maximum, if any, of at least 60 s.
+            max_rto: Dur::from_secs(60),
             initial_rto: Dur::from_secs(1),
             prr: false,
             hystart: false,
@@ -192,14 +255,21 @@ impl Profile {
             pacing: false,
             tso: false,
             rcv_autotune: false,
+            cubic_rule: CubicRule::Rfc9438,
+            alpha_switch: true,
+            // RFC 5681 §4.1: a TCP SHOULD restart from RW after an idle period longer than the RTO.
+            slow_start_after_idle: true,
+            idle_rule: IdleRule::Rfc5681,
+            host_jitter: Dur::ZERO,
         };
         match self {
             Profile::Rfc => rfc,
             Profile::Linux => Behaviours {
                 rto_rule: RtoRule::Linux,
                 rto_rearm: true,
-                // TCP_RTO_MIN (include/net/tcp.h).
+                // TCP_RTO_MIN and TCP_RTO_MAX (include/net/tcp.h).
                 min_rto: Dur::from_millis(200),
+                max_rto: Dur::from_secs(120),
                 // TCP_TIMEOUT_INIT (RFC 6298 §2.1).
                 initial_rto: Dur::from_secs(1),
                 prr: true,
@@ -216,11 +286,21 @@ impl Profile {
                 ssthresh_rule: SsthreshRule::FlightCapped,
                 // net.ipv4.tcp_moderate_rcvbuf = 1 (tcp_rcv_space_adjust, tcp_grow_window).
                 rcv_autotune: true,
+                // tcp_cubic.c: hystart = 1, hystart_detect = 3 (both detectors).
+                hystart_rule: HystartRule::Linux,
+                // tcp_cubic.c bictcp_update, tcp_friendliness = 1 (α fixed).
+                cubic_rule: CubicRule::Linux,
+                alpha_switch: false,
+                // net.ipv4.tcp_slow_start_after_idle = 1 (tcp_cwnd_restart).
+                idle_rule: IdleRule::Linux,
+                host_jitter: LINUX_HOST_JITTER,
                 ..rfc
             },
             Profile::Ns3 => Behaviours {
                 // TcpSocketBase::MinRto, DelAckCount = 2, DelAckTimeout.
                 min_rto: Dur::from_secs(1),
+                // ns-3.44's TcpSocketBase has no restart after idle.
+                slow_start_after_idle: false,
                 delayed_ack: true,
                 delack_timeout: Dur::from_millis(200),
                 // TcpNewReno::GetSsThresh(tcb, BytesInFlight()); CUBIC's cwnd rule is applied
@@ -243,9 +323,13 @@ impl Profile {
                 rto_rule: RtoRule::Freebsd,
                 // TCPTV_MIN = hz / 33 ticks = 30 ms at hz = 1000 (net.inet.tcp.rexmit_min).
                 min_rto: Dur::from_millis(30),
+                // TCPTV_REXMTMAX = 64 s.
+                max_rto: Dur::from_secs(64),
                 // TCPTV_DELACK = hz / 10 = 100 ms.
                 delayed_ack: true,
                 delack_timeout: Dur::from_millis(100),
+                // tcp_output: idle for an RTO → cc_after_idle → newreno_cc_after_idle.
+                idle_rule: IdleRule::Freebsd,
                 ..rfc
             },
         }

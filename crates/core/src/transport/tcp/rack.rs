@@ -84,6 +84,8 @@ pub struct Delivered {
     best: Option<(SimTime, u64, Dur)>,
     max_end: u64,
     reordered: bool,
+    /// The highest never-retransmitted segment delivered: (end, RTT).
+    newest_orig: Option<(u64, Dur)>,
 }
 
 impl Delivered {
@@ -95,6 +97,9 @@ impl Delivered {
             self.reordered = true;
         }
         let rtt = now.since(s.xmit_ts);
+        if !s.retransmitted() && self.newest_orig.map_or(true, |(e, _)| s.end > e) {
+            self.newest_orig = Some((s.end, rtt));
+        }
         if s.retransmitted() && rtt < min_rtt {
             // Step 2: delivered sooner than any RTT allows, so the ACK is for an earlier
             // transmission. (Linux `tcp_rack_advance` checks only this; see the module docs.)
@@ -103,6 +108,14 @@ impl Delivered {
         if self.best.map_or(true, |(_, n, _)| sent_after(s.xmit_no, n)) {
             self.best = Some((s.xmit_ts, s.xmit_no, rtt));
         }
+    }
+}
+
+impl Delivered {
+    /// The RTT of the highest never-retransmitted segment delivered (Linux's `ca_rtt_us`: the
+    /// last segment `tcp_clean_rtx_queue` acknowledged, or the last one the ACK SACKed).
+    pub fn ca_rtt(&self) -> Option<Dur> {
+        self.newest_orig.map(|(_, r)| r)
     }
 }
 

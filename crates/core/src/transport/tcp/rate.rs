@@ -28,7 +28,7 @@
 //! Not modelled: SACK reneging (our receiver never reneges), `delivered_ce` (no ECN), and the
 //! qdisc/NIC occupancy test of `tcp_rate_check_app_limited` (nothing waits below the socket).
 
-use super::cc::{CaState, RateSample, TxStart};
+use super::cc::{CaState, RateSample};
 use super::{State, TcpSender};
 use crate::time::{Dur, SimTime};
 use std::collections::VecDeque;
@@ -435,17 +435,13 @@ impl TcpSender {
         }
     }
 
-    /// Before segment `[seq, seq + len)` leaves: `CA_EVENT_TX_START` if nothing is in flight
-    /// (`tcp_event_data_sent`), then `tcp_rate_skb_sent`.
+    /// Before segment `[seq, seq + len)` leaves (after `CA_EVENT_TX_START`, which
+    /// `transmit` sends every controller): `tcp_rate_skb_sent`.
     pub(super) fn rate_on_send(&mut self, seq: u64, len: u64, rxt: bool, now: SimTime) {
         if self.rate.is_none() {
             return;
         }
         let outstanding = self.tcb.snd_max > self.tcb.snd_una;
-        if self.in_flight() == 0 {
-            let app_limited = self.rate.as_deref().expect("sampler").is_app_limited();
-            self.cc.on_tx_start(&TxStart { now, app_limited }, &mut self.tcb);
-        }
         self.rate.as_deref_mut().expect("sampler").on_send(seq, seq + len, now, rxt, outstanding);
     }
 

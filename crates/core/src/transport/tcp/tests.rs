@@ -378,8 +378,16 @@ impl Harness {
 
 /// NewReno under the `rfc` profile: the algorithms of RFC 5681/6582/6675 as written, which is
 /// what most tests in this file check.
+/// NewReno under the `rfc` profile with Linux's 200-ms RTO floor (the timings these tests were
+/// written for; RFC 6298's 1 s is the profile's own default).
 fn newreno(sack: bool) -> TcpConfig {
-    TcpConfig { cc: CcConfig::NewReno(Default::default()), sack, profile: Profile::Rfc, ..Default::default() }
+    TcpConfig {
+        cc: CcConfig::NewReno(Default::default()),
+        sack,
+        profile: Profile::Rfc,
+        min_rto: Some(ms(200)),
+        ..Default::default()
+    }
 }
 
 fn data_hdr(seq: u64, len: u64) -> TcpHdr {
@@ -970,10 +978,31 @@ fn profiles_set_defaults_and_explicit_keys_win() {
     let rfc = parse("profile = \"rfc\"").resolved();
     assert_eq!(rfc, Profile::Rfc.defaults());
     assert_eq!((rfc.rto_rule, rfc.rto_rearm, rfc.prr, rfc.delayed_ack), (RtoRule::Rfc6298, false, false, false));
-    assert_eq!((rfc.min_rto, rfc.init_cwnd, rfc.hystart, rfc.quickack), (ms(200), 10, false, false));
+    // RFC 6298 §2.4 and §2.5; RFC 5681 §4.1; RFC 9438 with §4.3's switch.
+    assert_eq!(
+        (rfc.min_rto, rfc.max_rto, rfc.init_cwnd, rfc.hystart, rfc.quickack),
+        (ms(1000), ms(60_000), 10, false, false)
+    );
+    assert_eq!((rfc.slow_start_after_idle, rfc.idle_rule, rfc.host_jitter), (true, IdleRule::Rfc5681, Dur::ZERO));
+    assert_eq!((rfc.cubic_rule, rfc.alpha_switch), (CubicRule::Rfc9438, true));
     let linux = parse("profile = \"linux\"").resolved();
     assert_eq!((linux.rto_rule, linux.rto_rearm, linux.prr, linux.delayed_ack), (RtoRule::Linux, true, true, true));
     assert!(linux.quickack && linux.hystart);
+    // tcp_cubic.c (α fixed, its HyStart), tcp_cwnd_restart, TCP_RTO_MIN/MAX, the host's jitter.
+    assert_eq!(
+        (linux.hystart_rule, linux.cubic_rule, linux.alpha_switch),
+        (HystartRule::Linux, CubicRule::Linux, false)
+    );
+    assert_eq!((linux.slow_start_after_idle, linux.idle_rule), (true, IdleRule::Linux));
+    assert_eq!((linux.min_rto, linux.max_rto, linux.host_jitter), (ms(200), ms(120_000), Dur::from_micros(50)));
+    // The switch follows the rule unless named; the rule follows the profile unless named.
+    let sw = |s: &str| parse(s).resolved();
+    assert!(!sw("cc = { kind = \"cubic\", rule = \"linux\" }\nprofile = \"rfc\"").alpha_switch);
+    assert!(sw("cc = { kind = \"cubic\", rule = \"rfc9438\" }").alpha_switch);
+    assert!(sw("cc = { kind = \"cubic\", alpha_switch = true }").alpha_switch);
+    assert_eq!(sw("cc = { kind = \"cubic\", alpha_switch = true }").cubic_rule, CubicRule::Linux);
+    assert_eq!(sw("host_jitter = \"0s\"\nslow_start_after_idle = false").host_jitter, Dur::ZERO);
+    assert!(parse("host_jitter = \"2s\"").validate(MTU).unwrap_err().starts_with("host_jitter: must be at most 1s"));
     // An explicit key overrides the profile and leaves the rest alone.
     let l2 = parse("profile = \"linux\"\ndelayed_ack = false\nmin_rto = \"50ms\"").resolved();
     assert_eq!((l2.delayed_ack, l2.min_rto), (false, ms(50)));
@@ -983,6 +1012,10 @@ fn profiles_set_defaults_and_explicit_keys_win() {
     // ns-3's ssthresh rule depends on the controller; its PRR, HyStart and ACK counting.
     assert_eq!((ns3.ssthresh_rule, ns3.prr, ns3.prr_rule), (SsthreshRule::Cwnd, true, PrrRule::Ns3));
     assert_eq!((ns3.hystart, ns3.hystart_rule), (true, HystartRule::Ns3));
+    assert_eq!(
+        (ns3.slow_start_after_idle, ns3.cubic_rule, ns3.alpha_switch, ns3.max_rto),
+        (false, CubicRule::Rfc9438, true, ms(60_000))
+    );
     // ns-3's count of bytes in flight, without RACK only (RACK keeps its own).
     assert_eq!((ns3.pipe_rule, rfc.pipe_rule, linux.pipe_rule), (PipeRule::Ns3, PipeRule::Rfc6675, PipeRule::Rfc6675));
     assert_eq!(parse("profile = \"ns3\"\nrack = true").resolved().pipe_rule, PipeRule::Rfc6675);
@@ -1010,6 +1043,7 @@ fn profiles_set_defaults_and_explicit_keys_win() {
     assert_eq!(parse("profile = \"ns3\"\nrack = true").resolved().ssthresh_rule, SsthreshRule::Cwnd);
     let bsd = parse("profile = \"freebsd\"").resolved();
     assert_eq!((bsd.rto_rule, bsd.min_rto, bsd.delack_timeout), (RtoRule::Freebsd, ms(30), ms(100)));
+    assert_eq!((bsd.max_rto, bsd.slow_start_after_idle, bsd.idle_rule), (ms(64_000), true, IdleRule::Freebsd));
     // PRR counts SACKed data: a profile's PRR is off without SACK, an explicit one is an error.
     assert!(!parse("profile = \"linux\"\nsack = false").resolved().prr);
     assert!(parse("sack = false\nprr = true").validate(MTU).unwrap_err().starts_with("prr"));
@@ -1369,4 +1403,100 @@ fn a_send_stopped_by_pacing_counts_as_window_limited() {
         assert!(h.snd.cwnd_limited(), "rack {rack}: held back by pacing only, yet application-limited");
         assert_eq!(h.snd.cwnd(), cwnd);
     }
+}
+
+/// Linux `tcp_cwnd_restart` written out independently: (cwnd, ssthresh) in segments after an
+/// idle period of `idle` with RTO `rto`.
+fn linux_restart(cwnd: u64, ssthresh: u64, iw: u64, idle: Dur, rto: Dur) -> (u64, u64) {
+    let restart = iw.min(cwnd);
+    let ssthresh = ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+    let (mut c, mut delta) = (cwnd, idle.as_nanos() as i128);
+    loop {
+        delta -= rto.as_nanos() as i128;
+        if delta <= 0 || c <= restart {
+            break;
+        }
+        c >>= 1;
+    }
+    (c.max(restart), ssthresh)
+}
+
+/// Slow start after idle, per profile: a 400-segment transfer grows cwnd (no loss, a 10-MB
+/// buffer), the sender idles, the application writes again. Linux halves cwnd once per RTO of
+/// idle beyond the first down to min(IW, cwnd) and raises ssthresh to ¾ cwnd; RFC 5681 §4.1 sets
+/// cwnd to the restart window; FreeBSD does that and raises ssthresh; ns-3 leaves cwnd alone, as
+/// does any profile after an idle period within one RTO or with the key off.
+#[test]
+fn slow_start_after_idle_follows_each_profiles_rule() {
+    let mss = MSS;
+    for (profile, idle_rtos) in [
+        (Profile::Linux, 0.5),
+        (Profile::Linux, 1.5),
+        (Profile::Linux, 2.5),
+        (Profile::Linux, 30.0),
+        (Profile::Rfc, 2.5),
+        (Profile::Freebsd, 2.5),
+        (Profile::Ns3, 2.5),
+    ] {
+        for key in [None, Some(false)] {
+            let (f, r) = bottleneck();
+            let cfg = TcpConfig { profile, hystart: Some(false), slow_start_after_idle: key, ..Default::default() };
+            let mut h = Harness::new(&cfg, f, r);
+            h.write(400 * mss);
+            h.run_until(SimTime(Dur::from_secs(3).as_nanos()));
+            assert_eq!(h.snd.snd_una(), h.snd.snd_max(), "{profile:?}: the first transfer is done");
+            let (c0, s0, rto) = (h.snd.cwnd() / mss, h.snd.ssthresh(), h.snd.rto());
+            assert!(c0 > 40, "{profile:?}: cwnd grew ({c0})");
+            let last_tx = h.log.iter().filter(|s| s.dir == Dir::Fwd && s.h.payload > 0).map(|s| s.t).max().unwrap();
+            let idle = Dur((rto.as_nanos() as f64 * idle_rtos) as u64);
+            h.run_until(last_tx + idle);
+            let before = h.snd.cwnd();
+            h.write(mss);
+            let (c1, s1) = (h.snd.cwnd(), h.snd.ssthresh());
+            let on = key.unwrap_or(profile != Profile::Ns3) && idle_rtos > 1.0;
+            let want = match (on, profile) {
+                (false, _) => (before, s0),
+                (true, Profile::Linux) => {
+                    let (c, s) = linux_restart(c0, s0 / mss, 10, idle, rto);
+                    (c * mss, if s0 == INITIAL_SSTHRESH { s0 } else { s * mss })
+                }
+                (true, Profile::Rfc) => (10 * mss, s0),
+                (true, _) => (10 * mss, s0.max(before - (before >> 2))),
+            };
+            assert_eq!((c1, s1), want, "{profile:?}, idle {idle_rtos} RTO, key {key:?}: cwnd before {c0} segments");
+        }
+    }
+    // The halving itself: cwnd 100, IW 10, RTO 300 ms.
+    let r = ms(300);
+    assert_eq!(linux_restart(100, 1000, 10, ms(500), r).0, 50);
+    assert_eq!(linux_restart(100, 1000, 10, ms(700), r).0, 25);
+    assert_eq!(linux_restart(100, 1000, 10, ms(2000), r).0, 10);
+}
+
+/// Linux's cwnd validation (`tcp_cwnd_application_limited`, under `tcp_slow_start_after_idle`):
+/// an application that keeps only one segment out for seconds lets a large window decay, by half
+/// towards what it used (at least IW) per RTO; with the key off the window stays.
+#[test]
+fn an_application_limited_window_decays_towards_what_was_used() {
+    let mss = MSS;
+    let mut ends = vec![];
+    for key in [None, Some(false)] {
+        let (f, r) = bottleneck();
+        let cfg = TcpConfig { hystart: Some(false), slow_start_after_idle: key, ..Default::default() };
+        let mut h = Harness::new(&cfg, f, r);
+        h.write(400 * mss);
+        let mut t = SimTime(Dur::from_secs(3).as_nanos());
+        h.run_until(t);
+        let c0 = h.snd.cwnd() / mss;
+        // One segment every 50 ms (well within the RTO: no restart after idle) for 3 s.
+        for _ in 0..60 {
+            h.write(mss);
+            t = t + ms(50);
+            h.run_until(t);
+        }
+        ends.push((c0, h.snd.cwnd() / mss));
+    }
+    let ((c0, decayed), (k0, kept)) = (ends[0], ends[1]);
+    assert!(c0 > 40 && decayed < c0 / 4 && decayed >= 10, "linux: {c0} → {decayed}");
+    assert_eq!(kept, k0, "with the key off the window stays");
 }

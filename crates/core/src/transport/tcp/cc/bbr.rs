@@ -955,7 +955,7 @@ mod tests {
             tcb.srtt = Some(Dur::from_millis(40));
             tcb.min_rtt = Some(Dur::from_millis(40));
             let mut bbr = Bbr::new(c, SimRng::stream(seed, "bbr-test"));
-            bbr.on_tx_start(&TxStart { now: SimTime::ZERO, app_limited: true }, &mut tcb);
+            bbr.on_tx_start(&TxStart { now: SimTime::ZERO, app_limited: true, idle: Dur::ZERO }, &mut tcb);
             Drive { bbr, tcb, now: SimTime::ZERO }
         }
         fn cwnd(&self) -> u64 {

@@ -1,29 +1,48 @@
-//! CUBIC congestion control, RFC 9438.
+//! CUBIC congestion control, RFC 9438, and Linux's form of it (`net/ipv4/tcp_cubic.c`).
 //!
 //! Reading list: RFC 9438 §4.1 (constants C = 0.4, β = 0.7), §4.2 (W_cubic(t) and K, target),
 //! §4.3 (Reno-friendly region, W_est and α), §4.4–4.5 (concave and convex regions), §4.6
-//! (multiplicative decrease), §4.7 (fast convergence), §4.8 (timeout), §4.10 (slow start).
+//! (multiplicative decrease), §4.7 (fast convergence), §4.8 (timeout), §4.10 (slow start); Linux
+//! 6.x `tcp_cubic.c`: `bictcp_update` (the cubic target and `tcp_friendliness`),
+//! `cubictcp_recalc_ssthresh` (β and fast convergence), `cubictcp_cong_avoid` (`tcp_slow_start`,
+//! `tcp_cong_avoid_ai`), `cubictcp_cwnd_event` (`CA_EVENT_TX_START`), `cubictcp_acked` and
+//! `cubictcp_state`.
 //!
 //! Windows are computed in segments as `f64` (the RFC's unit) and applied to the byte-valued
 //! `Tcb::cwnd`, carrying the fractional byte between ACKs so growth is not lost to rounding.
 //!
-//! HyStart++ (RFC 9406 §4.2) in the first slow start when the TCP end's `hystart` behaviour is on
-//! (the `linux` profile): the minimum RTT of each round (from the first 8 samples) is compared
-//! with the previous round's; a rise of at least clamp(last/8, 4 ms, 16 ms) ends slow start and
-//! begins Conservative Slow Start (growth divided by 4), which returns to slow start if the RTT
-//! falls back below its baseline and hands over to congestion avoidance (ssthresh = cwnd) after
-//! 5 rounds. Slow starts after a timeout are plain (RFC 9406 §4.3 leaves this to the sender;
-//! Linux's HyStart also runs only while `ssthresh` is unset). Linux's own HyStart (ACK-train and
-//! delay detection in `tcp_cubic.c`) is not modelled; RFC 9406 is the spec implemented.
-//! Otherwise slow start is plain RFC 5681 + ABC (§4.10 allows this).
+//! Two rules ([`CubicRule`], `cc.rule`, the profile's by default):
+//! - `rfc9438`: the target is W_cubic(t + SRTT) clamped to [cwnd, 1.5 cwnd]; in the Reno-friendly
+//!   region (W_cubic(t) < W_est) cwnd = W_est; α_cubic = 3(1 − β)/(1 + β), switched to 1 once W_est
+//!   reaches `cwnd_prior` (§4.3's SHOULD; `alpha_switch`).
+//! - `linux`: `bictcp_update`'s arithmetic: the target is W_cubic(t + `delay_min`), the minimum
+//!   RTT; the TCP-friendly estimate `tcp_cwnd` grows by one segment per `cwnd · beta_scale / 8`
+//!   segments acknowledged, `beta_scale` = ⌊8 (1024 + β₁₀₂₄) / 3⌋ / (1024 − β₁₀₂₄) in integers
+//!   (15 for β = 0.7: α = 8/15, fixed: `alpha_switch` defaults off), and cwnd grows towards the
+//!   larger of the two targets (`ca->cnt` is the smaller of the two counts); while no W_max is
+//!   known (`last_max_cwnd` = 0: before the first loss and after a timeout) by at least 5 % per
+//!   RTT (`ca->cnt` ≤ 20); at most 1.5 cwnd per RTT (`ca->cnt` ≥ 2); an idle period shifts the
+//!   epoch by its length (`CA_EVENT_TX_START`).
 //!
-//! Not modelled: spurious-congestion undo (§4.9), ECN (§4.6's ECN rules), and the Linux-specific epoch shift
-//! after application-limited idle periods (we simply do not grow a window that is not used).
+//! Slow-start exits when the TCP end's `hystart` behaviour is on ([`super::hystart`]): Linux's
+//! HyStart (`hystart_rule = "linux"`), ns-3's port of it (`"ns3"`), or HyStart++ (RFC 9406,
+//! `"rfc9406"`, in the first slow start only). Otherwise slow start is plain RFC 5681 + ABC (§4.10
+//! allows this).
+//!
+//! Not modelled: spurious-congestion undo (§4.9, Linux `tcp_reno_undo_cwnd`), ECN (§4.6's ECN
+//! rules), Linux's recomputation of `ca->cnt` at most once per jiffy, its β of 717/1024 and C of
+//! 410/1024 (the config's 0.7 and 0.4 are used: 0.03 % and 0.1 % apart), its integer cube root,
+//! and `tcp_slow_start`'s byte counting without a limit and its hand-over of an ACK's remainder
+//! to congestion avoidance: slow start here is RFC 5681 with ABC's L = 2 SMSS under both rules.
+//! (Unlimited counting lets one cumulative ACK after a timeout's repair open cwnd by dozens of
+//! segments; without Linux's loss-state machinery around it, in timeout recovery under RFC 6675
+//! rules, it kept a flow at 20 segments through 5 % loss.)
 
-use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent};
+use super::hystart::{Flavour, HyStart, HyStartPlusPlus, LOW_WINDOW};
+use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent, TxStart};
 use crate::time::{Dur, SimTime};
-use crate::transport::tcp::{Behaviours, HystartRule};
 use crate::transport::tcp::Tcb;
+use crate::transport::tcp::{Behaviours, CubicRule, HystartRule};
 use serde::{Deserialize, Serialize};
 
 /// CUBIC parameters (RFC 9438 §4.1 defaults).
@@ -34,19 +53,25 @@ pub struct CubicConfig {
     pub c: f64,
     /// Multiplicative decrease factor β_cubic, in (0, 1). Default 0.7 (RFC 9438 §4.1).
     pub beta: f64,
-    /// Fast convergence (RFC 9438 §4.7). Default true.
+    /// Fast convergence (RFC 9438 §4.7, Linux `fast_convergence = 1`). Default true.
     pub fast_convergence: bool,
-    /// Reno-friendly region (RFC 9438 §4.3). Default true.
+    /// Reno-friendly region (RFC 9438 §4.3, Linux `tcp_friendliness = 1`). Default true.
     pub reno_friendly: bool,
+    /// How the window is computed: `"rfc9438"` or `"linux"` (`tcp_cubic.c`'s `bictcp_update`;
+    /// see [`CubicRule`]). Profile default: `"linux"` in `linux`, `"rfc9438"` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<CubicRule>,
     /// RFC 9438 §4.3's switch of α_cubic to 1 once W_est has reached `cwnd_prior` (a SHOULD).
-    /// Default true. false: α_cubic stays 3(1 − β)/(1 + β), as Linux's `tcp_cubic.c` and ns-3.44's
-    /// `TcpCubic` keep it (see "CUBIC against NewReno" in `docs/models/tcp.md`).
-    pub alpha_switch: bool,
+    /// Default: on under `rule = "rfc9438"`, off under `"linux"`, where α stays fixed as Linux's
+    /// `tcp_cubic.c` (and ns-3.44's `TcpCubic`) keep it (see "CUBIC against NewReno" in
+    /// `docs/models/tcp.md`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alpha_switch: Option<bool>,
 }
 
 impl Default for CubicConfig {
     fn default() -> Self {
-        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, reno_friendly: true, alpha_switch: true }
+        CubicConfig { c: 0.4, beta: 0.7, fast_convergence: true, reno_friendly: true, rule: None, alpha_switch: None }
     }
 }
 
@@ -55,10 +80,12 @@ impl BuildCc for CubicConfig {
         Box::new(Cubic::new(self))
     }
     fn build_with(&self, b: &Behaviours) -> Box<dyn CongestionControl> {
-        let mut c = Cubic::new(self);
+        // `b` carries this config's `rule` and `alpha_switch` when given, else the profile's.
+        let mut c = Cubic { rule: b.cubic_rule, alpha_switch: b.alpha_switch, ..Cubic::new(self) };
         match (b.hystart, b.hystart_rule) {
-            (true, HystartRule::Rfc9406) => c.hystart = Some(HyStart::default()),
-            (true, HystartRule::Ns3) => c.ns3_hystart = Some(Ns3HyStart::default()),
+            (true, HystartRule::Rfc9406) => c.hystart_pp = Some(HyStartPlusPlus::default()),
+            (true, HystartRule::Ns3) => c.hystart = Some(HyStart::new(Flavour::Ns3)),
+            (true, HystartRule::Linux) => c.hystart = Some(HyStart::new(Flavour::Linux { paced: b.pacing })),
             (false, _) => {}
         }
         Box::new(c)
@@ -74,15 +101,23 @@ impl BuildCc for CubicConfig {
     }
 }
 
+/// Linux discards RTT samples for `delay_min` in the first second of an epoch ("Discard delay
+/// samples right after fast recovery", `cubictcp_acked`: `HZ`).
+const LINUX_SAMPLE_HOLDOFF: Dur = Dur::from_secs(1);
+
 #[derive(Clone, Debug)]
 pub struct Cubic {
     c: f64,
     beta: f64,
     fast_convergence: bool,
     reno_friendly: bool,
+    rule: CubicRule,
     alpha_switch: bool,
     /// W_max in segments; 0 means "take cwnd at the start of congestion avoidance" (§4.8).
     w_max: f64,
+    /// Whether a loss has set W_max since the start or the last timeout (Linux
+    /// `last_max_cwnd` ≠ 0).
+    w_max_known: bool,
     /// K in seconds (§4.2 eq. 2).
     k: f64,
     /// Start of the current congestion-avoidance stage; `None` until its first ACK.
@@ -95,177 +130,41 @@ pub struct Cubic {
     cwnd_prior: f64,
     /// Fractional cwnd growth in bytes not yet applied.
     frac: f64,
-    /// HyStart++ state while the first slow start lasts (`None`: plain slow start).
-    hystart: Option<HyStart>,
-    /// ns-3.44's HyStart, when the end runs it (`hystart_rule = "ns3"`).
-    ns3_hystart: Option<Ns3HyStart>,
-}
-
-/// ns-3.44 `TcpCubic`'s HyStart state (see [`HystartRule::Ns3`]).
-#[derive(Clone, Debug, Default)]
-pub struct Ns3HyStart {
-    /// Start of the current round (`m_roundStart`); `None` before the first ACK.
-    round_start: Option<SimTime>,
-    /// Last ACK of the current ACK train (`m_lastAck`).
-    last_ack: SimTime,
-    /// The round ends when `snd_una` passes this (`m_endSeq`).
-    end_seq: u64,
-    /// Minimum SRTT of the round's first samples (`m_currRtt`) and their count.
-    curr_rtt: Option<Dur>,
-    sample_cnt: u32,
-    /// Minimum SRTT seen (`m_delayMin`).
+    /// Linux `delay_min`: the minimum RTT sample (`cubictcp_acked`), reset by a timeout.
     delay_min: Option<Dur>,
-    /// Slow start has been ended (`m_found`).
-    found: bool,
-}
-
-/// ns-3.44 `TcpCubic` attribute defaults.
-const NS3_HS_LOW_WINDOW: u64 = 16;
-const NS3_HS_ACK_DELTA: Dur = Dur::from_millis(2);
-const NS3_HS_MIN_SAMPLES: u32 = 8;
-const NS3_HS_DELAY_MIN: Dur = Dur::from_millis(4);
-const NS3_HS_DELAY_MAX: Dur = Dur::from_secs(1);
-
-impl Ns3HyStart {
-    /// `HystartReset`: a new round starts now and ends when everything sent so far is acked.
-    fn reset(&mut self, now: SimTime, tcb: &Tcb) {
-        self.round_start = Some(now);
-        self.last_ack = now;
-        self.end_seq = tcb.snd_max;
-        self.curr_rtt = None;
-        self.sample_cnt = 0;
-    }
-
-    /// `PktsAcked` → `HystartUpdate`, on every ACK outside recovery, with ns-3's argument, the
-    /// SRTT. Sets ssthresh = cwnd when slow start should end.
-    fn update(&mut self, now: SimTime, tcb: &mut Tcb) {
-        let Some(srtt) = tcb.srtt else { return };
-        let delay_min = *self.delay_min.insert(self.delay_min.map_or(srtt, |d| d.min(srtt)));
-        if self.found || tcb.cwnd > tcb.ssthresh || tcb.cwnd < NS3_HS_LOW_WINDOW * tcb.mss {
-            return;
-        }
-        let Some(round_start) = self.round_start else { return };
-        // ACK-train detection.
-        if now.since(self.last_ack) <= NS3_HS_ACK_DELTA {
-            self.last_ack = now;
-            if now.since(round_start) > delay_min {
-                self.found = true;
-            }
-        }
-        // Delay detection.
-        if self.sample_cnt < NS3_HS_MIN_SAMPLES {
-            self.curr_rtt = Some(self.curr_rtt.map_or(srtt, |c| c.min(srtt)));
-            self.sample_cnt += 1;
-        } else if self.curr_rtt.is_some_and(|c| c > delay_min + delay_min.clamp(NS3_HS_DELAY_MIN, NS3_HS_DELAY_MAX)) {
-            self.found = true;
-        }
-        if self.found {
-            tcb.ssthresh = tcb.cwnd;
-        }
-    }
-}
-
-/// RFC 9406 §4.2 constants.
-const HS_MIN_RTT_THRESH: Dur = Dur::from_millis(4);
-const HS_MAX_RTT_THRESH: Dur = Dur::from_millis(16);
-const HS_MIN_RTT_DIVISOR: u64 = 8;
-const HS_N_RTT_SAMPLE: u32 = 8;
-const HS_CSS_GROWTH_DIVISOR: u64 = 4;
-const HS_CSS_ROUNDS: u32 = 5;
-
-/// HyStart++ (RFC 9406 §4.2) state.
-#[derive(Clone, Debug, Default)]
-pub struct HyStart {
-    /// The round ends when `snd_una` reaches this (`windowEnd`); 0 before the first round.
-    window_end: u64,
-    last_round_min_rtt: Option<Dur>,
-    current_round_min_rtt: Option<Dur>,
-    rtt_sample_count: u32,
-    /// In Conservative Slow Start since the RTT rose to this (`cssBaselineMinRtt`).
-    css_baseline_min_rtt: Option<Dur>,
-    css_rounds: u32,
-    /// Growth in CSS not yet applied, bytes.
-    css_frac: u64,
-}
-
-impl HyStart {
-    /// One ACK in slow start: grows `tcb.cwnd`. Returns false once HyStart++ has handed over
-    /// to congestion avoidance (ssthresh set to cwnd).
-    fn on_ack(&mut self, ack: &AckSample, tcb: &mut Tcb) -> bool {
-        if tcb.snd_una >= self.window_end {
-            // A round ends (and the next begins).
-            if self.css_baseline_min_rtt.is_some() {
-                self.css_rounds += 1;
-                if self.css_rounds >= HS_CSS_ROUNDS {
-                    tcb.ssthresh = tcb.cwnd; // RFC 9406 §4.2: enter congestion avoidance
-                    return false;
-                }
-            }
-            self.last_round_min_rtt = self.current_round_min_rtt;
-            self.current_round_min_rtt = None;
-            self.rtt_sample_count = 0;
-            self.window_end = tcb.snd_max;
-        }
-        if let Some(r) = ack.rtt {
-            self.current_round_min_rtt = Some(self.current_round_min_rtt.map_or(r, |m| m.min(r)));
-            self.rtt_sample_count += 1;
-        }
-        let enough = self.rtt_sample_count >= HS_N_RTT_SAMPLE;
-        match self.css_baseline_min_rtt {
-            None => {
-                slow_start(ack, tcb, true);
-                if let (true, Some(cur), Some(last)) = (enough, self.current_round_min_rtt, self.last_round_min_rtt) {
-                    let thresh = Dur(last.as_nanos() / HS_MIN_RTT_DIVISOR).clamp(HS_MIN_RTT_THRESH, HS_MAX_RTT_THRESH);
-                    if cur >= last + thresh {
-                        // The delay rose: leave slow start for CSS.
-                        self.css_baseline_min_rtt = Some(cur);
-                        self.css_rounds = 0;
-                    }
-                }
-            }
-            Some(base) => {
-                // CSS: cwnd += min(N, L * SMSS) / CSS_GROWTH_DIVISOR (L = 2 as in our slow start).
-                self.css_frac += ack.acked_bytes.min(2 * tcb.mss);
-                tcb.cwnd += self.css_frac / HS_CSS_GROWTH_DIVISOR;
-                self.css_frac %= HS_CSS_GROWTH_DIVISOR;
-                if enough && self.current_round_min_rtt.is_some_and(|cur| cur < base) {
-                    // The rise was spurious: back to slow start.
-                    self.css_baseline_min_rtt = None;
-                }
-            }
-        }
-        true
-    }
-
-    /// Whether Conservative Slow Start is on.
-    pub fn in_css(&self) -> bool {
-        self.css_baseline_min_rtt.is_some()
-    }
+    /// Classic HyStart (Linux's or ns-3's), when the end runs it.
+    hystart: Option<HyStart>,
+    /// HyStart++ state while the first slow start lasts (`None`: not running).
+    hystart_pp: Option<HyStartPlusPlus>,
 }
 
 impl Cubic {
     pub fn new(c: &CubicConfig) -> Self {
+        let rule = c.rule.unwrap_or(CubicRule::Rfc9438);
         Cubic {
             c: c.c,
             beta: c.beta,
             fast_convergence: c.fast_convergence,
             reno_friendly: c.reno_friendly,
-            alpha_switch: c.alpha_switch,
+            rule,
+            alpha_switch: c.alpha_switch.unwrap_or(rule == CubicRule::Rfc9438),
             w_max: 0.0,
+            w_max_known: false,
             k: 0.0,
             epoch_start: None,
             cwnd_epoch: 0.0,
             w_est: 0.0,
             cwnd_prior: 0.0,
             frac: 0.0,
+            delay_min: None,
             hystart: None,
-            ns3_hystart: None,
+            hystart_pp: None,
         }
     }
 
     /// HyStart++ state, while it runs.
-    pub fn hystart(&self) -> Option<&HyStart> {
-        self.hystart.as_ref()
+    pub fn hystart_pp(&self) -> Option<&HyStartPlusPlus> {
+        self.hystart_pp.as_ref()
     }
 
     /// RFC 9438 §4.2 eq. (1): W_cubic(t) = C (t - K)³ + W_max, in segments, t in seconds since
@@ -283,38 +182,80 @@ impl Cubic {
     pub fn w_est(&self) -> f64 {
         self.w_est
     }
+    /// Linux's `delay_min`, once sampled.
+    pub fn delay_min(&self) -> Option<Dur> {
+        self.delay_min
+    }
 
-    /// α_cubic of §4.3: 3(1 - β)/(1 + β), and 1 once W_est has reached cwnd_prior (unless the
-    /// switch is off).
-    fn alpha(&self) -> f64 {
+    /// The TCP-friendly slope in segments per RTT: RFC 9438 §4.3's α_cubic = 3(1 − β)/(1 + β), or
+    /// Linux's 8 / `beta_scale`; 1 once W_est has reached cwnd_prior if the switch is on.
+    pub fn alpha(&self) -> f64 {
         if self.alpha_switch && self.w_est >= self.cwnd_prior {
-            1.0
-        } else {
-            3.0 * (1.0 - self.beta) / (1.0 + self.beta)
+            return 1.0;
+        }
+        match self.rule {
+            CubicRule::Rfc9438 => 3.0 * (1.0 - self.beta) / (1.0 + self.beta),
+            CubicRule::Linux => 8.0 / linux_beta_scale(self.beta) as f64,
         }
     }
+
+    /// Linux `cubictcp_acked` (the `pkts_acked` hook, on every ACK whether or not the window
+    /// was used): the minimum RTT and, in slow start, HyStart; ns-3's `PktsAcked` likewise.
+    fn pkts_acked(&mut self, ack: &AckSample, tcb: &mut Tcb) {
+        let Some(hs) = &mut self.hystart else {
+            self.sample_delay_min(ack);
+            return;
+        };
+        match hs.flavour() {
+            Flavour::Ns3 => hs.update_ns3(ack.now, tcb),
+            Flavour::Linux { .. } => {
+                let Some(delay) = self.sample_delay_min(ack) else { return };
+                let delay_min = self.delay_min.expect("just sampled");
+                let hs = self.hystart.as_mut().expect("checked above");
+                if !hs.found() && tcb.cwnd < tcb.ssthresh && tcb.cwnd >= LOW_WINDOW * tcb.mss {
+                    hs.update_linux(ack.now, delay, delay_min, tcb);
+                }
+            }
+        }
+    }
+
+    /// Linux's `delay_min` update from the ACK's `ca_rtt` (at least 1 µs), skipped in the first
+    /// second of an epoch. Returns the sample used.
+    fn sample_delay_min(&mut self, ack: &AckSample) -> Option<Dur> {
+        let r = ack.ca_rtt?;
+        if self.epoch_start.is_some_and(|e| ack.now.since(e) < LINUX_SAMPLE_HOLDOFF) {
+            return None;
+        }
+        let delay = r.max(Dur::from_micros(1));
+        self.delay_min = Some(self.delay_min.map_or(delay, |d| d.min(delay)));
+        Some(delay)
+    }
+}
+
+/// Linux's `beta_scale` = 8 (1024 + β) / 3 / (1024 − β) in integer arithmetic, β in 1/1024
+/// (`cubictcp_register`): 15 for β = 717.
+fn linux_beta_scale(beta: f64) -> u64 {
+    let b = ((beta * 1024.0).round() as u64).clamp(1, 1023);
+    (8 * (1024 + b) / 3 / (1024 - b)).max(1)
 }
 
 impl CongestionControl for Cubic {
     fn on_ack(&mut self, ack: &AckSample, tcb: &mut Tcb) {
-        if let Some(hs) = &mut self.ns3_hystart {
-            // ns-3 calls PktsAcked (HyStart's detection) before IncreaseWindow, limited or not.
-            hs.update(ack.now, tcb);
-        }
+        // Linux and ns-3 run HyStart's detection (`pkts_acked`) before the growth
+        // (`cong_avoid` / `IncreaseWindow`), whether or not the window was used.
+        self.pkts_acked(ack, tcb);
         if !ack.cwnd_limited {
             return;
         }
         if tcb.cwnd < tcb.ssthresh {
-            if let Some(hs) = &mut self.ns3_hystart {
-                if hs.round_start.is_none() || tcb.snd_una > hs.end_seq {
-                    hs.reset(ack.now, tcb);
-                }
+            if let Some(hs) = self.hystart.as_mut().filter(|h| h.flavour() == Flavour::Ns3) {
+                hs.new_round_ns3(ack.now, tcb);
             }
             // RFC 9438 §4.10: slow start, with HyStart++ (RFC 9406) if on, else standard.
-            match &mut self.hystart {
+            match &mut self.hystart_pp {
                 Some(hs) => {
                     if !hs.on_ack(ack, tcb) {
-                        self.hystart = None;
+                        self.hystart_pp = None;
                     }
                 }
                 None => slow_start(ack, tcb, true),
@@ -339,24 +280,45 @@ impl CongestionControl for Cubic {
             ack.now
         });
         let t = ack.now.since(start).as_secs_f64();
-        let rtt = tcb.srtt.map_or(0.0, |d| d.as_secs_f64());
+        let srtt = tcb.srtt.map_or(0.0, |d| d.as_secs_f64());
         let segs = ack.acked_bytes as f64 / mss;
 
-        // §4.3: W_est grows by α_cubic * segments_acked / cwnd.
+        // §4.3: W_est grows by α_cubic * segments_acked / cwnd (Linux: `tcp_cwnd` by one per
+        // `cwnd · beta_scale / 8` acknowledged).
         self.w_est += self.alpha() * segs / cwnd;
 
-        if self.reno_friendly && self.w_cubic(t) < self.w_est {
-            // §4.3: Reno-friendly region, cwnd = W_est.
-            let want = (self.w_est * mss).floor() as u64;
-            if want > tcb.cwnd {
-                tcb.cwnd = want;
+        let target = match self.rule {
+            CubicRule::Rfc9438 => {
+                if self.reno_friendly && self.w_cubic(t) < self.w_est {
+                    // §4.3: Reno-friendly region, cwnd = W_est.
+                    let want = (self.w_est * mss).floor() as u64;
+                    if want > tcb.cwnd {
+                        tcb.cwnd = want;
+                    }
+                    self.frac = 0.0;
+                    return;
+                }
+                // §4.2: target = W_cubic(t + RTT), clamped to [cwnd, 1.5 cwnd].
+                self.w_cubic(t + srtt).clamp(cwnd, 1.5 * cwnd)
             }
-            self.frac = 0.0;
-            return;
-        }
-        // §4.2: target = W_cubic(t + RTT), clamped to [cwnd, 1.5 cwnd]; §4.4/§4.5: cwnd grows
-        // by (target - cwnd) / cwnd per acked segment.
-        let target = self.w_cubic(t + rtt).clamp(cwnd, 1.5 * cwnd);
+            CubicRule::Linux => {
+                // `bictcp_update`: the cubic target at t + delay_min, ...
+                let dmin = self.delay_min.map_or(srtt, |d| d.as_secs_f64());
+                let mut target = self.w_cubic(t + dmin);
+                if !self.w_max_known {
+                    // ... at least 5 % more per RTT while the bandwidth is unknown (cnt ≤ 20), ...
+                    target = target.max(1.05 * cwnd);
+                }
+                if self.reno_friendly {
+                    // ... or the TCP-friendly window if that grows faster (cnt ≤ cwnd / delta), ...
+                    target = target.max(self.w_est);
+                }
+                // ... at most 1.5 cwnd (cnt ≥ 2).
+                target.clamp(cwnd, 1.5 * cwnd)
+            }
+        };
+        // §4.4/§4.5 (Linux `tcp_cong_avoid_ai` with cnt = cwnd / (target − cwnd)): cwnd grows by
+        // (target - cwnd) / cwnd per acked segment.
         let inc = (target - cwnd) / cwnd * segs * mss + self.frac;
         let whole = inc.floor();
         self.frac = inc - whole;
@@ -369,6 +331,7 @@ impl CongestionControl for Cubic {
         // §4.7 fast convergence: a flow that lost before reaching its previous W_max releases
         // bandwidth by remembering a lower W_max.
         self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
+        self.w_max_known = true;
         self.cwnd_prior = cwnd;
         // §4.6: ssthresh = flight_size * β_cubic (or the `ssthresh_rule`'s base in its place);
         // cwnd = max(ssthresh, 2 segments).
@@ -377,7 +340,7 @@ impl CongestionControl for Cubic {
         tcb.cwnd = ssthresh;
         self.epoch_start = None;
         self.frac = 0.0;
-        self.hystart = None; // HyStart++ serves only the first slow start
+        self.hystart_pp = None; // HyStart++ serves only the first slow start
     }
 
     fn on_rto(&mut self, rto: &RtoEvent, tcb: &mut Tcb) {
@@ -388,12 +351,26 @@ impl CongestionControl for Cubic {
             tcb.ssthresh = ((rto.flight_size as f64 * self.beta) as u64).max(2 * tcb.mss);
         }
         self.w_max = 0.0;
+        // Linux `cubictcp_state(TCP_CA_Loss)` → `bictcp_reset`: no W_max, no delay_min.
+        self.w_max_known = false;
+        self.delay_min = None;
         self.epoch_start = None;
         self.frac = 0.0;
-        self.hystart = None;
-        if let Some(hs) = &mut self.ns3_hystart {
-            // CubicReset + HystartReset on CA_LOSS: detection runs again in the next slow start.
-            *hs = Ns3HyStart { round_start: None, ..Ns3HyStart::default() };
+        self.hystart_pp = None;
+        if let Some(hs) = &mut self.hystart {
+            hs.rearm(rto.now, tcb);
+        }
+    }
+
+    fn on_tx_start(&mut self, ev: &TxStart, _tcb: &mut Tcb) {
+        // Linux `cubictcp_cwnd_event(CA_EVENT_TX_START)`: "We were application limited (idle)
+        // for a while. Shift epoch_start to keep cwnd growth to cubic curve."
+        let (now, idle) = (ev.now, ev.idle);
+        if self.rule != CubicRule::Linux || idle == Dur::ZERO {
+            return;
+        }
+        if let Some(e) = &mut self.epoch_start {
+            *e = (*e + idle).min(now);
         }
     }
 }
@@ -407,7 +384,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack_at(t: SimTime, bytes: u64) -> AckSample {
-        AckSample { now: t, acked_bytes: bytes, rtt: None, prior_in_flight: 0, cwnd_limited: true }
+        AckSample { now: t, acked_bytes: bytes, rtt: None, ca_rtt: None, prior_in_flight: 0, cwnd_limited: true }
     }
     fn loss(flight: u64) -> LossEvent {
         LossEvent { now: SimTime::ZERO, kind: LossKind::FastRetransmit, flight_size: flight, base: flight }
@@ -504,7 +481,7 @@ mod tests {
         // As above, without §4.3's switch to α = 1: W_est grows by 3(1 − 0.7)/(1 + 0.7) = 0.529
         // segments per RTT for all of the ~100 RTTs: 7 + 52.9 ≈ 60 segments after 1 s (with the
         // switch, ≈ 100).
-        let mut cc = Cubic::new(&CubicConfig { alpha_switch: false, ..Default::default() });
+        let mut cc = Cubic::new(&CubicConfig { alpha_switch: Some(false), ..Default::default() });
         let mut tcb = Tcb::for_test(MSS, 10 * MSS);
         cc.on_loss(&loss(10 * MSS), &mut tcb);
         let got = run(&mut cc, &mut tcb, Dur::from_millis(10), 1);
@@ -556,7 +533,7 @@ mod tests {
         let rtt = Dur::from_millis(10);
         for gap_ms in [1u64, 3] {
             let mut cc = Cubic::new(&CubicConfig::default());
-            cc.ns3_hystart = Some(Ns3HyStart::default());
+            cc.hystart = Some(HyStart::new(Flavour::Ns3));
             let mut tcb = Tcb::for_test(MSS, 20 * MSS);
             tcb.srtt = Some(rtt);
             tcb.snd_max = 1 + 10_000 * MSS; // the first round lasts the whole test
@@ -575,6 +552,65 @@ mod tests {
             } else {
                 assert_eq!(ended, None, "gaps of 3 ms are no train, and the delay did not rise");
             }
+        }
+    }
+
+    /// An ACK clock with a loss exactly every `every` segments (the closed form's deterministic
+    /// loss model): one ACK per segment, evenly spread over each RTT, and a reduction from cwnd
+    /// at each loss. Returns the time-average window in segments over `secs`, after 20 s.
+    fn periodic_loss_avg(cfg: &CubicConfig, rtt: Dur, every: u64, secs: u64) -> f64 {
+        let mut cc = Cubic::new(cfg);
+        let mut tcb = Tcb::for_test(MSS, 10 * MSS);
+        tcb.srtt = Some(rtt);
+        cc.on_loss(&loss(10 * MSS), &mut tcb);
+        let (mut t, mut n) = (0u64, 0u64);
+        let (warm, end) = (Dur::from_secs(20).as_nanos(), Dur::from_secs(secs).as_nanos());
+        let (mut area, mut span) = (0.0, 0.0);
+        while t < end {
+            let w = tcb.cwnd / MSS;
+            let step = rtt.as_nanos() / w;
+            for _ in 0..w {
+                n += 1;
+                if n % every == 0 {
+                    let cw = tcb.cwnd;
+                    cc.on_loss(&loss(cw), &mut tcb);
+                } else {
+                    cc.on_ack(&ack_at(SimTime(t), MSS), &mut tcb);
+                }
+                if t >= warm {
+                    area += tcb.cwnd as f64 / MSS as f64 * step as f64;
+                    span += step as f64;
+                }
+                t += step;
+            }
+        }
+        area / span
+    }
+
+    /// Fixed TCP-friendly α under periodic loss (the closed form's own loss model), 40 ms, p = 1 %
+    /// and 2 %, where the cubic curve stays below the Reno estimate: RFC 9438's rule with the
+    /// switch off averages AIMD(0.529, 0.7)'s sqrt(α(1 + β)/(2(1 − β)p)) = sqrt(3/(2p)) within 3 %
+    /// (8.65 against 8.66 segments at 2 %); Linux's rule runs 6–10 % below AIMD(8/15, 0.7), because
+    /// `bictcp_update` grows cwnd towards `tcp_cwnd` at (tcp_cwnd − cwnd)/cwnd per ACK, so the
+    /// window trails the Reno estimate by about one RTT of its growth (α ≈ 0.53 segments, 6 % of
+    /// 8.7), where RFC 9438 sets cwnd = W_est at once.
+    #[test]
+    fn linux_rule_keeps_alpha_fixed_under_periodic_loss() {
+        let rtt = Dur::from_millis(40);
+        let linux = CubicConfig { rule: Some(CubicRule::Linux), ..Default::default() };
+        assert!((Cubic::new(&linux).alpha() - 8.0 / 15.0).abs() < 1e-12);
+        let aimd = |alpha: f64, p: f64| (alpha * 1.7 / (2.0 * 0.3 * p)).sqrt();
+        for (p, every) in [(0.02, 50u64), (0.01, 100)] {
+            let fixed = periodic_loss_avg(&linux, rtt, every, 600);
+            let want = aimd(8.0 / 15.0, p);
+            let switched = CubicConfig { alpha_switch: Some(true), ..linux.clone() };
+            let sw = periodic_loss_avg(&switched, rtt, every, 600);
+            let rfc = periodic_loss_avg(&CubicConfig { alpha_switch: Some(false), ..Default::default() }, rtt, every, 600);
+            eprintln!("p = {p}: linux fixed {fixed:.3}, linux switched {sw:.3}, rfc fixed {rfc:.3}, AIMD(8/15) {want:.3}");
+            let reno = aimd(3.0 * 0.3 / 1.7, p);
+            assert!((rfc / reno - 1.0).abs() < 0.03, "p = {p}: RFC rule, fixed α: {rfc:.2} against AIMD(α_cubic) {reno:.2}");
+            assert!(fixed > 0.90 * want && fixed < 0.96 * want, "p = {p}: Linux rule {fixed:.2} against AIMD(8/15) {want:.2}");
+            assert!(sw >= fixed, "p = {p}: the switch never lowers the window ({sw:.2} against {fixed:.2})");
         }
     }
 }

@@ -19,6 +19,8 @@
 //! (Linux's internal pacing when the socket needs it, `SK_PACING_NEEDED`).
 
 use super::{Behaviours, Tcb};
+
+pub mod hystart;
 use crate::engine::SimRng;
 use crate::registry::{quoted_list, registry};
 use crate::time::{Dur, SimTime};
@@ -68,6 +70,10 @@ pub struct AckSample {
     pub acked_bytes: u64,
     /// The RTT measured from this ACK, if it yielded a valid sample.
     pub rtt: Option<Dur>,
+    /// The RTT of the newest never-retransmitted segment this ACK delivered (cumulatively or by
+    /// SACK), from its send time: Linux's `ca_rtt_us`, which `pkts_acked` hooks such as CUBIC's
+    /// HyStart read. With RACK on (its per-segment send times); else the sample `rtt`.
+    pub ca_rtt: Option<Dur>,
     /// Bytes in flight (RFC 6675 pipe or RFC 5681 FlightSize) just before this ACK.
     pub prior_in_flight: u64,
     /// Whether the sender was limited by cwnd when it last tried to send (RFC 7661's idea:
@@ -164,8 +170,11 @@ pub struct RateSample {
 #[non_exhaustive]
 pub struct TxStart {
     pub now: SimTime,
-    /// The sender is application-limited (it had been idle for lack of data).
+    /// The sender is application-limited (it had been idle for lack of data; kept only for a
+    /// rate-based controller, false otherwise).
     pub app_limited: bool,
+    /// Time since the last data segment was sent (Linux `lsndtime`); zero before the first.
+    pub idle: Dur,
 }
 
 /// A controller's state as Linux's `ss -ti` shows it (`tcp_cc_info`), for the `bbr` probe.
@@ -214,7 +223,8 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn app_limited(&self) -> bool {
         false
     }
-    /// Data is about to leave with nothing in flight (a rate-based controller only).
+    /// Data is about to leave with nothing in flight (Linux `CA_EVENT_TX_START` from
+    /// `tcp_event_data_sent`), for every controller.
     fn on_tx_start(&mut self, _ev: &TxStart, _tcb: &mut Tcb) {}
     /// The controller's state for the `bbr` probe, if it has one to show.
     fn info(&self, _tcb: &Tcb) -> Option<CcInfo> {
