@@ -36,22 +36,22 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "queue/drr",
         at: "links[0].queue",
-        config: r#"{ kind = "drr", limit = "50p", quantum = "1500B", flow_key = "five_tuple" }"#,
+        config: r#"{ kind = "drr", limit = "50p", quantum = "1500B", flow_key = "five_tuple", ties = "neutral" }"#,
     },
     Template {
         name: "queue/sqf",
         at: "links[0].queue",
-        config: r#"{ kind = "sqf", limit = "50p", flow_key = "five_tuple", flow_sample = "1ms" }"#,
+        config: r#"{ kind = "sqf", limit = "50p", flow_key = "five_tuple", ties = "key", flow_sample = "1ms" }"#,
     },
     Template {
         name: "queue/pfq",
         at: "links[0].queue",
-        config: r#"{ kind = "pfq", limit = "50p", flow_key = "src_port" }"#,
+        config: r#"{ kind = "pfq", limit = "50p", flow_key = "src_port", ties = "neutral" }"#,
     },
     Template {
         name: "queue/fq_codel",
         at: "links[0].queue",
-        config: r#"{ kind = "fq_codel", limit = "100p", target = "5ms", interval = "100ms", quantum = "1514B", flow_key = "five_tuple" }"#,
+        config: r#"{ kind = "fq_codel", limit = "100p", target = "5ms", interval = "100ms", quantum = "1514B", flow_key = "five_tuple", ties = "neutral" }"#,
     },
     Template {
         name: "queue/tfd",

@@ -538,12 +538,7 @@ impl Reservations for Tfd {
 }
 
 impl Build for TfdConfig {
-    /// # Panics
-    /// Always: the scheduler needs the link rate; the registry calls [`Build::build_in`].
-    fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
-        panic!("tfd: build with the link rate (Build::build_in)")
-    }
-    fn build_in(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
+    fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         Box::new(Tfd::new(self.clone(), cx.rate))
     }
 }
