@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -140,7 +141,8 @@ def experiments(cal: Calibration, profile: str, grid: Grid, reps: int, trace: Pa
 
 
 #: The metrics of a run (:func:`cell_metrics`), aggregated over repetitions.
-RUN_METRICS = ("per_pct", "utilisation_pct", "video_mbps", "tcp_mbps", "video_offered_mbps")
+RUN_METRICS = ("per_pct", "utilisation_pct", "video_mbps", "tcp_mbps", "video_offered_mbps", "video_delay_ms",
+               "video_delay_p99_ms", "video_jitter_ms")
 
 
 def aggregate_reps(rows: list[dict[str, Any]]):
@@ -149,6 +151,8 @@ def aggregate_reps(rows: list[dict[str, Any]]):
     repetition), how many there were, each repetition's own cells (``{rep: {cell: metrics}}``),
     whether the repetitions are independent (some cell's runs differ between them) and the
     seeds. Cells are keyed ``(scenario, K, N)``."""
+    # Runs measured before the delay columns existed lack them: NaN, not a KeyError.
+    rows = [{**dict.fromkeys(RUN_METRICS, math.nan), **r} for r in rows]
     by_rep: dict[int, dict[tuple[str, int, int], dict[str, float]]] = {}
     for r in rows:
         by_rep.setdefault(r["rep"], {})[(r["scenario"], r["k"], r["n"])] = {m: r[m] for m in RUN_METRICS}
@@ -158,7 +162,8 @@ def aggregate_reps(rows: list[dict[str, Any]]):
         key = (a["scenario"], a["k"], a["n"])
         out[key] = {}
         for m in RUN_METRICS:
-            out[key][m], out[key][f"{m}_ci95"] = a[m].mean, a[m].half_width
+            e = a[m]
+            out[key][m], out[key][f"{m}_ci95"] = (e.mean, e.half_width) if e is not None else (math.nan, math.nan)
         nreps[key] = a[RUN_METRICS[0]].n
     cells: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:

@@ -300,15 +300,24 @@ def cell_toml(sc: str, n: int, k: int) -> str:
 
 
 def cell_metrics(run_dir: Path, duration_s: float) -> dict[str, float]:
-    """PER (%), shared-link utilisation (%), overall video and TCP throughput (Mbit/s)."""
+    """PER (%), shared-link utilisation (%), overall video and TCP throughput (Mbit/s), and the
+    video's delay cost (ms): the mean one-way delay over every received video packet, the worst
+    stream's 99th percentile, and the streams' mean RFC 3550 interarrival jitter."""
     import pyarrow.parquet as pq
 
     f = pq.read_table(run_dir / "flows.parquet").to_pydict()
     links = pq.read_table(run_dir / "links.parquet").to_pydict()
-    sent = lost = 0
-    video_b = offered_b = tcp_bps = 0.0
+    sent = lost = recv = 0
+    video_b = offered_b = tcp_bps = delay_sum = 0.0
+    p99: list[float] = []
+    jitter: list[float] = []
     for i, name in enumerate(f["flow"]):
         if name.startswith("video"):
+            if f["recv_pkts"][i]:
+                recv += f["recv_pkts"][i]
+                delay_sum += f["delay_mean_s"][i] * f["recv_pkts"][i]
+                p99.append(f["delay_p99_s"][i])
+                jitter.append(f["jitter_rfc3550_s"][i])
             sent += f["sent_pkts"][i]
             lost += f["drop_queue_pkts"][i] + f["drop_channel_pkts"][i]
             video_b += f["recv_bytes"][i]
@@ -324,6 +333,9 @@ def cell_metrics(run_dir: Path, duration_s: float) -> dict[str, float]:
         # What the videos sent: the rate they required in this very cell (random clip offsets
         # differ between cells, so another cell's rate is not this one's requirement).
         "video_offered_mbps": offered_b * 8 / duration_s / 1e6,
+        "video_delay_ms": 1e3 * delay_sum / recv if recv else math.nan,
+        "video_delay_p99_ms": 1e3 * max(p99) if p99 else math.nan,
+        "video_jitter_ms": 1e3 * sum(jitter) / len(jitter) if jitter else math.nan,
     }
 
 
