@@ -611,7 +611,7 @@ mod tests {
         ) {
             let mut p = port(QUEUES[q]);
             if reserved {
-                let r = Reservation::Install { key: key(1), rate_bps: 2_000_000, expires: SimTime(u64::MAX) };
+                let r = Reservation::Install { key: key(1), rate_bps: 2_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) };
                 if let Some(t) = p.reservations_mut() {
                     t.reserve(&r, SimTime::ZERO);
                 }

@@ -268,7 +268,10 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, fo: list[Finding], 
         f"one core each); the grid was running for {duration_str(meta.get('runs_active_wall_s', float('nan')))} of wall time (the union "
         f"of the runs' intervals, pauses between sittings excluded); code {', '.join(meta['code_versions']) or 'unrecorded'}. "
         f"s2 reserves {meta['s2_rate_bps'] / 1e6:.0f} Mbit/s per stream (150 % of the paper's 40 Mbit/s target); s3 reserves the "
-        f"trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream.\n",
+        f"trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream"
+        + (f"; under the default `rsvp_policing = tspec` both senders' Tspec bucket is the trace's largest frame, "
+           f"{meta['tspec_bucket_bytes'] / 1e3:.0f} kB at IP level, and each reservation port forwards a stream's "
+           "packets beyond it as best effort (RFC 2211/2212)" if meta.get("tspec_bucket_bytes") else "") + ".\n",
     ]
     if meta.get("provenance"):
         lines.append(describe(meta["provenance"]) + "\n")
