@@ -305,21 +305,28 @@ def test_the_committed_full_report_is_a_full_run():
     assert len(reps) == len(sqf.MODES) * len(sqf.DISCIPLINES) * len(p.n_values) * p.reps
 
 
-def test_the_tie_order_choice_declares_the_video_server_first():
-    """`tie_order = "video_first"` declares the video server's link first (the lower node id and
-    address, so the lower flow key, which wins SQF's and LQD's ties); the access line is the
-    same; every declared alternative builds a valid scenario of the grids the findings use."""
+def test_the_ties_choice_is_neutral_by_default_and_declares_the_key_orders():
+    """`ties` defaults to the neutral rule on every per-flow discipline; `key_video_first`
+    declares the video server's link first (the lower node id and address, so the lower flow
+    key, which wins SQF's and LQD's ties under the key rule), `key_video_last` keeps the
+    testbed's order; the access line is otherwise the same; every declared alternative builds a
+    valid scenario of the grids the findings use."""
     from qoelab.experiment.choices import defaults, variants
 
     d0 = sqf._base(sqf.draws(0), "1s").data
-    d1 = sqf._base(sqf.draws(0), "1s", {**defaults(sqf.CHOICES), "tie_order": "video_first"}).data
+    d1 = sqf._base(sqf.draws(0), "1s", {**defaults(sqf.CHOICES), "ties": "key_video_first"}).data
     assert [l["a"] for l in d0["links"][:2]] == ["web_server", "video_server"]
     assert [l["a"] for l in d1["links"][:2]] == ["video_server", "web_server"]
-    assert d1["links"][2] == d0["links"][2]
-    assert "issue 36" in next(c for c in sqf.CHOICES if c.name == "tie_order").unavailable["neutral"]
+    assert d0["links"][2]["queue_ab"]["ties"] == "neutral" and d1["links"][2]["queue_ab"]["ties"] == "key"
+    assert {**d1["links"][2], "queue_ab": None} == {**d0["links"][2], "queue_ab": None}
+    choice = next(c for c in sqf.CHOICES if c.name == "ties")
+    assert choice.default == "neutral" and set(choice.alternatives) == {"key_video_last", "key_video_first"}
     for name, setting in variants(sqf.CHOICES):
         E = sqf.experiments(sqf.plan(True), setting, findings_only=True)
         assert set(E) == {"testbed", "jitter"}
-        sc = E["testbed"].scenario({"mode": "es", "discipline": "sqf", "n": 5}, 1)
-        sc.validate()
+        for q in ("fifo", "drr", "sqf"):
+            sc = E["testbed"].scenario({"mode": "es", "discipline": q, "n": 5}, 1)
+            sc.validate()
+            assert sc.get("links[2].queue_ab").get("ties") == (
+                None if q == "fifo" else "neutral" if setting["ties"] == "neutral" else "key"), name
         assert sc.get("flows[2].transport.delayed_ack") == setting["delayed_ack"], name

@@ -618,3 +618,25 @@ def test_committed_full_linux_headline_findings_follow_from_its_tables(tmp_path:
     readme = (d / "README.md").read_text()
     assert "N ∈ [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], K ∈ [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 152.0 s per run" in readme
     assert "440 of 440 cells reported" in readme
+
+def test_rsvp_policing_is_declared_and_builds_policed_reservations(tmp_path: Path):
+    """`rsvp_policing = tspec` (the default) makes the s2/s3 routers police their RSVP
+    reservations against the senders' Tspec token bucket, whose depth is the trace's largest
+    frame at IP level; `none` builds the cells as before issue 36; s1 and s4 are untouched."""
+    from qoelab.experiment.choices import defaults
+
+    choice = next(c for c in tfd.CHOICES if c.name == "rsvp_policing")
+    assert choice.default == "tspec" and choice.alternatives == ("none",)
+    trace = paths.root() / tfd.TRACE
+    peak, bucket = tfd.peak_rate_bps(trace), tfd.max_frame_bytes(trace)
+    assert 0 < bucket < peak / 8, "a frame is less than a second at the peak rate"
+    for setting, police in ((defaults(tfd.CHOICES), True), ({**defaults(tfd.CHOICES), "rsvp_policing": "none"}, False)):
+        E = tfd.experiments(tfd.HEADLINE, tfd.DEFAULT_PROFILE, tfd.QUICK, 1, trace, peak, True, setting)["sweep"]
+        for sc in ("s1", "s2", "s3", "s4"):
+            d = E.scenario({"scenario": sc, "n": 2, "k": 1}, 0).data
+            router = next(l for l in d["links"] if l["a"] == "R3")["queue"]
+            app = d["flows"][0]["app"]
+            assert router.get("police", False) == (police and sc in ("s2", "s3")), (sc, police)
+            assert ("bucket" in app.get("rsvp", {})) == (police and sc in ("s2", "s3")), (sc, police)
+            if police and sc in ("s2", "s3"):
+                assert app["rsvp"]["bucket"] == f"{bucket}B"

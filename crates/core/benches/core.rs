@@ -94,7 +94,7 @@ fn qdiscs(c: &mut Criterion) {
         "kind = \"fq_codel\"\nlimit = \"1000p\"",
         "kind = \"tfd\"\nlimit = \"1000p\"",
     ];
-    let cx = BuildCtx { mtu_bytes: 1500, rate: Rate(1_000_000_000) };
+    let cx = BuildCtx { mtu_bytes: 1500, rate: Rate(1_000_000_000), seed: 1 };
     let tx = Rate(1_000_000_000).tx_time(1500);
     for text in kinds {
         let cfg: QueueConfig = toml::from_str(text).expect("valid queue config");

@@ -36,30 +36,35 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "queue/drr",
         at: "links[0].queue",
-        config: r#"{ kind = "drr", limit = "50p", quantum = "1500B", flow_key = "five_tuple" }"#,
+        config: r#"{ kind = "drr", limit = "50p", quantum = "1500B", flow_key = "five_tuple", ties = "neutral" }"#,
     },
     Template {
         name: "queue/sqf",
         at: "links[0].queue",
-        config: r#"{ kind = "sqf", limit = "50p", flow_key = "five_tuple", flow_sample = "1ms" }"#,
+        config: r#"{ kind = "sqf", limit = "50p", flow_key = "five_tuple", ties = "key", flow_sample = "1ms" }"#,
     },
     Template {
         name: "queue/pfq",
         at: "links[0].queue",
-        config: r#"{ kind = "pfq", limit = "50p", flow_key = "src_port" }"#,
+        config: r#"{ kind = "pfq", limit = "50p", flow_key = "src_port", ties = "neutral" }"#,
     },
     Template {
         name: "queue/fq_codel",
         at: "links[0].queue",
-        config: r#"{ kind = "fq_codel", limit = "100p", target = "5ms", interval = "100ms", quantum = "1514B", flow_key = "five_tuple" }"#,
+        config: r#"{ kind = "fq_codel", limit = "100p", target = "5ms", interval = "100ms", quantum = "1514B", flow_key = "five_tuple", ties = "neutral" }"#,
     },
     Template {
         name: "queue/tfd",
         at: "links[0].queue",
-        config: r#"{ kind = "tfd", read_option = true, headroom = 0.1, hold = 2.5, max_reserved_share = 0.9, limit = "1000p", flow_limit = "2MB", lend_idle = true }"#,
+        config: r#"{ kind = "tfd", read_option = true, headroom = 0.1, hold = 2.5, max_reserved_share = 0.9, limit = "1000p", flow_limit = "2MB", lend_idle = true, police = true }"#,
     },
     // Congestion controllers (inside a TCP transport).
     Template { name: "cc/newreno", at: "flows[0].transport.cc", config: r#"{ kind = "newreno", abc = true }"# },
+    Template {
+        name: "cc/bbr",
+        at: "flows[0].transport.cc",
+        config: r#"{ kind = "bbr", high_gain = 2.885, cwnd_gain = 2.0, bw_window_rounds = 10, min_rtt_window = "10s", probe_rtt_time = "200ms", pacing_margin_pct = 1, lt_bw = true, ack_aggregation = true }"#,
+    },
     Template {
         name: "cc/cubic",
         at: "flows[0].transport.cc",

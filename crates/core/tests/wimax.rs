@@ -90,7 +90,7 @@ fn drive(
                 i as u32 + 1,
                 0,
                 1024,
-                q.build(&BuildCtx { mtu_bytes: 1024, rate: RATE }),
+                q.build(&BuildCtx { mtu_bytes: 1024, rate: RATE, seed: 1 }),
                 ch,
                 None,
             )

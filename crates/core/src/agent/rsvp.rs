@@ -114,8 +114,14 @@ impl RsvpAgent {
                 let (out, phop) = (ps.out, ps.phop);
                 if let Some(p) = out {
                     // §3.1.4, §3.7: install or refresh on the data's port, held for L.
-                    let req =
-                        Reservation::Install { key, rate_bps: m.rate_bps, expires: SimTime(now.0 + m.lifetime_ns()) };
+                    // The FLOWSPEC's Tspec travels with it: a policing port checks the data
+                    // against its token bucket (r, b).
+                    let req = Reservation::Install {
+                        key,
+                        rate_bps: m.rate_bps,
+                        bucket_bytes: u64::from(m.bucket_bytes),
+                        expires: SimTime(now.0 + m.lifetime_ns()),
+                    };
                     if let Some(t) = cx.reservations(p) {
                         t.reserve(&req, now);
                     }

@@ -596,7 +596,7 @@ mod tests {
         // 1 Mbit/s against arrivals every ~1.5 ms of 40-1500 B: overloaded, so that buffers
         // fill and every kind of drop (arrival, push-out, CoDel at dequeue) happens.
         let phy = channel::LinkPhy { rate: Rate(1_000_000), delay: Dur::from_micros(100) };
-        let q = cfg.build(&BuildCtx { mtu_bytes: 1500, rate: phy.rate });
+        let q = cfg.build(&BuildCtx { mtu_bytes: 1500, rate: phy.rate, seed: 1 });
         let ch = channel::ChannelConfig::default().device(
             phy,
             channel::LinkDir::Ab,
@@ -664,7 +664,7 @@ mod tests {
         ) {
             let mut p = port(QUEUES[q]);
             if reserved {
-                let r = Reservation::Install { key: key(1), rate_bps: 2_000_000, expires: SimTime(u64::MAX) };
+                let r = Reservation::Install { key: key(1), rate_bps: 2_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) };
                 if let Some(t) = p.reservations_mut() {
                     t.reserve(&r, SimTime::ZERO);
                 }

@@ -18,7 +18,9 @@
 //! - a flow that becomes active joins the tail of the list with one quantum of deficit.
 //!
 //! Buffer overflow: the tail packet of the flow with the most bytes queued is dropped (LQD;
-//! possibly the arrival itself). Ties break by the largest flow key. Flow selection is O(1)
+//! possibly the arrival itself). Ties among equally long flows follow `ties` ([`TieRule`]: a
+//! seeded draw by default, the largest key as the alternative); the round itself is neutral
+//! (flows join its tail in arrival order). Flow selection is O(1)
 //! amortised for the round robin (O(max packet / quantum) visits per packet) and O(log F) for
 //! LQD. The per-flow queues and LQD are [`FlowQueues`]'s (`queue/flows.rs`), shared with SQF
 //! and PFQ; this file keeps only the round and the deficits.
@@ -26,7 +28,7 @@
 //! Not modelled: weights (every flow gets the same quantum), hashing of flows into a fixed
 //! number of buckets (flows are keyed exactly).
 
-use super::{Backlog, Build, FlowKey, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
+use super::{Backlog, Build, BuildCtx, FlowKey, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, TieRule, Verdict};
 use crate::packet::{Packet, PacketData};
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
@@ -47,6 +49,11 @@ pub struct DrrConfig {
     /// How packets map to flows. Default `"five_tuple"`.
     #[serde(default)]
     pub flow_key: FlowKeyKind,
+    /// How equal queues are told apart (LQD's longest; DRR's round is already in arrival order): `"neutral"` (default:
+    /// earliest head-of-line arrival for service, a seeded draw for drops) or `"key"` (smallest
+    /// key served, largest dropped). See [`TieRule`].
+    #[serde(default)]
+    pub ties: TieRule,
 }
 
 fn default_limit() -> Limit {
@@ -55,7 +62,7 @@ fn default_limit() -> Limit {
 
 impl Default for DrrConfig {
     fn default() -> Self {
-        DrrConfig { limit: default_limit(), quantum: None, flow_key: FlowKeyKind::FiveTuple }
+        DrrConfig { limit: default_limit(), quantum: None, flow_key: FlowKeyKind::FiveTuple, ties: TieRule::Neutral }
     }
 }
 
@@ -75,9 +82,9 @@ pub struct Drr {
 impl Drr {
     /// # Panics
     /// If `quantum_bytes` is 0 (a flow would never earn credit).
-    pub fn new(limit: Limit, quantum_bytes: u64, key: FlowKeyKind) -> Self {
+    pub fn new(limit: Limit, quantum_bytes: u64, key: FlowKeyKind, ties: TieRule, seed: u64) -> Self {
         assert!(quantum_bytes > 0, "DRR quantum must be at least 1 byte");
-        Drr { limit, quantum: quantum_bytes, key, queues: FlowQueues::new(), active: VecDeque::new() }
+        Drr { limit, quantum: quantum_bytes, key, queues: FlowQueues::new(ties, seed), active: VecDeque::new() }
     }
 }
 
@@ -135,8 +142,8 @@ impl Build for DrrConfig {
             _ => Ok(()),
         }
     }
-    fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc> {
-        Box::new(Drr::new(self.limit, self.quantum.unwrap_or(mtu_bytes as u64), self.flow_key))
+    fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
+        Box::new(Drr::new(self.limit, self.quantum.unwrap_or(cx.mtu_bytes as u64), self.flow_key, self.ties, cx.seed))
     }
 }
 
@@ -148,7 +155,7 @@ mod tests {
 
     #[test]
     fn equal_sizes_alternate_round_robin() {
-        let mut q = Drr::new(Limit::Packets(100), 1500, FlowKeyKind::FiveTuple);
+        let mut q = Drr::new(Limit::Packets(100), 1500, FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         for i in 0..3 {
             q.enqueue(pkt(0, 1500, i), &mut cx(&mut d));
@@ -163,7 +170,7 @@ mod tests {
     #[test]
     fn deficit_lets_small_packets_share_bytes_not_packets() {
         // Quantum 1500: flow 0 sends one 1500 B packet per round, flow 1 three 500 B packets.
-        let mut q = Drr::new(Limit::Packets(100), 1500, FlowKeyKind::FiveTuple);
+        let mut q = Drr::new(Limit::Packets(100), 1500, FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         for i in 0..4 {
             q.enqueue(pkt(0, 1500, i), &mut cx(&mut d));
@@ -177,7 +184,7 @@ mod tests {
 
     #[test]
     fn lqd_protects_the_short_flow() {
-        let mut q = Drr::new(Limit::Packets(4), 1500, FlowKeyKind::FiveTuple);
+        let mut q = Drr::new(Limit::Packets(4), 1500, FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         for i in 0..4 {
             q.enqueue(pkt(0, 1500, i), &mut cx(&mut d));
@@ -188,7 +195,7 @@ mod tests {
 
     #[test]
     fn small_quantum_still_serves() {
-        let mut q = Drr::new(Limit::Packets(10), 100, FlowKeyKind::FiveTuple);
+        let mut q = Drr::new(Limit::Packets(10), 100, FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         q.enqueue(pkt(0, 1500, 0), &mut cx(&mut d));
         assert_eq!(q.dequeue(&mut cx(&mut d)).unwrap().seq_in_flow, 0);
@@ -198,7 +205,7 @@ mod tests {
         /// Conservation, work conservation, and LQD drops from a flow of maximal backlog.
         #[test]
         fn drr_conserves_and_drops_longest(seq in ops(6, 400), lim in 1u64..30, quantum in 1u64..3000) {
-            let mut q = Drr::new(Limit::Packets(lim), quantum, FlowKeyKind::FiveTuple);
+            let mut q = Drr::new(Limit::Packets(lim), quantum, FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
             drive(&mut q, &seq, |_, op, o| {
                 if let Op::Arrive { flow, size, .. } = op {
                     let mut state = o.before.clone();
@@ -219,7 +226,7 @@ mod tests {
         /// byte shares within 1 % of equal.
         #[test]
         fn drr_backlogged_shares_are_equal(nflows in 2u32..6, quantum in 200u64..3000, sizes in proptest::collection::vec(40u32..1500, 64)) {
-            let mut q = Drr::new(Limit::Packets(10_000), quantum, FlowKeyKind::FiveTuple);
+            let mut q = Drr::new(Limit::Packets(10_000), quantum, FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
             let mut d = Vec::new();
             let mut served = vec![0u64; nflows as usize];
             let mut next = 0usize;

@@ -72,7 +72,7 @@ impl QueueDisc for Fifo {
 }
 
 impl Build for FifoConfig {
-    fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
+    fn build(&self, _cx: &super::BuildCtx) -> Box<dyn QueueDisc> {
         Box::new(Fifo::new(self.limit))
     }
 }

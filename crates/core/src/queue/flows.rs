@@ -22,18 +22,44 @@
 //! - the index holds exactly one `(bytes, key)` entry per present flow;
 //! - the totals are the sums over all flows.
 //!
-//! Ties break by key: [`FlowQueues::shortest`] picks the smallest key, [`FlowQueues::longest`]
-//! the largest, so runs are deterministic. Emptied FIFOs are kept for reuse, so a flow that
+//! Ties between equal queues follow the discipline's [`TieRule`]. Under the default,
+//! [`TieRule::Neutral`], no flow gains by its key: [`FlowQueues::shortest`] picks, among the
+//! flows with the fewest bytes, the one whose head packet arrived first (arrivals are numbered
+//! as they are pushed), and [`FlowQueues::longest`] draws uniformly among the flows with the
+//! most bytes from the discipline's own seeded stream. Under [`TieRule::Key`] the smallest key
+//! is served and the largest dropped: deterministic, but the key (the sender's address and
+//! port) decides. Either way a run is reproducible from its seed. Emptied FIFOs are kept for reuse, so a flow that
 //! comes and goes does not allocate a new FIFO each time (the ordered map and index still
 //! allocate and free tree nodes as flows come and go).
 
 use super::{Backlog, FlowKey, QueueCtx, Verdict};
+use crate::engine::SimRng;
 use crate::packet::{Packet, PacketData};
 use crate::units::Limit;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+/// How a per-flow discipline chooses among queues of equal length (in bytes): which one to
+/// serve (SQF's shortest) and which one to drop from (LQD's longest).
+///
+/// BMO11 Algorithm 1 and Suter et al. leave ties open. They are frequent: a TCP segment and
+/// an ES video packet are both 1,500 B, so two flows holding one packet each are equal.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TieRule {
+    /// No flow gains by its key or name: among equally short queues, serve the one whose head
+    /// packet arrived first (FIFO between equals); among equally long queues, drop from one
+    /// drawn uniformly from the discipline's seeded stream.
+    #[default]
+    Neutral,
+    /// By flow key: the smallest key is served and the largest dropped. Deterministic without
+    /// a random stream, but biased: a flow's address and port decide who loses every tie.
+    Key,
+}
+
 struct Flow<T> {
-    q: VecDeque<(Packet, T)>,
+    /// Packets in arrival order, each with its tag and arrival number.
+    q: VecDeque<(Packet, T, u64)>,
     bytes: u64,
 }
 
@@ -50,26 +76,37 @@ pub struct Removed<T> {
     pub flow_emptied: bool,
 }
 
-/// Per-flow FIFOs, totals and the `(bytes, key)` index. See the module docs.
+/// Per-flow FIFOs, totals and the `(bytes, rank, key)` index. See the module docs.
 pub struct FlowQueues<T = ()> {
     flows: BTreeMap<FlowKey, Flow<T>>,
-    /// Present flows ordered by `(bytes queued, key)`.
-    by_bytes: BTreeSet<(u64, FlowKey)>,
+    /// Present flows ordered by `(bytes queued, rank, key)`; the rank is the head packet's
+    /// arrival number under [`TieRule::Neutral`] and 0 under [`TieRule::Key`].
+    by_bytes: BTreeSet<(u64, u64, FlowKey)>,
     packets: u64,
     bytes: u64,
     /// Emptied FIFOs, kept for reuse (their capacity stays at its peak).
-    spare: Vec<VecDeque<(Packet, T)>>,
-}
-
-impl<T> Default for FlowQueues<T> {
-    fn default() -> Self {
-        FlowQueues { flows: BTreeMap::new(), by_bytes: BTreeSet::new(), packets: 0, bytes: 0, spare: Vec::new() }
-    }
+    spare: Vec<VecDeque<(Packet, T, u64)>>,
+    ties: TieRule,
+    /// Draws among equally long queues ([`TieRule::Neutral`] only).
+    rng: SimRng,
+    /// Arrivals pushed so far: the next packet's arrival number.
+    arrivals: u64,
 }
 
 impl<T> FlowQueues<T> {
-    pub fn new() -> Self {
-        Self::default()
+    /// Empty queues breaking ties by `ties`; `seed` keys the stream that draws among equally
+    /// long queues (the port's queue seed, [`BuildCtx::seed`](super::BuildCtx)).
+    pub fn new(ties: TieRule, seed: u64) -> Self {
+        FlowQueues {
+            flows: BTreeMap::new(),
+            by_bytes: BTreeSet::new(),
+            packets: 0,
+            bytes: 0,
+            spare: Vec::new(),
+            ties,
+            rng: SimRng::stream(seed, "flow-queues:ties"),
+            arrivals: 0,
+        }
     }
 
     /// Packets and bytes queued over all flows.
@@ -102,17 +139,29 @@ impl<T> FlowQueues<T> {
 
     /// The head packet of flow `k`.
     pub fn front(&self, k: FlowKey) -> Option<&PacketData> {
-        self.flows.get(&k).and_then(|f| f.q.front()).map(|(p, _)| &**p)
+        self.flows.get(&k).and_then(|f| f.q.front()).map(|(p, _, _)| &**p)
     }
 
-    /// The flow with the fewest bytes queued; ties go to the smallest key.
+    /// The flow with the fewest bytes queued. Ties ([`TieRule`]): the earliest head-of-line
+    /// arrival (neutral) or the smallest key.
     pub fn shortest(&self) -> Option<FlowKey> {
-        self.by_bytes.first().map(|&(_, k)| k)
+        self.by_bytes.first().map(|&(_, _, k)| k)
     }
 
-    /// The flow with the most bytes queued; ties go to the largest key.
-    pub fn longest(&self) -> Option<FlowKey> {
-        self.by_bytes.last().map(|&(_, k)| k)
+    /// The flow with the most bytes queued. Ties ([`TieRule`]): a uniform draw from the
+    /// seeded stream (neutral; O(number of tied flows)) or the largest key. Under the neutral
+    /// rule the stream is consumed only when there is a tie.
+    pub fn longest(&mut self) -> Option<FlowKey> {
+        let &(max, _, last) = self.by_bytes.last()?;
+        if self.ties == TieRule::Key {
+            return Some(last);
+        }
+        let tied = self.by_bytes.range((max, 0, FlowKey(0))..).count();
+        if tied == 1 {
+            return Some(last);
+        }
+        let pick = (self.rng.next_u64() % tied as u64) as usize;
+        self.by_bytes.range((max, 0, FlowKey(0))..).nth(pick).map(|&(_, _, k)| k)
     }
 
     /// Every present flow's key, head packet and bytes queued, in key order.
@@ -123,7 +172,7 @@ impl<T> FlowQueues<T> {
     /// Every queued packet, flow by flow in key order, FIFO order within a flow.
     pub fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
         for fl in self.flows.values() {
-            fl.q.iter().for_each(|(p, _)| f(p));
+            fl.q.iter().for_each(|(p, _, _)| f(p));
         }
     }
 
@@ -132,16 +181,21 @@ impl<T> FlowQueues<T> {
     #[inline]
     pub fn push_back(&mut self, k: FlowKey, pkt: Packet, tag: T) -> bool {
         let size = pkt.size_bytes as u64;
+        let arrival = self.arrivals;
+        self.arrivals += 1;
+        let ties = self.ties;
         let spare = &mut self.spare;
         let f = self.flows.entry(k).or_insert_with(|| Flow { q: spare.pop().unwrap_or_default(), bytes: 0 });
         let new = f.q.is_empty();
+        let head = f.q.front().map_or(arrival, |e| e.2);
+        let rank = if ties == TieRule::Neutral { head } else { 0 };
         if !new {
-            let removed = self.by_bytes.remove(&(f.bytes, k));
+            let removed = self.by_bytes.remove(&(f.bytes, rank, k));
             debug_assert!(removed, "flow index out of step for {k:?}");
         }
         f.bytes += size;
-        f.q.push_back((pkt, tag));
-        self.by_bytes.insert((f.bytes, k));
+        f.q.push_back((pkt, tag, arrival));
+        self.by_bytes.insert((f.bytes, rank, k));
         self.packets += 1;
         self.bytes += size;
         new
@@ -161,10 +215,15 @@ impl<T> FlowQueues<T> {
 
     #[inline(always)]
     fn take(&mut self, k: FlowKey, back: bool) -> Option<Removed<T>> {
+        let ties = self.ties;
+        let rank = |f: &Flow<T>| match ties {
+            TieRule::Neutral => f.q.front().expect("present flows are non-empty").2,
+            TieRule::Key => 0,
+        };
         let f = self.flows.get_mut(&k)?;
-        let removed = self.by_bytes.remove(&(f.bytes, k));
+        let removed = self.by_bytes.remove(&(f.bytes, rank(f), k));
         debug_assert!(removed, "flow index out of step for {k:?}");
-        let (p, tag) = if back { f.q.pop_back() } else { f.q.pop_front() }.expect("present flows are non-empty");
+        let (p, tag, _) = if back { f.q.pop_back() } else { f.q.pop_front() }.expect("present flows are non-empty");
         let size = p.size_bytes as u64;
         f.bytes -= size;
         let flow_emptied = f.q.is_empty();
@@ -172,7 +231,7 @@ impl<T> FlowQueues<T> {
             let f = self.flows.remove(&k).expect("the flow was just found");
             self.spare.push(f.q);
         } else {
-            self.by_bytes.insert((f.bytes, k));
+            self.by_bytes.insert((f.bytes, rank(f), k));
         }
         self.packets -= 1;
         self.bytes -= size;
@@ -244,9 +303,10 @@ mod tests {
         let (mut n, mut b) = (0u64, 0u64);
         for (k, f) in &q.flows {
             prop_assert!(!f.q.is_empty(), "flow {:?} present but empty", k);
-            let sum: u64 = f.q.iter().map(|(p, _)| p.size_bytes as u64).sum();
+            let sum: u64 = f.q.iter().map(|(p, _, _)| p.size_bytes as u64).sum();
             prop_assert_eq!(sum, f.bytes);
-            prop_assert!(q.by_bytes.contains(&(f.bytes, *k)));
+            let rank = if q.ties == TieRule::Neutral { f.q[0].2 } else { 0 };
+            prop_assert!(q.by_bytes.contains(&(f.bytes, rank, *k)));
             n += f.q.len() as u64;
             b += sum;
         }
@@ -257,7 +317,7 @@ mod tests {
 
     #[test]
     fn shortest_and_longest_break_ties_by_key() {
-        let mut q = FlowQueues::new();
+        let mut q = FlowQueues::new(TieRule::Key, 0);
         q.push_back(key(3), pkt(3, 500, 0), ());
         q.push_back(key(1), pkt(1, 500, 1), ());
         q.push_back(key(2), pkt(2, 500, 2), ());
@@ -268,8 +328,49 @@ mod tests {
     }
 
     #[test]
+    fn neutral_serves_the_earliest_head_among_equals_whatever_the_key() {
+        let mut q = FlowQueues::new(TieRule::Neutral, 1);
+        // Flow 3's packet arrives first, then flows 1 and 2, all 500 B: FIFO between equals.
+        q.push_back(key(3), pkt(3, 500, 0), ());
+        q.push_back(key(1), pkt(1, 500, 1), ());
+        q.push_back(key(2), pkt(2, 500, 2), ());
+        assert_eq!(q.shortest(), Some(key(3)));
+        q.pop_front(key(3));
+        assert_eq!(q.shortest(), Some(key(1)));
+        // Flow 1 refills: its head is now newer than flow 2's.
+        q.pop_front(key(1));
+        q.push_back(key(1), pkt(1, 500, 3), ());
+        assert_eq!(q.shortest(), Some(key(2)));
+        // Fewer bytes still win over an earlier head.
+        q.push_back(key(4), pkt(4, 100, 4), ());
+        assert_eq!(q.shortest(), Some(key(4)));
+    }
+
+    #[test]
+    fn neutral_draws_among_equally_long_queues_by_seed() {
+        // Two flows tied at 1000 B: over seeds, each is chosen about half the time; for one
+        // seed the draw is reproducible; a strictly longer flow is always chosen.
+        let mut hits = [0u32; 2];
+        for seed in 0..400 {
+            let build = || {
+                let mut q = FlowQueues::new(TieRule::Neutral, seed);
+                q.push_back(key(0), pkt(0, 1000, 0), ());
+                q.push_back(key(1), pkt(1, 1000, 1), ());
+                q
+            };
+            let (mut a, mut b) = (build(), build());
+            let pick = a.longest().unwrap();
+            assert_eq!(b.longest(), Some(pick), "seed {seed}: the draw is reproducible");
+            hits[pick.0 as usize] += 1;
+            a.push_back(key(0), pkt(0, 1, 2), ());
+            assert_eq!(a.longest(), Some(key(0)));
+        }
+        assert!(hits.iter().all(|&h| (160..=240).contains(&h)), "{hits:?}");
+    }
+
+    #[test]
     fn pops_keep_fifo_order_and_forget_empty_flows() {
-        let mut q = FlowQueues::new();
+        let mut q = FlowQueues::new(TieRule::Key, 0);
         for i in 0..3 {
             assert_eq!(q.push_back(key(0), pkt(0, 100 * (i as u32 + 1), i), i), i == 0, "new only at first");
         }
@@ -286,7 +387,7 @@ mod tests {
 
     #[test]
     fn lqd_pushes_out_the_longest_tail_or_refuses_the_arrival() {
-        let mut q = FlowQueues::new();
+        let mut q = FlowQueues::new(TieRule::Key, 0);
         let mut d = Vec::new();
         let mut evicted = Vec::new();
         for i in 0..3 {
@@ -310,7 +411,7 @@ mod tests {
 
     #[test]
     fn byte_limit_drops_until_it_fits_and_reports_emptied_flows() {
-        let mut q = FlowQueues::new();
+        let mut q = FlowQueues::new(TieRule::Key, 0);
         let mut d = Vec::new();
         q.push_back(key(0), pkt(0, 600, 0), ());
         q.push_back(key(1), pkt(1, 500, 1), ());
@@ -354,7 +455,7 @@ mod tests {
         /// every pop and every LQD drop removes the same packet, and the invariants hold.
         #[test]
         fn matches_a_naive_model(steps in steps()) {
-            let mut q: FlowQueues<u64> = FlowQueues::new();
+            let mut q: FlowQueues<u64> = FlowQueues::new(TieRule::Key, 0);
             let mut model: BTreeMap<FlowKey, VecDeque<Packet>> = BTreeMap::new();
             let mut d = Vec::new();
             let bytes = |m: &BTreeMap<FlowKey, VecDeque<Packet>>, k: &FlowKey| -> u64 {
@@ -454,7 +555,7 @@ mod tests {
                 }
             }
             let limit = if bytes_limit { Limit::Bytes(lim * 700) } else { Limit::Packets(lim) };
-            let mut q = Lowest { q: FlowQueues::new(), limit };
+            let mut q = Lowest { q: FlowQueues::new(TieRule::Key, 0), limit };
             drive(&mut q, &seq, |q, op, _| {
                 if matches!(op, Op::Arrive { .. }) {
                     match limit {

@@ -26,7 +26,8 @@
 //! Not modelled: ECN marking (every CoDel decision is a drop), the `memory_limit`, hash
 //! collisions and the `flows` bucket count.
 
-use super::{Backlog, Build, FlowKey, FlowKeyKind, QueueCtx, QueueDisc, Verdict};
+use super::{Backlog, Build, BuildCtx, FlowKey, FlowKeyKind, QueueCtx, QueueDisc, TieRule, Verdict};
+use crate::engine::SimRng;
 use crate::packet::{Packet, PacketData};
 use crate::time::{Dur, SimTime};
 use crate::units::{serde_units, Limit};
@@ -52,6 +53,12 @@ pub struct FqCodelConfig {
     /// How packets map to flows. Default `"five_tuple"` (RFC 8290 §4.1.1 hashes the 5-tuple).
     #[serde(default)]
     pub flow_key: FlowKeyKind,
+    /// Which of several equally fat flows the overflow drop hits: `"neutral"` (default, a
+    /// seeded draw: Linux scans its buckets in hash order, and the hash is salted with a
+    /// random perturbation per qdisc, so no flow is favoured by its key) or `"key"` (the
+    /// largest key). The new and old lists are in arrival order already. See [`TieRule`].
+    #[serde(default)]
+    pub ties: TieRule,
 }
 
 fn default_limit() -> Limit {
@@ -75,6 +82,7 @@ impl Default for FqCodelConfig {
             interval: default_interval(),
             quantum: default_quantum(),
             flow_key: FlowKeyKind::FiveTuple,
+            ties: TieRule::Neutral,
         }
     }
 }
@@ -120,12 +128,15 @@ pub struct FqCodel {
     by_bytes: BTreeSet<(u64, FlowKey)>,
     packets: u64,
     bytes: u64,
+    ties: TieRule,
+    /// Draws among equally fat flows ([`TieRule::Neutral`]).
+    rng: SimRng,
 }
 
 impl FqCodel {
     /// # Panics
-    /// If the quantum is 0 or the interval is zero.
-    pub fn new(cfg: &FqCodelConfig, mtu_bytes: u32) -> Self {
+    /// If the quantum is 0 or the interval is zero. `seed` keys the draws among equally fat flows.
+    pub fn new(cfg: &FqCodelConfig, mtu_bytes: u32, seed: u64) -> Self {
         assert!(cfg.quantum > 0, "fq_codel quantum must be at least 1 byte");
         assert!(cfg.interval.as_nanos() > 0, "fq_codel interval must be positive");
         FqCodel {
@@ -141,6 +152,8 @@ impl FqCodel {
             by_bytes: BTreeSet::new(),
             packets: 0,
             bytes: 0,
+            ties: cfg.ties,
+            rng: SimRng::stream(seed, "fq_codel:ties"),
         }
     }
 
@@ -187,6 +200,20 @@ impl FqCodel {
             }
         }
         (Some(p), ok_to_drop)
+    }
+
+    /// The flow with the largest byte backlog (RFC 8290 §4.1.1); ties per [`TieRule`].
+    fn fattest(&mut self) -> FlowKey {
+        let &(max, last) = self.by_bytes.last().expect("an over-full buffer has a queued flow");
+        if self.ties == TieRule::Key {
+            return last;
+        }
+        let tied = self.by_bytes.range((max, FlowKey(0))..).count();
+        if tied == 1 {
+            return last;
+        }
+        let pick = (self.rng.next_u64() % tied as u64) as usize;
+        self.by_bytes.range((max, FlowKey(0))..).nth(pick).expect("pick < tied").1
     }
 
     /// RFC 8289 §5.4: `t + interval / sqrt(count)`.
@@ -272,7 +299,7 @@ impl QueueDisc for FqCodel {
         // §4.1.1: over the limit, drop from the head of the fattest flow.
         let mut verdict = Verdict::Enqueued;
         while self.over_limit() {
-            let &(_, fattest) = self.by_bytes.last().expect("an over-full buffer has a queued flow");
+            let fattest = self.fattest();
             let (_, p) = self.pop_head(fattest).expect("fattest flow has packets");
             if fattest == k && self.flows[&k].q.is_empty() && matches!(verdict, Verdict::Enqueued) {
                 // Head drop reached the arrival: it was its flow's only packet, so it is
@@ -346,8 +373,8 @@ impl Build for FqCodelConfig {
         }
         Ok(())
     }
-    fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc> {
-        Box::new(FqCodel::new(self, mtu_bytes))
+    fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
+        Box::new(FqCodel::new(self, cx.mtu_bytes, cx.seed))
     }
 }
 
@@ -363,7 +390,7 @@ mod tests {
 
     #[test]
     fn new_flow_is_served_before_old_flows() {
-        let mut q = FqCodel::new(&FqCodelConfig::default(), 1500);
+        let mut q = FqCodel::new(&FqCodelConfig::default(), 1500, 7);
         let mut d = Vec::new();
         for i in 0..4 {
             q.enqueue(pkt(0, 1500, i), &mut at(0, &mut d));
@@ -380,7 +407,7 @@ mod tests {
     #[test]
     fn overflow_drops_the_head_of_the_fattest_flow() {
         let cfg = FqCodelConfig { limit: Limit::Packets(3), ..Default::default() };
-        let mut q = FqCodel::new(&cfg, 1500);
+        let mut q = FqCodel::new(&cfg, 1500, 7);
         let mut d = Vec::new();
         q.enqueue(pkt(0, 1500, 0), &mut at(0, &mut d));
         q.enqueue(pkt(0, 1500, 1), &mut at(0, &mut d));
@@ -393,7 +420,7 @@ mod tests {
     /// follow at interval/sqrt(count); sojourn below target leaves the dropping state.
     #[test]
     fn codel_control_law_spacing() {
-        let mut q = FqCodel::new(&FqCodelConfig::default(), 1500);
+        let mut q = FqCodel::new(&FqCodelConfig::default(), 1500, 7);
         let mut d = Vec::new();
         // 400 packets queued at t = 0, served one per ms: sojourn = t.
         for i in 0..400 {
@@ -416,7 +443,7 @@ mod tests {
 
     #[test]
     fn codel_exits_dropping_below_target() {
-        let mut q = FqCodel::new(&FqCodelConfig::default(), 1500);
+        let mut q = FqCodel::new(&FqCodelConfig::default(), 1500, 7);
         let mut d = Vec::new();
         for i in 0..200 {
             q.enqueue(pkt(0, 1500, i), &mut at(0, &mut d));
@@ -448,7 +475,7 @@ mod tests {
                 interval: Dur::from_millis(interval_ms),
                 ..Default::default()
             };
-            let mut q = FqCodel::new(&cfg, 1500);
+            let mut q = FqCodel::new(&cfg, 1500, 7);
             drive(&mut q, &seq, |_, op, o| {
                 if let Op::Arrive { flow, size, .. } = op {
                     let mut state = o.before.clone();

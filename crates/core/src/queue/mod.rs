@@ -16,7 +16,7 @@ use crate::registry::registry;
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
 
-pub use flows::FlowQueues;
+pub use flows::{FlowQueues, TieRule};
 
 registry! {
     /// Every discipline, as selected by `kind` in scenario files. A discipline is its own file
@@ -132,6 +132,9 @@ pub struct BuildCtx {
     pub mtu_bytes: u32,
     /// Serialisation rate of the port.
     pub rate: crate::units::Rate,
+    /// The port's own random seed, derived from the scenario seed and the port's name: the
+    /// key of any random stream the discipline draws from (e.g. [`TieRule::Neutral`] draws).
+    pub seed: u64,
 }
 
 /// Builds a discipline from its config; every [`QueueConfig`] kind implements it.
@@ -142,11 +145,8 @@ pub trait Build {
     fn validate(&self) -> Result<(), (&'static str, String)> {
         Ok(())
     }
-    fn build(&self, mtu_bytes: u32) -> Box<dyn QueueDisc>;
-    /// Builds with the whole link context; disciplines that need the link rate override it.
-    fn build_in(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
-        self.build(cx.mtu_bytes)
-    }
+    /// Builds the discipline for a port described by `cx` (MTU, rate, seed).
+    fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc>;
     /// For a discipline with per-flow queues that reports them
     /// ([`QueueDisc::flow_backlogs`]): the interval at which its port samples the per-flow
     /// backlog (results table `flow_queues`). `None`, the default, samples nothing.
@@ -167,7 +167,7 @@ impl QueueConfig {
         self.config().validate()
     }
     pub fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
-        self.config().build_in(cx)
+        self.config().build(cx)
     }
     /// The per-flow backlog sampling interval the config asks its port for ([`Build::flow_sample`]).
     pub fn flow_sample(&self) -> Option<Dur> {

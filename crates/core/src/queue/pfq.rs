@@ -24,8 +24,9 @@
 //! Thus a flow whose rate stays below the fair rate is never backlogged and all its packets
 //! get priority; a flow above the fair rate gets fair-queued.
 //!
-//! Buffer overflow: LQD, the tail packet of the flow with the most bytes in either queue (ties:
-//! largest key); a tail drop from the fair queue returns its length to the flow's finish tag.
+//! Buffer overflow: LQD, the tail packet of the flow with the most bytes in either queue (ties
+//! per `ties`, [`TieRule`]: a seeded draw by default, the largest key as the alternative; the
+//! priority FIFO and the fair queue's `(start tag, arrival number)` order are neutral already); a tail drop from the fair queue returns its length to the flow's finish tag.
 //!
 //! We did not have the Cross-protect pseudo-code at hand: this file implements the
 //! description above, which is the behaviour BMO11 Sec. II attributes to PFQ. Not modelled:
@@ -42,7 +43,7 @@
 //! its fair packets carry non-decreasing start tags (a tail drop rewinds `F_f` to the dropped
 //! packet's start tag, which no earlier packet of the flow exceeds).
 
-use super::{Backlog, Build, FlowKey, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
+use super::{Backlog, Build, BuildCtx, FlowKey, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, TieRule, Verdict};
 use crate::packet::{Packet, PacketData};
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
@@ -58,6 +59,11 @@ pub struct PfqConfig {
     /// How packets map to flows. Default `"five_tuple"`.
     #[serde(default)]
     pub flow_key: FlowKeyKind,
+    /// How equal queues are told apart (LQD's longest; the priority FIFO and the start tags are already in arrival order): `"neutral"` (default:
+    /// earliest head-of-line arrival for service, a seeded draw for drops) or `"key"` (smallest
+    /// key served, largest dropped). See [`TieRule`].
+    #[serde(default)]
+    pub ties: TieRule,
 }
 
 fn default_limit() -> Limit {
@@ -66,7 +72,7 @@ fn default_limit() -> Limit {
 
 impl Default for PfqConfig {
     fn default() -> Self {
-        PfqConfig { limit: default_limit(), flow_key: FlowKeyKind::FiveTuple }
+        PfqConfig { limit: default_limit(), flow_key: FlowKeyKind::FiveTuple, ties: TieRule::Neutral }
     }
 }
 
@@ -125,7 +131,7 @@ pub struct Pfq {
 }
 
 impl Pfq {
-    pub fn new(limit: Limit, key: FlowKeyKind) -> Self {
+    pub fn new(limit: Limit, key: FlowKeyKind, ties: TieRule, seed: u64) -> Self {
         Pfq {
             limit,
             key,
@@ -133,7 +139,7 @@ impl Pfq {
             next_id: 0,
             prio: BTreeMap::new(),
             fair: BTreeMap::new(),
-            queues: FlowQueues::new(),
+            queues: FlowQueues::new(ties, seed),
             finish: FinishTags::default(),
             stale: Vec::new(),
         }
@@ -221,8 +227,8 @@ impl QueueDisc for Pfq {
 }
 
 impl Build for PfqConfig {
-    fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
-        Box::new(Pfq::new(self.limit, self.flow_key))
+    fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
+        Box::new(Pfq::new(self.limit, self.flow_key, self.ties, cx.seed))
     }
 }
 
@@ -234,7 +240,7 @@ mod tests {
 
     #[test]
     fn a_new_flow_overtakes_a_backlogged_one() {
-        let mut q = Pfq::new(Limit::Packets(100), FlowKeyKind::FiveTuple);
+        let mut q = Pfq::new(Limit::Packets(100), FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         for i in 0..5 {
             q.enqueue(pkt(0, 1500, i), &mut cx(&mut d));
@@ -247,7 +253,7 @@ mod tests {
 
     #[test]
     fn backlogged_flows_share_fairly() {
-        let mut q = Pfq::new(Limit::Packets(100), FlowKeyKind::FiveTuple);
+        let mut q = Pfq::new(Limit::Packets(100), FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         for i in 0..6 {
             q.enqueue(pkt(0, 1000, i), &mut cx(&mut d));
@@ -262,7 +268,7 @@ mod tests {
     fn a_slow_flow_keeps_priority_against_a_saturating_one() {
         // Flow 0 keeps 20 packets queued; flow 1 sends one packet every 10 departures (a tenth
         // of the link, below the fair half): every flow-1 packet goes out next.
-        let mut q = Pfq::new(Limit::Packets(100), FlowKeyKind::FiveTuple);
+        let mut q = Pfq::new(Limit::Packets(100), FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         let mut seq = 0;
         for _ in 0..20 {
@@ -288,7 +294,7 @@ mod tests {
         #[test]
         fn pfq_conserves_and_drops_longest(seq in ops(6, 400), lim in 1u64..30, bytes_limit in any::<bool>()) {
             let limit = if bytes_limit { Limit::Bytes(lim * 700) } else { Limit::Packets(lim) };
-            let mut q = Pfq::new(limit, FlowKeyKind::FiveTuple);
+            let mut q = Pfq::new(limit, FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
             let mut last_served = std::collections::BTreeMap::new();
             drive(&mut q, &seq, |_, op, o| {
                 if let Some(p) = &o.served {

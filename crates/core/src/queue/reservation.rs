@@ -35,8 +35,10 @@ impl<T: Any> AsAny for T {
 #[non_exhaustive]
 pub enum Reservation {
     /// Install or refresh a guaranteed rate for the packets whose 5-tuple is `key`, held until
-    /// `expires` unless refreshed (soft state, RFC 2205 §3.7).
-    Install { key: FlowKey, rate_bps: u64, expires: SimTime },
+    /// `expires` unless refreshed (soft state, RFC 2205 §3.7). `bucket_bytes` is the Tspec's
+    /// token bucket depth b (RFC 2210 §3.1), with `rate_bps` as its token rate r: a port that
+    /// polices (`police = true`) forwards the flow's packets beyond the bucket as best effort.
+    Install { key: FlowKey, rate_bps: u64, bucket_bytes: u64, expires: SimTime },
     /// Remove `key`'s reservation (teardown).
     Remove { key: FlowKey },
 }

@@ -17,8 +17,11 @@
 //! Choices the paper leaves open, made here:
 //! - LQD drops the **tail** (most recent) packet of the longest queue: Algorithm 1's
 //!   `queue[..]->drop()` does not say which end, and the tail keeps the in-queue order.
-//! - Ties (equal backlogs) break by flow key, smallest key for SQF, largest for LQD, so a run is
-//!   deterministic.
+//! - Ties (equal backlogs; frequent, as a TCP segment and an ES video packet are both 1,500 B)
+//!   follow `ties` ([`TieRule`]): by default no flow gains by its key (the earliest head-of-line
+//!   arrival among equally short queues is served; LQD draws among equally long queues from the
+//!   port's seeded stream). The key order (smallest served, largest dropped) is the alternative;
+//!   under it the flow with the larger address or port loses every tie.
 //! - With a byte limit, LQD repeats until the buffer fits (one drop may free too little room).
 //!
 //! Selection is O(log F) for F active flows: the per-flow queues, the ordered `(bytes queued,
@@ -33,7 +36,7 @@
 //! keeps the samples (a [`FlowBacklogSeries`](crate::trace::probe::FlowBacklogSeries)) and asks
 //! this discipline for its queues ([`QueueDisc::flow_backlogs`]) when a sample is due.
 
-use super::{Backlog, Build, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, Verdict};
+use super::{Backlog, Build, BuildCtx, FlowKeyKind, FlowQueues, QueueCtx, QueueDisc, TieRule, Verdict};
 use crate::packet::{FlowId, Packet, PacketData};
 use crate::time::Dur;
 use crate::units::{serde_units, Limit};
@@ -50,6 +53,11 @@ pub struct SqfConfig {
     /// `"five_tuple"`, as in BMO11 Sec. V-A.
     #[serde(default)]
     pub flow_key: FlowKeyKind,
+    /// How equal queues are told apart (SQF's shortest, LQD's longest): `"neutral"` (default:
+    /// earliest head-of-line arrival for service, a seeded draw for drops) or `"key"` (smallest
+    /// key served, largest dropped). See [`TieRule`].
+    #[serde(default)]
+    pub ties: TieRule,
     /// Record every active flow's backlog at most once per this interval (e.g. `"1ms"`);
     /// default off. Results table `flow_queues`.
     #[serde(default, with = "serde_units::opt_time", skip_serializing_if = "Option::is_none")]
@@ -62,7 +70,7 @@ fn default_limit() -> Limit {
 
 impl Default for SqfConfig {
     fn default() -> Self {
-        SqfConfig { limit: default_limit(), flow_key: FlowKeyKind::FiveTuple, flow_sample: None }
+        SqfConfig { limit: default_limit(), flow_key: FlowKeyKind::FiveTuple, ties: TieRule::Neutral, flow_sample: None }
     }
 }
 
@@ -70,13 +78,14 @@ impl Default for SqfConfig {
 pub struct Sqf {
     limit: Limit,
     key: FlowKeyKind,
-    /// The active flows' queues, with the `(bytes, key)` order SQF and LQD select from.
+    /// The active flows' queues, with the `(bytes, tie rank, key)` order SQF and LQD select from.
     queues: FlowQueues,
 }
 
 impl Sqf {
-    pub fn new(limit: Limit, key: FlowKeyKind) -> Self {
-        Sqf { limit, key, queues: FlowQueues::new() }
+    /// `seed` keys the draws among equally long queues under [`TieRule::Neutral`].
+    pub fn new(limit: Limit, key: FlowKeyKind, ties: TieRule, seed: u64) -> Self {
+        Sqf { limit, key, queues: FlowQueues::new(ties, seed) }
     }
 }
 
@@ -111,8 +120,8 @@ impl QueueDisc for Sqf {
 }
 
 impl Build for SqfConfig {
-    fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
-        Box::new(Sqf::new(self.limit, self.flow_key))
+    fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
+        Box::new(Sqf::new(self.limit, self.flow_key, self.ties, cx.seed))
     }
     fn flow_sample(&self) -> Option<Dur> {
         self.flow_sample
@@ -128,7 +137,7 @@ mod tests {
 
     #[test]
     fn serves_the_flow_with_fewest_bytes_and_fifo_within_a_flow() {
-        let mut q = Sqf::new(Limit::Packets(100), FlowKeyKind::FiveTuple);
+        let mut q = Sqf::new(Limit::Packets(100), FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         // Flow 0: 3000 B queued; flow 1: 1000 B; flow 2: 200 B in two packets.
         for (f, s, n) in [(0, 1500, 0), (0, 1500, 1), (1, 1000, 2), (2, 100, 3), (2, 100, 4)] {
@@ -142,7 +151,7 @@ mod tests {
 
     #[test]
     fn shortest_is_in_bytes_not_packets() {
-        let mut q = Sqf::new(Limit::Packets(100), FlowKeyKind::FiveTuple);
+        let mut q = Sqf::new(Limit::Packets(100), FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         // Flow 0: one 1500 B packet. Flow 1: ten 100 B packets (1000 B, more packets).
         q.enqueue(pkt(0, 1500, 0), &mut cx(&mut d));
@@ -154,7 +163,7 @@ mod tests {
 
     #[test]
     fn overflow_pushes_out_the_tail_of_the_longest_flow() {
-        let mut q = Sqf::new(Limit::Packets(3), FlowKeyKind::FiveTuple);
+        let mut q = Sqf::new(Limit::Packets(3), FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         q.enqueue(pkt(0, 1500, 0), &mut cx(&mut d));
         q.enqueue(pkt(0, 1500, 1), &mut cx(&mut d));
@@ -172,7 +181,7 @@ mod tests {
 
     #[test]
     fn byte_limit_drops_until_the_buffer_fits() {
-        let mut q = Sqf::new(Limit::Bytes(1000), FlowKeyKind::FiveTuple);
+        let mut q = Sqf::new(Limit::Bytes(1000), FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut d = Vec::new();
         for i in 0..5 {
             q.enqueue(pkt(0, 150, i), &mut cx(&mut d)); // flow 0: 750 B
@@ -203,7 +212,7 @@ mod tests {
     fn flow_sampling_records_active_flows_once_per_interval() {
         // As the port samples: after each enqueue, and after each dequeue that returned a packet.
         use crate::trace::probe::FlowBacklogSeries;
-        let mut q = Sqf::new(Limit::Packets(10), FlowKeyKind::FiveTuple);
+        let mut q = Sqf::new(Limit::Packets(10), FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
         let mut s = FlowBacklogSeries::new(Dur::from_millis(1));
         let mut d = Vec::new();
         q.enqueue(pkt(0, 100, 0), &mut QueueCtx::new(SimTime(0), &mut d));
@@ -227,7 +236,7 @@ mod tests {
         #[test]
         fn sqf_serves_min_and_drops_max(seq in ops(6, 400), lim in 1u64..30, bytes_limit in any::<bool>()) {
             let limit = if bytes_limit { Limit::Bytes(lim * 700) } else { Limit::Packets(lim) };
-            let mut q = Sqf::new(limit, FlowKeyKind::FiveTuple);
+            let mut q = Sqf::new(limit, FlowKeyKind::FiveTuple, TieRule::Neutral, 7);
             drive(&mut q, &seq, |q, op, o| {
                 if let Some(p) = &o.served {
                     let min = o.before.values().copied().min().expect("something was queued");

@@ -40,9 +40,19 @@
 //! operations over the *backlogged* classes and over reservations whose expiry is due; no scan
 //! of all flows.
 //!
+//! Policing (`police = true`, RFC 2211 §"Policing", RFC 2212 §"Policing"): a signalled (RSVP)
+//! reservation carries its Tspec token bucket (r, b); the port checks each of the flow's
+//! packets against it (tokens fill at r up to b bytes; a packet that finds fewer tokens than
+//! its size does not conform) and forwards a non-conforming packet as best effort, in the
+//! best-effort queue, instead of queueing it in the reserved class. Every port that holds the
+//! reservation polices (per hop, as RFC 2211 asks of each network element; RFC 2212 polices
+//! at the edge and reshapes inside, not modelled). TFD reservations are not policed: the
+//! announcement is the reservation. With `police = false` (the default) a flow's excess
+//! queues in its own buffer and is served only from spare capacity.
+//!
 //! Not modelled: the flags M, L, S, E and the B/F accuracy hint are not used to scale the
-//! reservation (every source is trusted alike); no policing of a flow that sends above its
-//! reservation (its excess queues in its own buffer and is served only from spare capacity);
+//! reservation (every source is trusted alike); the Tspec's peak rate p and the policed unit
+//! m / maximum packet size M;
 //! no delay bound per flow (SCFQ's latency grows with the number of classes); admission
 //! control refuses a request outright and sends no error back (the flow keeps its previous
 //! reservation, or stays best effort); IPv6 options are read the same way as IPv4 ones.
@@ -87,6 +97,10 @@ pub struct TfdConfig {
     /// (reserved flows may still use what best effort leaves). A hard partition, as a router
     /// that sets reserved capacity aside.
     pub lend_idle: bool,
+    /// Police signalled (RSVP) reservations against their Tspec token bucket (r, b) and
+    /// forward non-conforming packets as best effort (RFC 2211/2212); default `false` (the
+    /// excess queues in the flow's reserved buffer). See the module docs.
+    pub police: bool,
 }
 
 /// The raw fields of [`TfdConfig`], checked by `TryFrom` so that a bad value is a scenario error
@@ -108,6 +122,8 @@ struct TfdConfigFields {
     flow_limit: Limit,
     #[serde(default = "yes")]
     lend_idle: bool,
+    #[serde(default)]
+    police: bool,
 }
 
 fn yes() -> bool {
@@ -152,6 +168,7 @@ impl TryFrom<TfdConfigFields> for TfdConfig {
             limit: f.limit,
             flow_limit: f.flow_limit,
             lend_idle: f.lend_idle,
+            police: f.police,
         })
     }
 }
@@ -166,6 +183,7 @@ impl Default for TfdConfig {
             limit: default_limit(),
             flow_limit: default_flow_limit(),
             lend_idle: true,
+            police: false,
         }
     }
 }
@@ -181,6 +199,9 @@ pub struct TfdStats {
     pub expired: u64,
     /// Reservations released explicitly (Next Data = 0, RSVP teardown).
     pub removed: u64,
+    /// Packets of a policed reservation that did not conform to its token bucket and went to
+    /// best effort.
+    pub nonconforming: u64,
 }
 
 /// Class id of best effort in the scheduling heap.
@@ -202,6 +223,33 @@ struct FlowSlot {
     /// Finish tag of the flow's last packet, valid in busy period `epoch`.
     last_finish: u64,
     epoch: u64,
+    /// The Tspec token bucket of a policed (signalled) reservation; `None`: not policed.
+    bucket: Option<TokenBucket>,
+}
+
+/// A Tspec token bucket (RFC 2210 §3.1, RFC 2212 §"Policing"): tokens, in bytes, fill at the
+/// reserved rate up to `depth`; a packet conforms if it finds at least its size in tokens.
+#[derive(Clone, Copy, Debug)]
+struct TokenBucket {
+    depth: f64,
+    tokens: f64,
+    at: SimTime,
+}
+
+impl TokenBucket {
+    /// Whether a packet of `size` bytes arriving at `now` conforms to (r = `rate_bps`, b);
+    /// if so its tokens are taken.
+    fn conforms(&mut self, size: u32, rate_bps: u64, now: SimTime) -> bool {
+        let dt = now.0.saturating_sub(self.at.0) as f64 * 1e-9;
+        self.tokens = (self.tokens + dt * rate_bps as f64 / 8.0).min(self.depth);
+        self.at = now;
+        if self.tokens >= size as f64 {
+            self.tokens -= size as f64;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 /// The discipline. See the module docs.
@@ -296,6 +344,7 @@ impl Tfd {
                 announced_bytes: 0,
                 last_finish: 0,
                 epoch: 0,
+                bucket: None,
             });
         }
         i
@@ -349,6 +398,7 @@ impl Tfd {
         }
         self.reserved_bps -= s.rate_bps;
         s.rate_bps = 0;
+        s.bucket = None;
         // Packets already in the flow's queue keep their tags and drain; new ones go to best
         // effort.
         if expired {
@@ -417,7 +467,18 @@ impl QueueDisc for Tfd {
         }
         let size = pkt.size_bytes;
         let (v, epoch) = (self.v, self.epoch);
-        let reserved = self.find(key).filter(|&i| self.flows[i as usize].rate_bps > 0);
+        let mut reserved = self.find(key).filter(|&i| self.flows[i as usize].rate_bps > 0);
+        if let Some(i) = reserved {
+            let s = &mut self.flows[i as usize];
+            let rate = s.rate_bps;
+            if let Some(b) = &mut s.bucket {
+                if !b.conforms(size, rate, now) {
+                    // RFC 2211/2212: a non-conforming packet is forwarded as best effort.
+                    self.stats.nonconforming += 1;
+                    reserved = None;
+                }
+            }
+        }
         if let Some(flow) = reserved {
             let flow_limit = self.cfg.flow_limit;
             let s = &mut self.flows[flow as usize];
@@ -521,8 +582,17 @@ impl Reservations for Tfd {
     fn reserve(&mut self, req: &Reservation, now: SimTime) {
         self.expire(now);
         match *req {
-            Reservation::Install { key, rate_bps, expires } => {
-                self.request(key, rate_bps, expires);
+            Reservation::Install { key, rate_bps, bucket_bytes, expires } => {
+                let slot = self.request(key, rate_bps, expires);
+                if let (true, Some(i)) = (self.cfg.police, slot) {
+                    // A new (or re-sized) bucket starts full; a refresh keeps its tokens.
+                    let s = &mut self.flows[i as usize];
+                    let depth = bucket_bytes as f64;
+                    match &mut s.bucket {
+                        Some(b) if b.depth == depth => {}
+                        b => *b = Some(TokenBucket { depth, tokens: depth, at: now }),
+                    }
+                }
             }
             Reservation::Remove { key } => {
                 if let Some(i) = self.find(key) {
@@ -538,12 +608,7 @@ impl Reservations for Tfd {
 }
 
 impl Build for TfdConfig {
-    /// # Panics
-    /// Always: the scheduler needs the link rate; the registry calls [`Build::build_in`].
-    fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
-        panic!("tfd: build with the link rate (Build::build_in)")
-    }
-    fn build_in(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
+    fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         Box::new(Tfd::new(self.clone(), cx.rate))
     }
 }
@@ -633,16 +698,46 @@ mod tests {
     }
 
     #[test]
+    fn policing_sends_packets_beyond_the_token_bucket_to_best_effort() {
+        // r = 8 Mbit/s (1 byte/µs), b = 3000 B: the bucket holds two 1500 B packets.
+        let far = SimTime(u64::MAX);
+        let install = Reservation::Install { key: key(1), rate_bps: 8_000_000, bucket_bytes: 3000, expires: far };
+        let mut q = Tfd::new(TfdConfig { police: true, ..TfdConfig::default() }, Rate(1_000_000_000));
+        q.reserve(&install, SimTime::ZERO);
+        for i in 0..4 {
+            assert!(enq(&mut q, pkt(1, 1500, i), 0), "non-conforming packets are forwarded, not dropped");
+        }
+        assert_eq!(q.queued_pkts(key(1)), 2, "two packets conform, in the reserved class");
+        assert_eq!((q.stats.nonconforming, q.backlog().packets), (2, 4));
+        // 1.5 ms later 1500 B of tokens have come back: one more conforms, the next does not.
+        assert!(enq(&mut q, pkt(1, 1500, 4), 1_500_000) && enq(&mut q, pkt(1, 1500, 5), 1_500_000));
+        assert_eq!((q.queued_pkts(key(1)), q.stats.nonconforming), (3, 3));
+        // A refresh keeps the bucket's level; tokens never exceed b (a long idle gives back 3000 B).
+        q.reserve(&install, SimTime(1_600_000));
+        for i in 6..9 {
+            enq(&mut q, pkt(1, 1500, i), 1_000_000_000);
+        }
+        assert_eq!((q.queued_pkts(key(1)), q.stats.nonconforming), (5, 4));
+        // Without policing the same excess queues in the reserved class.
+        let mut q = gig();
+        q.reserve(&install, SimTime::ZERO);
+        for i in 0..4 {
+            enq(&mut q, pkt(1, 1500, i), 0);
+        }
+        assert_eq!((q.queued_pkts(key(1)), q.stats.nonconforming), (4, 0));
+    }
+
+    #[test]
     fn rsvp_state_times_out_without_refreshes_and_teardown_removes_it() {
         use crate::ip::rsvp::lifetime_ns;
         let mut q = gig();
         // R = 1 s: L = 3.5 · 1.5 · 1 s = 5.25 s.
         let l = lifetime_ns(1_000_000_000);
-        q.reserve(&Reservation::Install { key: key(2), rate_bps: 60_000_000, expires: SimTime(l) }, SimTime::ZERO);
+        q.reserve(&Reservation::Install { key: key(2), rate_bps: 60_000_000, bucket_bytes: 0, expires: SimTime(l) }, SimTime::ZERO);
         assert_eq!(q.reserved_rate(key(2)), Some(Rate(60_000_000)));
         // A refresh at 2 s pushes the expiry to 2 s + L.
         q.reserve(
-            &Reservation::Install { key: key(2), rate_bps: 60_000_000, expires: SimTime(2_000 * MS + l) },
+            &Reservation::Install { key: key(2), rate_bps: 60_000_000, bucket_bytes: 0, expires: SimTime(2_000 * MS + l) },
             SimTime(2_000 * MS),
         );
         assert!(enq(&mut q, pkt(9, 100, 0), l + MS));
@@ -652,7 +747,7 @@ mod tests {
         assert_eq!(q.stats.expired, 1);
         // Teardown.
         q.reserve(
-            &Reservation::Install { key: key(4), rate_bps: 1_000_000, expires: SimTime(u64::MAX) },
+            &Reservation::Install { key: key(4), rate_bps: 1_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) },
             SimTime(10_000 * MS),
         );
         q.reserve(&Reservation::Remove { key: key(4) }, SimTime(10_001 * MS));
@@ -663,13 +758,13 @@ mod tests {
     fn admission_control_refuses_beyond_the_share() {
         let mut q = Tfd::new(TfdConfig { max_reserved_share: 0.5, ..TfdConfig::default() }, Rate(1_000_000_000));
         let far = SimTime(u64::MAX);
-        q.reserve(&Reservation::Install { key: key(0), rate_bps: 300_000_000, expires: far }, SimTime::ZERO);
-        q.reserve(&Reservation::Install { key: key(1), rate_bps: 300_000_000, expires: far }, SimTime::ZERO);
+        q.reserve(&Reservation::Install { key: key(0), rate_bps: 300_000_000, bucket_bytes: 0, expires: far }, SimTime::ZERO);
+        q.reserve(&Reservation::Install { key: key(1), rate_bps: 300_000_000, bucket_bytes: 0, expires: far }, SimTime::ZERO);
         assert_eq!(q.reserved_rate(key(1)), None, "300 + 300 > 500 Mbit/s: refused");
-        q.reserve(&Reservation::Install { key: key(1), rate_bps: 200_000_000, expires: far }, SimTime::ZERO);
+        q.reserve(&Reservation::Install { key: key(1), rate_bps: 200_000_000, bucket_bytes: 0, expires: far }, SimTime::ZERO);
         assert_eq!(q.reserved_rate(key(1)), Some(Rate(200_000_000)));
         // An increase that does not fit is refused; the flow keeps what it had.
-        q.reserve(&Reservation::Install { key: key(0), rate_bps: 400_000_000, expires: far }, SimTime::ZERO);
+        q.reserve(&Reservation::Install { key: key(0), rate_bps: 400_000_000, bucket_bytes: 0, expires: far }, SimTime::ZERO);
         assert_eq!(q.reserved_rate(key(0)), Some(Rate(300_000_000)));
         assert_eq!(q.stats.refused, 2);
         assert_eq!(q.reserved_total(), Rate(500_000_000));
@@ -701,7 +796,7 @@ mod tests {
     fn backlogged_reserved_flow_gets_its_rate_against_a_best_effort_flood() {
         let mut q = gig();
         q.reserve(
-            &Reservation::Install { key: key(1), rate_bps: 100_000_000, expires: SimTime(u64::MAX) },
+            &Reservation::Install { key: key(1), rate_bps: 100_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) },
             SimTime::ZERO,
         );
         let mut seq = 0;
@@ -743,7 +838,7 @@ mod tests {
         // Flow 1 reserves 500 Mbit/s but sends 100 Mbit/s; best effort gets the rest of the link.
         let mut q = gig();
         q.reserve(
-            &Reservation::Install { key: key(1), rate_bps: 500_000_000, expires: SimTime(u64::MAX) },
+            &Reservation::Install { key: key(1), rate_bps: 500_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) },
             SimTime::ZERO,
         );
         let (mut seq, mut next1) = (0, 0u64);
@@ -761,7 +856,7 @@ mod tests {
         // held back, the discipline names the time it will be ready.
         let mut q = Tfd::new(TfdConfig { lend_idle: false, ..TfdConfig::default() }, Rate(1_000_000_000));
         q.reserve(
-            &Reservation::Install { key: key(1), rate_bps: 500_000_000, expires: SimTime(u64::MAX) },
+            &Reservation::Install { key: key(1), rate_bps: 500_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) },
             SimTime::ZERO,
         );
         let (mut seq, mut next1, mut held) = (0, 0u64, 0);
@@ -780,7 +875,7 @@ mod tests {
         // A backlogged reserved flow is never held back by best effort's shaper.
         let mut q = Tfd::new(TfdConfig { lend_idle: false, ..TfdConfig::default() }, Rate(1_000_000_000));
         q.reserve(
-            &Reservation::Install { key: key(1), rate_bps: 100_000_000, expires: SimTime(u64::MAX) },
+            &Reservation::Install { key: key(1), rate_bps: 100_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) },
             SimTime::ZERO,
         );
         let got = serve(&mut q, 100 * MS, |q, t| both_backlogged(q, t, &mut seq));
@@ -828,7 +923,7 @@ mod tests {
                             None => prop_assert_eq!(before, 0, "idle with a backlog"),
                         }
                     }
-                    _ => q.reserve(&Reservation::Install { key: key(flow), rate_bps: nd as u64 * 100, expires: SimTime(now + 50 * MS) }, SimTime(now)),
+                    _ => q.reserve(&Reservation::Install { key: key(flow), rate_bps: nd as u64 * 100, bucket_bytes: 0, expires: SimTime(now + 50 * MS) }, SimTime(now)),
                 }
                 prop_assert_eq!(arrived, enqd + dropped);
                 prop_assert_eq!(enqd, deqd + q.backlog().packets);

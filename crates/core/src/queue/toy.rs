@@ -25,7 +25,7 @@ impl Default for ToyConfig {
 }
 
 impl Build for ToyConfig {
-    fn build(&self, _mtu_bytes: u32) -> Box<dyn QueueDisc> {
+    fn build(&self, _cx: &super::BuildCtx) -> Box<dyn QueueDisc> {
         Box::new(Toy { limit_pkts: self.limit_pkts, q: VecDeque::new(), bytes: 0 })
     }
 }

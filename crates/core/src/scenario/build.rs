@@ -142,6 +142,7 @@ impl Scenario {
                 q.validate().map_err(|(f, r)| ScenarioError::new(format!("{}.{qkey}.{f}", l.path), r))?;
                 let name = format!("{}->{}", names[from as usize], names[to as usize]);
                 let rng = SimRng::stream(seed, &format!("port:{name}:{}", ports.len()));
+                let queue_seed = SimRng::stream(seed, &format!("queue:{name}:{}", ports.len())).next_u64();
                 let id = ports.len() as PortId;
                 ports.push(
                     Port::new(
@@ -149,7 +150,7 @@ impl Scenario {
                         from,
                         to,
                         c.mtu,
-                        q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate }),
+                        q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate, seed: queue_seed }),
                         c.channel.device_in(phy, dir, loss.build(), rng, &media),
                         Some(self.output.queue_sample),
                     )

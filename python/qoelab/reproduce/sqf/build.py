@@ -69,8 +69,18 @@ def plan(quick: bool) -> Plan:
     )
 
 
-def _queue(kind: str) -> dict[str, Any]:
-    return {"kind": kind, "limit": BUFFER}
+#: The disciplines with per-flow queues, which take a tie rule (``ties``).
+TIED = ("drr", "sqf", "pfq", "fq_codel")
+DEFAULTS = {"ties": "neutral", "delayed_ack": True}
+
+
+def _queue(kind: str, setting: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The bottleneck's discipline ``kind`` with the 50-packet buffer and, for a per-flow
+    discipline, the tie rule of ``setting`` (``ties``: ``neutral`` or by key)."""
+    q: dict[str, Any] = {"kind": kind, "limit": BUFFER}
+    if kind in TIED:
+        q["ties"] = "neutral" if (setting or DEFAULTS)["ties"] == "neutral" else "key"
+    return q
 
 
 # --------------------------------------------------------------------------------------------
@@ -108,12 +118,13 @@ def video_app(mode: str, d: Draws) -> dict[str, Any]:
 
 def _base(d: Draws, duration: str, setting: dict[str, Any] | None = None) -> Scenario:
     """The testbed with repetition ``d``'s draws: MPEG-2 video and Layer II audio, Linux TCP,
-    under ``setting`` (the choices: ``tie_order = "video_first"`` declares the video server's
-    link first, which gives it the lower node id and address, so the lower flow key;
-    ``delayed_ack``)."""
-    s = setting or {"tie_order": "video_last", "delayed_ack": True}
+    under ``setting`` (the choices: ``ties = "key_video_first"`` declares the video server's
+    link first, which gives it the lower node id and address, so the lower flow key, and breaks
+    ties by key; ``delayed_ack``)."""
+    s = setting or DEFAULTS
     sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "testbed.toml")
-    if s["tie_order"] == "video_first":
+    sc.set("links[2].queue_ab", _queue("sqf", s))
+    if s["ties"] == "key_video_first":
         links = sc.get("links")
         sc.set("links", [links[1], links[0], *links[2:]])
     sc.set("sim.duration", duration)
@@ -132,7 +143,7 @@ def _testbed(p: Plan, setting: dict[str, Any]) -> Callable[[dict[str, Any], int]
         d = draws(rep)
         sc = _base(d, p.duration, setting)
         sc.set("flows[0].app", video_app(c["mode"], d))
-        sc.set("links[2].queue_ab", _queue(c["discipline"]))
+        sc.set("links[2].queue_ab", _queue(c["discipline"], setting))
         sc.set("flows[2].count", c["n"])
         return sc
 
@@ -147,7 +158,7 @@ def _alone(p: Plan, setting: dict[str, Any]) -> Callable[[dict[str, Any], int], 
         d = draws(rep)
         sc = _base(d, p.duration, setting)
         sc.set("flows[0].app", video_app(c["mode"], d))
-        sc.set("links[2].queue_ab", _queue("fifo"))
+        sc.set("links[2].queue_ab", _queue("fifo", setting))
         sc.set("flows[2].count", 1)
         sc.set("flows[2].start", "100000s")
         return sc
@@ -160,7 +171,7 @@ def _jitter(p: Plan, setting: dict[str, Any]) -> Callable[[dict[str, Any], int],
 
     def build(c: dict[str, Any], rep: int) -> Scenario:
         sc = _base(draws(rep), p.jitter_duration, setting)
-        sc.set("links[2].queue_ab", _queue("sqf"))
+        sc.set("links[2].queue_ab", _queue("sqf", setting))
         sc.set("flows[2].count", JITTER_N)
         sc.set("links[2].rate", c["access_rate"])
         sc.set("flows[0].app.source_jitter", f"{c['delta_ms']:g}ms")
@@ -190,7 +201,7 @@ def _sens_base(p: Plan, c: dict[str, Any]) -> Scenario:
     sc.set("flows[1].app", {"kind": "video", "trace": AUDIO_TRACE, "loop": True, "pacing": "frame"})
     for i in range(3):
         sc.set(f"links[{i}].mtu", 65535)
-    sc.set("links[2].queue_ab", {"kind": "sqf", "limit": SENS_BUFFER})
+    sc.set("links[2].queue_ab", {**_queue("sqf"), "limit": SENS_BUFFER})
     sc.set("flows[0].app", dict(SENS_SOURCES[c["video_source"]][1]))
     return sc
 
@@ -223,7 +234,7 @@ def experiments(p: Plan, setting: dict[str, Any] | None = None, *, findings_only
     each an experiment of the layer (``findings_only``: the two the findings use, for the
     sensitivity's variants). Every parameter is a treatment (``paired``): all cells of a
     repetition share its seed (and its draws)."""
-    s = setting or {"tie_order": "video_last", "delayed_ack": True}
+    s = setting or DEFAULTS
 
     def exp(name: str, cells: list[dict[str, Any]], build, metrics, reps: int, per_rep: bool,
             cell_id: Callable[[dict[str, Any]], str] | None = None) -> Experiment:

@@ -73,10 +73,13 @@ PAPER_STATEMENTS = [
 
 # --- What the paper leaves open, and what we chose ----------------------------------------------
 CHOICES = (
-    Choice("tie_order", "video_last", ("video_first",),
-           "SQF and LQD break ties between equal queues by flow key, and the testbed file declares the web server "
-           "before the video server, so the video loses every tie: declared, not neutral (issue 36)",
-           {"neutral": "a tie rule that favours no flow by its key is not implemented yet (issue 36)"}),
+    Choice("ties", "neutral", ("key_video_last", "key_video_first"),
+           "BMO11 Algorithm 1 leaves ties between equal queues open, and they are frequent (an ES video packet and a "
+           "TCP segment are both 1,500 B); the project's rule is that no flow gains by its key or position, so equal "
+           "queues are served in head-of-line arrival order and LQD draws among equal longest queues from the port's "
+           "seeded stream. The alternatives break ties by flow key (smallest served, largest dropped) with the "
+           "testbed file's order (web server first: the video loses every tie) or the video server declared first "
+           "(the video wins every tie) (issue 36)"),
     Choice("delayed_ack", True, (False,), "the testbed's Linux receivers delay ACKs (with quick-ACK mode), as the "
                                           "kernel does by default"),
     Choice("nic_ring", "none", (), "the qdisc hands packets straight to the line",

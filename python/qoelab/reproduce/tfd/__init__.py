@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -66,7 +67,7 @@ from qoelab.experiment.tables import duration_str
 from qoelab.reproduce.tfd.build import (BUFFER, CALIBRATIONS, CLIP_S, CLIPS, DEFAULT_PROFILE, EXAMPLE_CELLS, FULL,
                                         FULL_S, HEADLINE, LEGACY, LEGACY_PROFILE, NS2_BUFFER, PROFILES, QUICK, S2_SHARE,
                                         SCENARIOS, SENS_FULL, SENS_QUICK, TARGET_BPS, TRACE, TRACES, Calibration, Grid,
-                                        build_scenario, cell_metrics, cell_toml, mean_rate_bps, paper_tables,
+                                        build_scenario, cell_metrics, cell_toml, max_frame_bytes, mean_rate_bps, paper_tables,
                                         parse_calibrations, peak_rate_bps, trace_path)
 from qoelab.reproduce.tfd.findings import (complete_reps, findings, findings_from_tables, headline_rule,
                                            recorded_intervals, rep_statistics, summary)
@@ -101,9 +102,11 @@ CHOICES = (
                                           "as a paced RTP sender; burst: back to back at the frame's time"),
     Choice("announcement", "oracle", (), "the TFD sender announces exactly the bytes its next 300 ms will carry",
            {"encoder": "a sender that knows only its current GOP or a rate estimate is not implemented yet (issue 36)"}),
-    Choice("rsvp_policing", "none", (), "RSVP excess is queued in the reserved class",
-           {"tspec": "Tspec token-bucket policing with excess forwarded as best effort (RFC 2211/2212) is not "
-                     "implemented yet (issue 36)"}),
+    Choice("rsvp_policing", "tspec", ("none",),
+           "RFC 2211 and 2212: traffic beyond the Tspec token bucket (r = the reserved rate, b = the trace's largest "
+           "frame at IP level) does not conform and is forwarded as best effort; every port holding the reservation "
+           "polices (RFC 2211 asks it of each network element; RFC 2212's edge policing with reshaping inside is not "
+           "modelled); none: the excess queues in the reserved class, as before issue 36"),
     Choice("scheduler", "scfq", (), "self-clocked fair queueing serves the reservations",
            {"reserved_rate": "a plain reserved-rate scheduler is not implemented yet (issue 36)"}),
 )
@@ -123,12 +126,15 @@ def experiments(cal: Calibration, profile: str, grid: Grid, reps: int, trace: Pa
     another's cells."""
     s = setting or defaults(CHOICES)
     rules = {key: s[c] for c, key in _RULES.items() if s[c] != defaults(CHOICES)[c]}
+    police = s["rsvp_policing"] == "tspec"
+    bucket = max_frame_bytes(trace) if police else 0
 
     def build(c: dict[str, Any], rep: int = 0):
         from qoelab.scenario import Scenario
 
         d = build_scenario(c["scenario"], int(c["n"]), int(c["k"]), 1 + rep, grid.duration_s, trace, peak_bps,
-                           pacing=s["pacing"], buffer=cal.buffer, lend=s["lend_idle"], profile=profile, rules=rules)
+                           pacing=s["pacing"], buffer=cal.buffer, lend=s["lend_idle"], profile=profile, rules=rules,
+                           police=police, bucket_bytes=bucket)
         return Scenario.from_dict(d, source=f"reproduce tfd {d['name']}", base_dir=paths.root())
 
     def metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
@@ -140,7 +146,8 @@ def experiments(cal: Calibration, profile: str, grid: Grid, reps: int, trace: Pa
 
 
 #: The metrics of a run (:func:`cell_metrics`), aggregated over repetitions.
-RUN_METRICS = ("per_pct", "utilisation_pct", "video_mbps", "tcp_mbps", "video_offered_mbps")
+RUN_METRICS = ("per_pct", "utilisation_pct", "video_mbps", "tcp_mbps", "video_offered_mbps", "video_delay_ms",
+               "video_delay_p99_ms", "video_jitter_ms")
 
 
 def aggregate_reps(rows: list[dict[str, Any]]):
@@ -149,6 +156,8 @@ def aggregate_reps(rows: list[dict[str, Any]]):
     repetition), how many there were, each repetition's own cells (``{rep: {cell: metrics}}``),
     whether the repetitions are independent (some cell's runs differ between them) and the
     seeds. Cells are keyed ``(scenario, K, N)``."""
+    # Runs measured before the delay columns existed lack them: NaN, not a KeyError.
+    rows = [{**dict.fromkeys(RUN_METRICS, math.nan), **r} for r in rows]
     by_rep: dict[int, dict[tuple[str, int, int], dict[str, float]]] = {}
     for r in rows:
         by_rep.setdefault(r["rep"], {})[(r["scenario"], r["k"], r["n"])] = {m: r[m] for m in RUN_METRICS}
@@ -158,7 +167,8 @@ def aggregate_reps(rows: list[dict[str, Any]]):
         key = (a["scenario"], a["k"], a["n"])
         out[key] = {}
         for m in RUN_METRICS:
-            out[key][m], out[key][f"{m}_ci95"] = a[m].mean, a[m].half_width
+            e = a[m]
+            out[key][m], out[key][f"{m}_ci95"] = (e.mean, e.half_width) if e is not None else (math.nan, math.nan)
         nreps[key] = a[RUN_METRICS[0]].n
     cells: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows:
@@ -325,6 +335,7 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
             "calibration": cal.key, "trace_rate": cal.trace, "buffer": cal.buffer, "profile": profile,
             "headline": cal == HEADLINE, "duration_s": grid.duration_s, "trace": _shown(trace),
             "s3_peak_bps": peak, "trace_mean_bps": mean_rate_bps(trace), "s2_rate_bps": int(S2_SHARE * TARGET_BPS),
+            "tspec_bucket_bytes": max_frame_bytes(trace),
             "wall_s": None if report_only else wall, "runs": main.counts.get("sweep"),
             "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
             "cells": len(_keys(grid)), "cells_reported": len(ours),

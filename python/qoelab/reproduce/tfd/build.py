@@ -149,15 +149,28 @@ def trace_path(out_dir: Path) -> Path:
     return syn
 
 
-def peak_rate_bps(trace: Path, window_s: float = 1.0) -> int:
-    """The Tspec peak rate of s3: the largest IP-level rate over any ``window_s`` window (one
-    GOP), counting 40 bytes of IPv4/UDP/RTP headers per 1448-byte-payload datagram."""
+def _frame_ip_bytes(trace: Path) -> dict[float, int]:
+    """IP bytes per frame (timestamp), counting 40 bytes of IPv4/UDP/RTP headers per
+    1448-byte-payload datagram."""
     opener = gzip.open if trace.suffix == ".gz" else open
     per_t: dict[float, int] = {}
     with opener(trace, "rt") as fh:
         for r in csv.DictReader(fh):
             b = int(r["size_bytes"])
             per_t[float(r["ts_ms"])] = per_t.get(float(r["ts_ms"]), 0) + b + 40 * math.ceil(b / 1448)
+    return per_t
+
+
+def max_frame_bytes(trace: Path) -> int:
+    """The Tspec bucket depth b of s2 and s3: the trace's largest frame at IP level, the largest
+    burst above its rate a frame-paced sender emits at frame scale."""
+    return max(_frame_ip_bytes(trace).values(), default=0)
+
+
+def peak_rate_bps(trace: Path, window_s: float = 1.0) -> int:
+    """The Tspec peak rate of s3: the largest IP-level rate over any ``window_s`` window (one
+    GOP), counted as :func:`_frame_ip_bytes` counts it."""
+    per_t = _frame_ip_bytes(trace)
     ts = sorted(per_t)
     best = acc = j = 0
     for i, t in enumerate(ts):
@@ -188,7 +201,8 @@ def mean_rate_bps(trace: Path) -> int:
 
 def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace: Path, peak_bps: int,
                    pacing: str = "frame", buffer: str = BUFFER, lend: bool = True,
-                   profile: str = DEFAULT_PROFILE, rules: dict[str, Any] | None = None) -> dict[str, Any]:
+                   profile: str = DEFAULT_PROFILE, rules: dict[str, Any] | None = None,
+                   police: bool = False, bucket_bytes: int = 0) -> dict[str, Any]:
     """The scenario of one grid cell (plain data for :class:`qoelab.scenario.Scenario`).
 
     ``pacing`` is the video senders' (``"frame"``: each frame's datagrams spread over the frame
@@ -197,12 +211,17 @@ def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace:
     explicitly, so a cell's file does not change meaning when the simulator's default does).
     ``lend = False`` makes the reservation routers (s2–s4) hold reserved capacity idle instead
     of lending it to best effort (``lend_idle = false``); ``rules`` sets more of their keys
-    (``headroom``, ``hold``, ``max_reserved_share``: the routers' rules as declared choices)."""
+    (``headroom``, ``hold``, ``max_reserved_share``, ``police``: the routers' rules as declared
+    choices); ``police`` makes the s2/s3 routers police their RSVP reservations against the
+    senders' Tspec token bucket, of depth ``bucket_bytes`` (RFC 2211/2212: excess goes best
+    effort)."""
     router: dict[str, Any]
     if sc == "s1":
         router = {"kind": "fifo", "limit": buffer}
     elif sc in ("s2", "s3"):
         router = {"kind": "tfd", "read_option": False, "limit": buffer}
+        if police:
+            router["police"] = True
     elif sc == "s4":
         router = {"kind": "tfd", "limit": buffer}
     else:
@@ -226,10 +245,10 @@ def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace:
         # A random clip and a random moment in it (paper §IV.D).
         offset = rng.randrange(CLIPS) * CLIP_S + rng.uniform(0, CLIP_S)
         app: dict[str, Any] = {"kind": "video", "trace": str(trace), "loop": True, "offset": f"{offset:.3f}s", "pacing": pacing}
-        if sc == "s2":
-            app["rsvp"] = {"rate": f"{int(S2_SHARE * TARGET_BPS)}bps"}
-        elif sc == "s3":
-            app["rsvp"] = {"rate": f"{peak_bps}bps"}
+        if sc in ("s2", "s3"):
+            app["rsvp"] = {"rate": f"{int(S2_SHARE * TARGET_BPS) if sc == 's2' else peak_bps}bps"}
+            if police:
+                app["rsvp"]["bucket"] = f"{bucket_bytes}B"
         elif sc == "s4":
             app["tfd"] = {"horizon": "300ms"}
         flows.append(
@@ -300,15 +319,24 @@ def cell_toml(sc: str, n: int, k: int) -> str:
 
 
 def cell_metrics(run_dir: Path, duration_s: float) -> dict[str, float]:
-    """PER (%), shared-link utilisation (%), overall video and TCP throughput (Mbit/s)."""
+    """PER (%), shared-link utilisation (%), overall video and TCP throughput (Mbit/s), and the
+    video's delay cost (ms): the mean one-way delay over every received video packet, the worst
+    stream's 99th percentile, and the streams' mean RFC 3550 interarrival jitter."""
     import pyarrow.parquet as pq
 
     f = pq.read_table(run_dir / "flows.parquet").to_pydict()
     links = pq.read_table(run_dir / "links.parquet").to_pydict()
-    sent = lost = 0
-    video_b = offered_b = tcp_bps = 0.0
+    sent = lost = recv = 0
+    video_b = offered_b = tcp_bps = delay_sum = 0.0
+    p99: list[float] = []
+    jitter: list[float] = []
     for i, name in enumerate(f["flow"]):
         if name.startswith("video"):
+            if f["recv_pkts"][i]:
+                recv += f["recv_pkts"][i]
+                delay_sum += f["delay_mean_s"][i] * f["recv_pkts"][i]
+                p99.append(f["delay_p99_s"][i])
+                jitter.append(f["jitter_rfc3550_s"][i])
             sent += f["sent_pkts"][i]
             lost += f["drop_queue_pkts"][i] + f["drop_channel_pkts"][i]
             video_b += f["recv_bytes"][i]
@@ -324,6 +352,9 @@ def cell_metrics(run_dir: Path, duration_s: float) -> dict[str, float]:
         # What the videos sent: the rate they required in this very cell (random clip offsets
         # differ between cells, so another cell's rate is not this one's requirement).
         "video_offered_mbps": offered_b * 8 / duration_s / 1e6,
+        "video_delay_ms": 1e3 * delay_sum / recv if recv else math.nan,
+        "video_delay_p99_ms": 1e3 * max(p99) if p99 else math.nan,
+        "video_jitter_ms": 1e3 * sum(jitter) / len(jitter) if jitter else math.nan,
     }
 
 

@@ -27,8 +27,17 @@ METRICS = (
 )
 
 
-#: The paper's two tables: (name, metrics, source).
-TABLES = (("table1", 2, "paper Table I"), ("table2", 4, "paper Table II"))
+#: The delay cost of the video, beside Table I (the paper reports none; issue 36 item 7): the
+#: mean one-way delay over every received video packet, the worst stream's 99th percentile, and
+#: the streams' mean RFC 3550 interarrival jitter (:func:`~qoelab.reproduce.tfd.build.cell_metrics`).
+DELAY_METRICS = (
+    ("video_delay_ms", "video delay, mean [ms]", "{:.2f}"),
+    ("video_delay_p99_ms", "video delay, worst stream's p99 [ms]", "{:.2f}"),
+    ("video_jitter_ms", "video jitter, RFC 3550 [ms]", "{:.3f}"),
+)
+
+#: The paper's two tables: (name, its metrics, source); Table I carries our delay columns too.
+TABLES = (("table1", METRICS[:2] + DELAY_METRICS, "paper Table I"), ("table2", METRICS[2:4], "paper Table II"))
 
 
 def cell_tables(grid: Grid, ours: dict, nreps: dict, key: str) -> dict[str, Any]:
@@ -39,33 +48,36 @@ def cell_tables(grid: Grid, ours: dict, nreps: dict, key: str) -> dict[str, Any]
     K × N :func:`~qoelab.experiment.tables.pivot` per metric and scenario)."""
     paper = paper_tables()
     T: dict[str, Any] = {}
-    lo = 0
-    for name, hi, src in TABLES:
-        metrics = METRICS[lo:hi]
-        lo = hi
+    ours_only = {m for m, _, _ in DELAY_METRICS}
+    for name, metrics, src in TABLES:
         rows = []
         for (sc, k, n), v in sorted(ours.items()):
             row: dict[str, Any] = {"scenario": sc, "K": k, "N": n}
             for m, _, _ in metrics:
-                ci = v.get(f"{m}_ci95", float("nan"))
-                row[m] = Estimate(v[m], ci, nreps.get((sc, k, n), 0))
-                row[f"paper_{m}"] = paper[(sc, k, n)][m]
-                row[f"{m}_ours"], row[f"{m}_paper"] = round(v[m], 4), paper[(sc, k, n)][m]
+                mean, ci = v.get(m, float("nan")), v.get(f"{m}_ci95", float("nan"))
+                row[m] = Estimate(mean, ci, nreps.get((sc, k, n), 0))
+                row[f"{m}_ours"] = None if math.isnan(mean) else round(mean, 4)
                 row[f"{m}_ours_ci95"] = None if math.isnan(ci) else round(ci, 4)
+                if m not in ours_only:
+                    row[f"paper_{m}"] = row[f"{m}_paper"] = paper[(sc, k, n)][m]
             rows.append(row)
         index = [Column("scenario", "scenario"), Column("K", "K"), Column("N", "N")]
-        csv_keys = [f"{m}_{who}" for m, _, _ in metrics for who in ("ours", "paper")] + [f"{m}_ours_ci95" for m, _, _ in metrics]
+        csv_keys = ([f"{m}_{who}" for m, _, _ in metrics for who in ("ours", "paper") if who == "ours" or m not in ours_only]
+                    + [f"{m}_ours_ci95" for m, _, _ in metrics])
         T[f"{name}_csv"] = Table(f"{name}_csv", name, index + [Column(c, c) for c in csv_keys], rows)
         cols = list(index)
         for m, label, _ in metrics:
-            cols += [Column(m, label, "", "ours"), Column(f"paper_{m}", label, "", "paper")]
+            cols += [Column(m, label, "", "ours")] + ([] if m in ours_only else [Column(f"paper_{m}", label, "", "paper")])
         T[name] = Table(f"{name}-{key}", f"{src[6:]}, calibration {key}: ours beside the paper's", cols, rows, source=src)
         views = []
         for m, label, fmt in metrics:
             def text(r: dict[str, Any], m: str = m, fmt: str = fmt) -> str:
                 e = r[m]
+                if math.isnan(e.mean):
+                    return "-"
                 pm = "" if math.isnan(e.half_width) else "±" + fmt.format(e.half_width)
-                return f"{fmt.format(e.mean)}{pm} ({fmt.format(r[f'paper_{m}'])})"
+                paper_text = f" ({fmt.format(r[f'paper_{m}'])})" if f"paper_{m}" in r else ""
+                return f"{fmt.format(e.mean)}{pm}{paper_text}"
 
             for sc in grid.scenarios:
                 # Every K of the grid, with or without runs.
@@ -89,7 +101,9 @@ def write_report(out: Path, grid: Grid, ours: dict, meta: dict, fo: list[Finding
         T[f"{table}_csv"].write_csv(out, f"{table}.csv")
         md = [f"# {table.title()}: ours (paper)\n", f"Duration {grid.duration_s} s, {meta['reps_done_min']}–{meta['reps_done_max']} "
               "repetition(s) per cell (± is the half-width of a Student-t 95 % confidence interval over them, shown from 2 "
-              "repetitions on); paper values typed from the paper (20 repetitions, 152 s).\n"]
+              "repetitions on); paper values typed from the paper (20 repetitions, 152 s)."
+              + (" The video's delay columns are ours alone: the paper reports no delay." if table == "table1" else "")
+              + "\n"]
         md += [f"\n## {t.title}\n\n" + t.markdown(title=False).rstrip("\n") for t in T[f"{table}_md"]]
         (out / f"{table}.md").write_text("\n".join(md) + "\n")
     plots(out, grid, ours, paper)
@@ -212,6 +226,28 @@ ADMISSION_SHARE = 0.9
 LINK_BPS = 1_000_000_000
 
 
+def delay_md(grid: Grid, ours: dict) -> list[str]:
+    """The video's delay cost per scenario (the paper reports none): each delay metric of
+    :data:`DELAY_METRICS` averaged over the scenario's cells, and its largest cell, from ``ours``."""
+    rows = []
+    for sc in grid.scenarios:
+        cells = {key: v for key, v in ours.items() if key[0] == sc}
+        row: dict[str, Any] = {"scenario": sc}
+        for m, _, fmt in DELAY_METRICS:
+            xs = {key: v[m] for key, v in cells.items() if not math.isnan(v.get(m, math.nan))}
+            if not xs:
+                row[m] = "-"
+                continue
+            worst = max(xs, key=lambda key: xs[key])
+            row[m] = f"{fmt.format(sum(xs.values()) / len(xs))} (max {fmt.format(xs[worst])} at K = {worst[1]}, N = {worst[2]})"
+        rows.append(row)
+    return ["", "### Delay cost of the video (ours; the paper reports none)", "",
+            "Mean over each scenario's cells (the largest cell in brackets), per cell averaged over its repetitions; "
+            "`table1.md` has every cell.", "",
+            Table("delay", "delay", [Column("scenario", "scenario")] + [Column(m, label) for m, label, _ in DELAY_METRICS],
+                  rows).markdown(title=False).rstrip("\n")]
+
+
 def reading(grid: Grid, ours: dict, paper: dict, meta: dict, fo: list[Finding], n_complete: int) -> str:
     """A calibration's README: its setup and compute, the summary beside the paper's, the
     findings table (:func:`findings_md`), the choices and the known reasons for differences."""
@@ -232,7 +268,10 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, fo: list[Finding], 
         f"one core each); the grid was running for {duration_str(meta.get('runs_active_wall_s', float('nan')))} of wall time (the union "
         f"of the runs' intervals, pauses between sittings excluded); code {', '.join(meta['code_versions']) or 'unrecorded'}. "
         f"s2 reserves {meta['s2_rate_bps'] / 1e6:.0f} Mbit/s per stream (150 % of the paper's 40 Mbit/s target); s3 reserves the "
-        f"trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream.\n",
+        f"trace's 1-s peak rate, {meta['s3_peak_bps'] / 1e6:.1f} Mbit/s per stream"
+        + (f"; under the default `rsvp_policing = tspec` both senders' Tspec bucket is the trace's largest frame, "
+           f"{meta['tspec_bucket_bytes'] / 1e3:.0f} kB at IP level, and each reservation port forwards a stream's "
+           "packets beyond it as best effort (RFC 2211/2212)" if meta.get("tspec_bucket_bytes") else "") + ".\n",
     ]
     if meta.get("provenance"):
         lines.append(describe(meta["provenance"]) + "\n")
@@ -244,6 +283,7 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, fo: list[Finding], 
         {"scenario": sc if s[sc]["complete"] else f"{sc} (partial)",
          **{k: f"{s[sc][k]:{fmt}} / {ps[sc][k]:{fmt}}" for k, _, fmt in cols}} for sc in grid.scenarios]
     ).markdown(title=False).rstrip("\n"))
+    lines += delay_md(grid, ours)
     lines += ["", "## The paper's findings", ""]
     lines += [("Statistics over the " f"{n_complete} complete repetitions, paired by seed (Student-t 95 % intervals), "
                "judged by the layer's rules (docs/experiments.md): a claim holds when its interval clears the threshold, "

@@ -265,7 +265,7 @@ mod tests {
         };
         let ch = ChannelConfig::Tdd(cfg).device(PHY, LinkDir::Ab, None, SimRng::stream(1, "t"));
         let q: QueueConfig = toml::from_str("kind = 'fifo'\nlimit = '20p'").expect("parses");
-        let q = q.build(&BuildCtx { mtu_bytes: 1500, rate: PHY.rate });
+        let q = q.build(&BuildCtx { mtu_bytes: 1500, rate: PHY.rate, seed: 1 });
         let mut p = Port::new("ss->bs".into(), 0, 1, 1500, q, ch, None);
         // Offered 5 Mbit/s of 1000 B packets (one every 1.6 ms) against 2.5 Mbit/s of slot.
         let (gap, end) = (1_600_000u64, 10_000_000_000u64);
