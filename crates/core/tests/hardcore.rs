@@ -70,11 +70,6 @@ const TEMPLATES: &[Template] = &[
         at: "flows[0].transport.cc",
         config: r#"{ kind = "cubic", c = 0.4, beta = 0.7, fast_convergence = true, reno_friendly = true, alpha_switch = true }"#,
     },
-    Template {
-        name: "cc/bbr",
-        at: "flows[0].transport.cc",
-        config: r#"{ kind = "bbr", high_gain = 2.885, cwnd_gain = 2.0, bw_window_rounds = 10, min_rtt_window = "10s", probe_rtt_time = "200ms", pacing_margin_pct = 1, lt_bw = true, ack_aggregation = true }"#,
-    },
     // Transports.
     Template {
         name: "transport/tcp",
@@ -124,7 +119,7 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "app/dash",
         at: "flows[0].app",
-        config: r#"{ kind = "dash", mpd = "d.mpd", segments = "d.csv", abr = { kind = "throughput", window = 5, safety = 0.9 }, startup = "6s", rebuffer = "6s", max_buffer = "30s", request = "300B", loops = 1 }"#,
+        config: r#"{ kind = "dash", mpd = "d.mpd", segments = "d.csv", abr = { kind = "throughput", window = 5, safety = 0.9 }, startup = "6s", rebuffer = "6s", max_buffer = "30s", request = "300B", loops = 1, bandwidth = "mpd" }"#,
     },
     Template {
         name: "app/transcoder",
@@ -143,6 +138,7 @@ const TEMPLATES: &[Template] = &[
         config: r#"{ kind = "bba", reservoir = "6s", cushion = "12s" }"#,
     },
     Template { name: "abr/bola", at: "flows[0].app.abr", config: r#"{ kind = "bola", gamma_p = 5.0 }"# },
+    Template { name: "abr/vlc", at: "flows[0].app.abr", config: r#"{ kind = "vlc" }"# },
     // Loss models.
     Template { name: "loss/none", at: "links[0].loss_ab", config: r#"{ kind = "none" }"# },
     Template { name: "loss/bernoulli", at: "links[0].loss_ab", config: r#"{ kind = "bernoulli", p = 0.01 }"# },
