@@ -292,9 +292,10 @@ fn subflow_probe_follows_each_window() {
 /// connection window (256 KB) about the slow path's BDP (10 Mbit/s, 200 ms RTT) beside a fast
 /// path (10 Mbit/s, 10 ms): the window blocks while the slow subflow holds the data it waits
 /// for, so the chunk is sent again on the fast subflow and the slow one is penalised; without
-/// the option neither happens. Measured (docs/models/mptcp.md): 9.98 Mbit/s with, 11.26
-/// without — in this setting penalisation costs throughput, and the connection still beats the
-/// fast path alone.
+/// the option neither happens. Measured (docs/models/mptcp.md): under the linux profile as Linux
+/// 6.x does it (issue 34) 9.83 Mbit/s with, 6.38 without, the fast path alone 9.64: without
+/// penalisation the slow path's data stalls the 256 KB window (Raiciu et al., NSDI 2012) and the
+/// connection falls below the fast path alone; with it the connection beats that path.
 #[test]
 fn penalisation_acts_when_the_slow_subflow_blocks_the_window() {
     let run = |penalise: bool| {
@@ -318,7 +319,7 @@ fn penalisation_acts_when_the_slow_subflow_blocks_the_window() {
         sim.run();
         goodput(&mut sim, "f")
     };
-    assert!(on.0 > fast_alone && off.0 > fast_alone, "{on:?} {off:?} vs fast path alone {fast_alone}");
+    assert!(on.0 > fast_alone && on.0 > off.0, "{on:?} {off:?} vs fast path alone {fast_alone}");
 }
 
 /// A destination application that answers (an HTTP server for a client) builds on MPTCP, as on
