@@ -224,6 +224,7 @@ impl Harness {
             }
             if o.dir == Dir::Fwd && h.payload > 0 {
                 assert!(h.seq + h.payload as u64 <= self.written + 1, "sent bytes never written");
+                assert!(h.seq + h.payload as u64 > self.snd.tcb.snd_una, "{now}: segment {} sent after its ACK", h.seq);
                 sent_new_data |= h.seq + h.payload as u64 > self.last.as_ref().map_or(1, |l| l.snd_max);
             }
             if self.keep_log {
@@ -276,10 +277,20 @@ impl Harness {
             assert!(pipe <= s.cwnd, "{}: new data sent with pipe {pipe} > cwnd {}", s.t, s.cwnd);
         }
         // Reality: until a timeout has declared in-flight data lost, the pipe estimate covers
-        // every data byte actually in the network (the loopback is FIFO, so SACK/dupack loss
-        // inferences are exact).
+        // every unacknowledged data byte actually in the network (the loopback is FIFO, so
+        // SACK/dupack loss inferences are exact). Copies of bytes already acknowledged are not
+        // in the pipe: a tail loss probe sent while the receiver held a delayed ACK (more than
+        // one segment out, so the PTO had no WCDelAckT) is still travelling when that ACK
+        // covers it.
         if !self.rto_seen {
-            let real: u64 = self.fwd.q.iter().filter_map(|(_, p)| p.tcp()).map(|h| h.payload as u64).sum();
+            let una = s.snd_una;
+            let real: u64 = self
+                .fwd
+                .q
+                .iter()
+                .filter_map(|(_, p)| p.tcp())
+                .map(|h| (h.seq + h.payload as u64).saturating_sub(h.seq.max(una)))
+                .sum();
             assert!(real <= pipe, "{}: {real} bytes in the network but pipe = {pipe}", s.t);
         }
         // The receiver's in-order point equals the prefix of what actually arrived.
@@ -1499,4 +1510,35 @@ fn an_application_limited_window_decays_towards_what_was_used() {
     let ((c0, decayed), (k0, kept)) = (ends[0], ends[1]);
     assert!(c0 > 40 && decayed < c0 / 4 && decayed >= 10, "linux: {c0} → {decayed}");
     assert_eq!(kept, k0, "with the key off the window stays");
+}
+
+/// A tail loss probe that the receiver's delayed ACK makes spurious (found by
+/// `overhead_never_reorders_a_flows_segments`): the last two segments (one full, one short) wait
+/// at the receiver for its delayed-ACK timer, the PTO (2·SRTT, no WCDelAckT with more than one
+/// segment out) fires first and resends the short one; the delayed ACK then covers everything
+/// while the probe is still on the wire. The flow completes and the pipe never counts bytes
+/// already acknowledged.
+#[test]
+fn a_probe_overtaken_by_a_delayed_ack_is_not_in_the_pipe() {
+    let cfg = TcpConfig {
+        sack: true,
+        rack: Some(true),
+        delayed_ack: Some(true),
+        overhead: Some(Dur::from_micros(1603)),
+        rcv_buf: Some(64 * MSS),
+        ..newreno(true)
+    };
+    let fwd = Link::new(ms(5)).rate(Rate(20_000_000), 20 * 1500);
+    let mut h = Harness::new(&cfg, fwd, Link::new(ms(5)));
+    h.check = true;
+    h.keep_log = true;
+    let bytes = 201_380;
+    h.write(bytes);
+    h.run_until(SimTime(Dur::from_secs(60).as_nanos()));
+    assert_eq!(h.rcv.delivered_bytes(), Some(bytes));
+    assert_eq!(h.snd.tlp_counts(), (1, 0), "one probe, no congestion response");
+    // The bottleneck's 20-packet buffer overflowed in slow start (those losses were repaired
+    // by SACK recovery); the probe is the last retransmission, of the short tail segment.
+    let last = *h.retransmissions().last().expect("retransmissions");
+    assert_eq!((last.h.seq + last.h.payload as u64, last.h.payload), (bytes + 1, 108));
 }
