@@ -61,6 +61,11 @@ const TEMPLATES: &[Template] = &[
     // Congestion controllers (inside a TCP transport).
     Template { name: "cc/newreno", at: "flows[0].transport.cc", config: r#"{ kind = "newreno", abc = true }"# },
     Template {
+        name: "cc/bbr",
+        at: "flows[0].transport.cc",
+        config: r#"{ kind = "bbr", high_gain = 2.885, cwnd_gain = 2.0, bw_window_rounds = 10, min_rtt_window = "10s", probe_rtt_time = "200ms", pacing_margin_pct = 1, lt_bw = true, ack_aggregation = true }"#,
+    },
+    Template {
         name: "cc/cubic",
         at: "flows[0].transport.cc",
         config: r#"{ kind = "cubic", c = 0.4, beta = 0.7, fast_convergence = true, reno_friendly = true, alpha_switch = true }"#,
