@@ -37,8 +37,15 @@ def test_iperf3_fills_the_bottleneck_and_its_retransmissions_are_the_drops(emula
     drops = links["R1->R2"]["drop_queue_pkts"]
     assert goodput >= 9.3e6, goodput
     assert abs(drops - retrans) <= 3, (drops, retrans)
-    data = [r for r in em.results.tables["real_flows"].to_pylist() if r["dst_port"] == 5201 and r["sent_bytes"] > 1e6]
-    assert len(data) == 1 and data[0]["drop_queue_pkts"] == drops
+    flows = em.results.tables["real_flows"].to_pylist()
+    data = [r for r in flows if r["dst_port"] == 5201 and r["sent_bytes"] > 1e6]
+    assert len(data) == 1
+    # Every packet the bottleneck dropped belongs to some real flow through it: the data
+    # connection, and now and then iperf3's control connection (the same port) when its few
+    # packets meet a full queue.
+    through = [r for r in flows if r["from_node"] == "sender" and r["to_node"] == "receiver"]
+    assert sum(r["drop_queue_pkts"] for r in through) == drops, through
+    assert data[0]["drop_queue_pkts"] >= drops - 3, (data[0]["drop_queue_pkts"], drops)
 
 
 def _ping_median(log: str) -> float:
