@@ -84,7 +84,7 @@ class Calibration:
 
 
 def _sha256(path: Path) -> str:
-    from .source import sha256_of
+    from ..sources.source import sha256_of
 
     return sha256_of(path, "trace")
 
