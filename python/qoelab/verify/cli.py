@@ -24,7 +24,7 @@ EXIT_FAIL = 1
 
 def register(sub: Any) -> None:
     v = sub.add_parser("verify", help="run the model-validation suite (closed forms, ns-3 anchor)")
-    v.add_argument("--quick", action="store_true", help="the reduced grid CI runs (41 rows, about 2 min on 2 shared cores)")
+    v.add_argument("--quick", action="store_true", help="the reduced grid CI runs (44 rows, 10-100 s on 2 cores)")
     v.add_argument("--only", nargs="+", metavar="NAME", help="run only these validations (names as in the table titles)")
     v.add_argument("--json", metavar="FILE", help="also write every row as JSON")
     v.add_argument("--markdown", metavar="FILE", help="also write the tables as Markdown (the form of docs/validation.md)")
