@@ -127,14 +127,16 @@ def experiments(cal: Calibration, profile: str, grid: Grid, reps: int, trace: Pa
     s = setting or defaults(CHOICES)
     rules = {key: s[c] for c, key in _RULES.items() if s[c] != defaults(CHOICES)[c]}
     police = s["rsvp_policing"] == "tspec"
-    bucket = max_frame_bytes(trace) if police else 0
+    bucket: list[int] = []  # read from the trace when a scenario is first built (size() builds none)
 
     def build(c: dict[str, Any], rep: int = 0):
         from qoelab.scenario import Scenario
 
+        if not bucket:
+            bucket.append(max_frame_bytes(trace) if police else 0)
         d = build_scenario(c["scenario"], int(c["n"]), int(c["k"]), 1 + rep, grid.duration_s, trace, peak_bps,
                            pacing=s["pacing"], buffer=cal.buffer, lend=s["lend_idle"], profile=profile, rules=rules,
-                           police=police, bucket_bytes=bucket)
+                           police=police, bucket_bytes=bucket[0])
         return Scenario.from_dict(d, source=f"reproduce tfd {d['name']}", base_dir=paths.root())
 
     def metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
