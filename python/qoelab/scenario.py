@@ -19,6 +19,7 @@ by the core when run: no Python code runs per event. Values carry units as strin
 from __future__ import annotations
 
 import copy
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any, Callable
 import tomli_w
 
 from qoelab import _native
-from qoelab.errors import ScenarioError
+from qoelab.errors import QoelabError, ScenarioError
 from qoelab.results import Results
 
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\.(\d+)(?=\.|\[|$)")
@@ -129,8 +130,16 @@ class Scenario:
     @classmethod
     def load(cls, path: str | Path) -> "Scenario":
         """Reads a scenario file: a regular file of at most :data:`MAX_FILE_BYTES`, UTF-8
-        TOML nested at most :data:`MAX_DEPTH` deep, integers within 64 bits."""
-        p = Path(path)
+        TOML nested at most :data:`MAX_DEPTH` deep, integers within 64 bits.
+
+        ``path`` is a file, or the name of a bundled scenario as the CLI takes it (``"demo"``,
+        ``"sqf/model-check"``), found wherever qoelab is installed, whatever the current folder."""
+        from qoelab.paths import scenario_path
+
+        try:
+            p = scenario_path(os.fspath(path))
+        except QoelabError as e:
+            raise ScenarioError("", str(e)) from None
         data = parse_toml(read_text_file(p, "scenario"), str(p))
         return cls(data, str(p), p.resolve().parent)
 

@@ -119,3 +119,18 @@ def test_key_paths_select_list_items_by_name():
         sc.get("sim[x].duration")
     sc.set("flows[cbr]", {**sc.data["flows"][0], "start": "1s"})   # the item itself, by name
     assert sc.data["flows"][0]["start"] == "1s"
+
+
+def test_load_takes_the_bundled_names_the_cli_takes(tmp_path, monkeypatch):
+    from qoelab.paths import root
+
+    monkeypatch.chdir(tmp_path)  # no scenarios/ folder here
+    for name, rel in (("demo", "scenarios/demo/scenario.toml"), ("sqf/model-check", "scenarios/sqf/model-check.toml")):
+        sc = Scenario.load(name)
+        assert sc.data == Scenario.load(root() / rel).data
+        assert sc.base_dir == (root() / rel).parent
+    with pytest.raises(ScenarioError, match="nosuch: no such scenario file or bundled scenario"):
+        Scenario.load("nosuch")
+    # A file of the same name in the current folder is not shadowed by the bundled name.
+    (tmp_path / "demo").write_text('[sim]\nduration = "1s"\n')
+    assert Scenario.load("demo").data == {"sim": {"duration": "1s"}}
