@@ -111,6 +111,21 @@ def _load(path: str, sets: Sequence[str]) -> Any:
     return sc
 
 
+def _shown(sc: Any) -> str:
+    """The scenario file as a progress label names it: a bundled scenario relative to the
+    bundle's `scenarios/` (``demo/scenario.toml``), another file relative to the current folder
+    when it is below it, else as given (:func:`qoelab.progress.shorten` cuts what is too long)."""
+    from qoelab.paths import root
+
+    src = Path(sc.source)
+    for base in (root() / "scenarios", Path.cwd()):
+        try:
+            return str(src.resolve().relative_to(base.resolve()))
+        except (ValueError, OSError):
+            continue
+    return sc.source
+
+
 def default_output(sc: Any, suffix: str = "") -> Path:
     """``results/<name>``: the scenario file's own name (its stem; ``scenario.toml`` takes its
     folder's name), so two scenarios of one folder do not share a results folder; distinct
@@ -137,7 +152,7 @@ def cmd_run(a: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     with outdir.staged(out_dir) as tmp:
         # Captures and tables go to the temporary folder, which replaces out_dir when complete.
-        with progress(err, f"running {sc.source}", unit="s simulated", fmt=lambda x: f"{x:.1f}", transient=True) as update:
+        with progress(err, f"running {_shown(sc)}", unit="s simulated", fmt=lambda x: f"{x:.1f}", transient=True) as update:
             res = sc.run(tmp, progress=update)
         wall = time.perf_counter() - t0
         res.write_into(tmp, plot=False)
@@ -215,7 +230,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     from qoelab.outdir import check_folder
 
     out_dir = check_folder(_output_arg(a.output) or default_output(sc, "-sweep"))
-    with progress(err, f"sweep {sc.source}") as update:
+    with progress(err, f"sweep {_shown(sc)}") as update:
         counts = run_sweep(sc, axes, a.reps, out_dir, a.jobs, update, executor=spec)
     repaired = f", {counts['repaired']} of them damaged and redone" if counts.get("repaired") else ""
     others = f", {counts['others']} run by another sweep" if counts.get("others") else ""
@@ -443,7 +458,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     s.add_argument("--grid", action="append", metavar="KEY.PATH=V1,V2,…", help="an axis of the grid (repeatable)")
     s.add_argument("--reps", type=int, default=1, help="repetitions per cell, seeds base+0..R-1 (default 1)")
     s.add_argument("-j", "--jobs", type=int, default=1, help="parallel runs (default 1; 0 = one per CPU)")
-    s.add_argument("-o", "--output", metavar="DIR")
+    s.add_argument("-o", "--output", metavar="DIR",
+                   help="sweep folder: one run folder per cell and repetition plus the tables; an existing sweep's "
+                        "folder resumes it (default results/<scenario file stem>-sweep)")
     from qoelab.executors import add_arguments
 
     add_arguments(s)
@@ -457,7 +474,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="run the bundled default scenario, print a summary, write results and a plot")
     d.add_argument("-o", "--output", metavar="DIR", help="results directory (default results/demo)")
-    d.add_argument("--set", action="append", metavar="KEY.PATH=VALUE")
+    d.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override a value, e.g. flows[1].count=8 (repeatable)")
     d.set_defaults(func=cmd_demo)
 
     e = sub.add_parser("examples", help="copy the bundled scenarios and data (traces, clips) into DIR for editing")

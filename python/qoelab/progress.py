@@ -65,6 +65,21 @@ class LogLines:
             self.finished = end
 
 
+#: Narrowest progress bar drawn beside a label (characters).
+_MIN_BAR = 10
+
+
+def shorten(label: str, width: int) -> str:
+    """``label`` in at most ``width`` characters: a path keeps its end (the scenario's own name)
+    behind an ellipsis, ``running …/scenarios/demo/scenario.toml``."""
+    if len(label) <= width:
+        return label
+    head, sep, tail = label.partition(" ")
+    if sep and len(head) + 2 < width:  # keep the verb: "running …/demo/scenario.toml"
+        return f"{head} …{tail[len(tail) - (width - len(head) - 2):]}"
+    return "…" + label[len(label) - (width - 1):]
+
+
 @contextmanager
 def progress(console: Console, description: str, *, unit: str = "runs", interval_s: float = 60.0,
              disable: bool = False, fmt: Callable[[float], str] = lambda x: f"{x:.0f}", transient: bool = False) -> Iterator[Update]:
@@ -78,8 +93,14 @@ def progress(console: Console, description: str, *, unit: str = "runs", interval
         return
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+    # The count at its widest ("30.0/30.0 s simulated" once the total is known), the two times
+    # (h:mm:ss each) and the gaps between the five columns; the label and the bar share the rest.
+    counts = max(len(f"{fmt(x)}/{fmt(x)} {unit}") for x in (0.0, 1e4))
+    rest = max(console.width - counts - 2 * len("0:00:00") - 4, 20)
+    label = shorten(description, max(rest - _MIN_BAR - 1, 12))
+    bar = min(40, max(rest - len(label) - 1, 5))
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(bar_width=bar),
                   TextColumn("{task.fields[count]}"), TimeElapsedColumn(), TimeRemainingColumn(),
                   console=console, transient=transient) as p:
-        task = p.add_task(description, total=None, count="")
+        task = p.add_task(label, total=None, count="")
         yield lambda done, total: p.update(task, completed=done, total=total, count=f"{fmt(done)}/{fmt(total)} {unit}")

@@ -178,7 +178,8 @@ class Scenario:
             except KeyError as e:
                 if isinstance(k, Named):
                     raise ScenarioError(self.source, f"{path}: {e.args[0]}") from None
-                raise ScenarioError(self.source, f"{path}: {_fmt(keys[: i + 1])} does not exist") from None
+                raise ScenarioError(self.source, f"{path}: {_fmt(keys[: i + 1])} does not exist"
+                                    + _how_to_create(node, keys, i, value)) from None
             except (IndexError, TypeError):
                 prefix = _fmt(keys[: i + 1])
                 raise ScenarioError(self.source, f"{path}: {prefix} does not exist") from None
@@ -276,6 +277,46 @@ def check_data(value: Any, at: list[str | int]) -> tuple[str, str] | None:
         elif isinstance(v, list):
             stack.extend((x, path + [i]) for i, x in enumerate(v))
     return None
+
+
+def _how_to_create(node: Any, keys: list[str | int], i: int, value: Any) -> str:
+    """What to write instead when ``set`` meets a missing table at ``keys[i]`` of a table
+    ``node``: the closest existing key if it looks misspelled, else the whole table set at once
+    (``output.probes`` on a scenario without ``[output]``: set ``output = {probes = […]}``)."""
+    import difflib
+
+    k = keys[i]
+    if not isinstance(node, dict) or not isinstance(k, str) or isinstance(k, Named):
+        return ""
+    close = difflib.get_close_matches(k, [str(x) for x in node], n=1)
+    if close:
+        return f"; did you mean {_fmt(keys[:i] + [close[0]])}?"
+    rest = keys[i + 1:]
+    if any(isinstance(r, int) for r in rest):
+        return ""
+    inline = _inline(value)
+    for r in reversed(rest):
+        inline = f"{{{r} = {inline}}}"
+    if len(inline) > 80:
+        inline = inline[:79] + "…"
+    return f"; set the whole table instead: {_fmt(keys[: i + 1])} = {inline}"
+
+
+def _inline(v: Any) -> str:
+    """``v`` as an inline TOML value (for a suggestion; tomli_w writes documents, not values)."""
+    import json
+
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_inline(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k} = {_inline(x)}" for k, x in v.items()) + "}"
+    return _short(v)
 
 
 def _short(v: Any, n: int = 40) -> str:

@@ -59,3 +59,35 @@ def test_progress_in_a_log_uses_lines_and_disable_prints_nothing():
     with progress(Console(file=buf2, force_terminal=False), "grid", interval_s=0.0, disable=True) as update:
         update(1, 2)
     assert buf2.getvalue() == ""
+
+
+def _last_frame(buf: io.StringIO) -> str:
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue())
+    return [line for line in re.split(r"[\r\n]", text) if line.strip()][-1]
+
+
+def test_on_an_80_column_terminal_a_long_label_is_shortened_and_the_times_stay_whole():
+    """A run of a deeply nested scenario file: the label keeps its verb and the file's end, and
+    both times (elapsed, remaining) are drawn whole instead of squeezed to ``0:00:…``."""
+    label = "running /home/user/experiments/campaign-2026/some/deeply/nested/folder/demo/scenario.toml"
+    for unit, fmt in (("s simulated", lambda x: f"{x:.1f}"), ("runs", lambda x: f"{x:.0f}")):
+        buf = io.StringIO()
+        console = Console(file=buf, width=80, force_terminal=True, color_system=None)
+        with progress(console, label, unit=unit, fmt=fmt) as update:
+            update(12, 30)
+        frame = _last_frame(buf)
+        assert len(frame) <= 80, frame
+        assert frame.startswith("running …") and "scenario.toml" in frame, frame
+        assert frame.rstrip().endswith("0:00:00 -:--:--") or frame.rstrip().endswith("0:00:00 0:00:00"), frame
+        assert f"12{'.0' if unit != 'runs' else ''}/30" in frame and "…" not in frame.split("scenario.toml")[1], frame
+
+
+def test_shorten_keeps_the_verb_and_the_end():
+    from qoelab.progress import shorten
+
+    assert shorten("sweep demo", 30) == "sweep demo"
+    s = shorten("running /a/b/c/d/demo/scenario.toml", 30)
+    assert len(s) == 30 and s.startswith("running …") and s.endswith("demo/scenario.toml"), s
+    assert len(shorten("x" * 50, 12)) == 12

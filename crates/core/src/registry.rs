@@ -131,8 +131,9 @@ pub fn split_kind<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(String, tom
 pub fn config_from<T: serde::de::DeserializeOwned, E: serde::de::Error>(rest: toml::Value) -> Result<T, E> {
     serde_path_to_error::deserialize(rest).map_err(|e| {
         let path = e.path().to_string();
-        let msg = e.into_inner().to_string();
-        E::custom(marked(&path, msg.trim()))
+        // The message alone: `to_string` would append toml's " in `key`", which the path says.
+        let inner: toml::de::Error = e.into_inner();
+        E::custom(marked(&path, inner.message().trim()))
     })
 }
 

@@ -183,7 +183,7 @@ pub fn parse_limit(s: &str) -> Result<Limit, String> {
 pub mod serde_units {
     use super::*;
     use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
-    use serde::{de, Deserialize, Deserializer, Serializer};
+    use serde::{de, Deserializer, Serializer};
     use std::borrow::Cow;
 
     /// A decimal number as the unit parsers read it (no sign: every quantity is ≥ 0).
@@ -203,13 +203,89 @@ pub mod serde_units {
         })
     }
 
+    /// What a unit-carrying field expects, for errors on a value of the wrong type: the
+    /// quantity's name, an example, and the unit to suggest after a bare number.
+    #[derive(Copy, Clone)]
+    struct Expected {
+        /// e.g. `a time like "20ms"`.
+        what: &'static str,
+        /// Appended to a bare number to suggest the fix: `10` → `"10s"`.
+        unit: &'static str,
+    }
+
+    const RATE: Expected = Expected { what: "a rate like \"10Mbps\"", unit: "Mbps" };
+    const TIME: Expected = Expected { what: "a time like \"20ms\"", unit: "s" };
+    const SIZE: Expected = Expected { what: "a size like \"64KB\"", unit: "KB" };
+    const LIMIT: Expected = Expected { what: "a limit like \"50p\" or \"64KB\"", unit: "p" };
+
+    /// A unit string; anything else is refused saying which string was expected, with an
+    /// example, and for a bare number the same number with a unit (`sim.duration = 10`:
+    /// `expected a time like "20ms", got the number 10 without a unit (write "10s")`).
+    struct UnitString(Expected);
+
+    impl<'de> de::Visitor<'de> for UnitString {
+        type Value = String;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str(self.0.what)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_owned())
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
+            Ok(v)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<String, E> {
+            Err(self.bare(v))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<String, E> {
+            Err(self.bare(v))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
+            Err(self.bare(v))
+        }
+    }
+
+    impl UnitString {
+        fn bare<E: de::Error>(&self, v: impl fmt::Display) -> E {
+            E::custom(format_args!(
+                "expected {}, got the number {v} without a unit (write \"{v}{}\")",
+                self.0.what, self.0.unit
+            ))
+        }
+    }
+
+    fn unit_string<'de, D: Deserializer<'de>>(d: D, e: Expected) -> Result<String, D::Error> {
+        d.deserialize_any(UnitString(e))
+    }
+
+    /// As [`unit_string`], for an optional field (absent or `None` stays `None`).
+    fn opt_unit_string<'de, D: Deserializer<'de>>(d: D, e: Expected) -> Result<Option<String>, D::Error> {
+        struct Opt(Expected);
+        impl<'de> de::Visitor<'de> for Opt {
+            type Value = Option<String>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(self.0.what)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Option<String>, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
+                Ok(None)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+                unit_string(d, self.0).map(Some)
+            }
+        }
+        d.deserialize_option(Opt(e))
+    }
+
     macro_rules! adapter {
-        ($name:ident, $ty:ty, $parse:expr, $fmt:expr, $schema:expr) => {
+        ($name:ident, $ty:ty, $parse:expr, $fmt:expr, $schema:expr, $expected:expr) => {
             #[doc = concat!("Serde adapter and schema of a `", stringify!($name), "` field.")]
             pub struct $name;
             impl $name {
                 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<$ty, D::Error> {
-                    let s = String::deserialize(d)?;
+                    let s = unit_string(d, $expected)?;
                     $parse(&s).map_err(de::Error::custom)
                 }
                 pub fn serialize<S: Serializer>(v: &$ty, s: S) -> Result<S::Ok, S::Error> {
@@ -226,9 +302,9 @@ pub mod serde_units {
             }
         };
     }
-    adapter!(rate, Rate, parse_rate, |r: &Rate| format!("{}bps", r.0), rate_schema());
-    adapter!(time, Dur, parse_time, |d: &Dur| format!("{}ns", d.0), time_schema());
-    adapter!(bytes, u64, parse_bytes, |b: &u64| format!("{b}B"), bytes_schema());
+    adapter!(rate, Rate, parse_rate, |r: &Rate| format!("{}bps", r.0), rate_schema(), RATE);
+    adapter!(time, Dur, parse_time, |d: &Dur| format!("{}ns", d.0), time_schema(), TIME);
+    adapter!(bytes, u64, parse_bytes, |b: &u64| format!("{b}B"), bytes_schema(), SIZE);
     adapter!(
         limit,
         Limit,
@@ -243,7 +319,8 @@ pub mod serde_units {
             "pattern": format!(r"^\s*[0-9]+\s*p\s*$|{NUM}{SIZE_UNITS}\s*$"),
             "description": "a buffer limit in packets (\"50p\") or in bytes (\"64KB\"); at least 1",
             "examples": ["50p", "64KB"],
-        })
+        }),
+        LIMIT
     );
 
     fn rate_schema() -> Schema {
@@ -260,7 +337,7 @@ pub mod serde_units {
     pub struct opt_bytes;
     impl opt_bytes {
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-            let s = Option::<String>::deserialize(d)?;
+            let s = opt_unit_string(d, SIZE)?;
             s.map(|s| parse_bytes(&s).map_err(de::Error::custom)).transpose()
         }
         pub fn serialize<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
@@ -283,7 +360,7 @@ pub mod serde_units {
     pub struct opt_time;
     impl opt_time {
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Dur>, D::Error> {
-            let s = Option::<String>::deserialize(d)?;
+            let s = opt_unit_string(d, TIME)?;
             s.map(|s| parse_time(&s).map_err(de::Error::custom)).transpose()
         }
         pub fn serialize<S: Serializer>(v: &Option<Dur>, s: S) -> Result<S::Ok, S::Error> {
@@ -306,7 +383,7 @@ pub mod serde_units {
     pub struct opt_rate;
     impl opt_rate {
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Rate>, D::Error> {
-            let s = Option::<String>::deserialize(d)?;
+            let s = opt_unit_string(d, RATE)?;
             s.map(|s| parse_rate(&s).map_err(de::Error::custom)).transpose()
         }
         pub fn serialize<S: Serializer>(v: &Option<Rate>, s: S) -> Result<S::Ok, S::Error> {
@@ -329,6 +406,45 @@ pub mod serde_units {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A field of each unit type given a bare number (or another non-string) is refused with the
+    /// expected form, an example and the number with a unit.
+    #[test]
+    fn bare_numbers_suggest_the_unit() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct S {
+            #[serde(default, with = "serde_units::time")]
+            t: Dur,
+            #[serde(default, with = "serde_units::rate")]
+            r: Rate,
+            #[serde(default, with = "serde_units::bytes")]
+            b: u64,
+            #[serde(default = "one_p", with = "serde_units::limit")]
+            l: Limit,
+            #[serde(default, with = "serde_units::opt_time")]
+            ot: Option<Dur>,
+        }
+        fn one_p() -> Limit {
+            Limit::Packets(1)
+        }
+        let err = |text: &str| toml::from_str::<S>(text).unwrap_err().message().to_owned();
+        assert_eq!(err("t = 10"), "expected a time like \"20ms\", got the number 10 without a unit (write \"10s\")");
+        assert_eq!(
+            err("r = 1.5"),
+            "expected a rate like \"10Mbps\", got the number 1.5 without a unit (write \"1.5Mbps\")"
+        );
+        assert_eq!(err("b = 64"), "expected a size like \"64KB\", got the number 64 without a unit (write \"64KB\")");
+        assert_eq!(
+            err("l = 50"),
+            "expected a limit like \"50p\" or \"64KB\", got the number 50 without a unit (write \"50p\")"
+        );
+        assert_eq!(err("ot = 3"), "expected a time like \"20ms\", got the number 3 without a unit (write \"3s\")");
+        assert!(err("t = true").contains("expected a time like \"20ms\""), "{}", err("t = true"));
+        assert!(err("t = [1]").contains("expected a time like \"20ms\""), "{}", err("t = [1]"));
+        let ok: S = toml::from_str("t = \"2s\"\nl = \"5p\"\not = \"1ms\"").unwrap();
+        assert_eq!((ok.t, ok.l, ok.ot), (Dur::from_secs_f64(2.0), Limit::Packets(5), Some(Dur::from_secs_f64(1e-3))));
+    }
 
     #[test]
     fn rates() {

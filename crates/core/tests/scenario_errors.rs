@@ -219,15 +219,15 @@ fn unknown_kinds_list_the_registered_names() {
         ),
         (
             ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = \"vegas\" }"),
-            "flows[0].transport.cc: unknown congestion control \"vegas\", expected \"newreno\", \"cubic\" or \"bbr\" in `cc`",
+            "flows[0].transport.cc: unknown congestion control \"vegas\", expected \"newreno\", \"cubic\" or \"bbr\"",
         ),
         (
             ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = { kind = \"vegas\" } }"),
-            "flows[0].transport.cc.kind: unknown variant `vegas`, expected one of `newreno`, `cubic`, `bbr` in `cc`",
+            "flows[0].transport.cc.kind: unknown variant `vegas`, expected one of `newreno`, `cubic`, `bbr`",
         ),
         (
             ("transport = { kind = \"udp\" }", "transport = { kind = \"tcp\", cc = 3 }"),
-            "flows[0].transport.cc: invalid type: integer `3`, expected \"newreno\", \"cubic\", \"bbr\", or a table with `kind` in `cc`",
+            "flows[0].transport.cc: invalid type: integer `3`, expected \"newreno\", \"cubic\", \"bbr\", or a table with `kind`",
         ),
     ];
     for ((from, to), want) in cases {

@@ -271,7 +271,7 @@ fn toml_error(text: &str, outer: String, inner: &toml::de::Error) -> ScenarioErr
         None => outer,
     };
     // One line: toml's messages may span several.
-    let msg = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    let msg = with_suggestion(message.split_whitespace().collect::<Vec<_>>().join(" "));
     // Syntax errors have no key path: report the line instead.
     if path == "." || path.is_empty() {
         if let Some(span) = inner.span() {
@@ -281,6 +281,82 @@ fn toml_error(text: &str, outer: String, inner: &toml::de::Error) -> ScenarioErr
         return ScenarioError::new("(top level)", msg);
     }
     ScenarioError::new(path, msg)
+}
+
+/// Serde's ``unknown field `x`, expected `a` or `b` `` (or ``unknown variant``) with the
+/// closest expected name suggested: ``…; did you mean `a`?``. A name is suggested when at most
+/// a third of the longer name's characters must change (about `difflib`'s default cutoff), so a
+/// one- or two-letter name gets none (`q` is not a misspelled `p`).
+fn with_suggestion(msg: String) -> String {
+    let Some((head, expected)) = msg.split_once(", expected ") else { return msg };
+    let Some(given) = ["unknown field `", "unknown variant `"]
+        .iter()
+        .find_map(|p| head.strip_prefix(p))
+        .and_then(|r| r.strip_suffix('`'))
+    else {
+        return msg;
+    };
+    let best = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|c| (edit_distance(given, c), c))
+        .filter(|(d, c)| *d > 0 && *d <= given.chars().count().max(c.chars().count()) / 3)
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((_, c)) => format!("{msg}; did you mean `{c}`?"),
+        None => msg,
+    }
+}
+
+/// Levenshtein distance between two short names (characters, not bytes).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod suggestion_tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        let e = Scenario::from_toml(text).unwrap_err();
+        format!("{}: {}", e.path, e.reason)
+    }
+
+    #[test]
+    fn a_misspelled_key_or_kind_gets_the_closest_name() {
+        let e = err("[sim]\ndurationn = \"1s\"\n");
+        assert!(
+            e.ends_with("unknown field `durationn`, expected `duration` or `seed`; did you mean `duration`?"),
+            "{e}"
+        );
+        let e =
+            err("[[links]]\na = \"A\"\nb = \"B\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\nqueue = { kind = \"fifp\" }\n");
+        assert!(
+            e.contains("links[0].queue.kind: unknown variant `fifp`") && e.ends_with("did you mean `fifo`?"),
+            "{e}"
+        );
+        // Nothing close: no suggestion.
+        let e = err("[sim]\ncolour = 1\n");
+        assert!(e.contains("unknown field `colour`") && !e.contains("did you mean"), "{e}");
+        let e = err("[sim]\nsed = 1\n");
+        assert!(e.ends_with("did you mean `seed`?"), "{e}");
+        let e = err("[[links]]\na = \"A\"\nb = \"B\"\nrate = \"1Mbps\"\ndelay = \"1ms\"\nloss_ab = { kind = \"gilbert_elliott\", p = 0.1, r = 0.2, q = 1 }\n");
+        assert!(e.contains("unknown field `q`") && !e.contains("did you mean"), "{e}");
+        assert_eq!(edit_distance("seed", "sede"), 2);
+        assert_eq!(edit_distance("", "ab"), 2);
+    }
 }
 
 pub mod build;
