@@ -27,8 +27,19 @@ def _summary_value(key: str, v: float) -> float | int:
     from qoelab.outputs import column_unit
 
     if column_unit(key) is not None or key.endswith("_index") or not math.isfinite(v) or not v.is_integer():
-        return v
+        return clean_float(v)
     return int(v)
+
+
+def clean_float(v: float) -> float:
+    """``v`` without binary representation noise: the shortest decimal of at most 15
+    significant digits, when it is within 2 ulp of ``v`` (``30.000000000000004``, the core's
+    30 s as ``ns × 1e-9``, is 1 ulp from 30.0); otherwise ``v`` unchanged, so a value carrying
+    real 16- or 17-digit precision keeps it."""
+    if not math.isfinite(v) or v == 0.0:
+        return v
+    r = float(f"{v:.15g}")
+    return r if abs(r - v) <= 2 * math.ulp(v) else v
 
 
 #: The categories of `packets.drop`, indexed by the core's code (`trace::PacketLog::drop`):

@@ -194,3 +194,37 @@ def test_parquet_files_carry_version_scenario_hash_and_the_documented_units(tmp_
             else:
                 assert col not in units, f"{f.name}: {col}: metadata unit {units[col]!r}, docs {doc_unit!r}"
     assert checked > 60
+
+
+def test_summary_json_floats_carry_no_representation_noise_and_keep_real_precision(tmp_path) -> None:
+    from qoelab.results import clean_float
+
+    sc = Scenario.load("demo")
+    sc.set("sim.duration", "30s")  # 30e9 ns × 1e-9 is 30.000000000000004 in binary
+    res = sc.run()
+    res.write(tmp_path / "o", plot=False)
+    text = (tmp_path / "o" / "summary.json").read_text()
+    assert '"duration_s": 30.0,' in text, text
+    # Only noise goes: a value 1 ulp from a short decimal is cleaned, real digits are kept.
+    assert clean_float(30.000000000000004) == 30.0 and clean_float(0.1 + 0.2) == 0.3
+    for real in (1 / 3, 0.1234567890123456, 2.718281828459045, 1e-300, 123456789.12345679):
+        assert clean_float(real) == real
+
+
+def test_counter_columns_are_present_only_when_some_flow_has_them(produced) -> None:
+    """As the page says: a transport's or application's counters are absent from a run none of
+    whose flows has them (a UDP-only run has no `rto_count`) and null on the other rows of a run
+    that has them."""
+    import pyarrow.compute as pc
+
+    from qoelab.outputs import FLOW_COUNTERS
+
+    udp = Scenario.from_dict({**CORPUS, "flows": CORPUS["flows"][:1], "outages": []}).run().flows
+    assert "rto_count" not in udp.column_names and "tfrc_feedbacks" not in udp.column_names
+    assert "delivered_bytes" in udp.column_names  # in every run (null for datagrams)
+    mixed = Scenario.from_dict(CORPUS).run().flows
+    rows = dict(zip(mixed.column("flow").to_pylist(), mixed.column("rto_count").to_pylist()))
+    assert rows["mp"] is None and rows["tf"] is None and rows["tcp"] is not None
+    for run in (udp, mixed):
+        for c in set(run.column_names) & FLOW_COUNTERS - {"delivered_bytes"}:
+            assert pc.count(run.column(c)).as_py() > 0, f"counter column {c} present although no flow has it"

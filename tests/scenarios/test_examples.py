@@ -41,6 +41,18 @@ def test_scenario_runs_short(path: Path):
     assert f.num_rows >= 1
     sent = sum(f.column("sent_pkts").to_pylist())
     assert sent > 0, "a scenario whose flows send nothing in its first seconds is probably broken"
+    # docs/outputs.md: a transport's or application's counter column is present only when some
+    # flow of the run has it (null on the others' rows); `delivered_bytes` is in every run.
+    import pyarrow.compute as pc
+
+    from qoelab.outputs import COUNTERS
+
+    assert "delivered_bytes" in f.column_names
+    for table, counters in COUNTERS.items():
+        if table in res.tables:
+            t = res.tables[table]
+            for c in set(t.column_names) & counters - {"delivered_bytes"}:
+                assert pc.count(t.column(c)).as_py() > 0, f"{table}.{c} is present although no row has it"
 
 
 def test_bundled_scenarios_found():
