@@ -728,14 +728,15 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
             first_rep[key] = ipc
         elif ipc == first_rep[key]:
             identical[key] = identical.get(key, 1) + 1
-        extra = {k: [v] * t.num_rows for k, v in _typed_params(c.params, types)}
+        extra = {k: [v] * t.num_rows for k, v in with_plain_names(_typed_params(c.params, types), t.column_names)}
         extra["rep"] = [c.rep] * t.num_rows
         extra["run_id"] = [c.run_id] * t.num_rows
         for i, (k, v) in enumerate(extra.items()):
             t = t.add_column(i, k, pa.array(v))
         flows.append(t)
         s = json.loads(_read_run_file(d, "summary.json"))
-        summaries.append({**dict(_typed_params(c.params, types)), "rep": c.rep, "run_id": c.run_id, **s})
+        summaries.append({**dict(with_plain_names(_typed_params(c.params, types), list(s))), "rep": c.rep,
+                          "run_id": c.run_id, **s})
     if identical:
         # Repetitions differ only by their seed: identical ones mean nothing in the scenario
         # draws from it (no random loss, start, jitter, …), so the interval over them is empty.
@@ -789,6 +790,29 @@ def _typed_params(params: tuple[tuple[str, Any], ...], types: dict[str, str]) ->
         else:
             q = quantity(v)
             out += [(k, str(v)), (f"{k}.si", q[1] if q else None)]
+    return out
+
+
+def plain_name(key: str) -> str:
+    """A grid column's name as a Python identifier, for pandas ``query()`` and attribute access:
+    every run of characters other than letters, digits and ``_`` becomes one ``_``
+    (``links[0].queue.limit`` → ``links_0_queue_limit``, ``….si`` → ``…_si``)."""
+    name = re.sub(r"[^0-9A-Za-z_]+", "_", key).strip("_") or "param"
+    return f"p_{name}" if name[0].isdigit() else name
+
+
+def with_plain_names(cols: list[tuple[str, Any]], taken: list[str]) -> list[tuple[str, Any]]:
+    """``cols`` (grid columns named by scenario path) each followed by its :func:`plain_name`
+    twin holding the same value; a plain name that is the path itself, or that another column
+    (of ``cols`` or ``taken``, the table's own columns) already has, is left out."""
+    used = set(taken) | {k for k, _ in cols}
+    out: list[tuple[str, Any]] = []
+    for k, v in cols:
+        out.append((k, v))
+        plain = plain_name(k)
+        if plain not in used:
+            used.add(plain)
+            out.append((plain, v))
     return out
 
 
