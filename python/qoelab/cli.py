@@ -303,7 +303,7 @@ def _write_file(p: Path, text: str, what: str) -> None:
 
 def cmd_examples(a: argparse.Namespace) -> int:
     """Copies `scenarios/` and `data/` (the scenarios refer to traces as `../../data/…`, so both
-    keep their layout) into a new or empty folder."""
+    keep their layout) and the example notebooks (`examples/*.ipynb`) into a new or empty folder."""
     import shutil
 
     from qoelab.paths import root
@@ -314,14 +314,18 @@ def cmd_examples(a: argparse.Namespace) -> int:
     src = root()
     try:
         dest.mkdir(parents=True, exist_ok=True)
-        for name in ("scenarios", "data"):
+        for name in ("scenarios", "data", "examples"):
+            if name == "examples" and not (src / name).is_dir():
+                continue  # a bundle built before the notebooks were shipped
             # bundled files only: no symlinks followed out of the bundle, no caches
             shutil.copytree(src / name, dest / name, symlinks=True,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
     except OSError as e:
         raise QoelabError(f"{dest}: cannot copy the examples: {e.strerror or e}") from None
     n = sum(1 for _ in (dest / "scenarios").rglob("*.toml"))
-    out.print(f"copied {n} scenarios and their data into {dest}/ — e.g. qoelab run {dest}/scenarios/demo/scenario.toml")
+    nb = sum(1 for _ in (dest / "examples").glob("*.ipynb")) if (dest / "examples").is_dir() else 0
+    out.print(f"copied {n} scenarios, their data and {nb} notebooks (examples/; pip install 'qoelab[notebooks]') "
+              f"into {dest}/ — e.g. qoelab run {dest}/scenarios/demo/scenario.toml", markup=False)
     return 0
 
 
@@ -477,7 +481,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     d.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override a value, e.g. flows[1].count=8 (repeatable)")
     d.set_defaults(func=cmd_demo)
 
-    e = sub.add_parser("examples", help="copy the bundled scenarios and data (traces, clips) into DIR for editing")
+    e = sub.add_parser("examples", help="copy the bundled scenarios, data (traces, clips) and example notebooks into DIR for editing")
     e.add_argument("directory", metavar="DIR", help="a new or empty folder")
     e.set_defaults(func=cmd_examples)
 

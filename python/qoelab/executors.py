@@ -254,7 +254,8 @@ class Dask(Executor):
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            raise QoelabError("--cluster/--scheduler: dask.distributed is not installed (pip install 'dask[distributed]')") from None
+            raise QoelabError("--cluster/--scheduler: Dask is not installed (it is an extra: pip install 'qoelab[dask]'; "
+                              "-j N runs local processes without it)") from None
         self.may_share = shared_fs is not False
         self.cluster = None
         what = f"--scheduler {scheduler}" if scheduler else f"--cluster local:{n_local}"
