@@ -72,3 +72,19 @@ def test_demo_sweep_and_examples_run_from_anywhere(venv: Path, tmp_path: Path) -
     assert r.returncode == 0, r.stderr[-3000:]
     r = _run(venv, tmp_path, "validate", "ex/scenarios/demo/scenario.toml")
     assert r.returncode == 0, r.stderr[-3000:]
+    # the notebooks travel in the wheel and come out with the scenarios
+    shipped = {p.name for p in (root() / "examples").glob("*.ipynb")}
+    assert shipped and {p.name for p in (tmp_path / "ex" / "examples").glob("*.ipynb")} == shipped
+
+
+def test_readme_snippet_runs_against_the_wheel_from_a_temporary_folder(venv: Path, tmp_path: Path) -> None:
+    import re
+
+    (snippet,) = re.findall(r"```python\n(.*?)```", (root() / "README.md").read_text(), re.S)[:1]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "QOELAB_HOME")}
+    code = snippet + "\nimport qoelab; print(qoelab.__file__, res.flows.num_rows)\n"
+    r = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    pkg, rows = r.stdout.split()[-2:]
+    assert Path(pkg).is_relative_to(venv) and int(rows) == 9, r.stdout
