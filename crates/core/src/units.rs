@@ -241,7 +241,8 @@ pub mod serde_units {
             Err(self.bare(v))
         }
         fn visit_f64<E: de::Error>(self, v: f64) -> Result<String, E> {
-            Err(self.bare(v))
+            // Debug: the shortest form, with an exponent where Display would print 1e300 in full.
+            Err(self.bare(format_args!("{v:?}")))
         }
     }
 
@@ -430,6 +431,10 @@ mod tests {
         }
         let err = |text: &str| toml::from_str::<S>(text).unwrap_err().message().to_owned();
         assert_eq!(err("t = 10"), "expected a time like \"20ms\", got the number 10 without a unit (write \"10s\")");
+        assert_eq!(
+            err("r = 1e300"),
+            "expected a rate like \"10Mbps\", got the number 1e300 without a unit (write \"1e300Mbps\")"
+        );
         assert_eq!(
             err("r = 1.5"),
             "expected a rate like \"10Mbps\", got the number 1.5 without a unit (write \"1.5Mbps\")"
