@@ -28,6 +28,7 @@ registry! {
         pfq::Pfq(PfqConfig) = "pfq",
         fq_codel::FqCodel(FqCodelConfig) = "fq_codel",
         codel::Codel(CodelConfig) = "codel",
+        red::Red(RedConfig) = "red",
         tfd::Tfd(TfdConfig) = "tfd",
         #[cfg(test)] toy::Toy(ToyConfig) = "toy",
     }
