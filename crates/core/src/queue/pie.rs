@@ -288,8 +288,8 @@ mod tests {
         }
     }
 
-    /// RFC 8033 §4.2 by hand: from drop_prob 0, a delay of 30 ms (old 0) gives p = 0.125·0.015
-    /// + 1.25·0.03 = 0.039375, scaled by 1/2048 (drop_prob < 10⁻⁶); the next update at 30 ms
+    /// RFC 8033 §4.2 by hand: from drop_prob 0, a delay of 30 ms (old 0) gives
+    /// p = 0.125·0.015 + 1.25·0.03 = 0.039375, scaled by 1/2048 (drop_prob < 10⁻⁶); the next update at 30 ms
     /// (old 30 ms) adds 0.125·0.015 = 0.001875, scaled by 1/128 (drop_prob now in [10⁻⁵,
     /// 10⁻⁴)). An empty queue (both delays 0) decays drop_prob by 0.98 per update after the
     /// negative adjustment.
