@@ -387,10 +387,6 @@ fn tfd_decode_inner<'py>(py: Python<'py>, data: &[u8], ipv6: bool) -> PyResult<B
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // The NumPy C API is fetched on the first array made, which imports NumPy's core: were that
-    // first array the results of a run ended by Ctrl-C, the pending KeyboardInterrupt would fail
-    // the import and `numpy` would panic. Fetch it now, while importing the module.
-    let _ = PyArray1::<f64>::zeros(m.py(), 0, false);
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("TfdError", m.py().get_type::<TfdError>())?;
     m.add("InternalError", m.py().get_type::<InternalError>())?;

@@ -14,7 +14,7 @@ import functools
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pyarrow.compute as pc
@@ -443,12 +443,22 @@ RTT_UNFAIRNESS = Validation(
 CUBIC_SECS = 600.0
 
 
-def measure_cubic_window(params: Params) -> dict[str, Any]:
+def _cubic_window(params: Params, response: Callable[[float, float], tuple[float, str]]) -> dict[str, Any]:
+    """One CUBIC flow under Bernoulli loss: its average window (segments sent per RTT) and the
+    region ``response`` (the closed form it is judged against) places it in."""
     tr = _with_profile({"kind": "tcp", "cc": "cubic"}, params.get("tcp_profile"))
     r = _lossy_path(params["rtt_ms"], CUBIC_SECS, {"kind": "bernoulli", "p": params["p"]}, tr)
     f = r.flow("tcp")
-    _, region = cf.cubic_response(params["p"], f["srtt_s"])
+    _, region = response(params["p"], f["srtt_s"])
     return {"value": f["segments_sent"] / CUBIC_SECS * f["srtt_s"], "srtt_s": f["srtt_s"], "region": region}
+
+
+def measure_cubic_window(params: Params) -> dict[str, Any]:
+    return _cubic_window(params, cf.cubic_response)
+
+
+#: (RTT ms, loss probability) points of the CUBIC window validations (RFC 9438's and Linux's).
+_CUBIC_GRID = [(40, 0.01), (40, 0.02), (40, 0.05), (100, 0.0001), (200, 0.001), (300, 0.0005), (300, 0.0002)]
 
 
 CUBIC_RESPONSE = Validation(
@@ -456,8 +466,7 @@ CUBIC_RESPONSE = Validation(
     title="CUBIC (SACK) average window vs RFC 9438's response function, Bernoulli loss",
     citation="RFC 9438 §5.1: AVG_W_cubic = (C(3+β)/(4(1−β)))^¼ · RTT^¾/p^¾ (CUBIC region) and "
              "AVG_W_est = sqrt(3/(2p)) (Reno-friendly region), whichever is larger; C = 0.4, β = 0.7",
-    grid=[{"rtt_ms": r, "p": p, "tcp_profile": _RFC} for r, p in ((40, 0.01), (40, 0.02), (40, 0.05), (100, 0.0001),
-                                                                (200, 0.001), (300, 0.0005), (300, 0.0002))],
+    grid=[{"rtt_ms": r, "p": p, "tcp_profile": _RFC} for r, p in _CUBIC_GRID],
     quick=[{"rtt_ms": 40, "p": 0.02, "tcp_profile": _RFC}, {"rtt_ms": 300, "p": 0.0005, "tcp_profile": _RFC}],
     measure=measure_cubic_window,
     reference=lambda params, m: cf.cubic_response(params["p"], m["srtt_s"])[0],
@@ -475,14 +484,7 @@ CUBIC_RESPONSE = Validation(
 
 
 def measure_cubic_linux_window(params: Params) -> dict[str, Any]:
-    tr = _with_profile({"kind": "tcp", "cc": "cubic"}, params.get("tcp_profile"))
-    r = _lossy_path(params["rtt_ms"], CUBIC_SECS, {"kind": "bernoulli", "p": params["p"]}, tr)
-    f = r.flow("tcp")
-    _, region = cf.cubic_response_linux(params["p"], f["srtt_s"])
-    return {"value": f["segments_sent"] / CUBIC_SECS * f["srtt_s"], "srtt_s": f["srtt_s"], "region": region}
-
-
-_LINUX_CUBIC_GRID = [(40, 0.01), (40, 0.02), (40, 0.05), (100, 0.0001), (200, 0.001), (300, 0.0005), (300, 0.0002)]
+    return _cubic_window(params, cf.cubic_response_linux)
 
 CUBIC_LINUX = Validation(
     name="cubic_linux",
@@ -492,7 +494,7 @@ CUBIC_LINUX = Validation(
              "beta_scale = 15 for β = 717/1024, so α = 8/15, never switched to 1); AIMD(α, β) average window "
              "sqrt(α(1+β)/(2(1−β)p)) (RFC 9438 §5.1's derivation with Linux's α); RFC 9438 §5.1 "
              "AVG_W_cubic = (C(3+β)/(4(1−β)))^¼ · RTT^¾/p^¾; the larger of the two; C = 0.4, β = 0.7",
-    grid=[{"rtt_ms": r, "p": p, "tcp_profile": _LINUX} for r, p in _LINUX_CUBIC_GRID],
+    grid=[{"rtt_ms": r, "p": p, "tcp_profile": _LINUX} for r, p in _CUBIC_GRID],
     quick=[{"rtt_ms": 40, "p": 0.02, "tcp_profile": _LINUX}, {"rtt_ms": 300, "p": 0.0005, "tcp_profile": _LINUX}],
     measure=measure_cubic_linux_window,
     reference=lambda params, m: cf.cubic_response_linux(params["p"], m["srtt_s"])[0],

@@ -67,39 +67,29 @@ use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+// The checked form of the scenario keys; they are documented on `TfdConfigFields`, from which
+// the scenario schema and docs/scenarios.md are generated.
 /// `kind = "tfd"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(try_from = "TfdConfigFields")]
 pub struct TfdConfig {
-    /// Read the TFD option of arriving packets and reserve from it (default `true`). With
-    /// `false` the port only honours signalled (RSVP) reservations.
+    /// Reserve from the TFD option of arriving packets.
     pub read_option: bool,
-    /// Fraction added to the announced rate, ≥ 0 (default 0.1, i.e. 10 %).
+    /// Fraction added to the announced rate, ≥ 0.
     pub headroom: f64,
-    /// A TFD reservation is released when no newer option arrived within `hold · Next Time`;
-    /// > 0 (default 2.5: one lost or late refresh is tolerated).
+    /// A TFD reservation is released after `hold · Next Time` without a newer option.
     pub hold: f64,
-    /// Admission control: the sum of reservations may not exceed this share of the link rate,
-    /// in (0, 1) (default 0.9). A request that would exceed it is refused.
+    /// Admission control's share of the link rate, in (0, 1).
     pub max_reserved_share: f64,
-    /// Best-effort buffer, packets (`"1000p"`, the default) or bytes.
+    /// Best-effort buffer.
     #[serde(with = "serde_units::limit")]
     pub limit: Limit,
-    /// Buffer of each reserved flow (default `"2MB"`). A flow reserved from a TFD option may
-    /// always queue up to its announced Next Data (× (1 + headroom)) even above this: a flow
-    /// that keeps its announcement never has more than that waiting.
+    /// Buffer of each reserved flow.
     #[serde(with = "serde_units::limit")]
     pub flow_limit: Limit,
-    /// Lend reserved capacity that its flow leaves idle to best effort (default `true`: SCFQ,
-    /// work-conserving). With `false` best effort never gets more than the unreserved
-    /// `C − Σ r`: its packets are spaced `L / (C − Σ r)` apart (a virtual-clock shaper with
-    /// one packet of credit), and the link idles rather than lend an idle reservation
-    /// (reserved flows may still use what best effort leaves). A hard partition, as a router
-    /// that sets reserved capacity aside.
+    /// Lend reserved capacity left idle to best effort.
     pub lend_idle: bool,
-    /// Police signalled (RSVP) reservations against their Tspec token bucket (r, b) and
-    /// forward non-conforming packets as best effort (RFC 2211/2212); default `false` (the
-    /// excess queues in the flow's reserved buffer). See the module docs.
+    /// Police signalled (RSVP) reservations against their Tspec token bucket.
     pub police: bool,
 }
 
@@ -108,20 +98,41 @@ pub struct TfdConfig {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct TfdConfigFields {
+    /// Read the TFD option of arriving packets and reserve from it (default `true`). With
+    /// `false` the port only honours signalled (RSVP) reservations.
     #[serde(default = "yes")]
     read_option: bool,
+    /// Fraction added to the announced rate, ≥ 0 (default 0.1, i.e. 10 %).
     #[serde(default = "default_headroom")]
     headroom: f64,
+    /// A TFD reservation is released when no newer option arrived within `hold · Next Time`;
+    /// > 0 (default 2.5: one lost or late refresh is tolerated).
     #[serde(default = "default_hold")]
     hold: f64,
+    /// Admission control: the sum of reservations may not exceed this share of the link rate,
+    /// in (0, 1) (default 0.9). A request that would exceed it is refused.
     #[serde(default = "default_share")]
     max_reserved_share: f64,
+    /// Best-effort buffer, packets (`"1000p"`, the default) or bytes.
     #[serde(with = "serde_units::limit", default = "default_limit")]
     limit: Limit,
+    /// Buffer of each reserved flow (default `"2MB"`). A flow reserved from a TFD option may
+    /// always queue up to its announced Next Data (× (1 + headroom)) even above this: a flow
+    /// that keeps its announcement never has more than that waiting.
     #[serde(with = "serde_units::limit", default = "default_flow_limit")]
     flow_limit: Limit,
+    /// Lend reserved capacity that its flow leaves idle to best effort (default `true`: SCFQ,
+    /// work-conserving). With `false` best effort never gets more than the unreserved
+    /// `C − Σ r`: its packets are spaced `L / (C − Σ r)` apart (a virtual-clock shaper with
+    /// one packet of credit), and the link idles rather than lend an idle reservation
+    /// (reserved flows may still use what best effort leaves). A hard partition, as a router
+    /// that sets reserved capacity aside.
     #[serde(default = "yes")]
     lend_idle: bool,
+    /// Police signalled (RSVP) reservations against their Tspec token bucket (r = the reserved
+    /// rate, b = the RESV's bucket depth) and forward non-conforming packets as best effort
+    /// (RFC 2211/2212); default `false` (the excess queues in the flow's reserved buffer).
+    /// Every port holding the reservation polices; TFD reservations are not policed.
     #[serde(default)]
     police: bool,
 }
