@@ -89,6 +89,15 @@ pub enum Verdict {
     Dropped(Packet),
 }
 
+/// The drop-tail rule: whether an arrival of `size` bytes exceeds `limit` on a queue holding
+/// `packets` packets and `bytes` bytes (FIFO, and the hard limit of CoDel, RED and PIE).
+pub(crate) fn over_limit(limit: crate::units::Limit, packets: u64, bytes: u64, size: u32) -> bool {
+    match limit {
+        crate::units::Limit::Packets(n) => packets >= n,
+        crate::units::Limit::Bytes(b) => bytes + size as u64 > b,
+    }
+}
+
 /// Context handed to a discipline on each call.
 pub struct QueueCtx<'a> {
     pub now: SimTime,

@@ -209,10 +209,7 @@ impl Pie {
 impl QueueDisc for Pie {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict {
         self.catch_up(cx.now);
-        let full = match self.limit {
-            Limit::Packets(n) => self.q.len() as u64 >= n,
-            Limit::Bytes(b) => self.bytes + pkt.size_bytes as u64 > b,
-        };
+        let full = super::over_limit(self.limit, self.q.len() as u64, self.bytes, pkt.size_bytes);
         if full || self.drop_early() {
             return Verdict::Dropped(pkt);
         }

@@ -231,10 +231,7 @@ impl QueueDisc for Red {
         if self.early_drop() {
             return Verdict::Dropped(pkt);
         }
-        let full = match self.limit {
-            Limit::Packets(n) => self.q.len() as u64 >= n,
-            Limit::Bytes(b) => self.bytes + pkt.size_bytes as u64 > b,
-        };
+        let full = super::over_limit(self.limit, self.q.len() as u64, self.bytes, pkt.size_bytes);
         if full {
             return Verdict::Dropped(pkt);
         }
