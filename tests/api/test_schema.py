@@ -75,7 +75,7 @@ MUTATIONS = [
     ("links[0].rate", '"10Mbit"'),          # unit the parser does not know
     ("links[0].delay", '"-1ms"'),           # negative time
     ("links[0].colour", "3"),               # unknown key
-    ("links[0].queue", '{ kind = "red" }'),  # unknown kind
+    ("links[0].queue", '{ kind = "blue" }'),  # unknown kind
     ("links[0].queue", '{ kind = "fifo", quantum = "1500B" }'),  # key of another kind
     ("flows[0].transport", '{ kind = "udp", mss = 1000 }'),  # a unit kind takes no keys
     ("flows[0].transport", '{ kind = "tcp", cc = "vegas" }'),  # unknown bare name

@@ -54,6 +54,21 @@ const TEMPLATES: &[Template] = &[
         config: r#"{ kind = "fq_codel", limit = "100p", target = "5ms", interval = "100ms", quantum = "1514B", flow_key = "five_tuple", ties = "neutral" }"#,
     },
     Template {
+        name: "queue/codel",
+        at: "links[0].queue",
+        config: r#"{ kind = "codel", limit = "100p", target = "5ms", interval = "100ms" }"#,
+    },
+    Template {
+        name: "queue/red",
+        at: "links[0].queue",
+        config: r#"{ kind = "red", limit = "50p", min_th = "5p", max_th = "15p", max_p = 0.1, w_q = 0.002, gentle = true, mean_pkt_size = "500B" }"#,
+    },
+    Template {
+        name: "queue/pie",
+        at: "links[0].queue",
+        config: r#"{ kind = "pie", limit = "1000p", target = "15ms", t_update = "15ms", alpha = 0.125, beta = 1.25, max_burst = "150ms" }"#,
+    },
+    Template {
         name: "queue/tfd",
         at: "links[0].queue",
         config: r#"{ kind = "tfd", read_option = true, headroom = 0.1, hold = 2.5, max_reserved_share = 0.9, limit = "1000p", flow_limit = "2MB", lend_idle = true, police = true }"#,

@@ -206,8 +206,8 @@ fn packet_sources_are_checked() {
 fn unknown_kinds_list_the_registered_names() {
     let cases = [
         (
-            ("kind = \"fifo\", limit = \"50p\"", "kind = \"pie\""),
-            "links[0].queue.kind: unknown variant `pie`, expected one of `fifo`, `drr`, `sqf`, `pfq`, `fq_codel`, `tfd`",
+            ("kind = \"fifo\", limit = \"50p\"", "kind = \"blue\""),
+            "links[0].queue.kind: unknown variant `blue`, expected one of `fifo`, `drr`, `sqf`, `pfq`, `fq_codel`, `codel`, `red`, `pie`, `tfd`",
         ),
         (
             ("kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\"", "kind = \"ftp\""),

@@ -44,10 +44,7 @@ impl Fifo {
 
 impl QueueDisc for Fifo {
     fn enqueue(&mut self, pkt: Packet, _cx: &mut QueueCtx) -> Verdict {
-        let full = match self.limit {
-            Limit::Packets(n) => self.q.len() as u64 >= n,
-            Limit::Bytes(b) => self.bytes + pkt.size_bytes as u64 > b,
-        };
+        let full = super::over_limit(self.limit, self.q.len() as u64, self.bytes, pkt.size_bytes);
         if full {
             return Verdict::Dropped(pkt);
         }

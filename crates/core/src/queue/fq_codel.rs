@@ -18,14 +18,16 @@
 //! - Overflow (§4.1.1): when the buffer exceeds its limit, packets are dropped from the
 //!   **head** of the flow with the largest byte backlog until it fits (RFC 8290 drops from the
 //!   fattest flow; Linux drops a batch of up to 64 at once, we drop only what is needed).
-//! - CoDel (RFC 8289 §5.3–5.5): sojourn time above `target` for at least `interval` enters the
-//!   dropping state; drops are spaced by `interval / sqrt(count)`; the count restarts near the
-//!   previous drop rate when the dropping state is re-entered within 16 intervals. The
-//!   "queue below one MTU" exemption uses the flow queue's bytes.
+//! - CoDel (RFC 8289 §5.3–5.5), the project's one implementation in [`super::codel`]: sojourn
+//!   time above `target` for at least `interval` enters the dropping state; drops are spaced by
+//!   `interval / sqrt(count)`; the count restarts near the previous drop rate when the dropping
+//!   state is re-entered within 16 intervals. The "queue below one MTU" exemption uses the flow
+//!   queue's bytes.
 //!
 //! Not modelled: ECN marking (every CoDel decision is a drop), the `memory_limit`, hash
 //! collisions and the `flows` bucket count.
 
+use super::codel::{CodelParams, CodelState};
 use super::{Backlog, Build, BuildCtx, FlowKey, FlowKeyKind, QueueCtx, QueueDisc, TieRule, Verdict};
 use crate::engine::SimRng;
 use crate::packet::{Packet, PacketData};
@@ -87,17 +89,6 @@ impl Default for FqCodelConfig {
     }
 }
 
-/// CoDel variables of one flow (RFC 8289 §5.2).
-#[derive(Clone, Debug, Default)]
-struct Codel {
-    /// When the sojourn time first stayed above target (None: it is below, or unknown).
-    first_above_time: Option<SimTime>,
-    drop_next: SimTime,
-    count: u32,
-    lastcount: u32,
-    dropping: bool,
-}
-
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum List {
     None,
@@ -110,16 +101,15 @@ struct Flow {
     bytes: u64,
     deficit: i64,
     list: List,
-    codel: Codel,
+    codel: CodelState,
 }
 
 /// FQ-CoDel state.
 pub struct FqCodel {
     limit: Limit,
-    target: Dur,
-    interval: Dur,
+    /// CoDel's target, interval and MTU, shared by every flow queue.
+    codel: CodelParams,
     quantum: i64,
-    mtu_bytes: u64,
     key: FlowKeyKind,
     flows: BTreeMap<FlowKey, Flow>,
     new_flows: VecDeque<FlowKey>,
@@ -141,10 +131,8 @@ impl FqCodel {
         assert!(cfg.interval.as_nanos() > 0, "fq_codel interval must be positive");
         FqCodel {
             limit: cfg.limit,
-            target: cfg.target,
-            interval: cfg.interval,
+            codel: CodelParams { target: cfg.target, interval: cfg.interval, mtu_bytes: mtu_bytes as u64 },
             quantum: cfg.quantum as i64,
-            mtu_bytes: mtu_bytes as u64,
             key: cfg.flow_key,
             flows: BTreeMap::new(),
             new_flows: VecDeque::new(),
@@ -178,30 +166,6 @@ impl FqCodel {
         Some((t, p))
     }
 
-    /// RFC 8289 §5.3 `dodequeue`: the head packet and whether CoDel may drop it.
-    fn dodequeue(&mut self, k: FlowKey, now: SimTime) -> (Option<Packet>, bool) {
-        let Some((t_in, p)) = self.pop_head(k) else {
-            self.flows.get_mut(&k).expect("flow exists").codel.first_above_time = None;
-            return (None, false);
-        };
-        let (target, interval) = (self.target, self.interval);
-        let f = self.flows.get_mut(&k).expect("flow exists");
-        let sojourn = Dur(now.0 - t_in.0);
-        let mut ok_to_drop = false;
-        if sojourn < target || f.bytes <= self.mtu_bytes {
-            // Went below target (or too little queued to matter): stay out of drop state.
-            f.codel.first_above_time = None;
-        } else {
-            match f.codel.first_above_time {
-                // Just went above target: start the interval clock.
-                None => f.codel.first_above_time = Some(now + interval),
-                Some(t) if now >= t => ok_to_drop = true,
-                Some(_) => {}
-            }
-        }
-        (Some(p), ok_to_drop)
-    }
-
     /// The flow with the largest byte backlog (RFC 8290 §4.1.1); ties per [`TieRule`].
     fn fattest(&mut self) -> FlowKey {
         let &(max, last) = self.by_bytes.last().expect("an over-full buffer has a queued flow");
@@ -216,56 +180,17 @@ impl FqCodel {
         self.by_bytes.range((max, FlowKey(0))..).nth(pick).expect("pick < tied").1
     }
 
-    /// RFC 8289 §5.4: `t + interval / sqrt(count)`.
-    fn control_law(&self, t: SimTime, count: u32) -> SimTime {
-        t + Dur((self.interval.as_nanos() as f64 / (count.max(1) as f64).sqrt()) as u64)
-    }
-
-    /// RFC 8289 §5.5 `dequeue` on flow `k`; dropped packets go to `cx`.
+    /// RFC 8289 §5.5 `dequeue` on flow `k` ([`CodelState::dequeue`]); dropped packets go to
+    /// `cx`.
     fn codel_dequeue(&mut self, k: FlowKey, cx: &mut QueueCtx) -> Option<Packet> {
-        let now = cx.now;
-        let (mut p, mut ok) = self.dodequeue(k, now);
-        let Some(_) = p else {
-            self.flows.get_mut(&k).expect("flow exists").codel.dropping = false;
-            return None;
+        let mut state = std::mem::take(&mut self.flows.get_mut(&k).expect("flow exists").codel);
+        let params = self.codel;
+        let pop = || {
+            let (t, p) = self.pop_head(k)?;
+            Some((t, p, self.flows[&k].bytes))
         };
-        let c = self.flows[&k].codel.clone();
-        if c.dropping {
-            let mut c = c;
-            if !ok {
-                c.dropping = false;
-            }
-            while c.dropping && now >= c.drop_next {
-                cx.drop_queued(p.take().expect("a packet is in hand"));
-                c.count += 1;
-                self.flows.get_mut(&k).expect("flow exists").codel = c.clone();
-                let r = self.dodequeue(k, now);
-                p = r.0;
-                ok = r.1;
-                c = self.flows[&k].codel.clone();
-                if !ok || p.is_none() {
-                    c.dropping = false;
-                } else {
-                    c.drop_next = self.control_law(c.drop_next, c.count);
-                }
-            }
-            self.flows.get_mut(&k).expect("flow exists").codel = c;
-        } else if ok {
-            cx.drop_queued(p.take().expect("a packet is in hand"));
-            let r = self.dodequeue(k, now);
-            p = r.0;
-            let mut c = self.flows[&k].codel.clone();
-            c.dropping = true;
-            // Re-entering soon after the last drop cycle: resume near its drop rate.
-            let delta = c.count.saturating_sub(c.lastcount);
-            c.count = 1;
-            if delta > 1 && now.0.saturating_sub(c.drop_next.0) < 16 * self.interval.as_nanos() {
-                c.count = delta;
-            }
-            c.drop_next = self.control_law(now, c.count);
-            c.lastcount = c.count;
-            self.flows.get_mut(&k).expect("flow exists").codel = c;
-        }
+        let p = state.dequeue(&params, cx.now, pop, |p| cx.drop_queued(p));
+        self.flows.get_mut(&k).expect("flow exists").codel = state;
         p
     }
 }
@@ -280,7 +205,7 @@ impl QueueDisc for FqCodel {
             bytes: 0,
             deficit: 0,
             list: List::None,
-            codel: Codel::default(),
+            codel: CodelState::default(),
         });
         if f.bytes > 0 {
             self.by_bytes.remove(&(f.bytes, k));
@@ -451,7 +376,7 @@ mod tests {
         for t in 1..=120 {
             q.dequeue(&mut at(t, &mut d));
         }
-        assert!(q.flows.values().next().unwrap().codel.dropping);
+        assert!(q.flows.values().next().unwrap().codel.dropping());
         // Drain the old packets quickly, then a fresh packet with a small sojourn.
         while q.backlog().packets > 0 {
             q.dequeue(&mut at(121, &mut d));
@@ -461,7 +386,7 @@ mod tests {
         let n = d.len();
         assert!(q.dequeue(&mut at(201, &mut d)).is_some());
         assert_eq!(d.len(), n, "no drop below target");
-        assert!(!q.flows.values().next().unwrap().codel.dropping);
+        assert!(!q.flows.values().next().unwrap().codel.dropping());
     }
 
     proptest! {

@@ -27,6 +27,9 @@ registry! {
         sqf::Sqf(SqfConfig) = "sqf",
         pfq::Pfq(PfqConfig) = "pfq",
         fq_codel::FqCodel(FqCodelConfig) = "fq_codel",
+        codel::Codel(CodelConfig) = "codel",
+        red::Red(RedConfig) = "red",
+        pie::Pie(PieConfig) = "pie",
         tfd::Tfd(TfdConfig) = "tfd",
         #[cfg(test)] toy::Toy(ToyConfig) = "toy",
     }
@@ -84,6 +87,15 @@ pub enum Verdict {
     Enqueued,
     /// Refused on arrival; the packet is handed back for accounting.
     Dropped(Packet),
+}
+
+/// The drop-tail rule: whether an arrival of `size` bytes exceeds `limit` on a queue holding
+/// `packets` packets and `bytes` bytes (FIFO, and the hard limit of CoDel, RED and PIE).
+pub(crate) fn over_limit(limit: crate::units::Limit, packets: u64, bytes: u64, size: u32) -> bool {
+    match limit {
+        crate::units::Limit::Packets(n) => packets >= n,
+        crate::units::Limit::Bytes(b) => bytes + size as u64 > b,
+    }
 }
 
 /// Context handed to a discipline on each call.
@@ -318,6 +330,94 @@ pub(crate) mod testutil {
             prop_assert_eq!(b, q.backlog().bytes);
         }
         Ok(c)
+    }
+
+    /// What [`overload`] measured after its warm-up.
+    #[derive(Clone, Debug)]
+    pub struct OverloadStats {
+        /// Mean and 5th percentile sojourn (enqueue to dequeue) of the packets served.
+        pub mean_sojourn_ms: f64,
+        pub p5_sojourn_ms: f64,
+        pub arrivals: u64,
+        /// Arrivals refused (early drops and limit drops alike).
+        pub arrival_drops: u64,
+        /// Packets the discipline dropped from its queue (CoDel's head drops).
+        pub queued_drops: u64,
+        /// Most packets held at once.
+        pub max_backlog: u64,
+    }
+
+    /// Drives `q` as a port on a `link_bps` link would, fed by an unresponsive constant-rate
+    /// source of `size`-byte packets at `load` × the link rate, for `run`; statistics cover the
+    /// time after `warmup`. Deterministic: arrivals every `tx / load`, departures back to back
+    /// whenever the discipline releases a packet (an arrival at the instant the link frees is
+    /// enqueued first).
+    pub fn overload(
+        q: &mut dyn crate::queue::QueueDisc,
+        link_bps: u64,
+        load: f64,
+        size: u32,
+        run: crate::time::Dur,
+        warmup: crate::time::Dur,
+    ) -> OverloadStats {
+        use crate::queue::{QueueCtx, Verdict};
+        let tx = size as u64 * 8 * 1_000_000_000 / link_bps;
+        let gap = (tx as f64 / load).round() as u64;
+        let (mut next_arr, mut busy_until, mut idle, mut seq) = (0u64, 0u64, true, 0u64);
+        let mut scratch = Vec::new();
+        let mut soj = Vec::new();
+        let (mut arrivals, mut arrival_drops, mut queued_drops, mut max_backlog) = (0u64, 0u64, 0u64, 0u64);
+        let end = run.as_nanos();
+        loop {
+            let arrival = idle || next_arr <= busy_until;
+            let t = if arrival { next_arr } else { busy_until };
+            if t > end {
+                break;
+            }
+            let counting = t >= warmup.as_nanos();
+            let mut cx = QueueCtx::new(SimTime(t), &mut scratch);
+            if arrival {
+                let mut p = pkt(0, size, seq);
+                p.sent_at = SimTime(t);
+                seq += 1;
+                next_arr += gap;
+                let refused = matches!(q.enqueue(p, &mut cx), Verdict::Dropped(_));
+                if counting {
+                    arrivals += 1;
+                    arrival_drops += refused as u64;
+                }
+            }
+            if !arrival || idle {
+                let mut cx = QueueCtx::new(SimTime(t), &mut scratch);
+                match q.dequeue(&mut cx) {
+                    Some(p) => {
+                        if counting {
+                            soj.push((t - p.sent_at.0) as f64 / 1e6);
+                        }
+                        busy_until = t + tx;
+                        idle = false;
+                    }
+                    None => idle = true,
+                }
+            }
+            if counting {
+                queued_drops += scratch.len() as u64;
+                max_backlog = max_backlog.max(q.backlog().packets);
+            }
+            scratch.clear();
+        }
+        assert!(!soj.is_empty(), "overload harness: nothing served after the warm-up");
+        let mean = soj.iter().sum::<f64>() / soj.len() as f64;
+        soj.sort_by(|a, b| a.total_cmp(b));
+        let pct = |f: f64| soj[((soj.len() - 1) as f64 * f) as usize];
+        OverloadStats {
+            mean_sojourn_ms: mean,
+            p5_sojourn_ms: pct(0.05),
+            arrivals,
+            arrival_drops,
+            queued_drops,
+            max_backlog,
+        }
     }
 
     /// What one step of [`drive`] did.
