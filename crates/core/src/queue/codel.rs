@@ -4,7 +4,7 @@
 //! Reading list: RFC 8289 §3 (the idea), §4 (parameters), §5.2–5.5 (state, `dodequeue`,
 //! control law, `dequeue`); Linux `include/net/codel_impl.h`; `docs/models/codel.md`.
 //!
-//! This file holds the one CoDel implementation of the project: [`CodelState`] is the per-queue
+//! This file holds the one CoDel implementation of the project: `CodelState` is the per-queue
 //! state machine and control law, used here on a single FIFO (`kind = "codel"`) and by
 //! FQ-CoDel ([`super::fq_codel`]) on every flow queue.
 //!
