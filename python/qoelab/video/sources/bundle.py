@@ -1,6 +1,6 @@
 """Recipes for the bundled traces in `data/traces/`, and the command that rebuilds them.
 
-    python -m qoelab.video.sources.bundle cif [hd] [sqf] [sqf_mpeg2] [dash] [mpeg2_ladder] [--out data/traces]
+    python -m qoelab.video.sources.bundle cif [hd] [sqf] [sqf_mpeg2] [dash] [mpeg2_ladder] [mpeg2_source] [--out data/traces]
 
 Each recipe writes `<name>.trace.csv[.gz]`, `<name>.frames.csv` and `<name>.recipe.toml` (the
 DASH ladder and the MPEG-2 ladder write their own files, see `dash.py` and `mpeg2_ladder.py`). Bitstreams are not kept. Run from the
@@ -52,7 +52,7 @@ def build_cif(out: Path, *, keep_bitstream: bool = False, input_path: str | Path
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m qoelab.video.sources.bundle", description=__doc__.splitlines()[0])
-    ap.add_argument("which", nargs="+", choices=["cif", "hd", "sqf", "sqf_mpeg2", "dash", "mpeg2_ladder"])
+    ap.add_argument("which", nargs="+", choices=["cif", "hd", "sqf", "sqf_mpeg2", "dash", "mpeg2_ladder", "mpeg2_source"])
     ap.add_argument("--out", type=Path, default=REPO / "data" / "traces")
     args = ap.parse_args(argv)
     for which in args.which:
