@@ -178,17 +178,9 @@ def load_video(folder: Path | None) -> Video:
     ts = [float(x) for x in tr.ts_ms]
     if folder is None:
         return Video(types, frames, ts, None, None)
-    vdir = folder / "video"
-    bit, recipe = vdir / f"{TRACE_NAME}.h264", vdir / f"{TRACE_NAME}.recipe.toml"
-    if not (bit.is_file() and recipe.is_file()):
-        from qoelab.video.sources.bundle import build_cif
+    from qoelab.video.sources.bundle import cif_bitstream
 
-        vdir.mkdir(parents=True, exist_ok=True)
-        build_cif(vdir, keep_bitstream=True)
-    mine = read_trace(vdir / f"{TRACE_NAME}.trace.csv")
-    if mine.n_nal != tr.n_nal or (mine.size_bytes != tr.size_bytes).any() or (mine.frame != tr.frame).any():
-        raise QoelabError(f"{vdir}: the re-encoded {TRACE_NAME} differs from {TRACE} (another x264?); "
-                          "PSNR would not match the simulated trace")
+    bit, recipe = cif_bitstream(folder / "video", TRACE_NAME)
     return Video(types, frames, ts, bit, recipe)
 
 

@@ -18,7 +18,7 @@ from qoelab.paths import root
 from .encode import EncodeConfig, EncodeResult, encode
 from .source import CLIP, pingpong
 
-__all__ = ["cif_config", "build_cif", "main"]
+__all__ = ["cif_config", "build_cif", "cif_bitstream", "main"]
 
 REPO = root()  # the folder holding data/ (a checkout, or an installed wheel's bundle)
 
@@ -48,6 +48,27 @@ def build_cif(out: Path, *, keep_bitstream: bool = False, input_path: str | Path
     return encode(cif_config(clip_arg, frames), out, name, keep_bitstream=keep_bitstream,
                   notes="CIF 352x288, 30 fps, H.264 QP 26, GOP 15 IBBP, 900-byte slices (multi-TFRC paper's setting) "
                         "on Big Buck Bunny (CC BY 3.0, Blender Foundation), ping-pong looped to 1063 frames.")
+
+
+def cif_bitstream(folder: Path, name: str = "cif_bbb_qp26") -> tuple[Path, Path]:
+    """The bundled CIF trace's bitstream and recipe, re-encoded into ``folder`` once (about 10 s;
+    bitstreams are not bundled) and checked against the bundled trace NAL by NAL (sizes and
+    frames), so that another encoder cannot pass for it: what a real decode of a simulated
+    delivery of that trace needs."""
+    from qoelab.errors import QoelabError
+
+    from ..traces.trace import read_trace
+
+    bit, recipe = folder / f"{name}.h264", folder / f"{name}.recipe.toml"
+    if not (bit.is_file() and recipe.is_file()):
+        folder.mkdir(parents=True, exist_ok=True)
+        build_cif(folder, keep_bitstream=True, name=name)
+    bundled = read_trace(REPO / "data" / "traces" / f"{name}.trace.csv")
+    mine = read_trace(folder / f"{name}.trace.csv")
+    if mine.n_nal != bundled.n_nal or (mine.size_bytes != bundled.size_bytes).any() or (mine.frame != bundled.frame).any():
+        raise QoelabError(f"{folder}: the re-encoded {name} differs from the bundled data/traces/{name}.trace.csv "
+                          "(another x264?); PSNR would not match the simulated trace")
+    return bit, recipe
 
 
 def main(argv: list[str] | None = None) -> int:
