@@ -10,6 +10,7 @@
 
 pub mod flows;
 pub mod reservation;
+pub mod ring;
 
 use crate::packet::{FlowId, Packet, PacketData, L4};
 use crate::registry::registry;
