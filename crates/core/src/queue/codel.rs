@@ -302,6 +302,41 @@ mod tests {
         assert!(q.state.dropping());
     }
 
+    /// With `ecn`, the same trace marks ECT packets at the drops' times (105, 205, 276 ms: the
+    /// count and control law advance as for drops), sends them, and drops nothing; Not-ECT
+    /// packets are still dropped; the context counts the marks.
+    #[test]
+    fn ecn_marks_at_the_control_laws_times() {
+        use crate::packet::Ecn;
+        use crate::queue::testutil::ect;
+        for ect_pkts in [true, false] {
+            let mut q = Codel::new(&CodelConfig { ecn: true, ..Default::default() }, 1500);
+            let mut d = Vec::new();
+            for i in 0..400 {
+                let p = if ect_pkts { ect(0, 1500, i) } else { pkt(0, 1500, i) };
+                q.enqueue(p, &mut at(0, &mut d));
+            }
+            let (mut marks, mut drops) = (Vec::new(), Vec::new());
+            for t in 1..=300u64 {
+                let before = d.len();
+                let mut cx = at(t, &mut d);
+                let p = cx.ce_marks();
+                let out = q.dequeue(&mut cx).unwrap();
+                let n = cx.ce_marks() - p;
+                assert_eq!(n as usize, (out.ip.ecn == Ecn::Ce) as usize);
+                if n > 0 {
+                    marks.push(t);
+                }
+                drops.extend(std::iter::repeat_n(t, d.len() - before));
+            }
+            if ect_pkts {
+                assert_eq!((marks, drops), (vec![105, 205, 276], vec![]));
+            } else {
+                assert_eq!((marks, drops), (vec![], vec![105, 205, 276]));
+            }
+        }
+    }
+
     #[test]
     fn tail_drop_at_the_limit() {
         let mut q = Codel::new(&CodelConfig { limit: Limit::Packets(2), ..Default::default() }, 1500);

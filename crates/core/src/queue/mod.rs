@@ -244,6 +244,13 @@ pub(crate) mod testutil {
         })
     }
 
+    /// [`pkt`] sent ECN-capable (ECT(0)).
+    pub fn ect(flow: FlowId, size: u32, seq: u64) -> Packet {
+        let mut p = pkt(flow, size, seq);
+        p.ip.ecn = Ecn::Ect0;
+        p
+    }
+
     /// One step of a random arrival/departure sequence for the property tests.
     #[derive(Clone, Debug)]
     pub enum Op {

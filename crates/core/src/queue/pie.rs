@@ -353,6 +353,35 @@ mod tests {
         assert!(drops > 50, "{drops} of 100 dropped after the allowance");
     }
 
+    /// RFC 8033 §5.1 with `ecn`: an early decision marks an ECT arrival while drop_prob ≤ 10 %
+    /// and drops it above; Not-ECT arrivals are dropped in both.
+    #[test]
+    fn ecn_marks_only_up_to_ten_percent() {
+        use crate::queue::testutil::ect;
+        for (prob, ect_pkts, want_marks) in [(0.08, true, true), (0.3, true, false), (0.08, false, false)] {
+            let mut q = Pie::new(&PieConfig { ecn: true, ..Default::default() }, 1500, 7);
+            let mut d = Vec::new();
+            let (mut marks, mut drops) = (0, 0);
+            for i in 0..2000u64 {
+                // Hold the controller where the test puts it: no update falls due.
+                q.v = Vars { drop_prob: prob, qdelay: 30_000_000, qdelay_old: 30_000_000, burst: 0 };
+                q.next_update = SimTime::NEVER;
+                let mut cx = QueueCtx::new(SimTime(i), &mut d);
+                let p = if ect_pkts { ect(0, 1500, i) } else { pkt(0, 1500, i) };
+                drops += matches!(q.enqueue(p, &mut cx), Verdict::Dropped(_)) as u32;
+                marks += cx.ce_marks();
+                if q.q.len() > 10 {
+                    q.q.pop_front();
+                    q.bytes -= 1500;
+                }
+            }
+            let decided = 2000.0 * prob;
+            let (m, dr) = if want_marks { (marks, drops) } else { (drops, marks) };
+            assert!((m as f64 - decided).abs() < 0.3 * decided, "p {prob} ect {ect_pkts}: {marks} marks {drops} drops");
+            assert_eq!(dr, 0, "p {prob} ect {ect_pkts}: {marks} marks {drops} drops");
+        }
+    }
+
     #[test]
     fn bad_parameters_are_refused_with_their_key() {
         let bad = |c: PieConfig| c.validate().unwrap_err().0;

@@ -329,6 +329,56 @@ mod tests {
         QueueCtx::new(SimTime(t_us * 1_000), d)
     }
 
+    /// RFC 3168 §7 with `ecn`: in the random region an ECT arrival chosen for a drop is marked
+    /// CE and admitted (a Not-ECT one is dropped); in the forced region (avg ≥ 2·max_th, gentle)
+    /// and at the hard limit every arrival is dropped, ECT or not.
+    #[test]
+    fn ecn_marks_in_the_random_region_and_drops_in_the_forced_one() {
+        use crate::packet::Ecn;
+        use crate::queue::testutil::ect;
+        let cfg = RedConfig { ecn: true, limit: Limit::Packets(1000), ..Default::default() };
+        let mut d = Vec::new();
+        // Random region: avg held at 10 packets (p_b = 0.05).
+        let mut r = Red::new(&cfg, Rate(10_000_000), 1);
+        let (mut marked, mut dropped, mut n) = (0, 0, 0);
+        for i in 0..4000u64 {
+            r.avg = 10.0;
+            r.idle_since = None;
+            r.w_q = 1e-12;
+            let mut cx = at(i, &mut d);
+            let ect_pkt = i % 2 == 0;
+            let p = if ect_pkt { ect(0, 100, i) } else { pkt(0, 100, i) };
+            let before = cx.ce_marks();
+            match r.enqueue(p, &mut cx) {
+                Verdict::Enqueued => {
+                    if cx.ce_marks() > before {
+                        assert!(ect_pkt);
+                        assert_eq!(r.q.back().unwrap().ip.ecn, Ecn::Ce);
+                        marked += 1;
+                    }
+                }
+                Verdict::Dropped(p) => {
+                    assert!(!ect_pkt, "an ECT packet dropped in the random region");
+                    assert_eq!(p.ip.ecn, Ecn::NotEct);
+                    dropped += 1;
+                }
+            }
+            n += 1;
+            r.dequeue(&mut at(i, &mut d));
+        }
+        // About p_b-spaced decisions (one in ~1/p_b·... arrivals), split between the two kinds.
+        assert!(marked > 20 && dropped > 20, "{marked} marked, {dropped} dropped of {n}");
+        // Forced region: every arrival dropped.
+        let mut r = Red::new(&cfg, Rate(10_000_000), 1);
+        for i in 0..100u64 {
+            r.avg = 40.0;
+            r.idle_since = None;
+            let mut cx = at(i, &mut d);
+            assert!(matches!(r.enqueue(ect(0, 100, i), &mut cx), Verdict::Dropped(_)));
+            assert_eq!(cx.ce_marks(), 0);
+        }
+    }
+
     /// FJ93 §4 and Floyd's gentle note, at the defaults (min_th 5, max_th 15, max_p 0.1):
     /// `p_b` = 0 below 5, 0.1·(avg − 5)/10 up to 15, then 0.1 + 0.9·(avg − 15)/15 up to 30
     /// (gentle) or 1 at once (not gentle).

@@ -359,6 +359,42 @@ mod tests {
         ipv4_datagram(Addr(u32::from_be_bytes(src)), Addr(u32::from_be_bytes(dst)), p, 0xb8, opts, l4)
     }
 
+    /// The ECN field is the TOS byte's low 2 bits (RFC 3168 §5): parsed beside the DSCP, and
+    /// rewritten to CE by a marking AQM with the header checksum still valid (RFC 1624).
+    #[test]
+    fn ecn_field_is_parsed_and_marked_with_a_valid_checksum() {
+        let src = Addr::parse("10.0.0.1").unwrap();
+        let dst = Addr::parse("10.0.0.3").unwrap();
+        let b = ipv4_datagram(src, dst, 17, 0xb8 | 2, &[], &[0x13, 0x88, 0, 0x50, 0, 8, 0, 0]);
+        let d = parse_ipv4(b).unwrap();
+        assert_eq!((d.ip.dscp, d.ip.ecn), (46, Ecn::Ect0));
+        let mut p = crate::packet::PacketData {
+            flow: 0,
+            dir: crate::packet::Dir::Fwd,
+            src,
+            dst,
+            seq_in_flow: 0,
+            size_bytes: d.hdr.bytes.len() as u32,
+            sent_at: SimTime::ZERO,
+            hop: 0,
+            route: crate::packet::NO_ROUTE,
+            path: 0,
+            ip: d.ip,
+            l4: crate::packet::L4::Real(Box::new(d.hdr)),
+        };
+        assert!(p.set_ce());
+        let crate::packet::L4::Real(r) = &p.l4 else { unreachable!() };
+        assert_eq!(r.bytes[1], 0xb8 | 3, "DSCP kept, CE set");
+        assert_eq!(internet_checksum(&[&r.bytes[..20]]), 0, "header checksum still valid");
+        assert_eq!(parse_ipv4(r.bytes.clone()).unwrap().ip.ecn, Ecn::Ce);
+        // A Not-ECT datagram is left alone (the AQM drops it instead).
+        let b = ipv4_datagram(src, dst, 17, 0xb8, &[], &[0x13, 0x88, 0, 0x50, 0, 8, 0, 0]);
+        let mut ip = parse_ipv4(b).unwrap().ip;
+        assert_eq!(ip.ecn, Ecn::NotEct);
+        ip.ecn = Ecn::from_tos(0xb8);
+        assert!(!ip.ecn.capable());
+    }
+
     #[test]
     fn parses_the_fields_models_read() {
         let opt = TfdOption::new(TfdFlags::empty(), NextData::Bytes(150_000), 100).unwrap();
