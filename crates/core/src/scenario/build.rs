@@ -166,7 +166,8 @@ impl Scenario {
                         c.channel.device_in(phy, dir, loss.build(), rng, &media),
                         Some(self.output.queue_sample),
                     )
-                    .with_flow_samples(q.flow_sample()),
+                    .with_flow_samples(q.flow_sample())
+                    .with_ecn(q.ecn()),
                 );
                 adj[from as usize].push((id, to));
             }
