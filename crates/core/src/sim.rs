@@ -156,6 +156,8 @@ pub struct Flow {
     pub log: Option<PacketLog>,
     pub service: Service,
     pub fairness: bool,
+    /// DiffServ code point stamped on the packets `ends[0]` sends (`Dir::Fwd`; 0 = best effort).
+    pub dscp: u8,
     /// The connection's paths when it has several (`subflows` in the scenario; path 0 is the
     /// ends' own addresses, ports and route), else empty: see [`crate::subflow`].
     pub subflows: Vec<Subflow>,
@@ -194,6 +196,7 @@ impl Flow {
             log,
             service,
             fairness,
+            dscp: 0,
             subflows: Vec::new(),
         }
     }
@@ -973,6 +976,7 @@ impl Simulation {
             sf.stats[d].sent_bytes += o.size_bytes as u64;
             sf.egress[d]
         };
+        let dscp = if o.dir == Dir::Fwd { f.dscp } else { 0 };
         let st = if o.dir == Dir::Fwd { &mut f.fwd } else { &mut f.rev };
         st.sent_pkts += 1;
         st.sent_bytes += o.size_bytes as u64;
@@ -1006,7 +1010,7 @@ impl Simulation {
             hop: 0,
             route: eg.route,
             path: o.path,
-            ip: IpHdr { ttl: 64, opt_bytes, tfd, ..Default::default() },
+            ip: IpHdr { ttl: 64, dscp, opt_bytes, tfd, ..Default::default() },
             l4: o.l4,
         });
         self.send_on(eg.node, eg.port, pkt);

@@ -6,8 +6,10 @@
 //!
 //! - [`tfd`]: the Traffic Flow Description option (IPv4 option and IPv6 hop-by-hop option),
 //!   with helpers that place it in an IPv4 options area or an IPv6 Hop-by-Hop Options header.
+//! - [`dscp`]: DiffServ code points, by number or RFC name (EF, AFxy, CSn).
 //! - [`rsvp`]: RSVP PATH/RESV/PathTear messages (RFC 2205), their sizes and soft-state lifetime.
 
+pub mod dscp;
 pub mod rsvp;
 pub mod tfd;
 

@@ -492,6 +492,7 @@ impl Scenario {
                 service,
                 c.fairness.unwrap_or(service == Service::Stream),
             );
+            flow.dscp = c.dscp.map_or(0, |d| d.value());
             if c.subflows.is_some() {
                 flow.subflows = paths.into_iter().map(|p| p.0).collect();
             }

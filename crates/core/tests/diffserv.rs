@@ -1,0 +1,121 @@
+//! DiffServ end to end: DSCP set per flow and by an edge classifier, seen in the pcap's TOS
+//! byte (RFC 2474 §3), and strict priority (`kind = "prio"`) on a shared bottleneck.
+
+use qoelab_core::scenario::Scenario;
+use qoelab_core::BuildOptions;
+use std::path::Path;
+
+/// A scratch directory for captures, unique per test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("qoelab-diffserv-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The TOS byte and IP protocol of every record of a `LINKTYPE_RAW` pcap (classic format,
+/// 24-byte file header, 16-byte record headers, little-endian).
+fn tos_bytes(file: &Path) -> Vec<(u8, u8, u16)> {
+    let b = std::fs::read(file).unwrap();
+    let mut out = Vec::new();
+    let mut i = 24;
+    while i + 16 <= b.len() {
+        let incl = u32::from_le_bytes(b[i + 8..i + 12].try_into().unwrap()) as usize;
+        let ip = &b[i + 16..i + 16 + incl];
+        let ihl = (ip[0] & 0x0f) as usize * 4;
+        let dport = u16::from_be_bytes([ip[ihl + 2], ip[ihl + 3]]);
+        out.push((ip[1], ip[9], dport));
+        i += 16 + incl;
+    }
+    out
+}
+
+/// Two UDP CBR flows and one TCP bulk flow from S through R to D, `extra` appended.
+fn three_flows(flow_dscp: [&str; 3], nodes: &str) -> String {
+    let d = |s: &str| if s.is_empty() { String::new() } else { format!("dscp = {s}\n") };
+    format!(
+        r#"
+        [sim]
+        duration = "200ms"
+        {nodes}
+        [[links]]
+        a = "S"
+        b = "R"
+        rate = "100Mbps"
+        delay = "1ms"
+        [[links]]
+        a = "R"
+        b = "D"
+        rate = "100Mbps"
+        delay = "1ms"
+        [[flows]]
+        name = "video"
+        src = "S"
+        dst = "D"
+        transport = {{ kind = "udp" }}
+        app = {{ kind = "cbr", rate = "1Mbps", payload = "1000B" }}
+        {}
+        [[flows]]
+        name = "audio"
+        src = "S"
+        dst = "D"
+        transport = {{ kind = "udp" }}
+        app = {{ kind = "cbr", rate = "100kbps", payload = "200B" }}
+        {}
+        [[flows]]
+        name = "bulk"
+        src = "S"
+        dst = "D"
+        transport = {{ kind = "tcp" }}
+        app = {{ kind = "bulk" }}
+        {}
+        [output]
+        pcap = ["S->R", "R->D"]
+        "#,
+        d(flow_dscp[0]),
+        d(flow_dscp[1]),
+        d(flow_dscp[2]),
+    )
+}
+
+fn capture(toml: &str, name: &str) -> (Vec<(u8, u8, u16)>, Vec<(u8, u8, u16)>) {
+    let dir = scratch(name);
+    let sc = Scenario::from_toml(toml).unwrap();
+    let mut sim = sc.build(&BuildOptions { base_dir: None, pcap_dir: Some(&dir) }).unwrap();
+    sim.run();
+    drop(sim);
+    let r = (tos_bytes(&dir.join("S_to_R.pcap")), tos_bytes(&dir.join("R_to_D.pcap")));
+    std::fs::remove_dir_all(&dir).unwrap();
+    r
+}
+
+/// Flow `dscp` sets the TOS byte (DSCP << 2) of every packet the source sends; the others stay 0.
+#[test]
+fn flow_dscp_appears_in_the_pcap_tos_byte() {
+    let (sr, rd) = capture(&three_flows(["\"EF\"", "\"af41\"", ""], ""), "flow");
+    for cap in [&sr, &rd] {
+        let mut seen = std::collections::BTreeMap::new();
+        for &(tos, proto, dport) in cap.iter() {
+            *seen.entry((proto, dport, tos)).or_insert(0u32) += 1;
+        }
+        let toses: std::collections::BTreeSet<u8> = cap.iter().map(|c| c.0).collect();
+        // EF = 46 → TOS 0xb8 (RFC 3246); AF41 = 34 → 0x88 (RFC 2597); best effort 0.
+        assert_eq!(toses, [0x00, 0x88, 0xb8].into_iter().collect(), "{seen:?}");
+        // Every UDP packet of one flow carries one code point: two UDP flows, two TOS values.
+        let udp: std::collections::BTreeSet<u8> = cap.iter().filter(|c| c.1 == 17).map(|c| c.0).collect();
+        assert_eq!(udp, [0x88, 0xb8].into_iter().collect());
+        assert!(cap.iter().filter(|c| c.1 == 6).all(|c| c.0 == 0), "TCP is best effort");
+    }
+    // A number gives the same as its name.
+    let (by_number, _) = capture(&three_flows(["46", "34", ""], ""), "number");
+    assert_eq!(by_number, sr);
+}
+
+/// Bad code points are refused at their key path.
+#[test]
+fn bad_dscp_is_refused_at_its_key_path() {
+    for (bad, want) in [("\"AF51\"", "unknown DSCP \"AF51\""), ("64", "DSCP 64 out of range"), ("true", "a DSCP")] {
+        let e = Scenario::from_toml(&three_flows(["\"EF\"", bad, ""], "")).unwrap_err();
+        assert_eq!(e.path, "flows[1].dscp", "{e}");
+        assert!(e.reason.contains(want), "{e}");
+    }
+}
