@@ -157,7 +157,7 @@ impl JsonSchema for Dscp {
             "title": "dscp",
             "description": "a DiffServ code point: a number 0-63 or a name (BE/default, CS0-CS7, AF11-AF43, EF, \
                             VOICE-ADMIT, LE; case-insensitive)",
-            "anyOf": [
+            "oneOf": [
                 { "type": "integer", "minimum": 0, "maximum": 63 },
                 { "type": "string", "pattern": "(?i)^\\s*(BE|DEFAULT|DF|EF|VOICE-ADMIT|VA|LE|CS[0-7]|AF[1-4][1-3]|[0-9]+)\\s*$" }
             ],
