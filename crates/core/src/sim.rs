@@ -315,6 +315,8 @@ pub struct Simulation {
     abort: Option<RunError>,
     /// Real hosts' traffic (emulation; `None` in a purely simulated world): see [`crate::real`].
     pub(crate) real: Option<Box<crate::real::RealTraffic>>,
+    /// Edge classifiers by node (`nodes[].classify`); empty when no node has one.
+    pub(crate) classifiers: Vec<Option<crate::ip::classify::Classifier>>,
 }
 
 /// Why a run stopped before its end. Its results are then incomplete, and the front ends
@@ -478,6 +480,7 @@ impl Simulation {
             max_log_rows: MAX_PACKET_LOG_ROWS,
             abort: None,
             real: None,
+            classifiers: Vec::new(),
         }
     }
 
@@ -734,7 +737,10 @@ impl Simulation {
 
     /// Sends `pkt` on from `node`: along the explicit route it carries, else by its
     /// destination address.
-    fn forward(&mut self, node: NodeId, pkt: Packet) {
+    fn forward(&mut self, node: NodeId, mut pkt: Packet) {
+        if let Some(Some(c)) = self.classifiers.get(node as usize) {
+            c.mark(&mut pkt, &self.fib);
+        }
         let port = if pkt.route != NO_ROUTE {
             self.routes[pkt.route as usize][pkt.hop as usize]
         } else {

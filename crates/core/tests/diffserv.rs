@@ -190,3 +190,55 @@ fn prio_protects_ef_video_and_fifo_does_not() {
         f[0].sent_pkts
     );
 }
+
+/// R's edge classifier re-marks what it forwards, first match wins: audio (by its UDP
+/// destination port) EF, other UDP from S AF41 (so the video's own EF becomes AF41), TCP (by
+/// number) CS1. The capture before R shows the senders' marks, the one after R the new ones.
+#[test]
+fn edge_classifier_remarks_by_five_tuple_first_match_wins() {
+    let (_, audio_port) = qoelab_core::sim::flow_ports(1);
+    // Nodes are numbered declared first (R), then by first mention in the links (S, D).
+    let d_addr = qoelab_core::ip::addr(2);
+    let nodes = format!(
+        r#"
+        [[nodes]]
+        name = "R"
+        classify = [
+            {{ protocol = "udp", dst_port = {audio_port}, dscp = "EF" }},
+            {{ src = "S", dst = "{d_addr}", protocol = "udp", dscp = "AF41" }},
+            {{ protocol = 6, dscp = "CS1" }},
+            {{ dscp = "CS7" }},
+        ]
+        "#
+    );
+    let toml = three_flows(["\"EF\"", "", ""], &nodes);
+    let (sr, rd) = capture(&toml, "classify");
+    let marks = |cap: &[(u8, u8, u16)], proto: u8, port: Option<u16>| -> std::collections::BTreeSet<u8> {
+        cap.iter().filter(|c| c.1 == proto && port.is_none_or(|p| c.2 == p)).map(|c| c.0 >> 2).collect()
+    };
+    let (_, video_port) = qoelab_core::sim::flow_ports(0);
+    assert_eq!(marks(&sr, 17, Some(video_port)), [46].into(), "video leaves S marked EF");
+    assert_eq!(marks(&sr, 17, Some(audio_port)), [0].into());
+    assert_eq!(marks(&sr, 6, None), [0].into());
+    assert_eq!(marks(&rd, 17, Some(audio_port)), [46].into(), "rule 0: audio EF");
+    assert_eq!(marks(&rd, 17, Some(video_port)), [34].into(), "rule 1: video re-marked AF41");
+    assert_eq!(marks(&rd, 6, None), [8].into(), "rule 2: TCP CS1");
+}
+
+#[test]
+fn bad_classifier_rules_are_refused_at_their_key_path() {
+    let rule =
+        |r: &str| three_flows(["", "", ""], &format!("[[nodes]]\nname = \"R\"\nclassify = [{{ dscp = 0 }}, {r}]\n"));
+    let cases = [
+        (r#"{ src = "nowhere", dscp = "EF" }"#, "nodes[0].classify[1].src", "neither a node name nor an IPv4 address"),
+        (r#"{ dst = "10.0.0.300", dscp = "EF" }"#, "nodes[0].classify[1].dst", "neither"),
+        (r#"{ protocol = "icmpx", dscp = "EF" }"#, "nodes[0].classify[1].protocol", ""),
+        (r#"{ dst_port = 70000, dscp = "EF" }"#, "nodes[0].classify[1].dst_port", ""),
+        (r#"{ dscp = "AF50" }"#, "nodes[0].classify[1].dscp", "unknown DSCP"),
+        (r#"{ src = "S" }"#, "nodes[0].classify[1]", "dscp"),
+    ];
+    for (r, path, want) in cases {
+        let e = Scenario::from_toml(&rule(r)).and_then(|s| s.build(&BuildOptions::default()).map(|_| ())).expect_err(r);
+        assert!(e.path == path && e.reason.contains(want), "{r}: {e}");
+    }
+}

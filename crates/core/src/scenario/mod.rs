@@ -91,6 +91,11 @@ pub struct NodeConfig {
     /// with one. See `docs/models/emulation.md`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub real: bool,
+    /// Edge classifier (RFC 2475 §2.3): 5-tuple rules, first match wins, that set the DSCP of
+    /// every packet this node forwards, e.g. `[{ dst_port = 5004, protocol = "udp", dscp = "EF" }]`
+    /// (default none). See [`crate::ip::classify`] and `docs/models/diffserv.md`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classify: Vec<crate::ip::classify::ClassifyRule>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
