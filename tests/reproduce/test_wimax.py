@@ -337,3 +337,18 @@ def test_the_committed_quick_report_is_todays(quick: Path):
     # or the committed report silently describes an older simulator.
     committed = (ROOT / "scenarios" / "wimax" / "expected" / "report.md").read_text()
     assert without_provenance((quick / "report.md").read_text()) == without_provenance(committed), "scenarios/wimax/expected is stale: regenerate it"
+
+
+def test_alternatives_decode_only_their_own_concealment():
+    # The default setting's runs are shared by the concealment alternative (it reruns nothing),
+    # so they are decoded under every concealment; every other alternative's findings read only
+    # its own, and a full sensitivity run decodes nothing more.
+    from qoelab.experiment.choices import defaults
+    from qoelab.reproduce.wimax.build import CONCEALMENTS, concealments_of
+    from qoelab.reproduce.wimax.paper import CHOICES
+
+    base = defaults(CHOICES)
+    assert concealments_of(base) == CONCEALMENTS
+    assert concealments_of(base | {"grant_scheduling": "rtps_priority"}) == (base["concealment"],)
+    assert concealments_of(base | {"tfrc_s": "mean"}) == (base["concealment"],)
+    assert concealments_of(base | {"concealment": "ffmpeg"}) == ("ffmpeg",)

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 from qoelab.video.errors import VideoInputError
-from qoelab.video.sources.mpeg2_ladder import LADDER_COLUMNS, frame_quality, read_ladder
+from qoelab.video.sources.mpeg2_ladder import (LADDER_COLUMNS, frame_quality, read_ladder, read_source_variance,
+                                                snr_offset_db, source_variance)
+from qoelab.video.sources.source import CLIP
 
 TRACES = Path(__file__).resolve().parents[2] / "data" / "traces"
 RECIPE = tomllib.loads((TRACES / "mpeg2_ladder.recipe.toml").read_text())
@@ -96,3 +98,43 @@ def test_frame_quality_picks_the_row_of_each_rung_and_frame(ladder):
     assert q["psnr_y"][1] > q["psnr_y"][2]  # the same picture is worse on a lower rung
     with pytest.raises(VideoInputError, match="rung must be in"):
         frame_quality(ladder, [6], [0])
+
+
+# --- the source pictures' variances: the variance-normalised SNR (issue 38 item 6) ---------------
+
+def test_snr_offset_turns_a_psnr_into_the_reference_encoders_snr():
+    # mpeg2encode's stats.c: SNR = 10 log10(v / e) with v the source plane's population variance
+    # and e the MSE; PSNR = 10 log10(255^2 / e). On a random picture pair the identity must hold.
+    rng = np.random.default_rng(7)
+    org = rng.integers(40, 200, size=(48, 64)).astype(np.float64)
+    rec = np.clip(org + rng.normal(0, 3.0, org.shape).round(), 0, 255)
+    mse = float(np.mean((org - rec) ** 2))
+    psnr = 10 * np.log10(255.0**2 / mse)
+    snr = 10 * np.log10(org.var() / mse)
+    assert psnr + float(snr_offset_db(np.array([org.var()]))[0]) == pytest.approx(snr, abs=1e-9)
+    assert snr < psnr  # a picture's variance is below 255^2
+
+
+def test_the_bundled_source_variances_are_the_sources(ladder):
+    n = int(ladder["frame"].max()) + 1
+    var = read_source_variance(TRACES / "mpeg2_ladder.source.csv.gz", n)
+    assert var.shape == (n, 3) and (var > 0).all()
+    # Recomputed from the clip through the ladder's own source graph: its first GOP.
+    fresh = source_variance(CLIP, 0.5)
+    assert fresh == pytest.approx(var[:15], rel=1e-6, abs=1e-4)
+
+
+def test_source_variance_reader_refuses_bad_files(tmp_path):
+    bad = tmp_path / "s.source.csv.gz"
+    bad.write_bytes(gzip.compress(b"display,var_y\n0,1\n"))
+    with pytest.raises(VideoInputError, match="header"):
+        read_source_variance(bad, 1)
+    bad.write_bytes(gzip.compress(b"display,var_y,var_u,var_v\n0,1,2,3\n"))
+    with pytest.raises(VideoInputError, match="1 pictures, the ladder has 2"):
+        read_source_variance(bad, 2)
+    bad.write_bytes(gzip.compress(b"display,var_y,var_u,var_v\n0,1,0,3\n"))
+    with pytest.raises(VideoInputError, match="positive"):
+        read_source_variance(bad, 1)
+    bad.write_bytes(gzip.compress(b"display,var_y,var_u,var_v\n5,1,2,3\n"))
+    with pytest.raises(VideoInputError, match="line 2"):
+        read_source_variance(bad, 1)

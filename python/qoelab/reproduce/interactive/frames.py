@@ -35,6 +35,9 @@ from qoelab import paths
 from qoelab.errors import QoelabError
 
 LADDER = "data/traces/mpeg2_ladder.frames.csv.gz"
+#: Each source picture's variance per plane (``mpeg2_ladder.py``): the SNR that MPEG-2's reference
+#: encoder prints, 10 log10(variance / MSE), beside the PSNR (issue 38 item 6).
+SOURCE = "data/traces/mpeg2_ladder.source.csv.gz"
 FPS = 30
 #: Discard thresholds (s) of the receiver whose screen is measured; the default is 1 s (the
 #: ``deadline`` choice).
@@ -52,6 +55,15 @@ def ladder() -> dict[str, np.ndarray]:
     t = read_ladder(paths.root() / LADDER)
     n = int(t["frame"].max()) + 1
     return {k: (v.reshape(-1, n) if k != "type" else v) for k, v in t.items()}
+
+
+@cache
+def snr_offsets() -> np.ndarray:
+    """(pictures, 3): per display index and plane Y/U/V, what turns the ladder's PSNR into the
+    variance-normalised SNR (:func:`qoelab.video.sources.mpeg2_ladder.snr_offset_db`)."""
+    from qoelab.video.sources.mpeg2_ladder import read_source_variance, snr_offset_db
+
+    return snr_offset_db(read_source_variance(paths.root() / SOURCE, ladder()["frame"].shape[1]))
 
 
 @dataclass
@@ -112,7 +124,7 @@ def timeouts_per_burst(run: Run) -> list[int]:
 
 
 METRICS = ("delay_s", "delay_p95_s", "transfer_s", "undelivered", "timeouts", "timeouts_per_burst", "rate_mbps",
-           "snr_y", "snr_u", "snr_v", *(f"late_pct_{d:g}" for d in THRESHOLDS))
+           "snr_y", "snr_u", "snr_v", "vsnr_y", "vsnr_u", "vsnr_v", *(f"late_pct_{d:g}" for d in THRESHOLDS))
 SHOWN = ("shown_y", "shown_u", "shown_v", *(f"shown_y_{d:g}" for d in THRESHOLDS),
          *(f"frozen_pct_{d:g}" for d in THRESHOLDS), *(f"stall_s_{d:g}" for d in THRESHOLDS))
 
@@ -125,6 +137,7 @@ def run_metrics(run_dir: Path, p: dict[str, Any]) -> dict[str, float]:
     delay = (run.delivered_ns[got] - run.ideal_ns[got]) / 1e9
     f = np.arange(run.rung.size)
     psnr = {c: lad[f"psnr_{c}"][run.rung, f] for c in "yuv"}
+    off = snr_offsets()[lad["display"][run.rung, f]]
     nan = float("nan")
     out = {"delay_s": float(delay.mean()) if delay.size else nan,
            "delay_p95_s": float(np.percentile(delay, 95)) if delay.size else nan,
@@ -133,7 +146,8 @@ def run_metrics(run_dir: Path, p: dict[str, Any]) -> dict[str, float]:
            "timeouts": float(run.rto_ns.size),
            "timeouts_per_burst": float(np.mean(timeouts_per_burst(run))) if run.outages_ns else nan,
            "rate_mbps": float(run.size.sum()) * 8 * FPS / run.size.size / 1e6,
-           **{f"snr_{c}": float(psnr[c].mean()) for c in "yuv"}}
+           **{f"snr_{c}": float(psnr[c].mean()) for c in "yuv"},
+           **{f"vsnr_{c}": float((psnr[c] + off[:, k]).mean()) for k, c in enumerate("yuv")}}
     for d in THRESHOLDS:
         out[f"late_pct_{d:g}"] = 100.0 * float(run.late(d).mean())
     return out

@@ -38,8 +38,8 @@ from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, Part, above, below, mean_ci, summary_line, within
 from qoelab.experiment import core, runner
 from qoelab.experiment.tables import publish, write_repetitions
-from qoelab.reproduce.wimax.build import (CONCEALMENTS, EXAMPLE_CELL, FULL, METRICS, QUICK, TREATMENTS, Grid, Video,
-                                          _cell_id, _packets, _psnr, build_scenario, cell_toml, cells, effective,
+from qoelab.reproduce.wimax.build import (EXAMPLE_CELL, FULL, METRICS, QUICK, TREATMENTS, Grid, Video, _cell_id,
+                                          _packets, _psnr, build_scenario, cell_toml, cells, concealments_of, effective,
                                           experiment, load_video, run_metrics, split_available, with_concealment)
 from qoelab.reproduce.wimax.paper import (BASE, CBR_RATES, CHANNEL_LOSS_PCT, CHOICES, CONNECTIONS, DISPLAY_S, FRAMES_MS,
                                           PAPER_T3, PAPER_T4, PAPER_T5, PAPER_T6, TRACE)
@@ -167,7 +167,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
     def decode(rs: runner.RunSet, step: Callable[[int], None]) -> None:
         from qoelab.sweep import is_done
 
-        todo = [(d, c) for d in _decoded(grid, rs) for c in CONCEALMENTS
+        todo = [(d, c) for d in _decoded(grid, rs) for c in concealments_of(rs.setting)
                 if is_done(d) and not (d / f"psnr_{c}.json").is_file()]
         with runner.stage(out, "decode"):
             runner.parallel(partial(_decode_one, video=video), todo, jobs, step)
@@ -175,7 +175,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
     res = runner.reproduce(out, CHOICES, lambda s: {"wimax": experiment(grid, video, s)},
                            lambda rs: findings(grid, with_concealment(rs.rows_of(), rs.setting["concealment"])),
                            sensitivity=sensitivity, jobs=jobs, progress=progress, executor=executor, log=log, post=decode,
-                           post_units=lambda rs: len(_decoded(grid, rs)) * len(CONCEALMENTS))
+                           post_units=lambda rs: len(_decoded(grid, rs)) * len(concealments_of(rs.setting)))
     if res is None:
         return {"shard": executor.shard}
     found, setting = res.findings, res.main.setting
@@ -209,7 +209,7 @@ def size(quick: bool, sensitivity: bool = False) -> int:
     """The progress units of ``run`` (runs and decodes, for ``reproduce all``'s total)."""
     grid, video = plan(quick), load_video(None)
     return runner.size(runner.sets(Path("."), CHOICES, lambda s: {"wimax": experiment(grid, video, s)},
-                                   sensitivity=sensitivity), lambda rs: len(_decoded(grid, rs)) * len(CONCEALMENTS))
+                                   sensitivity=sensitivity), lambda rs: len(_decoded(grid, rs)) * len(concealments_of(rs.setting)))
 
 
 def _decode_one(item: tuple[Path, str], video: Video) -> float:

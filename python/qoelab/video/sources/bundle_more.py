@@ -126,3 +126,10 @@ def build_mpeg2_ladder(out: Path):
     from .mpeg2_ladder import build_mpeg2_ladder as build
 
     return build(out)
+
+
+def build_mpeg2_source(out: Path):
+    """Only the MPEG-2 ladder's source variances (``mpeg2_ladder.source.csv.gz``; seconds)."""
+    from .mpeg2_ladder import write_source_variance
+
+    return write_source_variance(out)

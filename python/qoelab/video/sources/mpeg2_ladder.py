@@ -29,6 +29,11 @@ Bundled files (the bitstreams are not kept):
   (I/P/B), coded size (all its start-code units: sequence and GOP headers go with the picture
   they precede) and the PSNR of its decoded picture against the source picture it shows.
 - `<name>.recipe.toml`: commands, encoder version, timings and `[expected]` statistics.
+- `<name>.source.csv.gz`: `display,var_y,var_u,var_v`, each source picture's variance per plane
+  (population variance of its samples, as the MPEG Software Simulation Group's `mpeg2encode`
+  computes it in `stats.c`, `calcSNR1`), so that a frame's variance-normalised SNR, the SNR that
+  encoder prints (`10 log10(variance / MSE)`), follows from its PSNR without the pictures:
+  :func:`snr_offset_db` (issue 38 item 6).
 
 Rebuild (from the repository root): `python -m qoelab.video.sources.bundle mpeg2_ladder`.
 """
@@ -49,10 +54,12 @@ from ..tools import ffmpeg_version, run_ffmpeg
 from ..traces.mpeg2 import GOP_HEADER, group_pictures, parse_mpeg2_units, temporal_references
 from .encode import write_recipe
 
-__all__ = ["DEFAULT_RATES_BPS", "LADDER_COLUMNS", "build_mpeg2_ladder", "read_ladder", "frame_quality"]
+__all__ = ["DEFAULT_RATES_BPS", "LADDER_COLUMNS", "SOURCE_COLUMNS", "build_mpeg2_ladder", "read_ladder", "frame_quality",
+           "read_source_variance", "snr_offset_db", "source_variance", "write_source_variance"]
 
 DEFAULT_RATES_BPS = (2_000_000, 1_500_000, 1_100_000, 800_000, 650_000, 500_000)
 LADDER_COLUMNS = ("rung", "target_bps", "frame", "display", "type", "size_bytes", "psnr_y", "psnr_u", "psnr_v")
+SOURCE_COLUMNS = ("display", "var_y", "var_u", "var_v")
 MPML_VBV_BITS = 1_835_008
 WIDTH, HEIGHT, FPS, GOP, BFRAMES = 704, 480, 30, 15, 1
 
@@ -188,7 +195,90 @@ def build_mpeg2_ladder(out: str | os.PathLike[str], *, duration_s: float = 60.0,
         "expected": {"frames": n, "gops": n // GOP, "rungs": rungs},
     }
     write_recipe(out / f"{name}.recipe.toml", recipe)
-    return {"frames": path, "rungs": rungs}
+    source = write_source_variance(out, name, clip=clip, duration_s=duration_s)
+    return {"frames": path, "rungs": rungs, "source": source}
+
+
+def source_variance(clip: Path, duration_s: float) -> np.ndarray:
+    """(n, 3): each source picture's population variance per plane Y/U/V (the ladder's source
+    graph, 4:2:0), from ffmpeg's raw pictures streamed one at a time."""
+    import subprocess
+
+    from ..tools import error_line, ffmpeg_exe, guard_inputs
+
+    n = int(round(duration_s * FPS))
+    src_in, graph = _source(clip, duration_s)
+    args = [*src_in, "-vf", graph, "-r", str(FPS), "-frames:v", str(n), "-an", "-f", "rawvideo", "-pix_fmt", "yuv420p",
+            "-"]
+    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", *guard_inputs(args)]
+    ysz, csz = WIDTH * HEIGHT, (WIDTH // 2) * (HEIGHT // 2)
+    out = np.empty((n, 3))
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None
+        k = 0
+        while k < n:
+            buf = proc.stdout.read(ysz + 2 * csz)
+            if len(buf) < ysz + 2 * csz:
+                break
+            pic = np.frombuffer(buf, np.uint8).astype(np.float64)
+            out[k] = [pic[:ysz].var(), pic[ysz:ysz + csz].var(), pic[ysz + csz:].var()]
+            k += 1
+        proc.stdout.close()
+        err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+        rc = proc.wait()
+    if rc != 0 or k != n:
+        raise VideoInputError(clip, f"source pictures: {k} of {n} read ({error_line(err, rc)})")
+    return out
+
+
+def write_source_variance(out: str | os.PathLike[str], name: str = "mpeg2_ladder", *, clip: Path | None = None,
+                          duration_s: float = 60.0) -> Path:
+    """Writes ``<name>.source.csv.gz`` (module doc) into ``out`` and returns its path."""
+    from .source import CLIP
+
+    var = source_variance(clip or CLIP, duration_s)
+    rows = [f"{i},{y:.4f},{u:.4f},{v:.4f}" for i, (y, u, v) in enumerate(var)]
+    path = Path(out) / f"{name}.source.csv.gz"
+    path.write_bytes(gzip.compress(("\n".join([",".join(SOURCE_COLUMNS), *rows]) + "\n").encode("ascii"), mtime=0))
+    return path
+
+
+def read_source_variance(path: str | os.PathLike[str], n: int) -> np.ndarray:
+    """(n, 3) variances Y/U/V by display index from a ``*.source.csv.gz`` of ``n`` pictures."""
+    import io
+
+    from qoelab.paths import read_file
+
+    p = Path(path)
+    raw = read_file(p, "source variances", 16 << 20, VideoInputError)
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
+            text = gz.read(16 << 20).decode("ascii")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise VideoInputError(p, f"cannot read source variances: {type(exc).__name__}") from None
+    lines = text.splitlines()
+    if not lines or tuple(lines[0].split(",")) != SOURCE_COLUMNS:
+        raise VideoInputError(p, f"line 1: header must be {','.join(SOURCE_COLUMNS)}")
+    if len(lines) - 1 != n:
+        raise VideoInputError(p, f"{len(lines) - 1} pictures, the ladder has {n}")
+    out = np.empty((n, 3))
+    for i, ln in enumerate(lines[1:]):
+        f = ln.split(",")
+        try:
+            if len(f) != 4 or int(f[0]) != i:
+                raise ValueError
+            out[i] = [float(x) for x in f[1:]]
+        except ValueError:
+            raise VideoInputError(p, f"line {i + 2}: expected {i},var_y,var_u,var_v") from None
+    if not (np.isfinite(out).all() and (out > 0).all()):
+        raise VideoInputError(p, "variances must be finite and positive")
+    return out
+
+
+def snr_offset_db(variance: np.ndarray) -> np.ndarray:
+    """What turns a PSNR into the variance-normalised SNR of ``mpeg2encode``: SNR = 10 log10(var /
+    MSE) = PSNR + 10 log10(var / 255²), per picture and plane."""
+    return 10.0 * np.log10(np.asarray(variance, np.float64) / 255.0**2)
 
 
 def _run_psnr(m2v: Path, src_in: list[str], graph: str, n: int, stats: Path) -> None:
