@@ -31,7 +31,7 @@ registry! {
         red::Red(RedConfig) = "red",
         pie::Pie(PieConfig) = "pie",
         tfd::Tfd(TfdConfig) = "tfd",
-        #[cfg(test)] toy::Toy(ToyConfig) = "toy",
+        toy::Toy(ToyConfig) = "toy",
     }
 }
 pub use reservation::{reservations, reservations_mut, AsAny, Reservation, Reservations};
