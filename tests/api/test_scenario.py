@@ -134,3 +134,20 @@ def test_load_takes_the_bundled_names_the_cli_takes(tmp_path, monkeypatch):
     # A file of the same name in the current folder is not shadowed by the bundled name.
     (tmp_path / "demo").write_text('[sim]\nduration = "1s"\n')
     assert Scenario.load("demo").data == {"sim": {"duration": "1s"}}
+
+
+def test_a_transmit_ring_is_checked_and_conserves_packets():
+    # tx_ring (crates/core/src/queue/ring.rs): out of range names its key path; in range,
+    # every packet is sent, received, dropped or still in flight (the ring's included).
+    from qoelab.paths import root
+
+    sc = Scenario.load(root() / "scenarios" / "sqf" / "testbed.toml")
+    sc.set("sim.duration", "5s")
+    sc.set("links[2].tx_ring", 0)
+    with pytest.raises(ScenarioError, match=r"links\[2\]\.tx_ring.*1\.\.=65536"):
+        sc.run()
+    sc.set("links[2].tx_ring", 64)
+    res = sc.run()
+    for f in res.flows.column("flow").to_pylist():
+        r = res.flow(f)
+        assert r["sent_pkts"] == r["recv_pkts"] + r["drop_queue_pkts"] + r["drop_channel_pkts"] + r["in_flight_pkts"], f

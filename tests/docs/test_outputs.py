@@ -45,7 +45,8 @@ CORPUS = {
     "links": [_link("A", "R1", a_addr="10.1.0.1"), _link("A", "R2", a_addr="10.1.1.1"),
               _link("R1", "B", b_addr="10.2.0.1", queue={"kind": "fifo", "limit": "20p"},
                     loss_ab={"kind": "bernoulli", "p": 0.01}),
-              _link("R2", "B", b_addr="10.2.1.1")],
+              # An ECN-marking discipline: the links table's `ce_marks_pkts`.
+              _link("R2", "B", b_addr="10.2.1.1", queue={"kind": "codel", "ecn": True})],
     "flows": [
         {"name": "mp", "src": "A", "dst": "B", "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"},
          "transport": {"kind": "udp"}, "packet_log": True},

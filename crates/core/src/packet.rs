@@ -34,6 +34,8 @@ pub struct IpHdr {
     pub v6: bool,
     /// DiffServ code point (6 bits).
     pub dscp: u8,
+    /// ECN field (RFC 3168 §5): the TOS byte's low 2 bits, below the DSCP.
+    pub ecn: Ecn,
     pub ttl: u8,
     /// Length of IP options (IPv4) or extension headers (IPv6) in bytes, included in
     /// `Packet::size_bytes`.
@@ -41,6 +43,42 @@ pub struct IpHdr {
     /// The Traffic Flow Description option, if the sender attached one (IPv4 option / IPv6
     /// hop-by-hop option; see [`crate::ip::tfd`]). Its bytes are counted in `opt_bytes`.
     pub tfd: Option<crate::ip::tfd::TfdOption>,
+}
+
+/// The ECN field of the IP header (RFC 3168 §5). Senders that are not ECN-capable send
+/// `NotEct`, the default; an ECN-capable transport sends `Ect0`; an AQM marks congestion by
+/// rewriting ECT(0) or ECT(1) to `Ce` instead of dropping ([`crate::queue::QueueCtx::mark_ce`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// 00: the transport does not understand ECN.
+    #[default]
+    NotEct = 0,
+    /// 01: ECN-capable transport, codepoint ECT(1) (L4S, RFC 9331).
+    Ect1 = 1,
+    /// 10: ECN-capable transport, codepoint ECT(0) (RFC 3168).
+    Ect0 = 2,
+    /// 11: Congestion Experienced.
+    Ce = 3,
+}
+
+impl Ecn {
+    /// The 2 bits as carried in the TOS / Traffic Class byte.
+    pub fn bits(self) -> u8 {
+        self as u8
+    }
+    /// The codepoint of the TOS byte's low 2 bits.
+    pub fn from_tos(tos: u8) -> Ecn {
+        match tos & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+    /// ECT(0), ECT(1) or CE: the packet's transport understands ECN (RFC 3168 §5).
+    pub fn capable(self) -> bool {
+        self != Ecn::NotEct
+    }
 }
 
 /// RTP fixed-header fields (RFC 3550 §5.1).
@@ -297,6 +335,19 @@ impl PacketData {
             L4::Udp(u) => Some(u),
             _ => None,
         }
+    }
+    /// Marks Congestion Experienced (RFC 3168 §5) if the packet is ECN-capable and returns
+    /// whether it is (then the caller must not drop it). A real host's datagram gets the new
+    /// codepoint in its TOS byte and its header checksum updated ([`crate::real::set_ecn`]).
+    pub fn set_ce(&mut self) -> bool {
+        if !self.ip.ecn.capable() {
+            return false;
+        }
+        self.ip.ecn = Ecn::Ce;
+        if let L4::Real(r) = &mut self.l4 {
+            crate::real::set_ecn(&mut r.bytes, Ecn::Ce);
+        }
+        true
     }
     /// Size of the IP header including options/extension headers.
     pub fn ip_header_bytes(&self) -> u32 {

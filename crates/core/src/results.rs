@@ -244,6 +244,11 @@ impl Simulation {
             Column::U64(ps.iter().map(|p| p.stats.dropped_arrival_bytes + p.stats.dropped_queued_bytes).collect()),
         );
         t.push("drop_channel_pkts", Column::U64(ps.iter().map(|p| p.stats.channel_drop_pkts).collect()));
+        // Only scenarios where a discipline marks ECN get the column, so that every other
+        // scenario's results keep their shape (and their golden digests).
+        if ps.iter().any(|p| p.reports_ce_marks()) {
+            t.push("ce_marks_pkts", Column::U64(ps.iter().map(|p| p.stats.ce_marked_pkts).collect()));
+        }
         t.push("utilisation", Column::F64(ps.iter().map(|p| p.stats.busy_ns as f64 * 1e-9 / dur_s).collect()));
         t.push("throughput_bps", Column::F64(ps.iter().map(|p| p.stats.tx_bytes as f64 * 8.0 / dur_s).collect()));
         t.push(

@@ -1006,7 +1006,7 @@ impl Simulation {
             hop: 0,
             route: eg.route,
             path: o.path,
-            ip: IpHdr { ttl: 64, opt_bytes, tfd, ..Default::default() },
+            ip: IpHdr { ttl: 64, opt_bytes, tfd, ecn: o.ecn, ..Default::default() },
             l4: o.l4,
         });
         self.send_on(eg.node, eg.port, pkt);

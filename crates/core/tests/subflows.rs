@@ -37,14 +37,14 @@ impl Endpoint for Striper {
         self.next = (self.next + 1) % self.paths;
         // Ports are the world's to stamp, per path.
         let l4 = L4::Udp(UdpHdr { media: d.media, ..Default::default() });
-        cx.send(Outgoing { dir: cx.dir, size_bytes: d.payload + 28, l4, path, tfd: None });
+        cx.send(Outgoing { dir: cx.dir, size_bytes: d.payload + 28, l4, path, tfd: None, ecn: Default::default() });
     }
     fn on_packet(&mut self, pkt: &PacketData, cx: &mut FlowCtx) {
         let u = pkt.udp().expect("a datagram flow");
         self.seen.lock().unwrap().push((pkt.path, pkt.src, u.src_port, pkt.dst, u.dst_port, pkt.size_bytes));
         if cx.end() == 1 {
             let l4 = L4::Udp(UdpHdr::default());
-            cx.send(Outgoing { dir: cx.dir, size_bytes: 40, l4, path: pkt.path, tfd: None });
+            cx.send(Outgoing { dir: cx.dir, size_bytes: 40, l4, path: pkt.path, tfd: None, ecn: Default::default() });
         }
     }
 }

@@ -39,6 +39,9 @@ pub struct PortStats {
     pub dropped_arrival_bytes: u64,
     pub dropped_queued_pkts: u64,
     pub dropped_queued_bytes: u64,
+    /// Packets an ECN-enabled discipline marked Congestion Experienced instead of dropping
+    /// (RFC 3168 §5; [`crate::queue::QueueCtx::mark_ce`]).
+    pub ce_marked_pkts: u64,
     pub dequeued_pkts: u64,
     pub tx_pkts: u64,
     pub tx_bytes: u64,
@@ -187,6 +190,8 @@ pub struct Port {
     outages: outage::Outages,
     /// Scratch for packets a discipline drops from its queue.
     scratch: Vec<Packet>,
+    /// The scenario turned ECN marking on for this port's discipline ([`crate::queue::Build::ecn`]).
+    ecn: bool,
     /// What the discipline holds, kept here from its verdicts, dequeues and drops (the
     /// conservation law every discipline's tests check: enqueued = dequeued + dropped from
     /// the queue + backlog), so the statistics need no virtual call per operation.
@@ -243,6 +248,7 @@ impl Port {
             flow_samples: None,
             outages: outage::Outages::default(),
             scratch: Vec::new(),
+            ecn: false,
             backlog: Backlog::default(),
         }
     }
@@ -257,6 +263,18 @@ impl Port {
     }
 
     /// The intervals this direction is down, sorted and merged.
+    /// Records that the scenario turned ECN marking on for this port's discipline.
+    pub fn with_ecn(mut self, ecn: bool) -> Self {
+        self.ecn = ecn;
+        self
+    }
+
+    /// Whether this port's results report CE marks: ECN marking was turned on, or the
+    /// discipline marked packets anyway (FQ-CoDel marks by default).
+    pub fn reports_ce_marks(&self) -> bool {
+        self.ecn || self.stats.ce_marked_pkts > 0
+    }
+
     pub fn outages(&self) -> &[outage::Window] {
         self.outages.windows()
     }
@@ -344,6 +362,7 @@ impl Port {
         let who = self.probes.is_some().then(|| (pkt.flow, pkt.dir as u8));
         let mut cx = QueueCtx::new(now, &mut self.scratch);
         let verdict = self.qdisc.enqueue(pkt, &mut cx);
+        self.stats.ce_marked_pkts += cx.ce_marks as u64;
         self.sample_flows(now);
         match verdict {
             Verdict::Enqueued => {
@@ -432,6 +451,7 @@ impl Port {
         }
         let mut cx = QueueCtx::new(now, &mut self.scratch);
         let next = self.qdisc.dequeue(&mut cx);
+        self.stats.ce_marked_pkts += cx.ce_marks as u64;
         if next.is_some() {
             self.sample_flows(now);
         }

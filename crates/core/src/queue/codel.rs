@@ -18,8 +18,12 @@
 //!   target; re-entering within 16 intervals resumes `count` from the previous cycle's rate.
 //! - The buffer limit is a tail drop on arrival (Linux `sch_codel`, default 1000 packets).
 //!
-//! Not modelled: ECN marking (`IpHdr` carries no ECN field yet, so every CoDel decision is a
-//! drop), Linux's `ce_threshold`, and the fixed-point reciprocal square root (Linux
+//! - ECN (`ecn = true`; RFC 8289 §5 "drop or mark", Linux `codel_impl.h`): a decision on an
+//!   ECN-capable packet marks it CE and sends it instead of dropping it; the count and the
+//!   control law advance as for a drop, and the marked packet ends the dequeue (Linux). Not-ECT
+//!   packets are dropped; the buffer limit always drops.
+//!
+//! Not modelled: Linux's `ce_threshold`, and the fixed-point reciprocal square root (Linux
 //! approximates `1/√count` by Newton steps; we compute it in floating point).
 
 use super::{Backlog, Build, BuildCtx, QueueCtx, QueueDisc, Verdict};
@@ -43,6 +47,10 @@ pub struct CodelConfig {
     /// Interval. Default `"100ms"` (RFC 8289 §4.5). Range: ≥ 1 ns.
     #[serde(with = "serde_units::time", default = "default_interval")]
     pub interval: Dur,
+    /// Mark ECN-capable packets CE instead of dropping them (RFC 8289 §5; RFC 3168). Default
+    /// false (Linux `tc codel` without `ecn`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
 
 fn default_limit() -> Limit {
@@ -57,7 +65,7 @@ fn default_interval() -> Dur {
 
 impl Default for CodelConfig {
     fn default() -> Self {
-        CodelConfig { limit: default_limit(), target: default_target(), interval: default_interval() }
+        CodelConfig { limit: default_limit(), target: default_target(), interval: default_interval(), ecn: false }
     }
 }
 
@@ -124,14 +132,16 @@ impl CodelState {
         (Some(pkt), ok_to_drop)
     }
 
-    /// RFC 8289 §5.5 `dequeue`: the packet to send, if any; packets CoDel drops on the way go
-    /// to `drop`. `pop` is as for `dodequeue`.
+    /// RFC 8289 §5.5 `dequeue`: the packet to send, if any. `signal` carries out each CoDel
+    /// decision on the packet in hand: it marks it CE and hands it back (ECN, Linux
+    /// `codel_impl.h`: a marked packet is sent and ends this dequeue), or drops it and returns
+    /// `None`. `pop` is as for `dodequeue`.
     pub(crate) fn dequeue(
         &mut self,
         p: &CodelParams,
         now: SimTime,
         mut pop: impl FnMut() -> Option<(SimTime, Packet, u64)>,
-        mut drop: impl FnMut(Packet),
+        mut signal: impl FnMut(Packet) -> Option<Packet>,
     ) -> Option<Packet> {
         let (mut pkt, ok) = self.dodequeue(p, now, &mut pop);
         if pkt.is_none() {
@@ -143,8 +153,12 @@ impl CodelState {
                 self.dropping = false;
             }
             while self.dropping && now >= self.drop_next {
-                drop(pkt.take().expect("a packet is in hand"));
                 self.count += 1;
+                if let Some(marked) = signal(pkt.take().expect("a packet is in hand")) {
+                    // Marked, not dropped: the next decision follows by the control law.
+                    self.drop_next = Self::control_law(p, self.drop_next, self.count);
+                    return Some(marked);
+                }
                 let (next, ok) = self.dodequeue(p, now, &mut pop);
                 pkt = next;
                 if !ok || pkt.is_none() {
@@ -154,8 +168,10 @@ impl CodelState {
                 }
             }
         } else if ok {
-            drop(pkt.take().expect("a packet is in hand"));
-            pkt = self.dodequeue(p, now, &mut pop).0;
+            match signal(pkt.take().expect("a packet is in hand")) {
+                Some(marked) => pkt = Some(marked),
+                None => pkt = self.dodequeue(p, now, &mut pop).0,
+            }
             self.dropping = true;
             // Re-entering soon after the last drop cycle: resume near its drop rate.
             let delta = self.count.saturating_sub(self.lastcount);
@@ -170,6 +186,17 @@ impl CodelState {
     }
 }
 
+/// CoDel's congestion signal on the packet in hand: with `ecn`, an ECN-capable packet is
+/// marked CE and handed back; any other is dropped from the queue.
+pub(crate) fn signal(ecn: bool, cx: &mut QueueCtx, mut pkt: Packet) -> Option<Packet> {
+    if ecn && cx.mark_ce(&mut pkt) {
+        Some(pkt)
+    } else {
+        cx.drop_queued(pkt);
+        None
+    }
+}
+
 /// CoDel on one FIFO.
 pub struct Codel {
     limit: Limit,
@@ -177,6 +204,7 @@ pub struct Codel {
     q: VecDeque<(SimTime, Packet)>,
     bytes: u64,
     state: CodelState,
+    ecn: bool,
 }
 
 impl Codel {
@@ -190,6 +218,7 @@ impl Codel {
             q: VecDeque::new(),
             bytes: 0,
             state: CodelState::default(),
+            ecn: cfg.ecn,
         }
     }
 }
@@ -212,7 +241,8 @@ impl QueueDisc for Codel {
             *bytes -= p.size_bytes as u64;
             Some((t, p, *bytes))
         };
-        self.state.dequeue(&self.params, cx.now, pop, |p| cx.drop_queued(p))
+        let ecn = self.ecn;
+        self.state.dequeue(&self.params, cx.now, pop, |p| signal(ecn, cx, p))
     }
 
     fn backlog(&self) -> Backlog {
@@ -230,6 +260,9 @@ impl Build for CodelConfig {
             return Err(("interval", "must be ≥ 1 ns, got 0 ns".into()));
         }
         Ok(())
+    }
+    fn ecn(&self) -> bool {
+        self.ecn
     }
     fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         Box::new(Codel::new(self, cx.mtu_bytes))
@@ -267,6 +300,41 @@ mod tests {
         }
         assert_eq!(drop_times, vec![105, 205, 276]);
         assert!(q.state.dropping());
+    }
+
+    /// With `ecn`, the same trace marks ECT packets at the drops' times (105, 205, 276 ms: the
+    /// count and control law advance as for drops), sends them, and drops nothing; Not-ECT
+    /// packets are still dropped; the context counts the marks.
+    #[test]
+    fn ecn_marks_at_the_control_laws_times() {
+        use crate::packet::Ecn;
+        use crate::queue::testutil::ect;
+        for ect_pkts in [true, false] {
+            let mut q = Codel::new(&CodelConfig { ecn: true, ..Default::default() }, 1500);
+            let mut d = Vec::new();
+            for i in 0..400 {
+                let p = if ect_pkts { ect(0, 1500, i) } else { pkt(0, 1500, i) };
+                q.enqueue(p, &mut at(0, &mut d));
+            }
+            let (mut marks, mut drops) = (Vec::new(), Vec::new());
+            for t in 1..=300u64 {
+                let before = d.len();
+                let mut cx = at(t, &mut d);
+                let p = cx.ce_marks();
+                let out = q.dequeue(&mut cx).unwrap();
+                let n = cx.ce_marks() - p;
+                assert_eq!(n as usize, (out.ip.ecn == Ecn::Ce) as usize);
+                if n > 0 {
+                    marks.push(t);
+                }
+                drops.extend(std::iter::repeat_n(t, d.len() - before));
+            }
+            if ect_pkts {
+                assert_eq!((marks, drops), (vec![105, 205, 276], vec![]));
+            } else {
+                assert_eq!((marks, drops), (vec![], vec![105, 205, 276]));
+            }
+        }
     }
 
     #[test]
@@ -322,6 +390,7 @@ mod tests {
                 limit: Limit::Packets(lim),
                 target: Dur::from_millis(target_ms),
                 interval: Dur::from_millis(interval_ms),
+                ..Default::default()
             };
             let mut q = Codel::new(&cfg, 1500);
             drive(&mut q, &seq, |_, _, _| Ok(()))?;

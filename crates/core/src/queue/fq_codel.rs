@@ -24,7 +24,12 @@
 //!   state is re-entered within 16 intervals. The "queue below one MTU" exemption uses the flow
 //!   queue's bytes.
 //!
-//! Not modelled: ECN marking (every CoDel decision is a drop), the `memory_limit`, hash
+//! - ECN (`ecn`, on by default as in Linux `fq_codel` and RFC 8290 §4.2 "mark or drop"): CoDel's
+//!   decisions mark ECN-capable packets CE instead of dropping them (see [`super::codel`]);
+//!   the overflow drop always drops. Only ECN-capable senders (TCP `ecn = true`) see marks;
+//!   every other packet is dropped as before.
+//!
+//! Not modelled: the `memory_limit`, hash
 //! collisions and the `flows` bucket count.
 
 use super::codel::{CodelParams, CodelState};
@@ -61,6 +66,11 @@ pub struct FqCodelConfig {
     /// largest key). The new and old lists are in arrival order already. See [`TieRule`].
     #[serde(default)]
     pub ties: TieRule,
+    /// Mark ECN-capable packets CE instead of dropping them on a CoDel decision (RFC 8290
+    /// §4.2, RFC 3168). Default (unset) on, as Linux `fq_codel` (`noecn` is `false`); it
+    /// changes nothing for Not-ECT traffic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<bool>,
 }
 
 fn default_limit() -> Limit {
@@ -85,6 +95,7 @@ impl Default for FqCodelConfig {
             quantum: default_quantum(),
             flow_key: FlowKeyKind::FiveTuple,
             ties: TieRule::Neutral,
+            ecn: None,
         }
     }
 }
@@ -119,6 +130,7 @@ pub struct FqCodel {
     packets: u64,
     bytes: u64,
     ties: TieRule,
+    ecn: bool,
     /// Draws among equally fat flows ([`TieRule::Neutral`]).
     rng: SimRng,
 }
@@ -141,6 +153,7 @@ impl FqCodel {
             packets: 0,
             bytes: 0,
             ties: cfg.ties,
+            ecn: cfg.ecn.unwrap_or(true),
             rng: SimRng::stream(seed, "fq_codel:ties"),
         }
     }
@@ -184,12 +197,12 @@ impl FqCodel {
     /// `cx`.
     fn codel_dequeue(&mut self, k: FlowKey, cx: &mut QueueCtx) -> Option<Packet> {
         let mut state = std::mem::take(&mut self.flows.get_mut(&k).expect("flow exists").codel);
-        let params = self.codel;
+        let (params, ecn) = (self.codel, self.ecn);
         let pop = || {
             let (t, p) = self.pop_head(k)?;
             Some((t, p, self.flows[&k].bytes))
         };
-        let p = state.dequeue(&params, cx.now, pop, |p| cx.drop_queued(p));
+        let p = state.dequeue(&params, cx.now, pop, |p| super::codel::signal(ecn, cx, p));
         self.flows.get_mut(&k).expect("flow exists").codel = state;
         p
     }
@@ -297,6 +310,9 @@ impl Build for FqCodelConfig {
             return Err(("interval", "must be ≥ 1 ns, got 0 ns".into()));
         }
         Ok(())
+    }
+    fn ecn(&self) -> bool {
+        self.ecn == Some(true)
     }
     fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         Box::new(FqCodel::new(self, cx.mtu_bytes, cx.seed))

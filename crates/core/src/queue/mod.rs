@@ -10,6 +10,7 @@
 
 pub mod flows;
 pub mod reservation;
+pub mod ring;
 
 use crate::packet::{FlowId, Packet, PacketData, L4};
 use crate::registry::registry;
@@ -103,11 +104,26 @@ pub struct QueueCtx<'a> {
     pub now: SimTime,
     /// Packets the discipline removed from its queue without sending them (push-out, AQM).
     pub(crate) dropped_from_queue: &'a mut Vec<Packet>,
+    /// Packets the discipline marked Congestion Experienced during the call ([`Self::mark_ce`]),
+    /// which the port adds to its statistics.
+    pub(crate) ce_marks: u32,
 }
 
 impl<'a> QueueCtx<'a> {
     pub fn new(now: SimTime, dropped_from_queue: &'a mut Vec<Packet>) -> Self {
-        QueueCtx { now, dropped_from_queue }
+        QueueCtx { now, dropped_from_queue, ce_marks: 0 }
+    }
+    /// An ECN-enabled AQM's congestion signal (RFC 3168 §5): marks `pkt` CE if it is
+    /// ECN-capable and returns `true` (the discipline keeps the packet); returns `false` for a
+    /// Not-ECT packet, which the discipline drops instead. The port counts the marks.
+    pub fn mark_ce(&mut self, pkt: &mut PacketData) -> bool {
+        let marked = pkt.set_ce();
+        self.ce_marks += marked as u32;
+        marked
+    }
+    /// Marks made during this call so far.
+    pub fn ce_marks(&self) -> u32 {
+        self.ce_marks
     }
     /// Drops a packet that was already enqueued (push-out by LQD, CoDel's head drop).
     pub fn drop_queued(&mut self, pkt: Packet) {
@@ -157,6 +173,11 @@ pub trait Build {
     fn validate(&self) -> Result<(), (&'static str, String)> {
         Ok(())
     }
+    /// Whether the scenario turned ECN marking on (`ecn = true`): the port's results then
+    /// carry a `ce_marks_pkts` column. Default false.
+    fn ecn(&self) -> bool {
+        false
+    }
     /// Builds the discipline for a port described by `cx` (MTU, rate, seed).
     fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc>;
     /// For a discipline with per-flow queues that reports them
@@ -180,6 +201,10 @@ impl QueueConfig {
     }
     pub fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         self.config().build(cx)
+    }
+    /// See [`Build::ecn`].
+    pub fn ecn(&self) -> bool {
+        self.config().ecn()
     }
     /// The per-flow backlog sampling interval the config asks its port for ([`Build::flow_sample`]).
     pub fn flow_sample(&self) -> Option<Dur> {
@@ -218,6 +243,13 @@ pub(crate) mod testutil {
             ip: IpHdr::default(),
             l4: L4::Udp(UdpHdr { src_port: 1000 + flow as u16, dst_port: 5000, ..Default::default() }),
         })
+    }
+
+    /// [`pkt`] sent ECN-capable (ECT(0)).
+    pub fn ect(flow: FlowId, size: u32, seq: u64) -> Packet {
+        let mut p = pkt(flow, size, seq);
+        p.ip.ecn = Ecn::Ect0;
+        p
     }
 
     /// One step of a random arrival/departure sequence for the property tests.

@@ -26,8 +26,12 @@
 //!   next enqueue or dequeue, as a timer would (a run of updates that leaves the state
 //!   unchanged is skipped at once).
 //!
-//! Not modelled: ECN marking (`IpHdr` carries no ECN field yet; every decision is a drop), the
-//! Little's-law departure-rate estimator, §5's optional elements (PIE active/inactive,
+//! - ECN (`ecn = true`, RFC 8033 §5.1, Linux `sch_pie` `ecn`): an early decision marks an
+//!   ECN-capable arrival CE and admits it while `drop_prob` is at most 10 % (`mark_ecnth`);
+//!   above that, and at the limit, it drops whatever the codepoint (an overload of
+//!   unresponsive ECN senders must not fill the buffer).
+//!
+//! Not modelled: the Little's-law departure-rate estimator, §5's optional elements (PIE active/inactive,
 //! de-randomisation, cap on the drop adjustment), byte mode, and Linux's extra +2 % per update
 //! when the delay exceeds 250 ms.
 
@@ -64,7 +68,14 @@ pub struct PieConfig {
     /// Burst allowance, `MAX_BURST`. Default `"150ms"` (RFC 8033 §4.4).
     #[serde(with = "serde_units::time", default = "default_max_burst")]
     pub max_burst: Dur,
+    /// Mark ECN-capable packets CE instead of dropping them early while the drop probability
+    /// is at most 10 % (RFC 8033 §5.1). Default false (Linux `tc pie` without `ecn`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
+
+/// RFC 8033 §5.1 `mark_ecnth`: above this drop probability ECN-capable packets are dropped too.
+const MARK_ECNTH: f64 = 0.1;
 
 fn default_limit() -> Limit {
     Limit::Packets(1000)
@@ -94,6 +105,7 @@ impl Default for PieConfig {
             alpha: default_alpha(),
             beta: default_beta(),
             max_burst: default_max_burst(),
+            ecn: false,
         }
     }
 }
@@ -118,6 +130,7 @@ pub struct Pie {
     beta: f64,
     max_burst: u64,
     mtu_bytes: u64,
+    ecn: bool,
     v: Vars,
     /// The next update instant.
     next_update: SimTime,
@@ -141,6 +154,7 @@ impl Pie {
             beta: cfg.beta,
             max_burst: cfg.max_burst.as_nanos(),
             mtu_bytes: mtu_bytes as u64,
+            ecn: cfg.ecn,
             v: Vars { drop_prob: 0.0, qdelay: 0, qdelay_old: 0, burst: cfg.max_burst.as_nanos() },
             next_update: SimTime(cfg.t_update.as_nanos()),
             q: VecDeque::new(),
@@ -207,11 +221,18 @@ impl Pie {
 }
 
 impl QueueDisc for Pie {
-    fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict {
+    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QueueCtx) -> Verdict {
         self.catch_up(cx.now);
         let full = super::over_limit(self.limit, self.q.len() as u64, self.bytes, pkt.size_bytes);
-        if full || self.drop_early() {
+        if full {
             return Verdict::Dropped(pkt);
+        }
+        if self.drop_early() {
+            // RFC 8033 §5.1: mark instead of dropping while drop_prob ≤ mark_ecnth.
+            let mark = self.ecn && self.v.drop_prob <= MARK_ECNTH;
+            if !(mark && cx.mark_ce(&mut pkt)) {
+                return Verdict::Dropped(pkt);
+            }
         }
         self.bytes += pkt.size_bytes as u64;
         self.q.push_back((cx.now, pkt));
@@ -253,6 +274,9 @@ impl Build for PieConfig {
             }
         }
         Ok(())
+    }
+    fn ecn(&self) -> bool {
+        self.ecn
     }
     fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         Box::new(Pie::new(self, cx.mtu_bytes, cx.seed))
@@ -327,6 +351,35 @@ mod tests {
             drops += matches!(q.enqueue(pkt(0, 1500, i), &mut cx), Verdict::Dropped(_)) as u32;
         }
         assert!(drops > 50, "{drops} of 100 dropped after the allowance");
+    }
+
+    /// RFC 8033 §5.1 with `ecn`: an early decision marks an ECT arrival while drop_prob ≤ 10 %
+    /// and drops it above; Not-ECT arrivals are dropped in both.
+    #[test]
+    fn ecn_marks_only_up_to_ten_percent() {
+        use crate::queue::testutil::ect;
+        for (prob, ect_pkts, want_marks) in [(0.08, true, true), (0.3, true, false), (0.08, false, false)] {
+            let mut q = Pie::new(&PieConfig { ecn: true, ..Default::default() }, 1500, 7);
+            let mut d = Vec::new();
+            let (mut marks, mut drops) = (0, 0);
+            for i in 0..2000u64 {
+                // Hold the controller where the test puts it: no update falls due.
+                q.v = Vars { drop_prob: prob, qdelay: 30_000_000, qdelay_old: 30_000_000, burst: 0 };
+                q.next_update = SimTime::NEVER;
+                let mut cx = QueueCtx::new(SimTime(i), &mut d);
+                let p = if ect_pkts { ect(0, 1500, i) } else { pkt(0, 1500, i) };
+                drops += matches!(q.enqueue(p, &mut cx), Verdict::Dropped(_)) as u32;
+                marks += cx.ce_marks();
+                if q.q.len() > 10 {
+                    q.q.pop_front();
+                    q.bytes -= 1500;
+                }
+            }
+            let decided = 2000.0 * prob;
+            let (m, dr) = if want_marks { (marks, drops) } else { (drops, marks) };
+            assert!((m as f64 - decided).abs() < 0.3 * decided, "p {prob} ect {ect_pkts}: {marks} marks {drops} drops");
+            assert_eq!(dr, 0, "p {prob} ect {ect_pkts}: {marks} marks {drops} drops");
+        }
     }
 
     #[test]

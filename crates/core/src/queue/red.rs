@@ -23,8 +23,13 @@
 //! - Thresholds in packets (`"5p"`: the queue is counted in packets) or bytes (`"7500B"`:
 //!   counted in bytes, as Linux `sch_red` does); `limit` is a hard tail drop.
 //!
-//! Not modelled: ECN marking (`IpHdr` carries no ECN field yet; every decision is a drop),
-//! byte-mode drop probability scaled by packet size (ns-2 `bytes_`), adaptive RED (the max_p
+//! - ECN (`ecn = true`, RFC 3168 §7; ns-2 `setbit_`): an early decision in the random region
+//!   (including the gentle region) marks an ECN-capable packet CE and admits it; a forced
+//!   decision (`avg` at or above `max_th`, or `2·max_th` in gentle mode) and the hard limit
+//!   drop. This is Linux `sch_red` with `ecn harddrop`; plain `ecn` in Linux also marks in the
+//!   forced region. Not-ECT packets are dropped as without ECN.
+//!
+//! Not modelled: byte-mode drop probability scaled by packet size (ns-2 `bytes_`), adaptive RED (the max_p
 //! auto-tuning of Floyd et al. 2001), and ns-2's automatic threshold configuration.
 
 use super::{Backlog, Build, BuildCtx, QueueCtx, QueueDisc, Verdict};
@@ -64,6 +69,10 @@ pub struct RedConfig {
     /// Default `"500B"` (ns-2 `mean_pktsize_`, ns-3 `MeanPktSize`).
     #[serde(with = "serde_units::bytes", default = "default_mean_pkt_size")]
     pub mean_pkt_size: u64,
+    /// Mark ECN-capable packets CE instead of dropping them on an early (random) decision
+    /// (RFC 3168 §7). Default false (Linux `tc red` without `ecn`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
 
 fn default_limit() -> Limit {
@@ -98,6 +107,7 @@ impl Default for RedConfig {
             w_q: default_w_q(),
             gentle: default_gentle(),
             mean_pkt_size: default_mean_pkt_size(),
+            ecn: false,
         }
     }
 }
@@ -120,6 +130,7 @@ pub struct Red {
     max_p: f64,
     w_q: f64,
     gentle: bool,
+    ecn: bool,
     /// Link serialisation rate, for `s` and for when the link goes idle.
     rate: crate::units::Rate,
     /// `s`: transmission time of a `mean_pkt_size` packet, ns (≥ 1).
@@ -151,6 +162,7 @@ impl Red {
             max_p: cfg.max_p,
             w_q: cfg.w_q,
             gentle: cfg.gentle,
+            ecn: cfg.ecn,
             rate,
             s_ns,
             q: VecDeque::new(),
@@ -196,17 +208,17 @@ impl Red {
         }
     }
 
-    /// Whether RED drops the arriving packet (FJ93 Fig. 2), updating `count`.
-    fn early_drop(&mut self) -> bool {
+    /// Whether RED drops (or marks) the arriving packet (FJ93 Fig. 2), updating `count`.
+    fn early_drop(&mut self) -> Decision {
         let avg = self.avg;
         if avg < self.min_th {
             self.count = -1;
-            return false;
+            return Decision::Admit;
         }
         let hard = if self.gentle { 2.0 * self.max_th } else { self.max_th };
         if avg >= hard {
             self.count = 0;
-            return true;
+            return Decision::Forced;
         }
         // `count` is the number of unmarked packets since the last mark (FJ93 §7), so the
         // n-th arrival after a drop sees count = n − 1 and the gap is uniform on 1..=1/p_b.
@@ -218,20 +230,34 @@ impl Red {
         let p_a = if c * p_b >= 1.0 { 1.0 } else { p_b / (1.0 - c * p_b) };
         if self.rng.uniform() < p_a {
             self.count = 0;
-            return true;
+            return Decision::Random;
         }
         self.count += 1;
-        false
+        Decision::Admit
     }
 }
 
+/// RED's decision on an arrival.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Decision {
+    Admit,
+    /// Chosen at random (`p_a`): marked instead when ECN is on and the packet is ECN-capable.
+    Random,
+    /// `avg` above the random region: always a drop.
+    Forced,
+}
+
 impl QueueDisc for Red {
-    fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict {
+    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QueueCtx) -> Verdict {
         self.update_avg(cx.now);
-        if self.early_drop() {
-            return Verdict::Dropped(pkt);
-        }
         let full = super::over_limit(self.limit, self.q.len() as u64, self.bytes, pkt.size_bytes);
+        match self.early_drop() {
+            Decision::Admit => {}
+            // RFC 3168 §7: mark rather than drop an ECN-capable packet (one the hard limit
+            // admits: a full buffer drops whatever the codepoint).
+            Decision::Random if self.ecn && !full && cx.mark_ce(&mut pkt) => {}
+            Decision::Random | Decision::Forced => return Verdict::Dropped(pkt),
+        }
         if full {
             return Verdict::Dropped(pkt);
         }
@@ -284,6 +310,9 @@ impl Build for RedConfig {
         }
         Ok(())
     }
+    fn ecn(&self) -> bool {
+        self.ecn
+    }
     fn build(&self, cx: &BuildCtx) -> Box<dyn QueueDisc> {
         Box::new(Red::new(self, cx.rate, cx.seed))
     }
@@ -298,6 +327,56 @@ mod tests {
 
     fn at(t_us: u64, d: &mut Vec<Packet>) -> QueueCtx<'_> {
         QueueCtx::new(SimTime(t_us * 1_000), d)
+    }
+
+    /// RFC 3168 §7 with `ecn`: in the random region an ECT arrival chosen for a drop is marked
+    /// CE and admitted (a Not-ECT one is dropped); in the forced region (avg ≥ 2·max_th, gentle)
+    /// and at the hard limit every arrival is dropped, ECT or not.
+    #[test]
+    fn ecn_marks_in_the_random_region_and_drops_in_the_forced_one() {
+        use crate::packet::Ecn;
+        use crate::queue::testutil::ect;
+        let cfg = RedConfig { ecn: true, limit: Limit::Packets(1000), ..Default::default() };
+        let mut d = Vec::new();
+        // Random region: avg held at 10 packets (p_b = 0.05).
+        let mut r = Red::new(&cfg, Rate(10_000_000), 1);
+        let (mut marked, mut dropped, mut n) = (0, 0, 0);
+        for i in 0..4000u64 {
+            r.avg = 10.0;
+            r.idle_since = None;
+            r.w_q = 1e-12;
+            let mut cx = at(i, &mut d);
+            let ect_pkt = i % 2 == 0;
+            let p = if ect_pkt { ect(0, 100, i) } else { pkt(0, 100, i) };
+            let before = cx.ce_marks();
+            match r.enqueue(p, &mut cx) {
+                Verdict::Enqueued => {
+                    if cx.ce_marks() > before {
+                        assert!(ect_pkt);
+                        assert_eq!(r.q.back().unwrap().ip.ecn, Ecn::Ce);
+                        marked += 1;
+                    }
+                }
+                Verdict::Dropped(p) => {
+                    assert!(!ect_pkt, "an ECT packet dropped in the random region");
+                    assert_eq!(p.ip.ecn, Ecn::NotEct);
+                    dropped += 1;
+                }
+            }
+            n += 1;
+            r.dequeue(&mut at(i, &mut d));
+        }
+        // About p_b-spaced decisions (one in ~1/p_b·... arrivals), split between the two kinds.
+        assert!(marked > 20 && dropped > 20, "{marked} marked, {dropped} dropped of {n}");
+        // Forced region: every arrival dropped.
+        let mut r = Red::new(&cfg, Rate(10_000_000), 1);
+        for i in 0..100u64 {
+            r.avg = 40.0;
+            r.idle_since = None;
+            let mut cx = at(i, &mut d);
+            assert!(matches!(r.enqueue(ect(0, 100, i), &mut cx), Verdict::Dropped(_)));
+            assert_eq!(cx.ce_marks(), 0);
+        }
     }
 
     /// FJ93 §4 and Floyd's gentle note, at the defaults (min_th 5, max_th 15, max_p 0.1):

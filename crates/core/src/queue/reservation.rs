@@ -8,6 +8,7 @@
 //! ignored, as a router that is not RSVP-capable would ignore it. Reservations are keyed by
 //! header fields ([`FlowKey`] of the 5-tuple), never by the simulator's flow index.
 
+use super::ring::Ring;
 use super::tfd::Tfd;
 use super::{FlowKey, QueueDisc};
 use crate::time::SimTime;
@@ -55,11 +56,18 @@ pub trait Reservations {
 /// The reservation table of `q`, if its discipline keeps one.
 pub fn reservations_mut(q: &mut dyn QueueDisc) -> Option<&mut dyn Reservations> {
     // The disciplines that keep reservations. `q.as_any_mut()` dispatches through the vtable
-    // to the concrete discipline (called on a `Box` it would name the box instead).
+    // to the concrete discipline (called on a `Box` it would name the box instead). A transmit
+    // ring is looked through to the discipline above it.
+    if (*q).as_any().is::<Ring>() {
+        return q.as_any_mut().downcast_mut::<Ring>().and_then(|r| reservations_mut(r.child_mut()));
+    }
     q.as_any_mut().downcast_mut::<Tfd>().map(|t| t as &mut dyn Reservations)
 }
 
 /// Read-only [`reservations_mut`].
 pub fn reservations(q: &dyn QueueDisc) -> Option<&dyn Reservations> {
+    if let Some(r) = q.as_any().downcast_ref::<Ring>() {
+        return reservations(r.child());
+    }
     q.as_any().downcast_ref::<Tfd>().map(|t| t as &dyn Reservations)
 }

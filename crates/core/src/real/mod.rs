@@ -44,7 +44,7 @@ pub mod world;
 use crate::agent::NO_FLOW;
 use crate::ip::{internet_checksum, proto, FlowKey};
 use crate::node::Addr;
-use crate::packet::{FlowId, IpHdr, NodeId, RealHdr};
+use crate::packet::{Ecn, FlowId, IpHdr, NodeId, RealHdr};
 use crate::time::SimTime;
 use crate::trace::FlowStats;
 use std::collections::BTreeMap;
@@ -146,7 +146,14 @@ pub fn parse_ipv4(mut bytes: Vec<u8>) -> Result<Datagram, Reject> {
     Ok(Datagram {
         src: addr(12),
         dst: addr(16),
-        ip: IpHdr { v6: false, dscp: bytes[1] >> 2, ttl: bytes[8], opt_bytes: (ihl - 20) as u16, tfd },
+        ip: IpHdr {
+            v6: false,
+            dscp: bytes[1] >> 2,
+            ecn: Ecn::from_tos(bytes[1]),
+            ttl: bytes[8],
+            opt_bytes: (ihl - 20) as u16,
+            tfd,
+        },
         hdr: RealHdr { proto, src_port, dst_port, bytes },
     })
 }
@@ -161,14 +168,27 @@ pub fn decrement_ttl(b: &mut [u8]) -> bool {
     }
     let old = u16::from_be_bytes([b[8], b[9]]);
     b[8] -= 1;
-    let new = u16::from_be_bytes([b[8], b[9]]);
+    update_checksum(b, old, u16::from_be_bytes([b[8], b[9]]));
+    true
+}
+
+/// Rewrites the ECN field (the TOS byte's low 2 bits, RFC 3168 §5) of IPv4 datagram `b` to
+/// `ecn` and updates its header checksum incrementally: what an AQM does when it marks CE.
+pub fn set_ecn(b: &mut [u8], ecn: Ecn) {
+    let old = u16::from_be_bytes([b[0], b[1]]);
+    b[1] = (b[1] & !3) | ecn.bits();
+    update_checksum(b, old, u16::from_be_bytes([b[0], b[1]]));
+}
+
+/// RFC 1624 eqn. 3: the header checksum after one 16-bit word of the header changed from `old`
+/// to `new`.
+fn update_checksum(b: &mut [u8], old: u16, new: u16) {
     let hc = u16::from_be_bytes([b[10], b[11]]);
     let mut sum = (!hc) as u32 + (!old) as u32 + new as u32;
     while sum >> 16 != 0 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     b[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
-    true
 }
 
 /// An IPv4 datagram (RFC 791) from `src` to `dst` carrying `payload` of protocol `proto`: TOS
@@ -337,6 +357,42 @@ mod tests {
 
     fn datagram(src: [u8; 4], dst: [u8; 4], p: u8, opts: &[u8], l4: &[u8]) -> Vec<u8> {
         ipv4_datagram(Addr(u32::from_be_bytes(src)), Addr(u32::from_be_bytes(dst)), p, 0xb8, opts, l4)
+    }
+
+    /// The ECN field is the TOS byte's low 2 bits (RFC 3168 §5): parsed beside the DSCP, and
+    /// rewritten to CE by a marking AQM with the header checksum still valid (RFC 1624).
+    #[test]
+    fn ecn_field_is_parsed_and_marked_with_a_valid_checksum() {
+        let src = Addr::parse("10.0.0.1").unwrap();
+        let dst = Addr::parse("10.0.0.3").unwrap();
+        let b = ipv4_datagram(src, dst, 17, 0xb8 | 2, &[], &[0x13, 0x88, 0, 0x50, 0, 8, 0, 0]);
+        let d = parse_ipv4(b).unwrap();
+        assert_eq!((d.ip.dscp, d.ip.ecn), (46, Ecn::Ect0));
+        let mut p = crate::packet::PacketData {
+            flow: 0,
+            dir: crate::packet::Dir::Fwd,
+            src,
+            dst,
+            seq_in_flow: 0,
+            size_bytes: d.hdr.bytes.len() as u32,
+            sent_at: SimTime::ZERO,
+            hop: 0,
+            route: crate::packet::NO_ROUTE,
+            path: 0,
+            ip: d.ip,
+            l4: crate::packet::L4::Real(Box::new(d.hdr)),
+        };
+        assert!(p.set_ce());
+        let crate::packet::L4::Real(r) = &p.l4 else { unreachable!() };
+        assert_eq!(r.bytes[1], 0xb8 | 3, "DSCP kept, CE set");
+        assert_eq!(internet_checksum(&[&r.bytes[..20]]), 0, "header checksum still valid");
+        assert_eq!(parse_ipv4(r.bytes.clone()).unwrap().ip.ecn, Ecn::Ce);
+        // A Not-ECT datagram is left alone (the AQM drops it instead).
+        let b = ipv4_datagram(src, dst, 17, 0xb8, &[], &[0x13, 0x88, 0, 0x50, 0, 8, 0, 0]);
+        let mut ip = parse_ipv4(b).unwrap().ip;
+        assert_eq!(ip.ecn, Ecn::NotEct);
+        ip.ecn = Ecn::from_tos(0xb8);
+        assert!(!ip.ecn.capable());
     }
 
     #[test]

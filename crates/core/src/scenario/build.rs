@@ -121,6 +121,18 @@ impl Scenario {
                 ));
             }
             let (a, b) = (index[&c.a], index[&c.b]);
+            if let Some(n) = c.tx_ring.filter(|n| !(1..=crate::queue::ring::MAX_DESCRIPTORS).contains(n)) {
+                return Err(ScenarioError::new(
+                    format!("{}.tx_ring", l.path),
+                    format!("must be 1..={} descriptors, got {n}", crate::queue::ring::MAX_DESCRIPTORS),
+                ));
+            }
+            let ring = |q: Box<dyn crate::queue::QueueDisc>| -> Box<dyn crate::queue::QueueDisc> {
+                match c.tx_ring {
+                    Some(n) if n > 1 => Box::new(crate::queue::ring::Ring::new(q, n)),
+                    _ => q,
+                }
+            };
             let phy = LinkPhy { rate: c.rate, delay: c.delay };
             c.channel.validate(phy).map_err(|(f, r)| ScenarioError::new(format!("{}.channel.{f}", l.path), r))?;
             if let Some(max) = c.channel.config().max_packet().filter(|&m| c.mtu > m) {
@@ -150,11 +162,12 @@ impl Scenario {
                         from,
                         to,
                         c.mtu,
-                        q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate, seed: queue_seed }),
+                        ring(q.build(&crate::queue::BuildCtx { mtu_bytes: c.mtu, rate: c.rate, seed: queue_seed })),
                         c.channel.device_in(phy, dir, loss.build(), rng, &media),
                         Some(self.output.queue_sample),
                     )
-                    .with_flow_samples(q.flow_sample()),
+                    .with_flow_samples(q.flow_sample())
+                    .with_ecn(q.ecn()),
                 );
                 adj[from as usize].push((id, to));
             }

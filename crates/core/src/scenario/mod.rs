@@ -118,6 +118,13 @@ pub struct LinkConfig {
     /// Overrides `queue` for the B→A direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_ba: Option<QueueConfig>,
+    /// A NIC transmit ring below the queue discipline of each direction, in descriptors
+    /// (packets, the one on the wire included; 1..=65536; default none: the discipline hands
+    /// each packet straight to the line). The discipline fills free descriptors at once, so
+    /// packets in the ring can no longer be reordered or dropped by it: 2011-era drivers had
+    /// 64–256 (see `crate::queue::ring`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tx_ring: Option<u32>,
     /// An interface address of node A on this link (dotted quad, default none): packets sent
     /// to it reach A through this link, and packets A sends from it leave on this link. Every
     /// node also has its primary address (see `crate::node`).

@@ -192,7 +192,7 @@ pub fn packet_bytes(p: &PacketData) -> Vec<u8> {
     let mut ip = vec![0u8; 20];
     ip.extend_from_slice(&opts);
     ip[0] = 0x40 | (ip_len / 4) as u8;
-    ip[1] = p.ip.dscp << 2;
+    ip[1] = p.ip.dscp << 2 | p.ip.ecn.bits();
     ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
     ip[4..6].copy_from_slice(&(p.seq_in_flow as u16).to_be_bytes());
     ip[6] = 0x40; // DF

@@ -294,6 +294,9 @@ pub struct Outgoing {
     pub path: u8,
     /// IP-layer TFD option to carry (its 12 bytes are added when the packet is stamped).
     pub tfd: Option<TfdOption>,
+    /// ECN codepoint of the IP header (RFC 3168 §5); `NotEct` unless the transport
+    /// negotiated ECN.
+    pub ecn: crate::packet::Ecn,
 }
 
 /// The context a transport endpoint acts through.

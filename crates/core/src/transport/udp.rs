@@ -49,6 +49,7 @@ impl Endpoint for UdpSender {
             l4: L4::Udp(UdpHdr { src_port: self.src_port, dst_port: self.dst_port, rtp, media, tfrc: None }),
             path: 0,
             tfd,
+            ecn: crate::packet::Ecn::NotEct,
         });
     }
 }

@@ -71,7 +71,7 @@ def plan(quick: bool) -> Plan:
 
 #: The disciplines with per-flow queues, which take a tie rule (``ties``).
 TIED = ("drr", "sqf", "pfq", "fq_codel")
-DEFAULTS = {"ties": "neutral", "delayed_ack": True}
+DEFAULTS = {"ties": "neutral", "delayed_ack": True, "nic_ring": "none"}
 
 
 def _queue(kind: str, setting: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -120,7 +120,7 @@ def _base(d: Draws, duration: str, setting: dict[str, Any] | None = None) -> Sce
     """The testbed with repetition ``d``'s draws: MPEG-2 video and Layer II audio, Linux TCP,
     under ``setting`` (the choices: ``ties = "key_video_first"`` declares the video server's
     link first, which gives it the lower node id and address, so the lower flow key, and breaks
-    ties by key; ``delayed_ack``)."""
+    ties by key; ``delayed_ack``; ``nic_ring``, the access card's transmit ring in descriptors)."""
     s = setting or DEFAULTS
     sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "testbed.toml")
     sc.set("links[2].queue_ab", _queue("sqf", s))
@@ -135,6 +135,8 @@ def _base(d: Draws, duration: str, setting: dict[str, Any] | None = None) -> Sce
     sc.set("flows[1].start", f"{d.video_start_s:g}s")
     sc.set("flows[2].start", f"{d.data_start_s:g}s")
     sc.set("flows[2].transport", {**TCP, "delayed_ack": s["delayed_ack"]})
+    if s.get("nic_ring", "none") != "none":
+        sc.set("links[2].tx_ring", int(s["nic_ring"]))  # the access line's card, both directions
     return sc
 
 

@@ -82,8 +82,11 @@ CHOICES = (
            "(the video wins every tie) (issue 36)"),
     Choice("delayed_ack", True, (False,), "the testbed's Linux receivers delay ACKs (with quick-ACK mode), as the "
                                           "kernel does by default"),
-    Choice("nic_ring", "none", (), "the qdisc hands packets straight to the line",
-           {"ring": "a NIC transmit ring below the discipline, as 2011 drivers had, is not modelled yet (issue 36)"}),
+    Choice("nic_ring", "none", (64, 256),
+           "the paper gives the router's output card \"a buffer size of 50 MTU sized packets\" and one egress "
+           "discipline, so the discipline is the only buffer; a 2011 driver also had a transmit ring below it, filled "
+           "as soon as a descriptor was free (r8169: 64 descriptors, e1000: 256; no byte queue limits before Linux 3.3), "
+           "in which packets are FIFO whatever the discipline (crates/core/src/queue/ring.rs)"),
     Choice("router_gro", False, (), "the router receives MTU-sized TCP segments",
            {True: "GRO on the router's receive side is not modelled yet (issue 36)"}),
 )

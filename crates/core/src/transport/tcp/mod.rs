@@ -66,7 +66,7 @@ pub const PACE: TimerKind = TimerKind(4);
 pub const OVERHEAD: TimerKind = TimerKind(5);
 /// Smallest `initial_rto`, `min_rto` and `max_rto` a scenario may give.
 pub const MIN_RTO: Dur = Dur::from_micros(1);
-use crate::packet::{tcp_flags, Dir, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
+use crate::packet::{tcp_flags, Dir, Ecn, PacketData, TcpHdr, IPV4_HEADER, L4, MAX_SACK_BLOCKS, TCP_HEADER};
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent, TxStart};
@@ -254,6 +254,16 @@ pub struct TcpConfig {
     /// if on), i.e. 1448 for MTU 1500.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
     pub mss: Option<u64>,
+    /// Explicit Congestion Notification (RFC 3168 §6.1): the SYN asks for ECN (ECE and CWR
+    /// set), a receiver with `ecn` on accepts on its SYN-ACK (ECE set); once both ends agree,
+    /// new data segments are sent ECT(0), the receiver echoes a CE mark with ECE on its ACKs
+    /// until a segment with CWR arrives, and the sender reduces cwnd through its congestion
+    /// controller as for a loss, at most once per window of data, and sets CWR on its next new
+    /// segment. Default false in every profile: Linux's default `net.ipv4.tcp_ecn = 2` accepts
+    /// ECN when the peer asks but never asks itself, so a connection between two default Linux
+    /// hosts runs without ECN (`tcp_ecn = 1` is this key on both ends). See `docs/models/ecn.md`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -289,6 +299,7 @@ impl Default for TcpConfig {
             slow_start_after_idle: None,
             host_jitter: None,
             mss: None,
+            ecn: false,
         }
     }
 }
@@ -672,6 +683,17 @@ pub struct TcpSender {
     /// the limit only add their bytes and their count to `ca_acked` for it to apply.
     coupled_ca: bool,
     ca_acked: (u64, u64),
+    /// ECN (RFC 3168 §6.1): `ecn` asks for it on the SYN; `ecn_ok` once the SYN-ACK accepted.
+    ecn: bool,
+    ecn_ok: bool,
+    /// A window reduction happened: the next new data segment carries CWR (§6.1.2).
+    cwr_pending: bool,
+    /// `snd_max` at the last window reduction (ECN or loss recovery): ECE reduces again only
+    /// once an ACK acknowledges data above it (Linux `high_seq` of `TCP_CA_CWR`), so at most
+    /// once per window of data.
+    cwr_until: Option<u64>,
+    /// Window reductions made in answer to ECE.
+    ecn_reductions: u64,
 }
 
 impl TcpSender {
@@ -764,6 +786,11 @@ impl TcpSender {
             fast_rxt_count: 0,
             coupled_ca: false,
             ca_acked: (0, 0),
+            ecn: cfg.ecn,
+            ecn_ok: false,
+            cwr_pending: false,
+            cwr_until: None,
+            ecn_reductions: 0,
         }
     }
 
@@ -790,8 +817,19 @@ impl TcpSender {
             "segments_sent" => self.segs_sent,
             "bytes_sent" => self.bytes_sent,
             "retransmitted_bytes" => self.rxt_bytes,
+            "ecn_reductions" => self.ecn_reductions,
             _ => 0,
         }
+    }
+
+    /// Whether ECN was negotiated on the handshake (RFC 3168 §6.1.1).
+    pub fn ecn_ok(&self) -> bool {
+        self.ecn_ok
+    }
+
+    /// Window reductions made in answer to ECE (RFC 3168 §6.1.2).
+    pub fn ecn_reductions(&self) -> u64 {
+        self.ecn_reductions
     }
 
     /// Timeouts since the last ACK that advanced `snd_una` (0: not in timeout recovery).
@@ -821,7 +859,8 @@ impl TcpSender {
     /// peer's SYN); it starts sending once the handshake's final ACK arrives.
     pub(crate) fn new_passive(cfg: &TcpConfig, s: &EndpointSetup) -> Self {
         let swapped = EndpointSetup { src_port: s.dst_port, dst_port: s.src_port, ..s.clone() };
-        let mut snd = TcpSender { passive: true, ..TcpSender::new(cfg, &swapped) };
+        // The reverse direction's data is sent Not-ECT: only the initiator's SYN negotiates.
+        let mut snd = TcpSender { passive: true, ecn: false, ..TcpSender::new(cfg, &swapped) };
         // The reverse direction's sender draws from a stream of its own.
         snd.overhead = snd
             .overhead
@@ -1343,10 +1382,20 @@ impl TcpSender {
         if self.tcb.in_recovery {
             self.prr_out += len; // RFC 6937 §3: prr_out += (data sent)
         }
-        let hdr = TcpHdr { payload: len as u32, ..self.header(tcp_flags::ACK, seq, 1, cx.now) };
+        // RFC 3168 §6.1.2: CWR on the first new data segment after a reduction; §6.1.5: a
+        // retransmission is sent Not-ECT (and without CWR).
+        let mut flags = tcp_flags::ACK;
+        let mut ecn = Ecn::NotEct;
+        if self.ecn_ok && !rxt {
+            ecn = Ecn::Ect0;
+            if std::mem::take(&mut self.cwr_pending) {
+                flags |= tcp_flags::CWR;
+            }
+        }
+        let hdr = TcpHdr { payload: len as u32, ..self.header(flags, seq, 1, cx.now) };
         // The segment's IP length: its size on the wire, and what pacing spaces by.
         let ip_len = IPV4_HEADER + TCP_HEADER + self.opt_bytes + len as u32;
-        cx.send(Outgoing { dir: Dir::Fwd, size_bytes: ip_len, l4: L4::Tcp(hdr), path: 0, tfd: None });
+        cx.send(Outgoing { dir: Dir::Fwd, size_bytes: ip_len, l4: L4::Tcp(hdr), path: 0, tfd: None, ecn });
         // RFC 6298 §5.1: start the timer if it is not running. Linux also restarts it when it
         // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so the retransmission
         // gets a whole RTO to be acknowledged.
@@ -1403,18 +1452,22 @@ impl TcpSender {
 
     fn send_control(&mut self, flags: u8, seq: u64, ack: u64, size_bytes: u32, cx: &mut FlowCtx) {
         let hdr = self.header(flags, seq, ack, cx.now);
-        cx.send(Outgoing { dir: Dir::Fwd, size_bytes, l4: L4::Tcp(hdr), path: 0, tfd: None });
+        cx.send(Outgoing { dir: Dir::Fwd, size_bytes, l4: L4::Tcp(hdr), path: 0, tfd: None, ecn: Ecn::NotEct });
     }
 
     fn send_syn(&mut self, cx: &mut FlowCtx) {
         self.state = State::SynSent;
         self.syn_sent_at = cx.now;
-        self.send_control(tcp_flags::SYN, 0, 0, IPV4_HEADER + TCP_HEADER + self.syn_opt_bytes, cx);
+        // RFC 3168 §6.1.1: an ECN-setup SYN carries ECE and CWR.
+        let ecn_setup = if self.ecn { tcp_flags::ECE | tcp_flags::CWR } else { 0 };
+        self.send_control(tcp_flags::SYN | ecn_setup, 0, 0, IPV4_HEADER + TCP_HEADER + self.syn_opt_bytes, cx);
         cx.set_timer(RTO, cx.now + self.rtt.rto());
     }
 
     fn on_syn_ack(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
         self.state = State::Established;
+        // RFC 3168 §6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear.
+        self.ecn_ok = self.ecn && h.flags & (tcp_flags::ECE | tcp_flags::CWR) == tcp_flags::ECE;
         self.peer_ts = h.ts_val;
         self.rwnd = h.wnd as u64;
         cx.cancel_timer(RTO);
@@ -1496,6 +1549,7 @@ impl TcpSender {
         let (flight, base) = self.reduction_base(pipe);
         let ev = LossEvent { now: cx.now, kind: LossKind::FastRetransmit, flight_size: flight, base };
         self.cc.on_loss(&ev, &mut self.tcb); // ssthresh; cwnd = ssthresh (RFC 6675 §5 (4.2))
+        self.window_reduced();
         if !self.sack && self.rate.is_none() {
             self.tcb.cwnd = self.tcb.ssthresh + 3 * self.tcb.mss; // RFC 5681 §3.2 step 3
         }
@@ -1504,6 +1558,40 @@ impl TcpSender {
             cwnd_bytes: self.tcb.cwnd,
             ssthresh_bytes: self.tcb.ssthresh,
         });
+    }
+
+    /// A window reduction (loss recovery or ECE): with ECN, the next new segment carries CWR
+    /// (RFC 3168 §6.1.2; Linux `tcp_init_cwnd_reduction` → `tcp_ecn_queue_cwr`), and ECE
+    /// echoes of marks from the window in flight reduce no further.
+    fn window_reduced(&mut self) {
+        if self.ecn_ok {
+            self.cwr_pending = true;
+            self.cwr_until = Some(self.tcb.snd_max);
+        }
+    }
+
+    /// Whether an ECE on the ACK being processed may reduce the window (RFC 3168 §6.1.2: at
+    /// most once per window of data, and not during loss recovery; Linux `tcp_enter_cwr` from
+    /// `TCP_CA_Open` only, which `TCP_CA_CWR` leaves once `snd_una` is above `high_seq`).
+    fn ece_may_reduce(&self, h: &TcpHdr) -> bool {
+        self.ecn_ok
+            && h.flags & tcp_flags::ECE != 0
+            && !self.tcb.in_recovery
+            && self.cwr_until.is_none_or(|u| self.tcb.snd_una > u)
+    }
+
+    /// RFC 3168 §6.1.2: the sender's answer to ECE, a congestion window reduction as for a
+    /// loss ([`LossKind::Ecn`] through the congestion controller: NewReno halves, CUBIC applies
+    /// β), without retransmitting anything.
+    fn ecn_reduce(&mut self, cx: &mut FlowCtx) {
+        let pipe = self.in_flight();
+        let (flight, base) = self.reduction_base(pipe);
+        let ev = LossEvent { now: cx.now, kind: LossKind::Ecn, flight_size: flight, base };
+        self.cc.on_loss(&ev, &mut self.tcb);
+        // cwnd is never reduced below one segment (RFC 3168 §6.1.2).
+        self.tcb.cwnd = self.tcb.cwnd.max(self.tcb.mss);
+        self.ecn_reductions += 1;
+        self.window_reduced();
     }
 
     /// RFC 6937 §3, on an ACK during recovery: sets cwnd to `pipe + sndcnt`, so that the sending
@@ -1611,6 +1699,8 @@ impl TcpSender {
 
         let mut force = false;
         let mut ts_rtt = None;
+        // Whether this ACK's ECE is answered (decided on the ACK's snd_una, as Linux does).
+        let mut ece = false;
         if h.ack > una {
             let acked = h.ack - una;
             self.tcb.snd_una = h.ack;
@@ -1637,6 +1727,7 @@ impl TcpSender {
                 self.tcb.min_rtt = self.rtt.min_rtt();
             }
             let mut restart = true;
+            ece = self.ece_may_reduce(h);
             if self.tcb.in_recovery {
                 if h.ack >= self.recover {
                     // Full ACK: recovery ends.
@@ -1663,6 +1754,9 @@ impl TcpSender {
                     restart = !self.partial_seen;
                     self.partial_seen = true;
                 }
+            } else if ece {
+                // The window is reduced below (Linux `tcp_cong_control`: no increase on an ACK
+                // that enters CWR).
             } else if self.coupled_ca && self.tcb.cwnd >= self.tcb.ssthresh {
                 // As the subflow's own controller would (NewReno's `cwnd_limited` check, RFC
                 // 7661 §4.2), an application- or connection-limited subflow does not grow.
@@ -1691,6 +1785,7 @@ impl TcpSender {
             cx.notify(TransportEvent::Acked { total_bytes: self.tcb.snd_una - 1 });
         } else if h.payload == 0 && h.flags & tcp_flags::SYN == 0 && snd_max > una && (!self.sack || new_sacked > 0) {
             // A duplicate ACK (RFC 5681 §2; with SACK, RFC 6675 §2: one that SACKs new data).
+            ece = self.ece_may_reduce(h);
             self.dupacks += 1;
             if let Some(r) = self.rate.as_deref_mut().filter(|_| !self.sack) {
                 r.reno_dupack();
@@ -1714,6 +1809,10 @@ impl TcpSender {
                 self.enter_recovery(cx);
                 force = true;
             }
+        }
+        if ece && !self.tcb.in_recovery {
+            // A loss detected on the same ACK takes precedence (its recovery reduces once).
+            self.ecn_reduce(cx);
         }
         if self.prr && self.tcb.in_recovery {
             // RFC 6937 §3: DeliveredData = change in snd_una + change in SACKed bytes.
@@ -2097,6 +2196,14 @@ pub struct TcpReceiver {
     acks_sent: u64,
     dup_segments: u64,
     ooo_segments: u64,
+    /// ECN (RFC 3168 §6.1): `ecn` accepts an ECN-setup SYN; `ecn_ok` once it did.
+    ecn: bool,
+    ecn_ok: bool,
+    /// A CE mark arrived and no CWR since: every ACK carries ECE (§6.1.3; Linux
+    /// `TCP_ECN_DEMAND_CWR`).
+    ece: bool,
+    /// Data segments that arrived marked CE.
+    ce_segments: u64,
 }
 
 impl TcpReceiver {
@@ -2136,6 +2243,10 @@ impl TcpReceiver {
             acks_sent: 0,
             dup_segments: 0,
             ooo_segments: 0,
+            ecn: cfg.ecn,
+            ecn_ok: false,
+            ece: false,
+            ce_segments: 0,
         }
     }
 
@@ -2213,8 +2324,12 @@ impl TcpReceiver {
         w
     }
 
-    fn send_ack(&mut self, flags: u8, cx: &mut FlowCtx) {
+    fn send_ack(&mut self, mut flags: u8, cx: &mut FlowCtx) {
         let syn = flags & tcp_flags::SYN != 0;
+        // RFC 3168 §6.1.1: the SYN-ACK accepting ECN has ECE set; §6.1.3: later ACKs echo CE.
+        if (syn && self.ecn_ok) || (!syn && self.ece) {
+            flags |= tcp_flags::ECE;
+        }
         let mut hdr = TcpHdr {
             src_port: self.port,
             dst_port: self.peer_port,
@@ -2258,7 +2373,8 @@ impl TcpReceiver {
                 size += (2 + 8 * n as u32).div_ceil(4) * 4;
             }
         }
-        cx.send(Outgoing { dir: Dir::Rev, size_bytes: size, l4: L4::Tcp(hdr), path: 0, tfd: None });
+        // RFC 3168 §6.1.4: pure ACKs are sent Not-ECT.
+        cx.send(Outgoing { dir: Dir::Rev, size_bytes: size, l4: L4::Tcp(hdr), path: 0, tfd: None, ecn: Ecn::NotEct });
         if self.quick > 0 && self.rcv_nxt > self.last_ack_sent {
             // Linux `tcp_dec_quickack_mode`: one quick ACK used per ACK of new data.
             self.quick -= 1;
@@ -2379,6 +2495,28 @@ impl TcpReceiver {
 }
 
 impl TcpReceiver {
+    /// RFC 3168 §6.1.3 on an arriving data segment, before it is acknowledged: CWR stops the
+    /// echo (Linux `tcp_ecn_accept_cwr`), then a CE mark starts it again (`__tcp_ecn_check_ce`;
+    /// a new congestion episode also sends the next ACKs at once, Linux's quick-ACK mode).
+    fn ecn_check(&mut self, pkt: &PacketData, h: &TcpHdr) {
+        if h.flags & tcp_flags::CWR != 0 {
+            self.ece = false;
+        }
+        if pkt.ip.ecn == Ecn::Ce {
+            self.ce_segments += 1;
+            if !self.ece && self.quickack {
+                self.quick = self.quick.max(2);
+                self.ato = TCP_ATO_MIN;
+            }
+            self.ece = true;
+        }
+    }
+
+    /// Data segments that arrived marked CE (RFC 3168).
+    pub fn ce_segments(&self) -> u64 {
+        self.ce_segments
+    }
+
     /// Linux `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: up to 16 quick ACKs, at most half the
     /// receive window in segments (at least 2).
     fn incr_quickack(&mut self) {
@@ -2441,10 +2579,16 @@ impl Endpoint for TcpReceiver {
             self.syn_seen = true;
             self.rcv_nxt = self.rcv_nxt.max(h.seq + 1);
             self.ts_recent = h.ts_val;
+            // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR set.
+            let setup = tcp_flags::ECE | tcp_flags::CWR;
+            self.ecn_ok = self.ecn && h.flags & setup == setup;
             self.send_ack(tcp_flags::SYN | tcp_flags::ACK, cx);
             return;
         }
         if self.syn_seen && h.payload > 0 {
+            if self.ecn_ok {
+                self.ecn_check(pkt, h);
+            }
             self.on_data(h, cx);
         }
     }

@@ -83,6 +83,8 @@ struct Sent {
     size: u32,
     h: TcpHdr,
     dropped: bool,
+    /// The IP header's ECN codepoint as sent (before any marking).
+    ecn: crate::packet::Ecn,
 }
 
 /// Sender state after one event.
@@ -111,6 +113,9 @@ struct Harness {
     notices: Vec<TransportEvent>,
     drop_data: DropFn,
     drop_ack: DropFn,
+    /// Marks an ECN-capable data packet CE on the way (by index among data packets, as
+    /// `drop_data`): an AQM's ECN decision.
+    mark_data: DropFn,
     /// Extra propagation delay per data packet (by index among data packets, as `drop_data`).
     delay_data: DelayFn,
     n_data: u64,
@@ -151,6 +156,7 @@ impl Harness {
             notices: vec![],
             drop_data: Box::new(|_, _, _| false),
             drop_ack: Box::new(|_, _, _| false),
+            mark_data: Box::new(|_, _, _| false),
             delay_data: Box::new(|_, _| Dur::ZERO),
             n_data: 0,
             n_ack: 0,
@@ -191,7 +197,8 @@ impl Harness {
             let L4::Tcp(h) = &o.l4 else { unreachable!() };
             let h = h.clone();
             let k = o.dir as usize;
-            let pkt = Box::new(PacketData {
+            let ecn = o.ecn;
+            let mut pkt = Box::new(PacketData {
                 flow: 0,
                 dir: o.dir,
                 src: Addr::primary(0),
@@ -202,10 +209,13 @@ impl Harness {
                 hop: 0,
                 route: crate::packet::NO_ROUTE,
                 path: 0,
-                ip: IpHdr::default(),
+                ip: IpHdr { ecn, ..Default::default() },
                 l4: o.l4,
             });
             self.seq_in_flow[k] += 1;
+            if o.dir == Dir::Fwd && (self.mark_data)(now, self.n_data, &h) {
+                pkt.set_ce();
+            }
             let (mut dropped, extra) = match o.dir {
                 Dir::Fwd => {
                     let i = self.n_data;
@@ -228,7 +238,7 @@ impl Harness {
                 sent_new_data |= h.seq + h.payload as u64 > self.last.as_ref().map_or(1, |l| l.snd_max);
             }
             if self.keep_log {
-                self.log.push(Sent { t: now, dir: o.dir, size: o.size_bytes, h, dropped });
+                self.log.push(Sent { t: now, dir: o.dir, size: o.size_bytes, h, dropped, ecn });
             }
         }
         for n in std::mem::take(&mut self.notices) {
@@ -1541,4 +1551,101 @@ fn a_probe_overtaken_by_a_delayed_ack_is_not_in_the_pipe() {
     // by SACK recovery); the probe is the last retransmission, of the short tail segment.
     let last = *h.retransmissions().last().expect("retransmissions");
     assert_eq!((last.h.seq + last.h.payload as u64, last.h.payload), (bytes + 1, 108));
+}
+
+// ---------------------------------------------------------------------------------------------
+// ECN (RFC 3168 §6.1).
+
+fn with_ecn(mut c: TcpConfig) -> TcpConfig {
+    c.ecn = true;
+    c
+}
+
+/// §6.1.1: ECE+CWR on the SYN, ECE alone on the SYN-ACK; then ECT(0) on new data and Not-ECT
+/// on pure ACKs (§6.1.4). Without `ecn` at either end nothing is negotiated and every packet is
+/// Not-ECT; the SYN of a default config carries neither flag.
+#[test]
+fn ecn_is_negotiated_on_the_handshake() {
+    use crate::packet::Ecn;
+    let both = tcp_flags::ECE | tcp_flags::CWR;
+    for (snd_ecn, rcv_ecn) in [(true, true), (true, false), (false, true), (false, false)] {
+        let (f, r) = bottleneck();
+        let mut h = Harness::new(&TcpConfig { ecn: snd_ecn, ..newreno(true) }, f, r);
+        h.rcv = TcpReceiver::new(&TcpConfig { ecn: rcv_ecn, ..newreno(true) }, &setup());
+        h.write(100_000);
+        h.run_until(SimTime(Dur::from_secs(1).as_nanos()));
+        let syn = h.log.iter().find(|s| s.h.flags & tcp_flags::SYN != 0 && s.dir == Dir::Fwd).unwrap();
+        assert_eq!(syn.h.flags & both, if snd_ecn { both } else { 0 });
+        let syn_ack = h.log.iter().find(|s| s.h.flags & tcp_flags::SYN != 0 && s.dir == Dir::Rev).unwrap();
+        let agreed = snd_ecn && rcv_ecn;
+        assert_eq!(syn_ack.h.flags & both, if agreed { tcp_flags::ECE } else { 0 }, "({snd_ecn}, {rcv_ecn})");
+        assert_eq!(h.snd.ecn_ok(), agreed);
+        let want = if agreed { Ecn::Ect0 } else { Ecn::NotEct };
+        assert!(h.data_sent().all(|s| s.ecn == want), "({snd_ecn}, {rcv_ecn}): data codepoints");
+        assert!(h.log.iter().filter(|s| s.h.payload == 0).all(|s| s.ecn == Ecn::NotEct), "control segments");
+        assert_eq!(h.snd.acked_bytes(), 100_000);
+    }
+}
+
+/// §6.1.2–6.1.3: several CE marks within one window give one reduction (NewReno: cwnd and
+/// ssthresh to half the flight size; CUBIC: β = 0.7 of it), no retransmission and no
+/// recovery; the next new data segment carries CWR, after which the receiver stops echoing ECE.
+/// A mark a window later reduces again.
+#[test]
+fn ce_marks_reduce_once_per_window_without_retransmitting() {
+    let cubic = TcpConfig { cc: CcConfig::Cubic(Default::default()), ..newreno(true) };
+    for (name, cfg, beta) in [("newreno", newreno(true), 0.5), ("cubic", cubic, 0.7)] {
+        let (f, r) = bottleneck();
+        let mut h = Harness::new(&with_ecn(cfg), f, r);
+        // Data packets 40..44 marked (one window), then 400 (many windows later).
+        h.mark_data = Box::new(|_, i, hd| hd.payload > 0 && ((40..44).contains(&i) || i == 400));
+        h.write(4 << 20);
+        h.run_until(SimTime(Dur::from_secs(3).as_nanos()));
+        assert!(h.retransmissions().is_empty(), "{name}: ECN retransmits nothing");
+        assert!(h.trace.iter().all(|s| !s.in_recovery), "{name}: no loss recovery");
+        assert_eq!(h.rcv.ce_segments(), 5, "{name}");
+        assert_eq!(h.snd.ecn_reductions(), 2, "{name}: one reduction per marked window");
+        // The first reduction: cwnd = ssthresh = β·FlightSize.
+        let i = h.trace.iter().position(|s| s.ssthresh < INITIAL_SSTHRESH).unwrap();
+        let before = &h.trace[i - 1];
+        let flight = (before.snd_max - before.snd_una) as f64;
+        let after = &h.trace[i];
+        assert_eq!(after.cwnd, after.ssthresh, "{name}");
+        assert!(
+            (after.ssthresh as f64 - beta * flight).abs() <= MSS as f64,
+            "{name}: {} vs {beta}·{flight}",
+            after.ssthresh
+        );
+        // ECE on every ACK from the first marked arrival until the CWR segment arrived.
+        let cwr: Vec<_> = h.data_sent().filter(|s| s.h.flags & tcp_flags::CWR != 0).collect();
+        assert_eq!(cwr.len(), 2, "{name}: CWR once per reduction");
+        assert!(cwr[0].h.seq >= before.snd_max, "{name}: CWR rides on new data");
+        // The receiver echoes ECE from the first marked arrival until the CWR segment arrives:
+        // ACKs covering the CWR segment and not yet the next marked one carry none.
+        let fwd: Vec<_> = h.log.iter().filter(|s| s.dir == Dir::Fwd).collect();
+        let (first_mark, second_mark) = (fwd[40].h.seq, fwd[400].h.seq);
+        let echoes = |lo: u64, hi: u64| {
+            h.snd_rx.iter().filter(|(_, a)| a.ack > lo && a.ack <= hi && a.flags & tcp_flags::ECE != 0).count()
+        };
+        assert!(echoes(first_mark, cwr[0].h.seq) >= 1, "{name}: the mark is echoed");
+        assert_eq!(echoes(cwr[0].h.seq, second_mark), 0, "{name}: the echo stops once CWR has arrived");
+        assert!(echoes(second_mark, u64::MAX) >= 1, "{name}: the second mark is echoed");
+    }
+}
+
+/// §6.1.5: retransmissions go out Not-ECT, even on an ECN connection.
+#[test]
+fn retransmissions_are_not_ect() {
+    use crate::packet::Ecn;
+    let (f, r) = bottleneck();
+    let mut h = Harness::new(&with_ecn(newreno(true)), f, r);
+    h.drop_data = drop_data_indices(&[30]);
+    h.write(1 << 20);
+    h.run_until(SimTime(Dur::from_secs(2).as_nanos()));
+    let rxt = h.retransmissions();
+    assert_eq!(rxt.len(), 1);
+    assert_eq!(rxt[0].ecn, Ecn::NotEct);
+    assert!(h.data_sent().filter(|s| s.h.seq != rxt[0].h.seq).all(|s| s.ecn == Ecn::Ect0));
+    // Loss recovery is a reduction too: the next new segment carries CWR.
+    assert_eq!(h.data_sent().filter(|s| s.h.flags & tcp_flags::CWR != 0).count(), 1);
 }

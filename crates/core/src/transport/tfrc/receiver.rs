@@ -179,6 +179,7 @@ impl TfrcReceiver {
             }),
             path: 0,
             tfd: None,
+            ecn: crate::packet::Ecn::NotEct,
         });
         self.feedbacks += 1;
         self.bytes_since = 0;

@@ -200,6 +200,7 @@ impl TfrcSender {
             }),
             path: 0,
             tfd: d.tfd,
+            ecn: crate::packet::Ecn::NotEct,
         });
     }
 

@@ -87,9 +87,12 @@ pub struct AckSample {
 pub enum LossKind {
     /// Three duplicate ACKs (RFC 5681 §3.2) or the SACK `IsLost()` rule (RFC 6675 §5).
     FastRetransmit,
+    /// An ACK echoed a CE mark (ECE, RFC 3168 §6.1.2): reduce the window as for a loss, but
+    /// nothing is retransmitted and no recovery follows.
+    Ecn,
 }
 
-/// A congestion event that starts loss recovery.
+/// A congestion event: a loss that starts recovery, or an ECN echo (see [`LossKind`]).
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct LossEvent {
