@@ -80,7 +80,7 @@ def test_first_experiment(tmp_path):
     out = run_page(TUTORIALS / "first-experiment.md", tmp_path)
     lab = tmp_path / "lab"
     for f in ["out/demo/flows.parquet", "out/demo/run.png", "out/throughput.png", "out/estimate.json",
-              "out/compare/comparison.csv"]:
+              "out/compare/comparison.csv", "out/evaluate.json"]:
         assert (lab / f).is_file(), f
     assert "video packets logged" in out
 
