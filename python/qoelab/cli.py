@@ -500,7 +500,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     b.set_defaults(func=cmd_bench)
 
     d = sub.add_parser("demo", help="run the bundled default scenario, print a summary, write results and a plot, "
-                                     "then the same bottleneck under FIFO, SQF, FQ-CoDel and PIE side by side")
+                                     "then the same bottleneck under FIFO, SQF, FQ-CoDel, PIE and DiffServ EF side by side")
     d.add_argument("-o", "--output", metavar="DIR", help="results directory (default results/demo)")
     d.add_argument("--set", action="append", metavar="KEY.PATH=VALUE", help="override a value, e.g. flows[1].count=8 (repeatable)")
     d.add_argument("--no-compare", action="store_true",

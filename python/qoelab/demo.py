@@ -3,7 +3,7 @@ downloads on a 10 Mbit/s access line) under each queue discipline side by side, 
 user of this lab brings: which mechanism protects the video, and at what cost to the downloads?
 
 Each mechanism replaces only the bottleneck's queue (and, for DiffServ, marks the video's
-packets); everything else, the seed included, is the demo scenario with the user's ``--set``
+packets EF at its sender); everything else, the seed included, is the demo scenario with the user's ``--set``
 overrides. Per mechanism: the video's loss, mean and 99th-percentile delay, RFC 3550 jitter,
 its PSNR-Y against the source from a real decode of what arrived within a 500-ms playout delay
 (ffmpeg's concealment; the bitstream is re-encoded once into ``DIR/video/``), and the downloads'
@@ -48,6 +48,11 @@ MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism("sqf", "SQF + LQD", {"kind": "sqf", "limit": "50p", "ties": "neutral"}),
     Mechanism("fq_codel", "FQ-CoDel", {"kind": "fq_codel", "limit": "50p"}),
     Mechanism("pie", "PIE (15 ms)", {"kind": "pie", "limit": "50p"}),
+    # The video marked EF (RFC 3246) at its sender, served first by a strict-priority
+    # discipline of two bands (EF, best effort) of 50 packets each: the downloads keep the
+    # 50-packet buffer they have under FIFO.
+    Mechanism("diffserv_ef", "DiffServ EF (prio)", {"kind": "prio", "bands": 2, "limit": "50p"},
+              {"video": {"dscp": "EF"}}),
 )
 
 

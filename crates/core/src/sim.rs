@@ -156,6 +156,8 @@ pub struct Flow {
     pub log: Option<PacketLog>,
     pub service: Service,
     pub fairness: bool,
+    /// DiffServ code point stamped on the packets `ends[0]` sends (`Dir::Fwd`; 0 = best effort).
+    pub dscp: u8,
     /// The connection's paths when it has several (`subflows` in the scenario; path 0 is the
     /// ends' own addresses, ports and route), else empty: see [`crate::subflow`].
     pub subflows: Vec<Subflow>,
@@ -194,6 +196,7 @@ impl Flow {
             log,
             service,
             fairness,
+            dscp: 0,
             subflows: Vec::new(),
         }
     }
@@ -312,6 +315,8 @@ pub struct Simulation {
     abort: Option<RunError>,
     /// Real hosts' traffic (emulation; `None` in a purely simulated world): see [`crate::real`].
     pub(crate) real: Option<Box<crate::real::RealTraffic>>,
+    /// Edge classifiers by node (`nodes[].classify`); empty when no node has one.
+    pub(crate) classifiers: Vec<Option<crate::ip::classify::Classifier>>,
 }
 
 /// Why a run stopped before its end. Its results are then incomplete, and the front ends
@@ -475,6 +480,7 @@ impl Simulation {
             max_log_rows: MAX_PACKET_LOG_ROWS,
             abort: None,
             real: None,
+            classifiers: Vec::new(),
         }
     }
 
@@ -731,7 +737,10 @@ impl Simulation {
 
     /// Sends `pkt` on from `node`: along the explicit route it carries, else by its
     /// destination address.
-    fn forward(&mut self, node: NodeId, pkt: Packet) {
+    fn forward(&mut self, node: NodeId, mut pkt: Packet) {
+        if let Some(Some(c)) = self.classifiers.get(node as usize) {
+            c.mark(&mut pkt, &self.fib);
+        }
         let port = if pkt.route != NO_ROUTE {
             self.routes[pkt.route as usize][pkt.hop as usize]
         } else {
@@ -973,6 +982,7 @@ impl Simulation {
             sf.stats[d].sent_bytes += o.size_bytes as u64;
             sf.egress[d]
         };
+        let dscp = if o.dir == Dir::Fwd { f.dscp } else { 0 };
         let st = if o.dir == Dir::Fwd { &mut f.fwd } else { &mut f.rev };
         st.sent_pkts += 1;
         st.sent_bytes += o.size_bytes as u64;
@@ -1006,7 +1016,7 @@ impl Simulation {
             hop: 0,
             route: eg.route,
             path: o.path,
-            ip: IpHdr { ttl: 64, opt_bytes, tfd, ecn: o.ecn, ..Default::default() },
+            ip: IpHdr { ttl: 64, dscp, opt_bytes, tfd, ecn: o.ecn, ..Default::default() },
             l4: o.l4,
         });
         self.send_on(eg.node, eg.port, pkt);

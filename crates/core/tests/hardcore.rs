@@ -69,6 +69,11 @@ const TEMPLATES: &[Template] = &[
         config: r#"{ kind = "pie", limit = "1000p", target = "15ms", t_update = "15ms", alpha = 0.125, beta = 1.25, max_burst = "150ms" }"#,
     },
     Template {
+        name: "queue/prio",
+        at: "links[0].queue",
+        config: r#"{ kind = "prio", bands = 3, limit = "50p", map = { EF = 0, AF41 = 1, "10" = 2 } }"#,
+    },
+    Template {
         name: "queue/tfd",
         at: "links[0].queue",
         config: r#"{ kind = "tfd", read_option = true, headroom = 0.1, hold = 2.5, max_reserved_share = 0.9, limit = "1000p", flow_limit = "2MB", lend_idle = true, police = true }"#,

@@ -6,8 +6,12 @@
 //!
 //! - [`tfd`]: the Traffic Flow Description option (IPv4 option and IPv6 hop-by-hop option),
 //!   with helpers that place it in an IPv4 options area or an IPv6 Hop-by-Hop Options header.
+//! - [`classify`]: an edge node's 5-tuple rules that re-mark the DSCP of packets it forwards.
+//! - [`dscp`]: DiffServ code points, by number or RFC name (EF, AFxy, CSn).
 //! - [`rsvp`]: RSVP PATH/RESV/PathTear messages (RFC 2205), their sizes and soft-state lifetime.
 
+pub mod classify;
+pub mod dscp;
 pub mod rsvp;
 pub mod tfd;
 

@@ -31,6 +31,7 @@ registry! {
         codel::Codel(CodelConfig) = "codel",
         red::Red(RedConfig) = "red",
         pie::Pie(PieConfig) = "pie",
+        prio::Prio(PrioConfig) = "prio",
         tfd::Tfd(TfdConfig) = "tfd",
         toy::Toy(ToyConfig) = "toy",
     }

@@ -505,6 +505,7 @@ impl Scenario {
                 service,
                 c.fairness.unwrap_or(service == Service::Stream),
             );
+            flow.dscp = c.dscp.map_or(0, |d| d.value());
             if c.subflows.is_some() {
                 flow.subflows = paths.into_iter().map(|p| p.0).collect();
             }
@@ -542,6 +543,20 @@ impl Scenario {
             if !w.is_empty() {
                 p.set_outages(w);
             }
+        }
+        // Edge classifiers (declared nodes only; a node implied by a link has none).
+        let mut classifiers = Vec::new();
+        for (k, c) in self.nodes.iter().enumerate() {
+            if c.classify.is_empty() {
+                continue;
+            }
+            let cl = crate::ip::classify::Classifier::new(&c.classify, |s| index.get(s).copied())
+                .map_err(|(j, f, r)| ScenarioError::new(format!("nodes[{k}].classify[{j}].{f}"), r))?;
+            let i = index[&c.name] as usize;
+            if classifiers.len() <= i {
+                classifiers.resize(i + 1, None);
+            }
+            classifiers[i] = Some(cl);
         }
         // Captures: names checked first, files created last, after every other check, so
         // that a scenario with a mistake never creates (or truncates) a file.
@@ -585,6 +600,7 @@ impl Scenario {
             }
         }
         let mut sim = Simulation::assemble(end, seed, names, fib, sockets, ports, flows, bin_ns);
+        sim.classifiers = classifiers;
         sim.bin_asked_ns = self.output.throughput_bin.as_nanos();
         sim.enable_probes(&self.output.probes);
         sim.set_real_nodes(&real);

@@ -91,6 +91,11 @@ pub struct NodeConfig {
     /// with one. See `docs/models/emulation.md`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub real: bool,
+    /// Edge classifier (RFC 2475 §2.3): 5-tuple rules, first match wins, that set the DSCP of
+    /// every packet this node forwards, e.g. `[{ dst_port = 5004, protocol = "udp", dscp = "EF" }]`
+    /// (default none). See [`crate::ip::classify`] and `docs/models/diffserv.md`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classify: Vec<crate::ip::classify::ClassifyRule>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -196,6 +201,12 @@ pub struct FlowConfig {
     /// fields, which a flow with subflows leaves out). See [`crate::subflow`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subflows: Option<Vec<crate::subflow::SubflowConfig>>,
+    /// DiffServ code point of the packets the source end sends: a number 0-63 or a name
+    /// (`"EF"`, `"AF41"`, `"CS5"`, `"BE"`; see [`crate::ip::dscp`]), as a socket with `IP_TOS`
+    /// set. Default: none (0, best effort). The destination end's packets (ACKs, requests) stay
+    /// best effort; an edge classifier (`nodes[].classify`) can re-mark either direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dscp: Option<crate::ip::dscp::Dscp>,
     /// Record one row per packet of this flow (the receive log the video evaluator reads).
     #[serde(default)]
     pub packet_log: bool,
