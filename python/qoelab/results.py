@@ -127,6 +127,7 @@ class Results:
         probe's values, e.g. ``cwnd_bytes, ssthresh_bytes`` for ``cwnd``, one row per change,
         and ``rto_ns, backoff`` for ``rto``, one row per timeout.
 
+        ```pycon
         >>> from qoelab import Scenario
         >>> sc = Scenario.from_dict({
         ...     "sim": {"duration": "3s"},
@@ -145,6 +146,8 @@ class Results:
         True
         >>> res.series("rto", flow="tcp1").num_rows == res.flow("tcp1")["rto_count"]
         True
+
+        ```
         """
         table = f"probe_{name}"
         if table not in self.tables:

@@ -33,7 +33,7 @@ registry! {
         pie::Pie(PieConfig) = "pie",
         prio::Prio(PrioConfig) = "prio",
         tfd::Tfd(TfdConfig) = "tfd",
-        #[cfg(test)] toy::Toy(ToyConfig) = "toy",
+        toy::Toy(ToyConfig) = "toy",
     }
 }
 pub use reservation::{reservations, reservations_mut, AsAny, Reservation, Reservations};

@@ -1,9 +1,9 @@
-//! A toy discipline, compiled for tests only: a FIFO that holds at most `limit_pkts` packets and
-//! drops arrivals beyond that (tail drop).
+//! A toy discipline: a FIFO that holds at most `limit_pkts` packets and drops arrivals beyond
+//! that (tail drop).
 //!
-//! It exists to check that a discipline is one file plus one registry line in `queue/mod.rs`
-//! (`docs/registries.md` records the measurement). It is not shipped: its registry line is
-//! `#[cfg(test)]`, so `kind = "toy"` is unknown outside this crate's unit tests.
+//! It is the worked example of `docs/tutorials/add-a-queue-discipline.md` and shows that a
+//! discipline is one file plus one registry line in `queue/mod.rs` (`docs/registries.md` records
+//! the measurement). It adds nothing `fifo` with a packet limit lacks: use `fifo` for real work.
 
 use super::{Backlog, Build, QueueCtx, QueueDisc, Verdict};
 use crate::packet::{Packet, PacketData};
