@@ -338,14 +338,14 @@ impl PacketData {
     }
     /// Marks Congestion Experienced (RFC 3168 §5) if the packet is ECN-capable and returns
     /// whether it is (then the caller must not drop it). A real host's datagram gets the new
-    /// codepoint in its TOS byte and its header checksum updated ([`crate::real::set_ecn`]).
+    /// codepoint in its TOS byte and its header checksum updated ([`set_ecn`]).
     pub fn set_ce(&mut self) -> bool {
         if !self.ip.ecn.capable() {
             return false;
         }
         self.ip.ecn = Ecn::Ce;
         if let L4::Real(r) = &mut self.l4 {
-            crate::real::set_ecn(&mut r.bytes, Ecn::Ce);
+            set_ecn(&mut r.bytes, Ecn::Ce);
         }
         true
     }
@@ -353,4 +353,23 @@ impl PacketData {
     pub fn ip_header_bytes(&self) -> u32 {
         (if self.ip.v6 { IPV6_HEADER } else { IPV4_HEADER }) + self.ip.opt_bytes as u32
     }
+}
+
+/// Rewrites the ECN field (the TOS byte's low 2 bits, RFC 3168 §5) of IPv4 datagram `b` to
+/// `ecn` and updates its header checksum incrementally: what an AQM does when it marks CE.
+pub fn set_ecn(b: &mut [u8], ecn: Ecn) {
+    let old = u16::from_be_bytes([b[0], b[1]]);
+    b[1] = (b[1] & !3) | ecn.bits();
+    update_ipv4_checksum(b, old, u16::from_be_bytes([b[0], b[1]]));
+}
+
+/// RFC 1624 eqn. 3: the IPv4 header checksum of datagram `b` after one 16-bit word of its
+/// header changed from `old` to `new`.
+pub(crate) fn update_ipv4_checksum(b: &mut [u8], old: u16, new: u16) {
+    let hc = u16::from_be_bytes([b[10], b[11]]);
+    let mut sum = (!hc) as u32 + (!old) as u32 + new as u32;
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    b[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
 }

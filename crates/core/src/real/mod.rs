@@ -168,27 +168,8 @@ pub fn decrement_ttl(b: &mut [u8]) -> bool {
     }
     let old = u16::from_be_bytes([b[8], b[9]]);
     b[8] -= 1;
-    update_checksum(b, old, u16::from_be_bytes([b[8], b[9]]));
+    crate::packet::update_ipv4_checksum(b, old, u16::from_be_bytes([b[8], b[9]]));
     true
-}
-
-/// Rewrites the ECN field (the TOS byte's low 2 bits, RFC 3168 §5) of IPv4 datagram `b` to
-/// `ecn` and updates its header checksum incrementally: what an AQM does when it marks CE.
-pub fn set_ecn(b: &mut [u8], ecn: Ecn) {
-    let old = u16::from_be_bytes([b[0], b[1]]);
-    b[1] = (b[1] & !3) | ecn.bits();
-    update_checksum(b, old, u16::from_be_bytes([b[0], b[1]]));
-}
-
-/// RFC 1624 eqn. 3: the header checksum after one 16-bit word of the header changed from `old`
-/// to `new`.
-fn update_checksum(b: &mut [u8], old: u16, new: u16) {
-    let hc = u16::from_be_bytes([b[10], b[11]]);
-    let mut sum = (!hc) as u32 + (!old) as u32 + new as u32;
-    while sum >> 16 != 0 {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    b[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
 }
 
 /// An IPv4 datagram (RFC 791) from `src` to `dst` carrying `payload` of protocol `proto`: TOS
