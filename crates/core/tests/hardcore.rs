@@ -73,6 +73,7 @@ const TEMPLATES: &[Template] = &[
         at: "links[0].queue",
         config: r#"{ kind = "prio", bands = 3, limit = "50p", map = { EF = 0, AF41 = 1, "10" = 2 } }"#,
     },
+    Template { name: "queue/toy", at: "links[0].queue", config: r#"{ kind = "toy", limit_pkts = 50 }"# },
     Template {
         name: "queue/tfd",
         at: "links[0].queue",
