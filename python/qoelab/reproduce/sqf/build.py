@@ -135,8 +135,9 @@ def _base(d: Draws, duration: str, setting: dict[str, Any] | None = None) -> Sce
     sc.set("flows[1].start", f"{d.video_start_s:g}s")
     sc.set("flows[2].start", f"{d.data_start_s:g}s")
     sc.set("flows[2].transport", {**TCP, "delayed_ack": s["delayed_ack"]})
-    if s.get("nic_ring", "none") != "none":
-        sc.set("links[2].tx_ring", int(s["nic_ring"]))  # the access line's card, both directions
+    ring = s.get("nic_ring", "none")
+    if isinstance(ring, int):
+        sc.set("links[2].tx_ring", ring)  # the access line's card, both directions
     return sc
 
 
