@@ -315,6 +315,16 @@ impl L4 {
             L4::Real(r) => r.proto,
         }
     }
+    /// The transport's (source, destination) ports; `None` for RSVP, which has none.
+    #[inline]
+    pub fn ports(&self) -> Option<(u16, u16)> {
+        match self {
+            L4::Tcp(t) => Some((t.src_port, t.dst_port)),
+            L4::Udp(u) => Some((u.src_port, u.dst_port)),
+            L4::Real(r) => Some((r.src_port, r.dst_port)),
+            L4::Rsvp(_) => None,
+        }
+    }
 }
 
 impl PacketData {

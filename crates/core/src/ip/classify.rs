@@ -15,7 +15,7 @@
 
 use super::dscp::Dscp;
 use crate::node::{Addr, Fib, NodeId};
-use crate::packet::{PacketData, L4};
+use crate::packet::PacketData;
 use serde::{Deserialize, Serialize};
 
 /// One rule of `nodes[].classify`.
@@ -136,12 +136,8 @@ impl Classifier {
     /// Re-marks `pkt` by the first rule it matches (RFC 2475 §2.3.1: rules are ordered).
     pub fn mark(&self, pkt: &mut PacketData, fib: &Fib) {
         let proto = pkt.l4.protocol();
-        let (sport, dport) = match &pkt.l4 {
-            L4::Tcp(t) => (Some(t.src_port), Some(t.dst_port)),
-            L4::Udp(u) => (Some(u.src_port), Some(u.dst_port)),
-            L4::Real(r) => (Some(r.src_port), Some(r.dst_port)),
-            L4::Rsvp(_) => (None, None),
-        };
+        let ports = pkt.l4.ports();
+        let (sport, dport) = (ports.map(|p| p.0), ports.map(|p| p.1));
         let port_ok = |want: Option<u16>, have: Option<u16>| want.is_none() || want == have;
         if let Some(r) = self.rules.iter().find(|r| {
             r.protocol.is_none_or(|p| p == proto)

@@ -262,7 +262,6 @@ impl Port {
         self.outages = outage::Outages::new(windows);
     }
 
-    /// The intervals this direction is down, sorted and merged.
     /// Records that the scenario turned ECN marking on for this port's discipline.
     pub fn with_ecn(mut self, ecn: bool) -> Self {
         self.ecn = ecn;
@@ -275,6 +274,7 @@ impl Port {
         self.ecn || self.stats.ce_marked_pkts > 0
     }
 
+    /// The intervals this direction is down, sorted and merged.
     pub fn outages(&self) -> &[outage::Window] {
         self.outages.windows()
     }

@@ -12,7 +12,7 @@ pub mod flows;
 pub mod reservation;
 pub mod ring;
 
-use crate::packet::{FlowId, Packet, PacketData, L4};
+use crate::packet::{FlowId, Packet, PacketData};
 use crate::registry::registry;
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -60,17 +60,11 @@ pub use crate::ip::FlowKey;
 impl FlowKeyKind {
     /// The key of `pkt`. Protocol numbers are IANA's (6 = TCP, 17 = UDP).
     pub fn key(self, pkt: &PacketData) -> FlowKey {
-        let (proto, sport, dport) = match &pkt.l4 {
-            L4::Tcp(t) => (6u128, t.src_port as u128, t.dst_port as u128),
-            L4::Udp(u) => (17u128, u.src_port as u128, u.dst_port as u128),
-            L4::Rsvp(_) => (46u128, 0, 0),
-            L4::Real(r) => (r.proto as u128, r.src_port as u128, r.dst_port as u128),
-        };
+        let proto = pkt.l4.protocol();
+        let (sport, dport) = pkt.l4.ports().unwrap_or((0, 0));
         FlowKey(match self {
-            FlowKeyKind::FiveTuple => {
-                return FlowKey::five_tuple(pkt.src, pkt.dst, proto as u8, sport as u16, dport as u16);
-            }
-            FlowKeyKind::SrcPort => proto << 16 | sport,
+            FlowKeyKind::FiveTuple => return FlowKey::five_tuple(pkt.src, pkt.dst, proto, sport, dport),
+            FlowKeyKind::SrcPort => (proto as u128) << 16 | sport as u128,
             FlowKeyKind::DstAddr => pkt.dst.0 as u128,
         })
     }

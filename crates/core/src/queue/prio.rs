@@ -22,12 +22,13 @@
 //! than a drop-tail FIFO per band (Linux allows any qdisc per class). Linux `pfifo` children
 //! count packets; here a band's `limit` may also be in bytes.
 
-use super::{over_limit, Backlog, Build, BuildCtx, QueueCtx, QueueDisc, Verdict};
+use super::fifo::Fifo;
+use super::{Backlog, Build, BuildCtx, QueueCtx, QueueDisc, Verdict};
 use crate::ip::dscp::Dscp;
 use crate::packet::{Packet, PacketData};
 use crate::units::{serde_units, Limit};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 /// Most bands (Linux `TCQ_PRIO_BANDS`).
 pub const MAX_BANDS: u8 = 16;
@@ -77,15 +78,12 @@ pub fn default_band(d: Dscp, bands: u8) -> u8 {
     }
 }
 
-/// Strict-priority state: one FIFO per band and the DSCP → band table.
+/// Strict-priority state: one drop-tail FIFO per band (Linux: each band's child `pfifo`) and
+/// the DSCP → band table.
 pub struct Prio {
-    limit: Limit,
     /// Band of each of the 64 code points.
     band_of: [u8; 64],
-    bands: Vec<VecDeque<Packet>>,
-    /// Bytes held per band.
-    bytes: Vec<u64>,
-    packets: u64,
+    bands: Vec<Fifo>,
 }
 
 impl Prio {
@@ -94,13 +92,7 @@ impl Prio {
     pub fn new(bands: u8, limit: Limit, band_of: [u8; 64]) -> Self {
         assert!((2..=MAX_BANDS).contains(&bands), "prio needs 2..=16 bands, got {bands}");
         assert!(band_of.iter().all(|&b| b < bands), "prio map names a band beyond {bands}");
-        Prio {
-            limit,
-            band_of,
-            bands: (0..bands).map(|_| VecDeque::new()).collect(),
-            bytes: vec![0; bands as usize],
-            packets: 0,
-        }
+        Prio { band_of, bands: (0..bands).map(|_| Fifo::new(limit)).collect() }
     }
 
     /// The band a packet joins (by its DSCP).
@@ -110,33 +102,25 @@ impl Prio {
 }
 
 impl QueueDisc for Prio {
-    fn enqueue(&mut self, pkt: Packet, _cx: &mut QueueCtx) -> Verdict {
+    fn enqueue(&mut self, pkt: Packet, cx: &mut QueueCtx) -> Verdict {
         let b = self.band(&pkt);
-        // Each band is its own drop-tail FIFO (Linux: the band's child pfifo).
-        if over_limit(self.limit, self.bands[b].len() as u64, self.bytes[b], pkt.size_bytes) {
-            return Verdict::Dropped(pkt);
-        }
-        self.bytes[b] += pkt.size_bytes as u64;
-        self.packets += 1;
-        self.bands[b].push_back(pkt);
-        Verdict::Enqueued
+        self.bands[b].enqueue(pkt, cx)
     }
 
-    fn dequeue(&mut self, _cx: &mut QueueCtx) -> Option<Packet> {
+    fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
         // sch_prio.c `prio_dequeue`: the first band, from 0, that has a packet.
-        let b = self.bands.iter().position(|q| !q.is_empty())?;
-        let p = self.bands[b].pop_front().expect("the band was found non-empty");
-        self.bytes[b] -= p.size_bytes as u64;
-        self.packets -= 1;
-        Some(p)
+        self.bands.iter_mut().find_map(|q| q.dequeue(cx))
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.packets, bytes: self.bytes.iter().sum() }
+        self.bands.iter().map(|q| q.backlog()).fold(Backlog::default(), |a, b| Backlog {
+            packets: a.packets + b.packets,
+            bytes: a.bytes + b.bytes,
+        })
     }
 
     fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
-        self.bands.iter().flatten().for_each(|p| f(p))
+        self.bands.iter().for_each(|q| q.for_each_packet(f))
     }
 }
 

@@ -245,18 +245,8 @@ def write_source_variance(out: str | os.PathLike[str], name: str = "mpeg2_ladder
 
 def read_source_variance(path: str | os.PathLike[str], n: int) -> np.ndarray:
     """(n, 3) variances Y/U/V by display index from a ``*.source.csv.gz`` of ``n`` pictures."""
-    import io
-
-    from qoelab.paths import read_file
-
     p = Path(path)
-    raw = read_file(p, "source variances", 16 << 20, VideoInputError)
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
-            text = gz.read(16 << 20).decode("ascii")
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise VideoInputError(p, f"cannot read source variances: {type(exc).__name__}") from None
-    lines = text.splitlines()
+    lines = _gzip_lines(p, "source variances", 16 << 20)
     if not lines or tuple(lines[0].split(",")) != SOURCE_COLUMNS:
         raise VideoInputError(p, f"line 1: header must be {','.join(SOURCE_COLUMNS)}")
     if len(lines) - 1 != n:
@@ -296,24 +286,28 @@ def _run_psnr(m2v: Path, src_in: list[str], graph: str, n: int, stats: Path) -> 
         raise VideoInputError(m2v, f"PSNR failed: {error_line(proc.stderr.decode(errors='replace'), proc.returncode)}")
 
 
-def read_ladder(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
-    """Columns of a `*.frames.csv.gz` ladder (rows by rung, then decode-order frame)."""
+def _gzip_lines(p: Path, what: str, limit: int) -> list[str]:
+    """The lines of the gzipped ASCII file ``p``, at most ``limit`` bytes before and after
+    decompression (a clear error naming the file otherwise)."""
     import io
 
     from qoelab.paths import read_file
 
-    p = Path(path)
-    limit = 64 << 20  # the simulator's, decompressed (`app::transcoder`)
-    raw = read_file(p, "ladder", limit, VideoInputError)
+    raw = read_file(p, what, limit, VideoInputError)
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
             data = gz.read(limit + 1)
         if len(data) > limit:
-            raise VideoInputError(p, f"ladder is larger than {limit >> 20} MiB (decompressed)")
-        text = data.decode("ascii")
+            raise VideoInputError(p, f"{what} is larger than {limit >> 20} MiB (decompressed)")
+        return data.decode("ascii").splitlines()
     except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise VideoInputError(p, f"cannot read ladder: {type(exc).__name__}") from None
-    lines = text.splitlines()
+        raise VideoInputError(p, f"cannot read {what}: {type(exc).__name__}") from None
+
+
+def read_ladder(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    """Columns of a `*.frames.csv.gz` ladder (rows by rung, then decode-order frame)."""
+    p = Path(path)
+    lines = _gzip_lines(p, "ladder", 64 << 20)  # the simulator's limit, decompressed (`app::transcoder`)
     if not lines or tuple(lines[0].split(",")) != LADDER_COLUMNS:
         raise VideoInputError(p, f"line 1: header must be {','.join(LADDER_COLUMNS)}")
     cols: dict[str, list] = {c: [] for c in LADDER_COLUMNS}
