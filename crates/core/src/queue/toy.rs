@@ -25,6 +25,13 @@ impl Default for ToyConfig {
 }
 
 impl Build for ToyConfig {
+    // Ranges are checked, never clamped: an error names the key.
+    fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.limit_pkts == 0 {
+            return Err(("limit_pkts", "must be at least 1 packet, got 0".into()));
+        }
+        Ok(())
+    }
     fn build(&self, _cx: &super::BuildCtx) -> Box<dyn QueueDisc> {
         Box::new(Toy { limit_pkts: self.limit_pkts, q: VecDeque::new(), bytes: 0 })
     }
