@@ -394,7 +394,11 @@ def video_quality(out_dir: Path, flow: str, playout_delay_s: float = 0.5) -> dic
     from qoelab.video.traces.trace import read_trace
 
     sc = tomllib.loads((out_dir / "scenario.toml").read_text())
-    (f,) = [f for f in sc["flows"] if f["name"] == flow]
+    found = [f for f in sc.get("flows", []) if isinstance(f, dict) and f.get("name") == flow]
+    if len(found) != 1 or not isinstance(found[0].get("app"), dict) or "trace" not in found[0]["app"]:
+        raise QoelabError(f"{out_dir}: the demo's video quality needs one flow named {flow!r} with a video trace "
+                          "(renamed or removed by --set?)")
+    (f,) = found
     from qoelab.paths import scenario_path
 
     base = scenario_path("demo").parent

@@ -67,3 +67,9 @@ def test_the_psnr_comes_from_a_real_decode(tmp_path: Path):
     # FQ-CoDel loses almost nothing of the video here; drop-tail loses frames the decoder conceals.
     assert psnr["fq_codel"] > psnr["fifo"]
     assert (tmp_path / "video" / "cif_bbb_qp26.h264").is_file()
+
+
+def test_a_renamed_video_flow_is_a_clear_error_not_a_traceback(tmp_path: Path, capsys):
+    assert main(["demo", "-o", str(tmp_path / "d"), "--set", "sim.duration=1s", "--set", "flows[0].name=clip",
+                 "--no-decode"]) == 2
+    assert "needs one flow named 'video'" in capsys.readouterr().err
