@@ -294,3 +294,35 @@ fn bad_parameters_are_errors_at_their_key() {
     let err = missing.err().expect("a missing ladder is an error").to_string();
     assert!(err.contains("flows[0].app.ladder") && err.contains("no such file"), "{err}");
 }
+
+#[test]
+fn per_timeout_cuts_at_every_timeout_where_lazy_cuts_once_per_gop() {
+    let lad = ladder();
+    let bottom = *lad.rates_bps.last().unwrap();
+    let a = 0.75;
+    let app = |rule: &str| format!(", interactive = true, backoff = {a}, backoff_rule = \"{rule}\"");
+    // Linux's TCP with a 50-ms RTO floor on an uncongested 30-Mbit/s path (no delayed-ACK
+    // inflation of the variance): the outage's first timeouts come a fraction of a GOP apart.
+    let fast = r#"{ kind = "tcp", cc = "newreno", profile = "linux", min_rto = "50ms" }"#;
+    let every = run(&scenario_at("30Mbps", &fast, &app("per_timeout"), &one_outage(), "40s", 1));
+    let lazy = run(&scenario_at("30Mbps", &fast, &app("lazy"), &one_outage(), "40s", 1));
+    // per_timeout: each timeout multiplies the target by A (down to the bottom rung's rate).
+    let cuts: Vec<f64> = probe(&every, "tc_cut_bps").iter().map(|x| x.1).collect();
+    assert!(cuts.len() >= 3, "the outage gives several timeouts: {cuts:?}");
+    let mut target = TOP;
+    for (i, &c) in cuts.iter().enumerate() {
+        target = ((target as f64 * a).round() as u64).max(bottom);
+        assert_eq!(c as u64, target, "timeout {i}: cut to A × the previous target");
+    }
+    assert_eq!(every.flow_value("v", "tc_cuts"), every.flow_value("v", "tc_timeouts"));
+    // lazy: timeouts within a GOP already cut are only counted, so it cuts less often and less deep.
+    assert!(lazy.flow_value("v", "tc_cuts") < lazy.flow_value("v", "tc_timeouts"), "some timeouts share a GOP: {:?}", probe(&lazy, "tc_timeout"));
+    let low = |r: &RunResults| r.flow_value("v", "tc_min_target_bps");
+    assert!(low(&every) < low(&lazy), "per_timeout reaches a lower target: {} vs {}", low(&every), low(&lazy));
+    // With FreeBSD's 1-s floor the timeouts are at least 1 s apart, longer than a 0.5-s GOP: every
+    // timeout starts a GOP of its own and the two rules make the same run.
+    let slow = |rule: &str| run(&scenario(FREEBSD_OLD, &app(rule), &one_outage(), "40s", 1));
+    let (e, l) = (slow("per_timeout"), slow("lazy"));
+    assert_eq!(e.flow_value("v", "tc_cuts"), l.flow_value("v", "tc_cuts"));
+    assert_eq!(probe(&e, "tc_cut_bps"), probe(&l, "tc_cut_bps"));
+}

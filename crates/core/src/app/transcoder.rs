@@ -19,7 +19,9 @@
 //! - `interactive = true`: the app subscribes to TCP's retransmission-timeout notices and
 //!   runs the **lazy binary back-off**: a timeout sets `target ← max(bottom, round(target · A))`
 //!   (A = `backoff`) unless a cut made earlier has not yet taken effect (no GOP has started
-//!   since it), in which case the timeout is counted and changes nothing. **Additive recovery**:
+//!   since it), in which case the timeout is counted and changes nothing
+//!   (`backoff_rule = "lazy"`, the default); `backoff_rule = "per_timeout"` cuts at every
+//!   timeout, so a burst with k timeouts in one GOP multiplies the target by A^k. **Additive recovery**:
 //!   at each GOP start after the first, if no cut is waiting to take effect there and the
 //!   socket's timeout series is over (`SocketInfo::backoff == 0`: new data has been
 //!   acknowledged since the last timeout), `target ← min(top, target + recovery)`.
@@ -70,6 +72,21 @@ pub struct TranscoderConfig {
     /// Send only the first `frames` frames (default: all of the ladder), at least 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frames: Option<u64>,
+    /// `"lazy"` (default: one cut per GOP, later timeouts of that GOP only counted) or
+    /// `"per_timeout"` (a cut at every timeout).
+    #[serde(default)]
+    pub backoff_rule: BackoffRule,
+}
+
+/// When a timeout cuts the target (see the module header).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BackoffRule {
+    /// One cut per GOP: a timeout while an earlier cut has not yet taken effect changes nothing.
+    #[default]
+    Lazy,
+    /// Every timeout cuts.
+    PerTimeout,
 }
 
 fn default_backoff() -> f64 {
@@ -247,6 +264,7 @@ impl TranscoderConfig {
             ladder,
             interactive: self.interactive,
             backoff: self.backoff,
+            rule: self.backoff_rule,
             recovery_bps: self.recovery.bps(),
             frame_rate: self.frame_rate,
             frames,
@@ -270,6 +288,7 @@ pub struct Transcoder {
     ladder: Arc<Ladder>,
     interactive: bool,
     backoff: f64,
+    rule: BackoffRule,
     recovery_bps: u64,
     frame_rate: f64,
     frames: usize,
@@ -344,7 +363,7 @@ impl Transcoder {
 
     fn on_timeout(&mut self, backoff: u32, cx: &mut AppCtx) {
         self.timeouts += 1;
-        if !self.cut_pending {
+        if !self.cut_pending || self.rule == BackoffRule::PerTimeout {
             let cut = (self.target_bps as f64 * self.backoff).round() as u64;
             self.target_bps = cut.max(self.bottom());
             self.min_target_bps = self.min_target_bps.min(self.target_bps);

@@ -100,9 +100,10 @@ CHOICES = (
            "the receiver's discard threshold D in s, which the paper leaves unstated: ours", runs=False),
     Choice("ladder_floor", "0.5Mbps", (), "the bundled ladder's lowest rung; below it the transcoder cannot cut",
            {"0.75Mbps": "the transcoder has no floor key: a ladder without its lowest rung (issue 38)"}),
-    Choice("backoff_rule", "lazy", (), "one cut per GOP, later timeouts of the same GOP counted only (our reading of "
-                                       "§2's lazy binary back-off)",
-           {"per_timeout": "a cut at every timeout is not implemented (issue 38)"}),
+    Choice("backoff_rule", "lazy", ("per_timeout",),
+           "one cut per GOP, later timeouts of the same GOP counted only (our reading of §2's lazy binary back-off); "
+           "per_timeout: a cut at every timeout. With the 1-s RTO floor a burst's timeouts are at least 1 s apart, "
+           "longer than a 0.5-s GOP, so the two rules cut alike; they part only with a lower floor"),
     Choice("receiver", "resync", ("rebuffer", "freeze"),
            "a live player drops a late frame and resumes at the live position, re-synchronising its playout on the "
            "newest arrival (the paper's client plays a live, interactive stream; it states no rule): ours; "
@@ -137,10 +138,10 @@ def gap_range(count: int) -> tuple[float, float]:
 
 
 def build_scenario(mode: str, outages: int, rate: float = 2.2, *, duration_s: float = FULL.duration_s,
-                   recovery: str = "100kbps", rto_floor: str = "1s") -> dict:
+                   recovery: str = "100kbps", rto_floor: str = "1s", backoff_rule: str = "lazy") -> dict:
     """One cell as plain data: the bundled testbed with the transcoder in ``mode`` (its additive
     ``recovery`` step), ``outages`` 3-s bursts within the video, an R–C bottleneck of ``rate``
-    Mbit/s and TCP's minimum RTO ``rto_floor``."""
+    Mbit/s, TCP's minimum RTO ``rto_floor`` and the transcoder's ``backoff_rule``."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r}: expected one of {', '.join(MODES)}")
     if outages not in OUTAGE_COUNTS:
@@ -155,6 +156,8 @@ def build_scenario(mode: str, outages: int, rate: float = 2.2, *, duration_s: fl
     f["app"]["interactive"] = mode != "classic"
     f["app"]["backoff"] = BACKOFF.get(mode, 0.55)
     f["app"]["recovery"] = recovery
+    if backoff_rule != "lazy":  # the default adds no key, so its cells are the files they were
+        f["app"]["backoff_rule"] = backoff_rule
     f["transport"]["min_rto"] = rto_floor
     lo, hi = gap_range(outages)
     (o,) = d["outages"]
@@ -177,7 +180,8 @@ def _build(p: dict[str, Any], grid: Grid, setting: dict[str, Any]):
     from qoelab.scenario import Scenario
 
     d = build_scenario(p["mode"], p["outages"], setting["bottleneck"], duration_s=grid.duration_s,
-                       recovery=setting["recovery"], rto_floor=setting["rto_floor"])
+                       recovery=setting["recovery"], rto_floor=setting["rto_floor"],
+                       backoff_rule=setting["backoff_rule"])
     return Scenario.from_dict(d, f"{BASE} ({_cell_id(p)})", base_dir=paths.root() / FOLDER)
 
 
@@ -514,7 +518,7 @@ def _setup(grid: Grid, quick: bool, setting: dict[str, Any]) -> str:
         f"{setting['bottleneck']:g} Mbit/s 15 ms with a 100-packet FIFO; TCP NewReno, FreeBSD profile, "
         f"{setting['rto_floor']} RTO floor; the transcoder sends the bundled MPEG-2 ladder (704×480, 30 fps, 60 s, rungs "
         "2.0–0.5 Mbit/s, closed GOPs of 15) switching rungs at GOP starts; interactive mode cuts its target by A per "
-        f"timeout ({setting['backoff_rule']}: one cut per GOP) and recovers by {setting['recovery']} per GOP.",
+        f"timeout ({setting['backoff_rule']}: {'one cut per GOP' if setting['backoff_rule'] == 'lazy' else 'a cut at every timeout'}) and recovers by {setting['recovery']} per GOP.",
         f"Bursts: 3 s each, {', '.join(map(str, OUTAGE_COUNTS))} within the video (each after a gap uniform in "
         "[g/4, g] counted from 2 s, g = 56 s / count − 3 s, so every burst is over by 58 s).",
         f"Receiver: frame f due at start + f/30 s + D, D = {setting['deadline']:g} s (also "
