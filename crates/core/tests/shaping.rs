@@ -47,9 +47,17 @@ fn tbf_shapes_a_flood_to_its_rate() {
     // Bytes released in [first, last]: the full bucket at the start plus rate·span, to within
     // a packet of rounding at each end.
     let want = 15_000 + 10_000_000 * span_ns / 8_000_000_000;
-    eprintln!("tbf: {bytes} B over {span_ns} ns (want {want}), {} dropped, max delay {} ns", f.drop_queue_pkts, f.delay_max_ns);
+    eprintln!(
+        "tbf: {bytes} B over {span_ns} ns (want {want}), {} dropped, max delay {} ns",
+        f.drop_queue_pkts, f.delay_max_ns
+    );
     assert!(bytes.abs_diff(want) <= 3000, "received {bytes} B over {span_ns} ns, want {want}");
-    assert!(f.drop_queue_pkts > f.recv_pkts * 9 / 10, "half the flood is dropped: {} of {}", f.drop_queue_pkts, f.sent_pkts);
+    assert!(
+        f.drop_queue_pkts > f.recv_pkts * 9 / 10,
+        "half the flood is dropped: {} of {}",
+        f.drop_queue_pkts,
+        f.sent_pkts
+    );
     // The longest wait: the 60 KB FIFO plus the head at 10 Mbit/s (49.2 ms) and the path (2 ms
     // propagation, two serialisations of 0.12 ms).
     assert!(f.delay_max_ns < 51_500_000, "max delay {} ns", f.delay_max_ns);

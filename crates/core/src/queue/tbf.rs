@@ -18,7 +18,7 @@
 //! Not modelled: GSO segmentation of a packet larger than the bucket (Linux segments a GSO
 //! super-packet; here every packet is one segment and one that exceeds `burst` is dropped),
 //! `overhead`/`linklayer` corrections, and the kernel's `psched` rate rounding (buckets here
-//! are exact integers, [`TokenBucket`]).
+//! are exact integers, `police::TokenBucket`).
 
 use super::fifo::Fifo;
 use super::police::TokenBucket;
