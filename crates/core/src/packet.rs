@@ -359,6 +359,19 @@ impl PacketData {
         }
         true
     }
+    /// Re-marks the DiffServ code point (RFC 2474 §3; a policer's re-mark, RFC 2697 §4). A
+    /// real host's datagram gets the new code point in its TOS byte and its header checksum
+    /// updated, as [`set_ecn`] does for the ECN bits.
+    pub fn set_dscp(&mut self, dscp: crate::ip::dscp::Dscp) {
+        self.ip.dscp = dscp.value();
+        if let L4::Real(r) = &mut self.l4 {
+            let b = &mut r.bytes;
+            let old = u16::from_be_bytes([b[0], b[1]]);
+            b[1] = (dscp.value() << 2) | (b[1] & 3);
+            let new = u16::from_be_bytes([b[0], b[1]]);
+            update_ipv4_checksum(b, old, new);
+        }
+    }
     /// Size of the IP header including options/extension headers.
     pub fn ip_header_bytes(&self) -> u32 {
         (if self.ip.v6 { IPV6_HEADER } else { IPV4_HEADER }) + self.ip.opt_bytes as u32

@@ -73,6 +73,31 @@ const TEMPLATES: &[Template] = &[
         at: "links[0].queue",
         config: r#"{ kind = "prio", bands = 3, limit = "50p", map = { EF = 0, AF41 = 1, "10" = 2 } }"#,
     },
+    Template {
+        name: "queue/police",
+        at: "links[0].queue",
+        config: r#"{ kind = "police", meter = "srtcm", cir = "2Mbps", cbs = "3000B", ebs = "3000B", color_aware = true, green = "pass", yellow = "AF12", red = "drop", child = { kind = "fifo", limit = "50p" } }"#,
+    },
+    Template {
+        name: "queue/police_trtcm",
+        at: "links[0].queue",
+        config: r#"{ kind = "police", meter = "trtcm", cir = "2Mbps", cbs = "3000B", pir = "4Mbps", pbs = "6000B", color_aware = false, green = "AF11", yellow = 12, red = "AF13", child = { kind = "fifo", limit = "20p" } }"#,
+    },
+    Template {
+        name: "queue/tbf",
+        at: "links[0].queue",
+        config: r#"{ kind = "tbf", rate = "5Mbps", burst = "10KB", limit = "30KB", peakrate = "20Mbps", mtu = "1500B" }"#,
+    },
+    Template {
+        name: "queue/tbf_latency",
+        at: "links[0].queue",
+        config: r#"{ kind = "tbf", rate = "5Mbps", burst = "10KB", latency = "50ms" }"#,
+    },
+    Template {
+        name: "queue/tbf_child",
+        at: "links[0].queue",
+        config: r#"{ kind = "tbf", rate = "5Mbps", burst = "10KB", child = { kind = "fifo", limit = "100p" } }"#,
+    },
     Template { name: "queue/toy", at: "links[0].queue", config: r#"{ kind = "toy", limit_pkts = 50 }"# },
     Template {
         name: "queue/tfd",

@@ -32,6 +32,8 @@ registry! {
         red::Red(RedConfig) = "red",
         pie::Pie(PieConfig) = "pie",
         prio::Prio(PrioConfig) = "prio",
+        police::Police(PoliceConfig) = "police",
+        tbf::Tbf(TbfConfig) = "tbf",
         tfd::Tfd(TfdConfig) = "tfd",
         toy::Toy(ToyConfig) = "toy",
     }
