@@ -32,6 +32,8 @@ registry! {
         red::Red(RedConfig) = "red",
         pie::Pie(PieConfig) = "pie",
         prio::Prio(PrioConfig) = "prio",
+        htb::Htb(HtbConfig) = "htb",
+        wdrr::Wdrr(WdrrConfig) = "wdrr",
         tfd::Tfd(TfdConfig) = "tfd",
         toy::Toy(ToyConfig) = "toy",
     }
