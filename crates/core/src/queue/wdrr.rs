@@ -161,7 +161,7 @@ impl Build for WdrrConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::testutil::{cx, drive, ops, pkt};
+    use crate::queue::testutil::{cx, drive, ops, pkt, Marking};
     use proptest::prelude::*;
 
     const MARKS: [Dscp; 3] = [Dscp::EF, Dscp::af(4, 1), Dscp::BE];
@@ -268,24 +268,6 @@ mod tests {
         assert!(bad(cfg).1.contains("already belongs to classes[0]"));
     }
 
-    /// Marks each packet from its flow so the shared harness exercises every class.
-    struct Marking(Wdrr);
-    impl QueueDisc for Marking {
-        fn enqueue(&mut self, mut pkt: Packet, cx: &mut QueueCtx) -> Verdict {
-            pkt.ip.dscp = MARKS[pkt.flow as usize % 3].value();
-            self.0.enqueue(pkt, cx)
-        }
-        fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
-            self.0.dequeue(cx)
-        }
-        fn backlog(&self) -> Backlog {
-            self.0.backlog()
-        }
-        fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
-            self.0.for_each_packet(f)
-        }
-    }
-
     proptest! {
         /// Conservation, work conservation and FIFO order within a flow.
         #[test]
@@ -295,7 +277,7 @@ mod tests {
                 t[MARKS[0].value() as usize] = 0;
                 t[MARKS[1].value() as usize] = 1;
                 t
-            }));
+            }), &MARKS);
             let mut last = [None::<u64>; 8];
             drive(&mut q, &seq, |_, _, o| {
                 if let Some(p) = &o.served {
