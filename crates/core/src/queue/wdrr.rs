@@ -8,7 +8,7 @@
 //! SIGCOMM 1995 (§3: "a quantum of service … proportional to the weight"); Linux `tc-drr(8)`,
 //! `tc-ets(8)`; RFC 2597 (AF classes), RFC 4594 §2; `docs/models/wdrr.md`.
 //!
-//! The round is `drr`'s ([`DeficitRound`]): a class that becomes active joins the tail with one
+//! The round is `drr`'s (`DeficitRound` in `drr.rs`): a class that becomes active joins the tail with one
 //! quantum, the head sends while its head packet fits its deficit, then gains a quantum and
 //! moves to the tail; an emptied class leaves the round with its credit.
 //!
