@@ -98,6 +98,16 @@ const TEMPLATES: &[Template] = &[
         at: "links[0].queue",
         config: r#"{ kind = "tbf", rate = "5Mbps", burst = "10KB", child = { kind = "fifo", limit = "100p" } }"#,
     },
+    Template {
+        name: "queue/htb",
+        at: "links[0].queue",
+        config: r#"{ kind = "htb", default = "bulk", limit = "50p", r2q = 10, classes = [{ name = "root", rate = "10Mbps", ceil = "10Mbps", burst = "1600B", cburst = "1600B" }, { name = "video", parent = "root", rate = "3Mbps", ceil = "10Mbps", burst = "3000B", cburst = "1600B", quantum = "3000B", prio = 1, dscp = ["EF", 34] }, { name = "bulk", parent = "root", rate = "5Mbps", ceil = "8Mbps" }] }"#,
+    },
+    Template {
+        name: "queue/wdrr",
+        at: "links[0].queue",
+        config: r#"{ kind = "wdrr", default = 1, limit = "50p", classes = [{ quantum = "3000B", dscp = ["EF", 34] }, { quantum = "1500B", dscp = ["BE"] }] }"#,
+    },
     Template { name: "queue/toy", at: "links[0].queue", config: r#"{ kind = "toy", limit_pkts = 50 }"# },
     Template {
         name: "queue/tfd",

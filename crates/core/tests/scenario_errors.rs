@@ -207,7 +207,7 @@ fn unknown_kinds_list_the_registered_names() {
     let cases = [
         (
             ("kind = \"fifo\", limit = \"50p\"", "kind = \"blue\""),
-            "links[0].queue.kind: unknown variant `blue`, expected one of `fifo`, `drr`, `sqf`, `pfq`, `fq_codel`, `codel`, `red`, `pie`, `prio`, `police`, `tbf`, `tfd`, `toy`",
+            "links[0].queue.kind: unknown variant `blue`, expected one of `fifo`, `drr`, `sqf`, `pfq`, `fq_codel`, `codel`, `red`, `pie`, `prio`, `police`, `tbf`, `htb`, `wdrr`, `tfd`, `toy`",
         ),
         (
             ("kind = \"cbr\", rate = \"1Mbps\", payload = \"1000B\"", "kind = \"ftp\""),

@@ -73,10 +73,51 @@ pub struct Drr {
     key: FlowKeyKind,
     /// The active flows' queues (a flow is present exactly while it has packets).
     queues: FlowQueues,
-    /// Shreedhar–Varghese's ActiveList: exactly the flows with packets, in round order, each
-    /// with its deficit counter in bytes. A flow's deficit lives only while it is in the list,
-    /// so an emptied flow's credit is gone (reset to 0) without further bookkeeping.
-    active: VecDeque<(FlowKey, u64)>,
+    /// The flows with packets, in round order, with their deficits.
+    active: DeficitRound<FlowKey>,
+}
+
+/// Shreedhar–Varghese's ActiveList: exactly the queues with packets, in round order, each with
+/// its deficit counter in bytes. A queue's deficit lives only while it is in the list, so an
+/// emptied queue's credit is gone (reset to 0) without further bookkeeping. Shared by `drr`
+/// (flows, one quantum) and `wdrr` (DSCP classes, a quantum each).
+pub(crate) struct DeficitRound<K> {
+    active: VecDeque<(K, u64)>,
+}
+
+impl<K: Copy + PartialEq> DeficitRound<K> {
+    pub(crate) fn new() -> Self {
+        DeficitRound { active: VecDeque::new() }
+    }
+    /// A newly active queue joins the tail of the round with one quantum.
+    pub(crate) fn join(&mut self, k: K, quantum: u64) {
+        self.active.push_back((k, quantum));
+    }
+    /// Removes a queue that emptied anywhere in the round (O(n)).
+    pub(crate) fn remove(&mut self, k: K) {
+        let i = self.active.iter().position(|&(x, _)| x == k).expect("present queues are in the round");
+        self.active.remove(i);
+    }
+    /// The queue that sends next: the head of the round if its head packet (`head(k)` bytes)
+    /// fits its deficit, which is then reduced; otherwise the head gains `quantum(k)` and moves
+    /// to the tail (its turn in this round is over). `None` when the round is empty. The caller
+    /// pops the packet and calls [`Self::emptied`] if that emptied the queue.
+    pub(crate) fn next(&mut self, head: impl Fn(K) -> u64, quantum: impl Fn(K) -> u64) -> Option<K> {
+        loop {
+            let (k, deficit) = self.active.front_mut()?;
+            let size = head(*k);
+            if size <= *deficit {
+                *deficit -= size;
+                return Some(*k);
+            }
+            *deficit += quantum(*k);
+            self.active.rotate_left(1);
+        }
+    }
+    /// The queue just served (the head of the round) has emptied: it leaves, with its deficit.
+    pub(crate) fn emptied(&mut self) {
+        self.active.pop_front();
+    }
 }
 
 impl Drr {
@@ -84,7 +125,7 @@ impl Drr {
     /// If `quantum_bytes` is 0 (a flow would never earn credit).
     pub fn new(limit: Limit, quantum_bytes: u64, key: FlowKeyKind, ties: TieRule, seed: u64) -> Self {
         assert!(quantum_bytes > 0, "DRR quantum must be at least 1 byte");
-        Drr { limit, quantum: quantum_bytes, key, queues: FlowQueues::new(ties, seed), active: VecDeque::new() }
+        Drr { limit, quantum: quantum_bytes, key, queues: FlowQueues::new(ties, seed), active: DeficitRound::new() }
     }
 }
 
@@ -93,7 +134,7 @@ impl QueueDisc for Drr {
         let k = self.key.key(&pkt);
         if self.queues.push_back(k, pkt, ()) {
             // A newly active flow joins the tail of the round with one quantum.
-            self.active.push_back((k, self.quantum));
+            self.active.join(k, self.quantum);
         }
         // LQD (Suter et al.): drop from the flow with the most bytes until the buffer fits.
         let active = &mut self.active;
@@ -101,29 +142,20 @@ impl QueueDisc for Drr {
             if e.flow_emptied {
                 // A push-out may empty a flow anywhere in the list (O(F), only when LQD
                 // empties a whole flow).
-                let i = active.iter().position(|&(x, _)| x == e.flow).expect("present flows are in the round");
-                active.remove(i);
+                active.remove(e.flow);
             }
         })
     }
 
     fn dequeue(&mut self, _cx: &mut QueueCtx) -> Option<Packet> {
-        loop {
-            let (k, deficit) = self.active.front_mut()?;
-            let head = self.queues.front(*k).expect("active flows are non-empty").size_bytes as u64;
-            if head <= *deficit {
-                *deficit -= head;
-                let r = self.queues.pop_front(*k).expect("active flows are non-empty");
-                if r.flow_emptied {
-                    // The flow leaves the round, and its deficit with it.
-                    self.active.pop_front();
-                }
-                return Some(r.packet);
-            }
-            // Turn over: one more quantum, next round.
-            *deficit += self.quantum;
-            self.active.rotate_left(1);
+        let (queues, quantum) = (&self.queues, self.quantum);
+        let k = self.active.next(|k| queues.front(k).expect("active flows are non-empty").size_bytes as u64, |_| quantum)?;
+        let r = self.queues.pop_front(k).expect("active flows are non-empty");
+        if r.flow_emptied {
+            // The flow leaves the round, and its deficit with it.
+            self.active.emptied();
         }
+        Some(r.packet)
     }
 
     fn backlog(&self) -> Backlog {

@@ -40,6 +40,11 @@ impl Fifo {
     pub fn new(limit: Limit) -> Self {
         Fifo { limit, q: VecDeque::new(), bytes: 0 }
     }
+
+    /// The packet that leaves next.
+    pub fn front(&self) -> Option<&PacketData> {
+        self.q.front().map(|p| &**p)
+    }
 }
 
 impl QueueDisc for Fifo {

@@ -34,6 +34,8 @@ registry! {
         prio::Prio(PrioConfig) = "prio",
         police::Police(PoliceConfig) = "police",
         tbf::Tbf(TbfConfig) = "tbf",
+        htb::Htb(HtbConfig) = "htb",
+        wdrr::Wdrr(WdrrConfig) = "wdrr",
         tfd::Tfd(TfdConfig) = "tfd",
         toy::Toy(ToyConfig) = "toy",
     }
@@ -247,6 +249,27 @@ pub(crate) mod testutil {
         let mut p = pkt(flow, size, seq);
         p.ip.ecn = Ecn::Ect0;
         p
+    }
+
+    /// Sets each packet's DSCP from its flow (`marks[flow % marks.len()]`) before handing it
+    /// to the discipline, so the shared harness (whose packets are unmarked) exercises every
+    /// class of a DSCP classifier (`prio`, `wdrr`).
+    pub struct Marking<Q>(pub Q, pub &'static [crate::ip::dscp::Dscp]);
+
+    impl<Q: crate::queue::QueueDisc + 'static> crate::queue::QueueDisc for Marking<Q> {
+        fn enqueue(&mut self, mut pkt: Packet, cx: &mut crate::queue::QueueCtx) -> crate::queue::Verdict {
+            pkt.ip.dscp = self.1[pkt.flow as usize % self.1.len()].value();
+            self.0.enqueue(pkt, cx)
+        }
+        fn dequeue(&mut self, cx: &mut crate::queue::QueueCtx) -> Option<Packet> {
+            self.0.dequeue(cx)
+        }
+        fn backlog(&self) -> crate::queue::Backlog {
+            self.0.backlog()
+        }
+        fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
+            self.0.for_each_packet(f)
+        }
     }
 
     /// One step of a random arrival/departure sequence for the property tests.

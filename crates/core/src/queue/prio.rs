@@ -158,7 +158,7 @@ impl Build for PrioConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::queue::testutil::{cx, drive, ops, pkt, Op};
+    use crate::queue::testutil::{cx, drive, ops, pkt, Marking, Op};
     use proptest::prelude::*;
 
     /// A packet of `flow` marked `dscp`.
@@ -268,25 +268,7 @@ mod tests {
         assert!(e.0 == "map" && e.1.contains("0..2"), "{e:?}");
     }
 
-    /// Marks packet `flow`'s DSCP from a fixed table before handing it to a `Prio`, so the
-    /// shared property harness (whose packets are unmarked) exercises every band.
-    struct Marking(Prio);
     const MARKS: [Dscp; 4] = [Dscp::EF, Dscp::af(2, 1), Dscp::BE, Dscp::cs(1)];
-    impl QueueDisc for Marking {
-        fn enqueue(&mut self, mut pkt: Packet, cx: &mut QueueCtx) -> Verdict {
-            pkt.ip.dscp = MARKS[pkt.flow as usize % 4].value();
-            self.0.enqueue(pkt, cx)
-        }
-        fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
-            self.0.dequeue(cx)
-        }
-        fn backlog(&self) -> Backlog {
-            self.0.backlog()
-        }
-        fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
-            self.0.for_each_packet(f)
-        }
-    }
 
     proptest! {
         /// Conservation, work conservation, and strict priority: a served packet's band is at
@@ -294,7 +276,7 @@ mod tests {
         /// one), and within a band packets leave in arrival order.
         #[test]
         fn prio_conserves_and_never_serves_a_lower_band_first(seq in ops(6, 400), lim in 1u64..30) {
-            let mut q = Marking(Prio::new(3, Limit::Packets(lim), PrioConfig::default().table().unwrap()));
+            let mut q = Marking(Prio::new(3, Limit::Packets(lim), PrioConfig::default().table().unwrap()), &MARKS);
             let mut last_seq = [None::<u64>; 8];
             drive(&mut q, &seq, |q, op, o| {
                 if let (Op::Depart { .. }, Some(p)) = (op, &o.served) {
