@@ -16,7 +16,7 @@ install: system-deps
 # Re-resolves requirements.lock from pyproject.toml's ranges (needs `pip install uv`); review the
 # diff, run `make test`, commit both.
 lock:
-	uv pip compile pyproject.toml --extra test --extra notebooks --extra dask --extra docs --python-version 3.11 \
+	uv pip compile pyproject.toml --extra test --extra notebooks --extra dask --extra docs --extra wheel --python-version 3.11 \
 	  --python-platform x86_64-manylinux_2_28 --no-header --annotation-style line -o requirements.lock
 
 demo: install
