@@ -180,7 +180,7 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "app/transcoder",
         at: "flows[0].app",
-        config: r#"{ kind = "transcoder", ladder = "l.csv.gz", interactive = true, backoff = 0.55, recovery = "100kbps", frame_rate = 30.0, frames = 300 }"#,
+        config: r#"{ kind = "transcoder", ladder = "l.csv.gz", interactive = true, backoff = 0.55, recovery = "100kbps", frame_rate = 30.0, frames = 300, backoff_rule = "per_timeout" }"#,
     },
     // ABR policies (of the dash player in flows[0]).
     Template {
