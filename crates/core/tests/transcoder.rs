@@ -316,7 +316,11 @@ fn per_timeout_cuts_at_every_timeout_where_lazy_cuts_once_per_gop() {
     }
     assert_eq!(every.flow_value("v", "tc_cuts"), every.flow_value("v", "tc_timeouts"));
     // lazy: timeouts within a GOP already cut are only counted, so it cuts less often and less deep.
-    assert!(lazy.flow_value("v", "tc_cuts") < lazy.flow_value("v", "tc_timeouts"), "some timeouts share a GOP: {:?}", probe(&lazy, "tc_timeout"));
+    assert!(
+        lazy.flow_value("v", "tc_cuts") < lazy.flow_value("v", "tc_timeouts"),
+        "some timeouts share a GOP: {:?}",
+        probe(&lazy, "tc_timeout")
+    );
     let low = |r: &RunResults| r.flow_value("v", "tc_min_target_bps");
     assert!(low(&every) < low(&lazy), "per_timeout reaches a lower target: {} vs {}", low(&every), low(&lazy));
     // With FreeBSD's 1-s floor the timeouts are at least 1 s apart, longer than a 0.5-s GOP: every
