@@ -316,30 +316,3 @@ def test_the_committed_quick_report_is_todays(quick: Path):
     # or the committed report silently describes an older simulator.
     committed = (ROOT / "scenarios" / "interactive" / "expected" / "report.md").read_text()
     assert without_provenance((quick / "report.md").read_text()) == without_provenance(committed), "scenarios/interactive/expected is stale: regenerate it"
-  # the report only
-
-
-def test_the_committed_quick_report_is_todays(quick: Path):
-    # scenarios/interactive/expected/ is a quick run; a model or report change that moves it must
-    # regenerate it (qoelab reproduce interactive --quick -o DIR, then copy the files expected/ holds),
-    # or the committed report silently describes an older simulator.
-    committed = (ROOT / "scenarios" / "interactive" / "expected" / "report.md").read_text()
-    assert without_provenance((quick / "report.md").read_text()) == without_provenance(committed), "scenarios/interactive/expected is stale: regenerate it"
-
-
-def test_the_committed_full_report_has_evidence_and_sensitivity():
-    """expected/full/ is the full reproduction with --sensitivity (issue 38 item 7): one clean
-    commit, at least 10 paired repetitions per finding, not flagged quick, and every finding
-    judged under each declared alternative that runs."""
-    folder = ROOT / "scenarios" / "interactive" / "expected" / "full"
-    doc = load_report(folder / "report.json")
-    assert check_report(doc, folder) == []
-    assert doc["mode"] == "full" and doc["provenance"]["status"] == "clean"
-    names = {c["name"] for c in doc["choices"] if c["alternatives"]}
-    for f in doc["findings"]:
-        assert not f["quick"], f["key"]
-        if f["verdict"] not in ("untestable",) and f["n"] is not None:
-            assert f["n"] >= 10, (f["key"], f["n"])
-        assert f["sensitivity"] is not None and {k.split("=")[0] for k in f["sensitivity"]["under"]} <= names, f["key"]
-    assert any(f["sensitivity"]["under"] for f in doc["findings"])
-    assert not (folder / "runs").exists() and not (folder / "frozen_psnr.npz").exists()
