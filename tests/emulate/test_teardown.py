@@ -86,8 +86,8 @@ def test_sigterm_tears_down_too(emulation, tmp_path):
     marker = "86400.4444"
     p, names = _start(tmp_path, marker)
     p.send_signal(signal.SIGTERM)
-    p.communicate(timeout=60)
-    assert p.returncode == 130
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err.decode(errors="replace")[-3000:]
     assert _gone(names, marker, 1.0)
 
 
