@@ -426,7 +426,7 @@ def video_quality(out_dir: Path, flow: str, playout_delay_s: float = 0.5) -> dic
 LAZY_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "reproduce": ("rerun a paper's experiments and write a report",
                   ("qoelab.reproduce.sqf", "qoelab.reproduce.tfd", "qoelab.reproduce.wimax", "qoelab.reproduce.mptcp",
-                   "qoelab.reproduce.interactive", "qoelab.reproduce.all")),
+                   "qoelab.reproduce.interactive", "qoelab.reproduce.qos", "qoelab.reproduce.all")),
     "report": ("reports built from finished runs", ("qoelab.reproduce.all",)),
     "verify": ("run the model-validation suite (closed forms, ns-3 anchor)", ("qoelab.verify.cli",)),
     "emulate": ("run real hosts and real applications through the simulated network (root)",

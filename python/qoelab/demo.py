@@ -17,11 +17,11 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from qoelab.errors import QoelabError
+from qoelab.mechanisms import Mechanism, select
 
 __all__ = ["MECHANISMS", "Mechanism", "compare", "figure"]
 
@@ -30,30 +30,11 @@ BOTTLENECK = 2
 PLAYOUT_DELAY_S = 0.5
 
 
-@dataclass(frozen=True)
-class Mechanism:
-    """A queue discipline on the demo's bottleneck, and the keys it needs on the flows."""
-
-    name: str
-    label: str
-    queue: dict[str, Any]
-    flow_sets: dict[str, Any] = field(default_factory=dict)  # per flow name: {key: value}
-
-
-#: The mechanisms compared, in the table's order; a new one is one more entry. Buffers are the
+#: The mechanisms compared, in the table's order (:data:`qoelab.mechanisms.MECHANISMS` holds every
+#: one the core has; ``qoelab reproduce qos`` compares them all on two testbeds). Buffers are the
 #: demo's 50 packets wherever the discipline has a packet limit, so only the scheduling and
 #: dropping rule differs.
-MECHANISMS: tuple[Mechanism, ...] = (
-    Mechanism("fifo", "FIFO drop-tail", {"kind": "fifo", "limit": "50p"}),
-    Mechanism("sqf", "SQF + LQD", {"kind": "sqf", "limit": "50p", "ties": "neutral"}),
-    Mechanism("fq_codel", "FQ-CoDel", {"kind": "fq_codel", "limit": "50p"}),
-    Mechanism("pie", "PIE (15 ms)", {"kind": "pie", "limit": "50p"}),
-    # The video marked EF (RFC 3246) at its sender, served first by a strict-priority
-    # discipline of two bands (EF, best effort) of 50 packets each: the downloads keep the
-    # 50-packet buffer they have under FIFO.
-    Mechanism("diffserv_ef", "DiffServ EF (prio)", {"kind": "prio", "bands": 2, "limit": "50p"},
-              {"video": {"dscp": "EF"}}),
-)
+MECHANISMS: tuple[Mechanism, ...] = select("fifo", "sqf", "fq_codel", "pie", "diffserv_ef")
 
 
 def _metrics(res: Any, video: str, downloads: list[str]) -> dict[str, float]:

@@ -91,11 +91,12 @@ def make_folder(folder: Path, paper: str, *, holds: bool = True, n_rows: int = 3
 
 def make_all(out: Path) -> Path:
     """``out/tfd`` (partly: one substantive finding within noise, 4 rows), ``out/sqf``
-    (reproduced, 3 rows), ``out/wimax`` (reproduced, 2 rows), ``out/mptcp`` and ``out/interactive``
-    (reproduced, 2 rows each), as ``reproduce all -o out`` would leave them."""
+    (reproduced, 3 rows), ``out/wimax`` (reproduced, 2 rows), ``out/mptcp``, ``out/interactive``
+    and ``out/qos`` (reproduced, 2 rows each), as ``reproduce all -o out`` would leave them."""
     make_folder(out / "tfd", "tfd", holds=False, n_rows=4, seed=1)
     make_folder(out / "sqf", "sqf", holds=True, n_rows=3, seed=3)
     make_folder(out / "wimax", "wimax", holds=True, n_rows=2, seed=5)
     make_folder(out / "mptcp", "mptcp", holds=True, n_rows=2, seed=7)
     make_folder(out / "interactive", "interactive", holds=True, n_rows=2, seed=9)
+    make_folder(out / "qos", "qos", holds=True, n_rows=2, seed=11)
     return out

@@ -120,7 +120,7 @@ def test_synthetic_page(browser, tmp_path):
     index = H.write_index(out, H.entries_from(out))
     page, requests, problems = open_page(browser, index)
     check_page(page, requests, problems, index)
-    assert page.locator("img").count() == 10  # two figures for each of tfd, sqf, wimax, interactive and mptcp
+    assert page.locator("img").count() == 12  # two figures for each of tfd, sqf, wimax, interactive, mptcp and qos
     assert page.locator("#paper-tfd table.data").first.locator("tbody tr").count() == 4
     assert page.locator("#paper-sqf table.data").first.locator("tbody tr").count() == 3
     assert page.locator("#paper-sqf table.findings tbody tr").count() == 4

@@ -77,7 +77,7 @@ def test_tables_estimates_and_paper_columns(built):
 def test_figures_embedded_as_data_png(built):
     out, page = built
     srcs = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([^"]+)"', page)
-    assert len(srcs) == 10  # two figures for each of tfd, sqf, wimax, interactive and mptcp
+    assert len(srcs) == 12  # two figures for each of tfd, sqf, wimax, interactive, mptcp and qos
     assert base64.b64decode(srcs[0]) == (out / "tfd" / "f1.png").read_bytes()
     assert not re.search(r'(src|href)="(https?:|//|file:)', page.replace('href="https://example.org"', ""))
 
@@ -93,6 +93,7 @@ def test_reproduce_all_reuses_finished_folders(tmp_path, monkeypatch, capsys):
     out = make_all(tmp_path / "o")
     import qoelab.reproduce.interactive as interactive
     import qoelab.reproduce.mptcp as mptcp
+    import qoelab.reproduce.qos as qos
     import qoelab.reproduce.sqf as sqf
     import qoelab.reproduce.tfd as tfd
     import qoelab.reproduce.wimax as wimax
@@ -100,7 +101,7 @@ def test_reproduce_all_reuses_finished_folders(tmp_path, monkeypatch, capsys):
     def boom(*a, **k):
         raise AssertionError("a finished paper must not run again")
 
-    for mod in (sqf, tfd, mptcp, wimax, interactive):
+    for mod in (sqf, tfd, mptcp, wimax, interactive, qos):
         monkeypatch.setattr(mod, "run", boom)
     assert main(["reproduce", "all", "--quick", "-o", str(out)]) == 0
     assert (out / "index.html").read_text() == H.render(H.entries_from(out))
@@ -147,19 +148,29 @@ def test_reproduce_all_failures_are_shown_and_exit_nonzero(tmp_path, monkeypatch
         make_folder(out, "interactive")
         return {}
 
+    def qos_run(out, **k):  # and the study of our own
+        from .reports import make_folder
+
+        calls.append(("qos", k["quick"], k["jobs"]))
+        make_folder(out, "qos")
+        return {}
+
     import qoelab.reproduce.interactive as interactive
+    import qoelab.reproduce.qos as qos
 
     monkeypatch.setattr(wimax, "run", wimax_run)
     monkeypatch.setattr(mptcp, "run", mptcp_run)
     monkeypatch.setattr(interactive, "run", interactive_run)
+    monkeypatch.setattr(qos, "run", qos_run)
     out = tmp_path / "o"
     assert main(["reproduce", "all", "--quick", "-o", str(out)]) == 1
     # sqf still ran after tfd failed; the papers in the report's order
-    assert calls == [("tfd", True, 1), ("sqf", True, 1), ("wimax", True, 1), ("interactive", True, 1), ("mptcp", True, 1)]
+    assert calls == [("tfd", True, 1), ("sqf", True, 1), ("wimax", True, 1), ("interactive", True, 1), ("mptcp", True, 1),
+                     ("qos", True, 1)]
     page = (out / "index.html").read_text()
     assert "failed: trace.bin: the trace is missing<" in page and "second line" not in page
     assert f"failed: {out / 'sqf' / 'report.json'}: no such report" in page
-    assert "2 of 5 reproductions failed: tfd, sqf" in capsys.readouterr().out
+    assert "2 of 6 reproductions failed: tfd, sqf" in capsys.readouterr().out
 
 
 def test_report_html_rebuilds(tmp_path, capsys):

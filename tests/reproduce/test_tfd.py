@@ -273,6 +273,10 @@ def test_every_declared_alternative_reaches_the_routers():
                 rs = exp["sweep"].scenario({"scenario": sc_name, "n": 2, "k": 1}, 0).data
                 rr = [ln["queue"] for ln in rs["links"] if ln["a"][1:].isdigit() and ln["b"][1:].isdigit()]
                 assert all(q.get("police", False) == (value == "tspec") for q in rr), (name, sc_name)
+        elif choice == "announcement":  # the s4 senders' option source; the routers untouched
+            want = {"forecast": {"source": "forecast"}, "frame": {"source": "buffer", "buffer_depth": "33.333ms"}}[value]
+            assert all(f["app"]["tfd"] == {"horizon": "300ms", **want} for f in d["flows"] if f["name"].startswith("video")), name
+            assert not any(set(q) & {"source", "buffer_depth"} for q in routers), name
         else:
             assert all(f["app"]["pacing"] == value for f in d["flows"] if f["name"].startswith("video")), name
         s1 = exp["sweep"].scenario({"scenario": "s1", "n": 2, "k": 1}, 0).data
@@ -293,7 +297,7 @@ def test_the_sensitivity_attaches_every_variant_and_the_other_calibrations(tmp_p
                 calibrations=(tfd.HEADLINE, tfd.Calibration("40M", tfd.HEADLINE.buffer)))
     h = r["calibrations"][tfd.HEADLINE.key]
     want = ["default", "lend_idle=False", "headroom=0", "hold=1", "admission=0.99", "pacing=burst",
-            "rsvp_policing=none", "trace=40M"]
+            "announcement=forecast", "announcement=frame", "rsvp_policing=none", "trace=40M"]
     for f in h["findings"]:
         assert [v for v, _ in f.under] == want, f.key
     rows = (h["out"] / "sensitivity.csv").read_text().splitlines()

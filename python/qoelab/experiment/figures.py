@@ -7,6 +7,8 @@ not how.
 - :func:`lines`, :func:`lines_on`: one line per group of rows against a numeric column, with
   error bars (a log axis draws zeros at a floor), in a figure of its own or an axis given.
 - :func:`heatmap`: a grid of one value per (row, column), e.g. ours minus the paper's.
+- :func:`panels`: one panel per metric (each its own unit), bars per row and series with
+  their intervals: a comparison of mechanisms on several measures at once.
 - :func:`save`: the common ending (layout, file, close).
 """
 
@@ -76,6 +78,42 @@ def bars(rows: Sequence[dict[str, Any]], keys: Sequence[tuple[str, str]], paper:
         ax.set_title(title, fontsize=9)
         ax.legend(fontsize=7)
         ax.grid(axis="y", alpha=0.3)
+        save(fig, path)
+
+    return draw
+
+
+def panels(rows: Sequence[dict[str, Any]], metrics: Sequence[tuple[str, str]], tick: Callable[[dict[str, Any]], str],
+           title: str, *, series: str | None = None, labels: Mapping[Any, str] | None = None,
+           columns: int = 3) -> Callable[[Path], None]:
+    """One panel per ``(key, heading)`` of ``metrics``, ``columns`` to a line: a bar per distinct
+    ``tick(row)`` (first-seen order) with its 95 % interval, one bar series per value of the
+    ``series`` key (legend ``labels[value]``); a panel without a finite value is left out."""
+
+    def draw(path: Path) -> None:
+        plt = pyplot()
+        shown = [(k, h) for k, h in metrics if any(math.isfinite(mean_of(r.get(k))) for r in rows)]
+        ticks = list(dict.fromkeys(tick(r) for r in rows))
+        groups = list(dict.fromkeys(r[series] for r in rows)) if series else [None]
+        ncol = min(columns, len(shown))
+        nrow = math.ceil(len(shown) / ncol)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(3.6 * ncol, 3.3 * nrow), squeeze=False)
+        w = 0.8 / len(groups)
+        for ax, (k, heading) in zip(axes.flat, shown):
+            for j, g in enumerate(groups):
+                by = {tick(r): r for r in rows if series is None or r[series] == g}
+                xs = [i + (j - (len(groups) - 1) / 2) * w for i in range(len(ticks))]
+                ax.bar(xs, [mean_of(by[t].get(k)) if t in by else math.nan for t in ticks], w,
+                       yerr=[error_of(by[t].get(k)) if t in by else 0.0 for t in ticks], capsize=2, color=f"C{j}",
+                       label=None if g is None else (labels or {}).get(g, str(g)))
+            ax.set_xticks(range(len(ticks)), ticks, rotation=40, ha="right", fontsize=7)
+            ax.set_title(heading, fontsize=9)
+            ax.grid(axis="y", alpha=0.3)
+            if series and k == shown[0][0]:
+                ax.legend(fontsize=7)
+        for ax in list(axes.flat)[len(shown):]:
+            ax.axis("off")
+        fig.suptitle(title, fontsize=10)
         save(fig, path)
 
     return draw

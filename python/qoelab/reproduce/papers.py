@@ -1,4 +1,6 @@
-"""The five papers qoelab reproduces, as data: one entry per paper, in the order of the report.
+"""The five papers qoelab reproduces, as data: one entry per paper, in the order of the report,
+and qoelab's own QoS study (``qos``), which no paper answers: its entry names no text, and its
+report has no paper column.
 
 Each entry names the paper (title, authors, venue), its full text under ``../shared/papers`` (the
 file name only: the text is not shipped), the question it asks in one sentence, and the module of
@@ -19,7 +21,7 @@ class Paper:
     title: str
     authors: str
     venue: str
-    text: str  # file name of the full text in ../shared/papers
+    text: str  # file name of the full text in ../shared/papers ("" for a study of our own)
     question: str
     module: str | None  # qoelab.reproduce.<module>, or None: not yet reproduced
     issue: int | None = None  # the issue that tracks its reproduction while it has none
@@ -77,6 +79,17 @@ PAPERS: tuple[Paper, ...] = (
         question="Does Multipath TCP stream UHD HEVC DASH better than single-path TCP over balanced and unbalanced "
                  "paths?",
         module="mptcp",
+    ),
+    Paper(
+        key="qos",
+        title="QoS mechanisms side by side: which protects the video best, at what cost to the rest?",
+        authors="qoelab's own study (no paper)",
+        venue="",
+        text="",
+        question="On the SQF testbed (10 Mbit/s access line) and the TFD dumbbell (1 Gbit/s), how do FIFO, DRR, SQF, "
+                 "FQ-CoDel, PIE, RED, CoDel, DiffServ EF and (on the dumbbell) RSVP and TFD reservations change the "
+                 "video's loss, delay, jitter and decoded quality, and the downloads' goodput and fairness?",
+        module="qos",
     ),
 )
 

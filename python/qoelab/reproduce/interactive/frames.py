@@ -124,7 +124,8 @@ def timeouts_per_burst(run: Run) -> list[int]:
 
 
 METRICS = ("delay_s", "delay_p95_s", "transfer_s", "undelivered", "timeouts", "timeouts_per_burst", "rate_mbps",
-           "snr_y", "snr_u", "snr_v", "vsnr_y", "vsnr_u", "vsnr_v", *(f"late_pct_{d:g}" for d in THRESHOLDS))
+           "snr_y", "snr_u", "snr_v", "vsnr_y", "vsnr_u", "vsnr_v", *(f"late_pct_{d:g}" for d in THRESHOLDS),
+           *(f"behind_pct_{d:g}" for d in THRESHOLDS))
 SHOWN = ("shown_y", "shown_u", "shown_v", *(f"shown_y_{d:g}" for d in THRESHOLDS),
          *(f"frozen_pct_{d:g}" for d in THRESHOLDS), *(f"stall_s_{d:g}" for d in THRESHOLDS))
 
@@ -149,8 +150,19 @@ def run_metrics(run_dir: Path, p: dict[str, Any]) -> dict[str, float]:
            **{f"snr_{c}": float(psnr[c].mean()) for c in "yuv"},
            **{f"vsnr_{c}": float((psnr[c] + off[:, k]).mean()) for k, c in enumerate("yuv")}}
     for d in THRESHOLDS:
-        out[f"late_pct_{d:g}"] = 100.0 * float(run.late(d).mean())
+        late = run.late(d)
+        out[f"late_pct_{d:g}"] = 100.0 * float(late.mean())
+        out[f"behind_pct_{d:g}"] = 100.0 * float(never_catches_up(late))
     return out
+
+
+def never_catches_up(late: np.ndarray) -> bool:
+    """Whether a run, once one frame is late for the first schedule, has every later frame late too
+    (its playout never catches up): then its late share is the share of frames from its first late
+    frame on, which the burst schedule alone fixes, whatever the sender does afterwards."""
+    if not late.any():
+        return False
+    return bool(late[int(np.argmax(late)):].all())
 
 
 def _by_slot(n: int) -> np.ndarray:

@@ -100,8 +100,11 @@ CHOICES = (
     Choice("admission", 0.9, (0.99,), "admission control refuses reservations beyond 90 % of the link: ours"),
     Choice("pacing", "frame", ("burst",), "the video senders spread each frame's datagrams over the frame interval, "
                                           "as a paced RTP sender; burst: back to back at the frame's time"),
-    Choice("announcement", "oracle", (), "the TFD sender announces exactly the bytes its next 300 ms will carry",
-           {"encoder": "a sender that knows only its current GOP or a rate estimate is not implemented yet (issue 36)"}),
+    Choice("announcement", "oracle", ("forecast", "frame"),
+           "the TFD sender announces exactly the bytes its next 300 ms will carry (an encoder with its GOP in hand, "
+           "or a stored file's index: the paper's senders replay stored HD clips); forecast: a live sender's rate "
+           "estimate, an EWMA of the bytes of past horizons (the draft's F flag); frame: a live sender that knows only "
+           "the frame it is sending, scaled to the horizon (the draft's B flag, a one-frame buffer)"),
     Choice("rsvp_policing", "tspec", ("none",),
            "RFC 2211 and 2212: traffic beyond the Tspec token bucket (r = the reserved rate, b = the trace's largest "
            "frame at IP level) does not conform and is forwarded as best effort; every port holding the reservation "
@@ -136,7 +139,7 @@ def experiments(cal: Calibration, profile: str, grid: Grid, reps: int, trace: Pa
             bucket.append(max_frame_bytes(trace) if police else 0)
         d = build_scenario(c["scenario"], int(c["n"]), int(c["k"]), 1 + rep, grid.duration_s, trace, peak_bps,
                            pacing=s["pacing"], buffer=cal.buffer, lend=s["lend_idle"], profile=profile, rules=rules,
-                           police=police, bucket_bytes=bucket[0])
+                           police=police, bucket_bytes=bucket[0], announce=s["announcement"])
         return Scenario.from_dict(d, source=f"reproduce tfd {d['name']}", base_dir=paths.root())
 
     def metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:

@@ -199,10 +199,19 @@ def mean_rate_bps(trace: Path) -> int:
 # --- one cell as a scenario ------------------------------------------------------------------
 
 
+#: What an s4 sender's option is filled from (the app's ``tfd`` keys; ``docs/models/tfd-option.md``):
+#: the default adds none, so its cells are the files they were.
+ANNOUNCE: dict[str, dict[str, str]] = {
+    "oracle": {},
+    "forecast": {"source": "forecast"},
+    "frame": {"source": "buffer", "buffer_depth": f"{1000 / 30:.3f}ms"},  # one frame at 30 frame/s
+}
+
+
 def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace: Path, peak_bps: int,
                    pacing: str = "frame", buffer: str = BUFFER, lend: bool = True,
                    profile: str = DEFAULT_PROFILE, rules: dict[str, Any] | None = None,
-                   police: bool = False, bucket_bytes: int = 0) -> dict[str, Any]:
+                   police: bool = False, bucket_bytes: int = 0, announce: str = "oracle") -> dict[str, Any]:
     """The scenario of one grid cell (plain data for :class:`qoelab.scenario.Scenario`).
 
     ``pacing`` is the video senders' (``"frame"``: each frame's datagrams spread over the frame
@@ -214,7 +223,11 @@ def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace:
     (``headroom``, ``hold``, ``max_reserved_share``, ``police``: the routers' rules as declared
     choices); ``police`` makes the s2/s3 routers police their RSVP reservations against the
     senders' Tspec token bucket, of depth ``bucket_bytes`` (RFC 2211/2212: excess goes best
-    effort)."""
+    effort). ``announce`` is what an s4 sender knows when it fills the option (``"oracle"``: the
+    trace's bytes in the horizon; ``"forecast"``: an EWMA of past horizons' bytes; ``"frame"``:
+    only the frame being sent, scaled to the horizon: :data:`ANNOUNCE`)."""
+    if announce not in ANNOUNCE:
+        raise ValueError(f"unknown announcement {announce!r} (known: {', '.join(ANNOUNCE)})")
     router: dict[str, Any]
     if sc == "s1":
         router = {"kind": "fifo", "limit": buffer}
@@ -250,7 +263,7 @@ def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace:
             if police:
                 app["rsvp"]["bucket"] = f"{bucket_bytes}B"
         elif sc == "s4":
-            app["tfd"] = {"horizon": "300ms"}
+            app["tfd"] = {"horizon": "300ms", **ANNOUNCE[announce]}
         flows.append(
             {
                 "name": f"video{i}",
