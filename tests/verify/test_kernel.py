@@ -65,7 +65,11 @@ def test_quick_kernel_comparison_measures_both_sides(emulation):
     # With 1 % random loss both sides lose to the loss model, not the buffer.
     assert lossy.kernel[0].retrans > 0 and lossy.sim[0].retrans > 0
     md = kernel.markdown(results, 8.0, 1)
-    assert md.count("| cubic |") == 10
+    # Five metric rows per point; a point may add a note row (an emulation that fell behind real
+    # time on a loaded CI machine says so), which is not a metric.
+    rows = [ln for ln in md.splitlines() if ln.startswith("| cubic |")]
+    assert len([ln for ln in rows if "| note |" not in ln]) == 10, md
+    assert all("fell behind real time" in ln for ln in rows if "| note |" in ln), md
 
 
 def test_docs_hold_the_kernel_table_of_the_full_grid(root):
