@@ -641,6 +641,10 @@ pub struct TcpSender {
     peer_ts: u32,
     /// Whether the last send attempt stopped because of cwnd (not lack of data or window).
     cwnd_limited: bool,
+    /// This send attempt stopped with room in the window because pacing or the host overhead
+    /// held the segment (`held`): the last-send rule counts that as window use, Linux's
+    /// `tcp_write_xmit` does not (`tcp_pacing_check` breaks without setting `is_cwnd_limited`).
+    held_with_room: bool,
     /// When an ACK may grow cwnd ([`CwndLimitRule`]); under Linux's rule, `tcp_cwnd_validate`'s
     /// per-window state: the window was the limit at some send of the current window
     /// (`tp->is_cwnd_limited`), the most segments out in it (`max_packets_out`), and the
@@ -766,6 +770,7 @@ impl TcpSender {
             probe: None,
             peer_ts: 0,
             cwnd_limited: true,
+            held_with_room: false,
             cwnd_limit_rule: b.cwnd_limit_rule,
             win_cwnd_limited: false,
             max_packets_out: 0,
@@ -1099,17 +1104,24 @@ impl TcpSender {
             return;
         }
         let before = self.segs_sent;
+        self.held_with_room = false;
         if self.rack.is_some() {
             self.try_send_rack(cx, force);
         } else {
             self.try_send_sack(cx, force);
         }
         let sent = self.segs_sent > before;
-        // `tcp_write_xmit`: `is_cwnd_limited |= tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp)`,
-        // then `tcp_cwnd_validate` if anything was sent or the window was the limit.
-        let limited = self.cwnd_limited
-            || (self.cwnd_limit_rule == CwndLimitRule::Linux
-                && self.in_flight().div_ceil(self.tcb.mss) >= self.tcb.cwnd / self.tcb.mss);
+        // `tcp_write_xmit`: `is_cwnd_limited` is set when the cwnd quota ran out (or TSO
+        // deferred against cwnd), not when pacing held a segment; then `is_cwnd_limited |=
+        // tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp)`, and `tcp_cwnd_validate` if anything
+        // was sent or the window was the limit.
+        let limited = match self.cwnd_limit_rule {
+            CwndLimitRule::LastSend => self.cwnd_limited,
+            CwndLimitRule::Linux => {
+                (self.cwnd_limited && !self.held_with_room)
+                    || self.in_flight().div_ceil(self.tcb.mss) >= self.tcb.cwnd / self.tcb.mss
+            }
+        };
         if sent || limited {
             self.track_cwnd_use(limited);
         }
@@ -1174,8 +1186,9 @@ impl TcpSender {
             // spreads the window over the RTT) holds it back. The window is in use, as Linux's
             // `tcp_is_cwnd_limited` sees a paced bulk sender (the flag stays set for the window
             // once the flight reached cwnd, and in slow start while cwnd < 2 × max_packets_out),
-            // not application-limited.
+            // not application-limited. (Under Linux's rule `try_send` reads `held_with_room`.)
             self.cwnd_limited = true;
+            self.held_with_room = true;
             return true;
         }
         !rxt && self.tso_defers(seq, cx.now)
