@@ -86,9 +86,9 @@ pub struct RedConfig {
     /// (RFC 3168 §7). Default false (Linux `tc red` without `ecn`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ecn: bool,
-    /// WRED drop profiles by DSCP, at most 64 (see the module docs): code points no profile
-    /// lists use the top-level `min_th`, `max_th`, `max_p` and `gentle`. Default: none (plain
-    /// RED).
+    /// WRED drop profiles by DSCP, at most 64, all against the one shared average queue
+    /// (Cisco IOS WRED; `docs/models/red.md`): code points no profile lists use the top-level
+    /// `min_th`, `max_th`, `max_p` and `gentle`. Default: none (plain RED).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<RedProfileConfig>,
 }
