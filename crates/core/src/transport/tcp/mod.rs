@@ -70,7 +70,9 @@ use crate::packet::{tcp_flags, Dir, Ecn, PacketData, TcpHdr, IPV4_HEADER, L4, MA
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent, TxStart};
-pub use profile::{Behaviours, CubicRule, CwndLimitRule, HystartRule, IdleRule, PipeRule, Profile, PrrRule, RtoRule, SsthreshRule};
+pub use profile::{
+    Behaviours, CubicRule, CwndLimitRule, HystartRule, IdleRule, PipeRule, Profile, PrrRule, RtoRule, SsthreshRule,
+};
 use rtt::RttEstimator;
 use sack::{Marker, RangeSet, Scoreboard};
 use serde::{Deserialize, Serialize};

@@ -850,7 +850,10 @@ fn linux_slow_start_grows_cwnd_while_half_the_window_is_out() {
             let peak = h.trace.iter().map(|s| s.cwnd).max().unwrap() / MSS;
             // The ACK that reaches 2 × n may acknowledge two segments (delayed ACK): +1 at most.
             let want = if profile == Profile::Linux { linux_peak } else { 10 };
-            assert!(peak == want || (want > 10 && peak == want + 1), "{profile:?}, {n} segments out: largest cwnd {peak}");
+            assert!(
+                peak == want || (want > 10 && peak == want + 1),
+                "{profile:?}, {n} segments out: largest cwnd {peak}"
+            );
         }
     }
 }
