@@ -61,7 +61,7 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "queue/red",
         at: "links[0].queue",
-        config: r#"{ kind = "red", limit = "50p", min_th = "5p", max_th = "15p", max_p = 0.1, w_q = 0.002, gentle = true, mean_pkt_size = "500B" }"#,
+        config: r#"{ kind = "red", limit = "50p", min_th = "5p", max_th = "15p", max_p = 0.1, w_q = 0.002, gentle = true, mean_pkt_size = "500B", profiles = [{ dscp = ["AF11", 18], min_th = "10p", max_th = "20p", max_p = 0.05, gentle = false }, { dscp = ["AF13"], min_th = "3p", max_th = "20p", max_p = 0.2 }] }"#,
     },
     Template {
         name: "queue/pie",

@@ -15,7 +15,7 @@ fn goodput(sim: &mut Simulation, flow: &str) -> f64 {
 
 /// A and B with two interfaces each, both paths through one 10 Mbit/s bottleneck R1 → R2
 /// (20 ms RTT, 100-packet FIFO); an MPTCP connection with two subflows and one TCP flow.
-fn shared(coupled: &str, secs: u32) -> String {
+fn shared(coupled: &str, counting: &str, secs: u32, mp_start_ms: u32, tcp_start_ms: u32) -> String {
     // RFC 6356's reference is a Reno flow; uncoupled subflows run CUBIC, against CUBIC.
     let tcp_cc = if coupled == "uncoupled" { "cubic" } else { "newreno" };
     format!(
@@ -54,13 +54,15 @@ fn shared(coupled: &str, secs: u32) -> String {
         name = "mp"
         src = "A"
         dst = "B"
-        transport = {{ kind = "mptcp", coupled = "{coupled}" }}
+        start = "{mp_start_ms}ms"
+        transport = {{ kind = "mptcp", coupled = "{coupled}", coupled_counting = "{counting}" }}
         app = {{ kind = "bulk" }}
         subflows = [{{ src_addr = "10.1.0.1" }}, {{ src_addr = "10.1.1.1" }}]
         [[flows]]
         name = "tcp"
         src = "C"
         dst = "B"
+        start = "{tcp_start_ms}ms"
         transport = {{ kind = "tcp", cc = "{tcp_cc}" }}
         app = {{ kind = "bulk" }}
         "#
@@ -123,26 +125,45 @@ fn disjoint(transport: &str, rate2: &str, d1: &str, d2: &str, secs: u32, single:
 }
 
 /// RFC 6356 §2 goal 2 (do no harm) on a shared bottleneck over 300 s: a two-subflow LIA or
-/// OLIA connection takes no more than the competing single TCP flow (within 10 %); uncoupled
-/// subflows (CUBIC each) take about two shares.
+/// OLIA connection counting per ACK (Linux) takes no more than the competing single TCP flow
+/// (within 10 %), counting bytes (RFC 6356 §3) about one share (LIA's documented miss);
+/// uncoupled subflows (CUBIC each) take about two shares. Medians over eight phases.
 #[test]
 fn shared_bottleneck_takes_one_share_when_coupled() {
-    for coupled in ["lia", "olia", "uncoupled"] {
-        let mut sim = build(&shared(coupled, 300));
-        sim.run();
-        let (mp, tcp) = (goodput(&mut sim, "mp"), goodput(&mut sim, "tcp"));
-        let ratio = mp / tcp;
-        eprintln!("{coupled}: mptcp {:.2} Mbit/s, tcp {:.2} Mbit/s, ratio {ratio:.3}", mp / 1e6, tcp / 1e6);
-        assert!(mp + tcp > 9.0e6, "{coupled}: the bottleneck is used ({mp} + {tcp})");
+    // A loss-free drop-tail run is deterministic given the flows' phase, and one phase can sit
+    // well away from the typical share (OLIA took 1.21 with both flows starting at 0 once the
+    // linux profile gained tcp_is_cwnd_limited). So the bound is on the median over eight
+    // phases, neither flow favoured: one starts 62, 187, 312 or 437 ms after the other, each
+    // order once (`qoelab verify --only mptcp_goal2` draws its seeds' start times alike).
+    for (coupled, counting) in
+        [("lia", "bytes"), ("olia", "bytes"), ("lia", "acks"), ("olia", "acks"), ("uncoupled", "bytes")]
+    {
+        let mut ratios = Vec::new();
+        for lag in [62, 187, 312, 437] {
+            for (mp_start, tcp_start) in [(0, lag), (lag, 0)] {
+                let mut sim = build(&shared(coupled, counting, 300, mp_start, tcp_start));
+                sim.run();
+                let (mp, tcp) = (goodput(&mut sim, "mp"), goodput(&mut sim, "tcp"));
+                assert!(mp + tcp > 9.0e6, "{coupled}: the bottleneck is used ({mp} + {tcp})");
+                ratios.push(mp / tcp);
+            }
+        }
+        ratios.sort_by(f64::total_cmp);
+        let median = (ratios[3] + ratios[4]) / 2.0;
+        eprintln!("{coupled} {counting}: mptcp/tcp ratios {ratios:.3?}, median {median:.3}");
         if coupled == "uncoupled" {
-            assert!(ratio > 1.6, "{coupled}: two uncoupled subflows take about two shares, got {ratio:.3}");
+            assert!(median > 1.6, "{coupled}: two uncoupled subflows take about two shares, got {median:.3}");
+        } else if counting == "acks" {
+            // Linux's per-ACK counting (mptcp_coupled.c): RFC 6356 goal 2 with the issue's 10 %.
+            assert!(median <= 1.1, "{coupled} {counting}: a coupled connection takes one share, got {median:.3}");
+            assert!(ratios[0] > 0.5, "{coupled} {counting}: but never much less, got {:.3}", ratios[0]);
         } else {
-            // RFC 6356's bound is one share; measured on this one phase: LIA 1.07, OLIA 0.89
-            // (the median over 10 seeds is `qoelab verify --only mptcp_goal2`; LIA 1.12 there
-            // with byte counting: each subflow halves only its own window on a loss, so the
-            // total backs off less than one Reno flow's; see docs/models/mptcp.md).
-            assert!(ratio <= 1.15, "{coupled}: a coupled connection takes about one share, got {ratio:.3}");
-            assert!(ratio > 0.5, "{coupled}: but not much less, got {ratio:.3}");
+            // RFC 6356 §3's byte counting is a documented miss for LIA (median about 1.19, as
+            // `qoelab verify --only mptcp_goal2` over 10 seeds; docs/models/mptcp.md): each
+            // subflow halves only its own window on an overflow, so the connection backs off by
+            // less than one Reno flow. Still far from the two shares of uncoupled subflows.
+            assert!(median <= 1.3, "{coupled} {counting}: about one share, got {median:.3}");
+            assert!(ratios[0] > 0.5, "{coupled} {counting}: but never much less, got {:.3}", ratios[0]);
         }
     }
 }

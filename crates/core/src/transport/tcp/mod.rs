@@ -70,7 +70,9 @@ use crate::packet::{tcp_flags, Dir, Ecn, PacketData, TcpHdr, IPV4_HEADER, L4, MA
 use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent, TxStart};
-pub use profile::{Behaviours, CubicRule, HystartRule, IdleRule, PipeRule, Profile, PrrRule, RtoRule, SsthreshRule};
+pub use profile::{
+    Behaviours, CubicRule, CwndLimitRule, HystartRule, IdleRule, PipeRule, Profile, PrrRule, RtoRule, SsthreshRule,
+};
 use rtt::RttEstimator;
 use sack::{Marker, RangeSet, Scoreboard};
 use serde::{Deserialize, Serialize};
@@ -352,6 +354,7 @@ impl TcpConfig {
             },
             slow_start_after_idle: self.slow_start_after_idle.unwrap_or(d.slow_start_after_idle),
             idle_rule: d.idle_rule,
+            cwnd_limit_rule: d.cwnd_limit_rule,
             host_jitter: self.host_jitter.unwrap_or(d.host_jitter),
         }
     }
@@ -638,6 +641,18 @@ pub struct TcpSender {
     peer_ts: u32,
     /// Whether the last send attempt stopped because of cwnd (not lack of data or window).
     cwnd_limited: bool,
+    /// This send attempt stopped with room in the window because pacing or the host overhead
+    /// held the segment (`held`): the last-send rule counts that as window use, Linux's
+    /// `tcp_write_xmit` does not (`tcp_pacing_check` breaks without setting `is_cwnd_limited`).
+    held_with_room: bool,
+    /// When an ACK may grow cwnd ([`CwndLimitRule`]); under Linux's rule, `tcp_cwnd_validate`'s
+    /// per-window state: the window was the limit at some send of the current window
+    /// (`tp->is_cwnd_limited`), the most segments out in it (`max_packets_out`), and the
+    /// window's right edge (`cwnd_usage_seq`: a new window starts once `snd_una` reaches it).
+    cwnd_limit_rule: CwndLimitRule,
+    win_cwnd_limited: bool,
+    max_packets_out: u64,
+    cwnd_usage_seq: u64,
     /// Pacing (`fq`, or the controller's rate): on, and when the next segment may leave.
     pacing: bool,
     pace_next: SimTime,
@@ -755,6 +770,11 @@ impl TcpSender {
             probe: None,
             peer_ts: 0,
             cwnd_limited: true,
+            held_with_room: false,
+            cwnd_limit_rule: b.cwnd_limit_rule,
+            win_cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
             pacing: b.pacing || cc_paces,
             pace_next: SimTime::ZERO,
             rate: rate_based.then(|| Box::new(rate::RateSampler::new(cfg.sack))),
@@ -852,6 +872,38 @@ impl TcpSender {
     /// connection holds the data back because this subflow has no room for it.
     pub(crate) fn mark_cwnd_limited(&mut self) {
         self.cwnd_limited = true;
+        self.track_cwnd_use(true);
+    }
+
+    /// Whether an ACK may grow cwnd now, by the profile's [`CwndLimitRule`].
+    fn window_in_use(&self) -> bool {
+        match self.cwnd_limit_rule {
+            CwndLimitRule::LastSend => self.cwnd_limited,
+            // `tcp_is_cwnd_limited`: "If in slow start, ensure cwnd grows to twice what was ACKed."
+            CwndLimitRule::Linux => {
+                self.win_cwnd_limited
+                    || (self.tcb.cwnd < self.tcb.ssthresh && self.tcb.cwnd / self.tcb.mss < 2 * self.max_packets_out)
+            }
+        }
+    }
+
+    /// Under Linux's rule, `tcp_cwnd_validate`'s bookkeeping after a send attempt that sent or
+    /// found the window full (`limited`, `tcp_write_xmit`'s `is_cwnd_limited`): a new window
+    /// starts once `snd_una` reaches the last one's right edge; a limited send marks the window
+    /// limited; otherwise the most packets out grows while the window was not limited.
+    fn track_cwnd_use(&mut self, limited: bool) {
+        if self.cwnd_limit_rule != CwndLimitRule::Linux {
+            return;
+        }
+        let packets_out = (self.tcb.snd_max - self.tcb.snd_una).div_ceil(self.tcb.mss);
+        if self.tcb.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.win_cwnd_limited && packets_out > self.max_packets_out)
+        {
+            self.win_cwnd_limited = limited;
+            self.max_packets_out = packets_out;
+            self.cwnd_usage_seq = self.tcb.snd_max;
+        }
     }
 
     /// The sending half of the passive end of a full-duplex socket: ports swapped (it sends
@@ -1052,12 +1104,28 @@ impl TcpSender {
             return;
         }
         let before = self.segs_sent;
+        self.held_with_room = false;
         if self.rack.is_some() {
             self.try_send_rack(cx, force);
         } else {
             self.try_send_sack(cx, force);
         }
-        self.cwnd_validate(self.segs_sent > before, cx.now);
+        let sent = self.segs_sent > before;
+        // `tcp_write_xmit`: `is_cwnd_limited` is set when the cwnd quota ran out (or TSO
+        // deferred against cwnd), not when pacing held a segment; then `is_cwnd_limited |=
+        // tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp)`, and `tcp_cwnd_validate` if anything
+        // was sent or the window was the limit.
+        let limited = match self.cwnd_limit_rule {
+            CwndLimitRule::LastSend => self.cwnd_limited,
+            CwndLimitRule::Linux => {
+                (self.cwnd_limited && !self.held_with_room)
+                    || self.in_flight().div_ceil(self.tcb.mss) >= self.tcb.cwnd / self.tcb.mss
+            }
+        };
+        if sent || limited {
+            self.track_cwnd_use(limited);
+        }
+        self.cwnd_validate(sent, limited, cx.now);
     }
 
     /// [`try_send`](Self::try_send) without RACK: RFC 6675 `NextSeg()` and pipe.
@@ -1118,8 +1186,9 @@ impl TcpSender {
             // spreads the window over the RTT) holds it back. The window is in use, as Linux's
             // `tcp_is_cwnd_limited` sees a paced bulk sender (the flag stays set for the window
             // once the flight reached cwnd, and in slow start while cwnd < 2 × max_packets_out),
-            // not application-limited.
+            // not application-limited. (Under Linux's rule `try_send` reads `held_with_room`.)
             self.cwnd_limited = true;
+            self.held_with_room = true;
             return true;
         }
         !rxt && self.tso_defers(seq, cx.now)
@@ -1265,14 +1334,14 @@ impl TcpSender {
     /// the Linux idle rule (the same sysctl, `tcp_slow_start_after_idle`, governs it): a window
     /// not filled for an RTO decays halfway towards what was used (`tcp_cwnd_application_limited`,
     /// RFC 2861's "slow part").
-    fn cwnd_validate(&mut self, sent: bool, now: SimTime) {
+    fn cwnd_validate(&mut self, sent: bool, limited: bool, now: SimTime) {
         if !self.slow_start_after_idle || self.idle_rule != IdleRule::Linux || self.cc.rate_based() {
             return;
         }
-        if !(sent || self.cwnd_limited) {
+        if !(sent || limited) {
             return;
         }
-        if self.cwnd_limited {
+        if self.window_in_use() {
             // "Network is feed fully."
             self.cwnd_used = 0;
             self.cwnd_stamp = now;
@@ -1760,7 +1829,7 @@ impl TcpSender {
             } else if self.coupled_ca && self.tcb.cwnd >= self.tcb.ssthresh {
                 // As the subflow's own controller would (NewReno's `cwnd_limited` check, RFC
                 // 7661 §4.2), an application- or connection-limited subflow does not grow.
-                if self.cwnd_limited {
+                if self.window_in_use() {
                     self.ca_acked.0 += acked;
                     self.ca_acked.1 += 1;
                 }
@@ -1772,7 +1841,7 @@ impl TcpSender {
                     rtt,
                     ca_rtt,
                     prior_in_flight,
-                    cwnd_limited: self.cwnd_limited,
+                    cwnd_limited: self.window_in_use(),
                 };
                 self.cc.on_ack(&ack, &mut self.tcb);
             }

@@ -174,6 +174,20 @@ pub enum IdleRule {
     Freebsd,
 }
 
+/// When an ACK may grow cwnd: whether the window counts as in use. Follows the profile.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CwndLimitRule {
+    /// The last send attempt stopped because of cwnd (the simulator's rule before profiles
+    /// distinguished it; kept by `rfc`, `ns3` and `freebsd`).
+    LastSend,
+    /// Linux `tcp_is_cwnd_limited` (`include/net/tcp.h`): the window was the limit at some send
+    /// of the current window (`tp->is_cwnd_limited`, kept per window by `tcp_cwnd_validate` in
+    /// `net/ipv4/tcp_output.c`, set from `tcp_write_xmit`'s `packets_in_flight >= cwnd`), or, in
+    /// slow start, cwnd < 2 × the most packets out in the window (`tp->max_packets_out`): cwnd
+    /// grows in slow start while the sender uses at least half of it, whatever stops it.
+    Linux,
+}
+
 /// The concrete behaviours of one TCP end: the profile's defaults with explicit keys applied.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Behaviours {
@@ -220,6 +234,8 @@ pub struct Behaviours {
     /// Slow start after idle (the `slow_start_after_idle` key), by the profile's rule.
     pub slow_start_after_idle: bool,
     pub idle_rule: IdleRule,
+    /// When the window counts as in use, so that an ACK may grow it.
+    pub cwnd_limit_rule: CwndLimitRule,
     /// The host's send-path jitter (the `host_jitter` key): the largest random delay between a
     /// segment's transmission by TCP and its departure; zero builds none.
     pub host_jitter: Dur,
@@ -260,6 +276,7 @@ impl Profile {
             // RFC 5681 §4.1: a TCP SHOULD restart from RW after an idle period longer than the RTO.
             slow_start_after_idle: true,
             idle_rule: IdleRule::Rfc5681,
+            cwnd_limit_rule: CwndLimitRule::LastSend,
             host_jitter: Dur::ZERO,
         };
         match self {
@@ -293,6 +310,8 @@ impl Profile {
                 alpha_switch: false,
                 // net.ipv4.tcp_slow_start_after_idle = 1 (tcp_cwnd_restart).
                 idle_rule: IdleRule::Linux,
+                // include/net/tcp.h tcp_is_cwnd_limited, net/ipv4/tcp_output.c tcp_cwnd_validate.
+                cwnd_limit_rule: CwndLimitRule::Linux,
                 host_jitter: LINUX_HOST_JITTER,
                 ..rfc
             },
