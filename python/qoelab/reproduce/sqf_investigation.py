@@ -8,7 +8,8 @@ smoother or burstier ones, against n = 1, 5, 20 downloads, with SQF's per-flow b
 (``flow_sample = "1ms"``). For each run it prints the video loss and, from the samples, how
 often the video is *not* the shortest queue, the smallest TCP backlog (the one the video must
 stay below) and the video's own backlog. It also draws ``sqf_investigation.png``: one run
-(Poisson video, n = 5) showing that losing priority is absorbing (loss 0 or ~100 %).
+(Poisson video, n = 5). Its old conclusion, that losing priority is absorbing, is contradicted by
+the simulator's records: see the report's mechanism section (``qoelab.reproduce.sqf.mechanism``).
 
 Run: ``python -m qoelab.reproduce.sqf_investigation [-o DIR] [--duration 30s]``.
 """

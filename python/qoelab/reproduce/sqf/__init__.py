@@ -43,6 +43,11 @@ declared alternative of :data:`CHOICES` (under ``sensitivity/``):
                 source (the earlier H.264 trace frame-paced and with an 8 Mbit/s peak, CBR and
                 Poisson at 5 Mbit/s) × the TCP side (MTU segments ACKed one by one; delayed
                 ACKs; 64 kB aggregates as a router with GRO/TSO hands to its qdisc) × n
+``mechanism``   SQF with backlog samples and the drops/queue/rto probes
+                (:mod:`~qoelab.reproduce.sqf.mechanism`): the testbed at n = 20 (full: n = 5, 20,
+                both senders) and the model check's n = 20 cell, under neutral and key ties:
+                which queue is longest, who LQD drops, the de-prioritised episodes, and the
+                downloads' goodput, timeouts and service gaps (TCP starvation)
 ==============  ==========================================================================
 
 The package: :mod:`~qoelab.reproduce.sqf.paper` (the paper's values, typed from Table I once

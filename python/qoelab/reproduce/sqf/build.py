@@ -10,6 +10,7 @@ import numpy as np
 
 from qoelab import paths
 from qoelab.experiment.core import Experiment
+from qoelab.reproduce.sqf import mechanism
 from qoelab.reproduce.sqf.measure import MODEL_METRICS, _jitter_metrics, _loss_metrics, _model_metrics, _testbed_metrics
 from qoelab.reproduce.sqf.paper import (AUDIO_TRACE, BUFFER, DISCIPLINES, JITTER_N, MODES, SENS_BUFFER, SENS_SOURCES,
                                         SENS_TCP, START_SPREAD_S, TCP, TRACE_S, VIDEO_TRACE)
@@ -262,5 +263,7 @@ def experiments(p: Plan, setting: dict[str, Any] | None = None, *, findings_only
                       _sensitivity(p), _loss_metrics, 1, False, sens_id),
         "whatif_alone": exp("whatif_alone", [{"video_source": i} for i in range(len(SENS_SOURCES))], _sens_alone(p),
                             _loss_metrics, 1, False, sens_id),
+        "mechanism": exp("mechanism", mechanism.cells(p.quick), mechanism.builder(_testbed(p, s), _model(p)),
+                         mechanism.mechanism_metrics, p.reps, True),
     }
 

@@ -67,7 +67,8 @@ def _model_metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
     - ``deprioritised_time_fraction``: the time share with that test true (the number the
       earlier report compared with p(T));
     - ``deprioritised_after_first``: the same share counted from ``first_lost_priority_s`` on
-      (near 1: losing priority is absorbing).
+      (how much of the rest of the run the video spends de-prioritised; the mechanism grid,
+      :mod:`~qoelab.reproduce.sqf.mechanism`, measures the episodes themselves).
     """
     from qoelab.models import sqf_analytic as sa
 
