@@ -126,6 +126,8 @@ def test_reading_states_only_what_the_figures_carry():
                                    _agg("testbed", "key", dl_jain=0.2)]))
     assert "not absorbing" not in text and "do back off" not in text and "Cause: the tie rule" not in text
     assert "not the tie rule alone" in text
+    text = "\n".join(mech.reading([fair, _agg("testbed", "key", dl_jain=0.95)]))
+    assert "Cause: mixed" in text and "Cause: the tie rule" not in text
 
 
 def test_the_jain_findings_judge_table1_against_the_paper():
