@@ -127,6 +127,9 @@ def test_reading_states_only_what_the_figures_carry():
     assert "not absorbing" not in text and "do back off" not in text and "Cause: the tie rule" not in text
     assert "not the tie rule alone" in text
     text = "\n".join(mech.reading([fair, _agg("testbed", "key", dl_jain=0.95)]))
+    assert "No starvation under either tie rule" in text and "Cause" not in text
+    two = [fair, unfair, {**fair, "n": 5}, {**_agg("testbed", "key", dl_jain=0.95), "n": 5}]
+    text = "\n".join(mech.reading(two))
     assert "Cause: mixed" in text and "Cause: the tie rule" not in text
 
 

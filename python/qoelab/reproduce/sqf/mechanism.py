@@ -483,9 +483,11 @@ def _conclusions(rows: list[dict[str, Any]]) -> list[str]:
                        f"{span(nb, 'rto_held_share', _p)} of their timeouts fire while those packets are still queued.")
         elif not fair:
             out.append("- Cause: not the tie rule alone; the downloads are unfair with neutral ties too.")
-        else:
+        elif any(_m(b, "dl_jain") < 0.9 for b in nb):
             out.append("- Cause: mixed; the key order starves downloads in some of these cells and not in others "
                        "(the rows above).")
+        else:
+            out.append("- No starvation under either tie rule in these cells.")
         if all(_m(a, "rto_held_share") > 0.5 for a in na):
             out.append(f"- Timeouts without starvation: with neutral ties each download still times out "
                        f"{span(na, 'dl_rto_mean')} times per run, and {span(na, 'rto_held_share', _p)} of those "
