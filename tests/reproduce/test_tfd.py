@@ -77,13 +77,14 @@ def test_what_the_mechanisms_guarantee_holds_in_every_quick_cell(quick):
       N = 10 the videos' own I-frame bursts can overflow even 1000 packets now and then: 0.03 %
       in one of two full-length runs, 0.8 and 0.2 % with 50 packets; so not asserted there);
     - TFD loses nothing in any cell (its reservation follows the encoder's announcement);
-    - s2's 60 Mbit/s reservation is below the 62 Mbit/s stream's mean, s3's peak-rate one above
-      its peak, so s2 loses more than s3 in every loaded cell where s3 admits every stream. With
-      RSVP policing (issue 36's default) the order is not asserted where admission control
-      leaves some s3 streams unreserved (N = 10: ten peak-rate reservations of 101.5 Mbit/s
-      exceed 90 % of the 1 Gbit/s link, so two streams are best effort beside the TCP flows),
-      while s2's ten 60 Mbit/s reservations are all admitted and only their excess over the
-      Tspec is best effort: the quick run gives s3 0.58 % and 0.21 % there, s2 0.15 % and 0.11 %."""
+    - s2's reservation (1.5 × the trace's 60.96 Mbit/s target = 91.4 Mbit/s) lies between the
+      stream's mean (62.0) and its 1-s peak (101.5, s3's reservation), so s2 loses at least as
+      much as s3 in every loaded cell where s3 admits every stream (equal at K = 3, N = 1, where
+      neither loses in the quick run; s2 0.089 % against 0.059 % at K = 3, N = 4; 0.21 against 0
+      at K = 10, N = 1). The order is not asserted where admission control leaves some streams
+      unreserved (N = 10: ten peak-rate reservations of 101.5 Mbit/s, and ten of s2's 91.4,
+      exceed 90 % of the 1 Gbit/s link, so some streams are best effort beside the TCP flows):
+      the quick run gives s3 0.58 % and 0.23 % there, s2 0.04 % and 0.13 %."""
     ours = quick["ours"]
     g = tfd.QUICK
     for sc in g.scenarios:
@@ -95,7 +96,8 @@ def test_what_the_mechanisms_guarantee_holds_in_every_quick_cell(quick):
     assert admitted_all == [1, 4]
     for k in g.k[1:]:
         for n in admitted_all:
-            assert ours[("s2", k, n)]["per_pct"] > ours[("s3", k, n)]["per_pct"], (k, n)
+            assert ours[("s2", k, n)]["per_pct"] >= ours[("s3", k, n)]["per_pct"], (k, n)
+    assert any(ours[("s2", k, n)]["per_pct"] > ours[("s3", k, n)]["per_pct"] for k in g.k[1:] for n in admitted_all)
 
 
 def test_resumes_without_rerunning(quick):
