@@ -25,7 +25,25 @@
 //! backlogged reserved flow receives at least its rate, within SCFQ's latency term (one maximum
 //! packet per backlogged class).
 //!
+//! `scheduler = "reserved_rate"` replaces SCFQ by a plain reserved-rate scheduler: rate-controlled
+//! static priority (RCSP, Zhang & Ferrari 1993) with a rate-jitter regulator per reserved flow
+//! and one priority level for all reservations above best effort. The regulator is a
+//! VirtualClock (Zhang 1990) used for eligibility: packet k of a flow with rate r becomes
+//! eligible at `S_k = max(a_k, F_{k−1})`, `F_k = S_k + L_k / r` (real time, arrival-based, so a
+//! flow idle for a while earns no credit, and a packet served late does not delay the next
+//! one's slot). Eligible packets go in order of `S` (ties by 5-tuple), before best effort; best
+//! effort (one FIFO) gets the link whenever no reserved packet is eligible. So each reservation
+//! is served at exactly its rate, never faster, whatever is idle, and unused reservation is
+//! never given to another reservation. With `lend_idle = true` best effort takes everything the
+//! reservations do not (their idle share too); with `lend_idle = false` best effort is spaced to
+//! `C − Σ r` as under SCFQ, so every class is held to its own rate (a strict partition; the
+//! link idles). Not preemptive: an eligible reserved packet waits for at most the packet on the
+//! wire.
+//!
 //! Reading list:
+//! - L. Zhang, "VirtualClock: a new traffic control algorithm for packet switching networks",
+//!   ACM SIGCOMM 1990; H. Zhang, D. Ferrari, "Rate-controlled static-priority queueing", IEEE
+//!   INFOCOM 1993 (the `reserved_rate` scheduler's regulator and priority class).
 //! - S. J. Golestani, "A self-clocked fair queueing scheme for broadband applications",
 //!   IEEE INFOCOM 1994 (the tag rule and `v`).
 //! - P. Goyal, S. S. Lam, H. M. Vin, "Determining end-to-end delay bounds in heterogeneous
@@ -91,6 +109,23 @@ pub struct TfdConfig {
     pub lend_idle: bool,
     /// Police signalled (RSVP) reservations against their Tspec token bucket.
     pub police: bool,
+    /// How the reservations are served.
+    pub scheduler: TfdScheduler,
+}
+
+/// How a [`Tfd`] port serves its reservations (`scheduler = "scfq"` or `"reserved_rate"`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TfdScheduler {
+    /// Self-clocked fair queueing (Golestani 1994), work-conserving: a reserved flow gets at
+    /// least its rate, and spare capacity is shared among the backlogged classes by weight.
+    #[default]
+    Scfq,
+    /// Rate-controlled static priority (Zhang & Ferrari 1993) with one priority level for all
+    /// reservations: each reserved flow passes a rate-jitter regulator (its packet becomes
+    /// eligible at its VirtualClock start time) and is never served faster than its rate;
+    /// eligible reserved packets go before best effort, which gets what is left.
+    ReservedRate,
 }
 
 /// The raw fields of [`TfdConfig`], checked by `TryFrom` so that a bad value is a scenario error
@@ -135,6 +170,14 @@ struct TfdConfigFields {
     /// Every port holding the reservation polices; TFD reservations are not policed.
     #[serde(default)]
     police: bool,
+    /// How reservations are served (default `"scfq"`). `"scfq"`: self-clocked fair queueing,
+    /// a reserved flow gets at least its rate and shares spare capacity by weight.
+    /// `"reserved_rate"`: each reserved flow is served at exactly its rate, never faster (a
+    /// VirtualClock rate regulator per flow in front of one priority class above best effort,
+    /// RCSP); unused reservation is never given to another reservation; best effort gets what
+    /// is left (with `lend_idle = false` at most `C − Σ r`).
+    #[serde(default)]
+    scheduler: TfdScheduler,
 }
 
 fn yes() -> bool {
@@ -180,6 +223,7 @@ impl TryFrom<TfdConfigFields> for TfdConfig {
             flow_limit: f.flow_limit,
             lend_idle: f.lend_idle,
             police: f.police,
+            scheduler: f.scheduler,
         })
     }
 }
@@ -195,6 +239,7 @@ impl Default for TfdConfig {
             flow_limit: default_flow_limit(),
             lend_idle: true,
             police: false,
+            scheduler: TfdScheduler::Scfq,
         }
     }
 }
@@ -458,6 +503,59 @@ impl Tfd {
         start + inc.max(1)
     }
 
+    /// `reserved_rate`: the eligible reserved packet of earliest eligibility time (ties by
+    /// 5-tuple), else best effort if it may go (always with `lend_idle`; otherwise once its
+    /// `C − Σ r` spacing allows), else nothing (the port wakes at `ready_at`).
+    fn dequeue_reserved_rate(&mut self, now: SimTime) -> Option<Packet> {
+        let pkt = match self.sched.peek() {
+            Some(&Reverse((start, tie, class))) if start <= now.0 => {
+                self.sched.pop();
+                self.take_flow(class, tie).1
+            }
+            _ if !self.be.is_empty() && (self.cfg.lend_idle || now >= self.be_ready) => self.take_be(now).1,
+            _ => return None,
+        };
+        Some(self.departed(pkt))
+    }
+
+    /// Takes best effort's head packet; with `lend_idle = false` spaces best effort to the
+    /// unreserved rate.
+    fn take_be(&mut self, now: SimTime) -> (u64, Packet) {
+        let (t, p) = self.be.pop_front().expect("a scheduled best-effort class has a packet");
+        self.be_bytes -= p.size_bytes as u64;
+        if !self.cfg.lend_idle {
+            let be_rate = self.link_bps - self.reserved_bps;
+            let gap = Rate(be_rate).tx_time(p.size_bytes as u64).0;
+            // One packet of credit: a best-effort packet delayed behind a reserved one
+            // does not lose its slot, so a backlogged best effort gets C − Σ r.
+            self.be_ready = SimTime(self.be_ready.0.max(now.0.saturating_sub(gap)) + gap);
+        }
+        (t, p)
+    }
+
+    /// Takes the head packet of reserved flow `class` and files its next packet's tag.
+    fn take_flow(&mut self, class: u32, tie: FlowKey) -> (u64, Packet) {
+        let s = &mut self.flows[class as usize];
+        let (t, p) = s.q.pop_front().expect("a scheduled flow class has a packet");
+        s.bytes -= p.size_bytes as u64;
+        if let Some(&(next, _)) = s.q.front() {
+            self.sched.push(Reverse((next, tie, class)));
+        }
+        (t, p)
+    }
+
+    /// Backlog accounting of a departing packet; at the end of a busy period SCFQ restarts
+    /// virtual time, and all tags with it.
+    fn departed(&mut self, pkt: Packet) -> Packet {
+        self.backlog.packets -= 1;
+        self.backlog.bytes -= pkt.size_bytes as u64;
+        if self.backlog.packets == 0 {
+            self.v = 0;
+            self.epoch += 1;
+        }
+        pkt
+    }
+
     fn full(limit: Limit, pkts: usize, bytes: u64, size: u32) -> bool {
         match limit {
             Limit::Packets(n) => pkts as u64 >= n,
@@ -478,6 +576,7 @@ impl QueueDisc for Tfd {
         }
         let size = pkt.size_bytes;
         let (v, epoch) = (self.v, self.epoch);
+        let rr = self.cfg.scheduler == TfdScheduler::ReservedRate;
         let mut reserved = self.find(key).filter(|&i| self.flows[i as usize].rate_bps > 0);
         if let Some(i) = reserved {
             let s = &mut self.flows[i as usize];
@@ -497,8 +596,18 @@ impl QueueDisc for Tfd {
             if Self::full(flow_limit, s.q.len(), s.bytes, size) && s.bytes + size as u64 > s.announced_bytes {
                 return Verdict::Dropped(pkt);
             }
-            let f = Self::tag(v, s.last_finish, s.epoch, epoch, size, s.rate_bps);
-            s.last_finish = f;
+            let f = if rr {
+                // VirtualClock (Zhang 1990) as a rate-jitter regulator: the packet becomes
+                // eligible at its start time S = max(arrival, F_prev) and its flow's clock
+                // advances to F = S + L / r. S is the packet's tag: eligible when S ≤ now.
+                let start = s.last_finish.max(now.0);
+                s.last_finish = start + Rate(s.rate_bps).tx_time(size as u64).0.max(1);
+                start
+            } else {
+                let f = Self::tag(v, s.last_finish, s.epoch, epoch, size, s.rate_bps);
+                s.last_finish = f;
+                f
+            };
             s.epoch = epoch;
             s.bytes += size as u64;
             let was_empty = s.q.is_empty();
@@ -510,15 +619,21 @@ impl QueueDisc for Tfd {
             if Self::full(self.cfg.limit, self.be.len(), self.be_bytes, size) {
                 return Verdict::Dropped(pkt);
             }
-            // Admission control keeps Σ r ≤ share · C < C, so best effort's weight is positive.
-            let be_rate = self.link_bps - self.reserved_bps;
-            let f = Self::tag(v, self.be_last_finish, self.be_epoch, epoch, size, be_rate);
-            self.be_last_finish = f;
-            self.be_epoch = epoch;
+            // Under `reserved_rate` best effort is a plain FIFO below the reservations: no tag.
+            let f = if rr {
+                0
+            } else {
+                // Admission control keeps Σ r ≤ share · C < C, so best effort's weight is positive.
+                let be_rate = self.link_bps - self.reserved_bps;
+                let f = Self::tag(v, self.be_last_finish, self.be_epoch, epoch, size, be_rate);
+                self.be_last_finish = f;
+                self.be_epoch = epoch;
+                if self.be.is_empty() {
+                    self.sched.push(Reverse((f, BE_KEY, BE)));
+                }
+                f
+            };
             self.be_bytes += size as u64;
-            if self.be.is_empty() {
-                self.sched.push(Reverse((f, BE_KEY, BE)));
-            }
             self.be.push_back((f, pkt));
         }
         self.backlog.packets += 1;
@@ -528,6 +643,9 @@ impl QueueDisc for Tfd {
 
     fn dequeue(&mut self, cx: &mut QueueCtx) -> Option<Packet> {
         self.expire(cx.now);
+        if self.cfg.scheduler == TfdScheduler::ReservedRate {
+            return self.dequeue_reserved_rate(cx.now);
+        }
         let Reverse((mut tag, mut tie, mut class)) = self.sched.pop()?;
         if class == BE && !self.cfg.lend_idle && cx.now < self.be_ready {
             // Best effort has used its unreserved share for now: serve the reserved class of
@@ -539,42 +657,39 @@ impl QueueDisc for Tfd {
         }
         self.v = if self.cfg.lend_idle { tag } else { self.v.max(tag) };
         let pkt = if class == BE {
-            let (t, p) = self.be.pop_front().expect("a scheduled best-effort class has a packet");
+            let (t, p) = self.take_be(cx.now);
             debug_assert_eq!(t, tag);
-            self.be_bytes -= p.size_bytes as u64;
-            if !self.cfg.lend_idle {
-                let be_rate = self.link_bps - self.reserved_bps;
-                let gap = Rate(be_rate).tx_time(p.size_bytes as u64).0;
-                // One packet of credit: a best-effort packet delayed behind a reserved one
-                // does not lose its slot, so a backlogged best effort gets C − Σ r.
-                self.be_ready = SimTime(self.be_ready.0.max(cx.now.0.saturating_sub(gap)) + gap);
-            }
             if let Some(&(next, _)) = self.be.front() {
                 self.sched.push(Reverse((next, BE_KEY, BE)));
             }
             p
         } else {
-            let s = &mut self.flows[class as usize];
-            let (t, p) = s.q.pop_front().expect("a scheduled flow class has a packet");
+            let (t, p) = self.take_flow(class, tie);
             debug_assert_eq!(t, tag);
-            s.bytes -= p.size_bytes as u64;
-            if let Some(&(next, _)) = s.q.front() {
-                self.sched.push(Reverse((next, tie, class)));
-            }
             p
         };
-        self.backlog.packets -= 1;
-        self.backlog.bytes -= pkt.size_bytes as u64;
-        if self.backlog.packets == 0 {
-            // End of a busy period: SCFQ restarts virtual time, and all tags with it.
-            self.v = 0;
-            self.epoch += 1;
-        }
-        Some(pkt)
+        Some(self.departed(pkt))
     }
 
     fn ready_at(&self, now: SimTime) -> Option<SimTime> {
-        (!self.cfg.lend_idle && !self.be.is_empty() && now < self.be_ready).then_some(self.be_ready)
+        let be_held = !self.cfg.lend_idle && !self.be.is_empty() && now < self.be_ready;
+        if self.cfg.scheduler == TfdScheduler::ReservedRate {
+            // The earlier of the next reserved packet's eligibility and best effort's turn
+            // (`None` if something could go now: the port only asks after a `None`).
+            let flow = self.sched.peek().map(|Reverse((s, _, _))| SimTime(*s)).filter(|&s| s > now);
+            let be = if self.be.is_empty() {
+                None
+            } else if be_held {
+                Some(self.be_ready)
+            } else {
+                return None;
+            };
+            return match (flow, be) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        be_held.then_some(self.be_ready)
     }
 
     fn backlog(&self) -> Backlog {
@@ -896,6 +1011,134 @@ mod tests {
         assert!((r0 - 900e6).abs() < 5e6, "best effort keeps C − Σr when both are backlogged: {r0}");
     }
 
+    fn reserved_rate(lend_idle: bool) -> Tfd {
+        Tfd::new(TfdConfig { scheduler: TfdScheduler::ReservedRate, lend_idle, ..TfdConfig::default() }, Rate(1_000_000_000))
+    }
+
+    fn install(q: &mut Tfd, flow: crate::packet::FlowId, rate_bps: u64) {
+        q.reserve(&Reservation::Install { key: key(flow), rate_bps, bucket_bytes: 0, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+    }
+
+    /// Runs the port as a 1 Gbit/s transmitter (1500 B = 12 µs) over `arrivals` (time in µs,
+    /// flow, sequence number; in time order) until it has sent everything: each packet is
+    /// enqueued at its own arrival time; an idle port wakes at its next arrival or at the
+    /// discipline's `ready_at`. Returns (start of service in µs, flow, sequence number).
+    fn schedule(q: &mut Tfd, arrivals: &[(u64, crate::packet::FlowId, u64)]) -> Vec<(u64, crate::packet::FlowId, u64)> {
+        let (mut t, mut next, mut out) = (0u64, 0, Vec::new());
+        while next < arrivals.len() || q.backlog().packets > 0 {
+            while next < arrivals.len() && arrivals[next].0 * 1000 <= t {
+                let (at, f, seq) = arrivals[next];
+                assert!(enq(q, pkt(f, 1500, seq), at * 1000));
+                next += 1;
+            }
+            match deq(q, t) {
+                Some(p) => {
+                    assert_eq!(t % 1000, 0, "service starts on whole µs here");
+                    out.push((t / 1000, p.flow, p.seq_in_flow));
+                    t += 12_000;
+                }
+                None => {
+                    let arrival = arrivals.get(next).map(|a| a.0 * 1000);
+                    let ready = q.ready_at(SimTime(t)).map(|r| r.0);
+                    t = match (arrival, ready) {
+                        (Some(a), Some(r)) => a.min(r),
+                        (a, r) => a.or(r).expect("idle with a backlog and nothing to wake it"),
+                    };
+                }
+            }
+        }
+        out
+    }
+
+    /// Flow 1 reserves 100 Mbit/s (one 1500 B packet per 120 µs), flow 2 300 Mbit/s (one per
+    /// 40 µs); flow 1's three packets arrive at 0, flow 2's three at 5 µs, ten best-effort
+    /// packets (flow 0) at 0.
+    fn rr_arrivals() -> Vec<(u64, crate::packet::FlowId, u64)> {
+        let mut a: Vec<_> = (0..10).map(|i| (0, 0, i)).collect();
+        a.extend((0..3).map(|i| (0, 1, i)));
+        a.extend((0..3).map(|i| (5, 2, i)));
+        a.sort_by_key(|x| x.0);
+        a
+    }
+
+    #[test]
+    fn reserved_rate_serves_each_flow_at_its_rate_and_best_effort_in_the_gaps() {
+        // Eligibility (VirtualClock start times): flow 1 at 0, 120, 240 µs; flow 2 at 5, 45,
+        // 85 µs. An eligible reserved packet goes first; otherwise best effort, whose packets
+        // fill every gap (lend_idle); a reserved packet that becomes eligible while a
+        // best-effort one is on the wire waits for it (non-preemptive, ≤ 12 µs).
+        let mut q = reserved_rate(true);
+        install(&mut q, 1, 100_000_000);
+        install(&mut q, 2, 300_000_000);
+        let got = schedule(&mut q, &rr_arrivals());
+        #[rustfmt::skip]
+        let want = vec![
+            (0, 1, 0), (12, 2, 0), (24, 0, 0), (36, 0, 1), (48, 2, 1), (60, 0, 2), (72, 0, 3),
+            (84, 0, 4), (96, 2, 2), (108, 0, 5), (120, 1, 1), (132, 0, 6), (144, 0, 7),
+            (156, 0, 8), (168, 0, 9),
+            // The link idles until flow 1's last packet is due: no reservation runs ahead.
+            (240, 1, 2),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn reserved_rate_without_lending_spaces_best_effort_to_the_unreserved_rate() {
+        // As above with lend_idle = false: best effort gets C − Σ r = 600 Mbit/s, one packet
+        // per 20 µs, with one packet of credit (ready = max(ready, now − 20 µs) + 20 µs):
+        // ready after each best-effort packet 24, 44, 64, 84, 104, 124, 144, 164, 184, 204 µs.
+        let mut q = reserved_rate(false);
+        install(&mut q, 1, 100_000_000);
+        install(&mut q, 2, 300_000_000);
+        let got = schedule(&mut q, &rr_arrivals());
+        #[rustfmt::skip]
+        let want = vec![
+            (0, 1, 0), (12, 2, 0), (24, 0, 0), (36, 0, 1), (48, 2, 1), (60, 0, 2), (72, 0, 3),
+            (84, 0, 4), (96, 2, 2), (108, 0, 5), (120, 1, 1), (132, 0, 6), (144, 0, 7),
+            // Held back: best effort's next turn is 164 µs, then 184 µs.
+            (164, 0, 8), (184, 0, 9), (240, 1, 2),
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn reserved_rate_never_exceeds_a_reservation_nor_lends_one_to_another() {
+        // Flow 1 reserves 100 Mbit/s and is backlogged; flow 2 reserves 300 Mbit/s and sends
+        // nothing; no best effort. SCFQ would give flow 1 the whole link; reserved_rate gives
+        // it exactly 100 Mbit/s and idles the rest.
+        let mut q = reserved_rate(true);
+        install(&mut q, 1, 100_000_000);
+        install(&mut q, 2, 300_000_000);
+        let arrivals: Vec<_> = (0..1000).map(|i| (0, 1, i)).collect();
+        let got = schedule(&mut q, &arrivals);
+        // One packet per 120 µs: the k-th starts at 120 k µs.
+        assert!(got.iter().enumerate().all(|(k, &(t, f, _))| f == 1 && t == 120 * k as u64), "{:?}", &got[..5]);
+        // Over 100 ms: 100 Mbit/s against the best effort flood (which gets the other 900).
+        let mut q = reserved_rate(true);
+        install(&mut q, 1, 100_000_000);
+        install(&mut q, 2, 300_000_000);
+        let mut seq = 0;
+        let got = serve(&mut q, 100 * MS, |q, t| both_backlogged(q, t, &mut seq));
+        let (r0, r1) = (got[&0] as f64 * 8.0 / 0.1, got[&1] as f64 * 8.0 / 0.1);
+        assert!((r1 - 100e6).abs() < 0.2e6, "flow 1 at its rate: {r1}");
+        assert!((r0 - 900e6).abs() < 0.2e6, "best effort gets the rest, flow 2's idle 300 Mbit/s too: {r0}");
+        // The same under SCFQ, for contrast: flow 1 shares the idle reservation by weight.
+        let mut q = gig();
+        install(&mut q, 1, 100_000_000);
+        install(&mut q, 2, 300_000_000);
+        let got = serve(&mut q, 100 * MS, |q, t| both_backlogged(q, t, &mut seq));
+        let r1 = got[&1] as f64 * 8.0 / 0.1;
+        assert!(r1 > 140e6, "SCFQ lends flow 2's idle reservation (by weight 100 : 600): {r1}");
+    }
+
+    #[test]
+    fn reserved_rate_config_key() {
+        let c: TfdConfig = toml::from_str("scheduler = \"reserved_rate\"").unwrap();
+        assert_eq!(c.scheduler, TfdScheduler::ReservedRate);
+        let e = toml::from_str::<TfdConfig>("scheduler = \"wfq\"").unwrap_err().to_string();
+        assert!(e.contains("scheduler") || e.contains("wfq"), "{e}");
+    }
+
     #[test]
     fn config_rejects_bad_values_with_the_field_name() {
         let e = toml::from_str::<TfdConfig>("max_reserved_share = 1.0").unwrap_err().to_string();
@@ -944,6 +1187,48 @@ mod tests {
                 prop_assert!(q.reserved_total().bps() <= 90_000_000);
                 let sum: u64 = q.flows.iter().map(|s| s.rate_bps).sum();
                 prop_assert_eq!(sum, q.reserved_total().bps());
+            }
+        }
+
+        /// `reserved_rate`: conservation as above; when it holds packets but releases none it
+        /// names a later time to wake; a reserved flow never runs ahead of its rate (flow 1,
+        /// reserved at 10 Mbit/s from time 0, starts a packet at t only if the bytes it sent
+        /// before fit in 10 Mbit/s · t: its eligibility time is at least their sum at r).
+        #[test]
+        fn reserved_rate_conserves_and_paces(
+            ops in proptest::collection::vec((0u8..3, 0u32..3, 40u32..1500, 0u64..3_000_000), 1..400),
+            lend_idle in any::<bool>(),
+        ) {
+            let cfg = TfdConfig { scheduler: TfdScheduler::ReservedRate, lend_idle, read_option: false,
+                                  limit: Limit::Packets(20), flow_limit: Limit::Bytes(20_000), ..TfdConfig::default() };
+            let mut q = Tfd::new(cfg, Rate(100_000_000));
+            q.reserve(&Reservation::Install { key: key(1), rate_bps: 10_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) }, SimTime::ZERO);
+            let (mut now, mut arrived, mut enqd, mut deqd) = (0u64, 0u64, 0u64, 0u64);
+            let mut sent1 = 0u64;
+            for (i, (op, flow, size, gap)) in ops.into_iter().enumerate() {
+                now += gap;
+                if op < 2 {
+                    arrived += 1;
+                    if enq(&mut q, pkt(flow, size, i as u64), now) { enqd += 1 }
+                } else {
+                    let before = q.backlog().packets;
+                    match deq(&mut q, now) {
+                        Some(p) => {
+                            deqd += 1;
+                            if p.flow == 1 {
+                                prop_assert!(now >= Rate(10_000_000).tx_time(sent1).0, "flow 1 ahead of its rate");
+                                sent1 += p.size_bytes as u64;
+                            }
+                        }
+                        None if before > 0 => {
+                            let r = q.ready_at(SimTime(now));
+                            prop_assert!(r.is_some_and(|r| r.0 > now), "held with no wake-up: {:?}", r);
+                        }
+                        None => {}
+                    }
+                }
+                prop_assert!(arrived >= enqd);
+                prop_assert_eq!(enqd, deqd + q.backlog().packets);
             }
         }
     }

@@ -5,12 +5,15 @@ The experiment (paper §IV, Fig. 2): N = 1..10 HD video streams over RTP/UDP and
 TCP CUBIC flows share one 1 Gbit/s link; four scenarios:
 
 - ``s1`` best effort: drop-tail FIFO routers;
-- ``s2`` RSVP, each stream reserving 150 % of the paper's 40 Mbit/s target rate (60 Mbit/s);
-- ``s3`` RSVP, each stream reserving the trace's peak rate (maximum over 1 s windows);
+- ``s2`` RSVP, each stream reserving 150 % of the trace's own encoder target bit rate
+  (:func:`~qoelab.reproduce.tfd.build.s2_rate_bps`: 60 Mbit/s for the 40 Mbit/s trace, 91.4 for
+  the 62 Mbit/s one; the ``s2_basis`` choice);
+- ``s3`` RSVP, each stream reserving the trace's peak rate (its largest IP-level rate over a
+  1-s window, one GOP);
 - ``s4`` TFD: senders announce the next 300 ms, routers reserve it (``kind = "tfd"``).
 
-Reservations of s2–s4 are served by the same SCFQ guaranteed-rate scheduler
-(``crates/core/src/queue/tfd.rs``), whose rules (lending, headroom, hold time, admission limit)
+Reservations of s2–s4 are served by the same scheduler (``crates/core/src/queue/tfd.rs``; SCFQ by
+default, a plain reserved-rate scheduler as the ``scheduler`` choice's alternative), whose rules (lending, headroom, hold time, admission limit)
 are ours, declared in :data:`CHOICES` with the senders' pacing and what cannot be varied yet;
 ``--sensitivity`` runs every finding of the headline calibration under each alternative (on a
 declared subset of cells, :data:`~qoelab.reproduce.tfd.build.SENS_FULL`). Each stream starts
@@ -65,20 +68,22 @@ from qoelab.experiment.choices import choices_md, defaults, value_text
 from qoelab.experiment.core import Experiment
 from qoelab.experiment.tables import duration_str
 from qoelab.reproduce.tfd.build import (BUFFER, CALIBRATIONS, CLIP_S, CLIPS, DEFAULT_PROFILE, EXAMPLE_CELLS, FULL,
-                                        FULL_S, HEADLINE, LEGACY, LEGACY_PROFILE, NS2_BUFFER, PROFILES, QUICK, S2_SHARE,
+                                        FULL_S, HEADLINE, LEGACY, LEGACY_PROFILE, NS2_BUFFER, PROFILES, QUICK, S2_BASES, S2_SHARE,
                                         SCENARIOS, SENS_FULL, SENS_QUICK, TARGET_BPS, TRACE, TRACES, Calibration, Grid,
                                         build_scenario, cell_metrics, cell_toml, max_frame_bytes, mean_rate_bps, paper_tables,
-                                        parse_calibrations, peak_rate_bps, trace_path)
+                                        parse_calibrations, peak_rate_bps, reservation_sizes, s2_rate_bps,
+                                        target_rate_bps, trace_path)
 from qoelab.reproduce.tfd.findings import (complete_reps, findings, findings_from_tables, headline_rule,
                                            recorded_intervals, rep_statistics, summary)
 from qoelab.reproduce.tfd.report import METRICS, cell_tables, write_findings_csv, write_overview, write_report
 
 __all__ = ["BUFFER", "CALIBRATIONS", "CHOICES", "CLIPS", "CLIP_S", "DEFAULT_PROFILE", "EXAMPLE_CELLS", "FULL", "FULL_S",
-           "HEADLINE", "LEGACY", "LEGACY_PROFILE", "METRICS", "NS2_BUFFER", "PROFILES", "QUICK", "S2_SHARE", "SCENARIOS",
+           "HEADLINE", "LEGACY", "LEGACY_PROFILE", "METRICS", "NS2_BUFFER", "PROFILES", "QUICK", "S2_BASES", "S2_SHARE", "SCENARIOS",
            "TARGET_BPS", "TRACE", "TRACES", "Calibration", "Grid", "build_scenario", "cell_metrics", "cell_tables",
            "cell_toml", "complete_reps", "experiments", "findings", "findings_from_tables", "headline_rule",
            "mean_rate_bps", "paper_tables", "parse_calibrations", "peak_rate_bps", "recorded_intervals", "register",
-           "rep_statistics", "run", "run_calibration", "size", "summary", "trace_path", "write_tables_findings"]
+           "rep_statistics", "reservation_sizes", "run", "run_calibration", "s2_rate_bps", "size", "summary",
+           "target_rate_bps", "trace_path", "write_tables_findings"]
 
 #: The choices the calibrations realise (each calibration is one setting of both: its own grid,
 #: tables and report), as the Factorial below declares.
@@ -110,11 +115,20 @@ CHOICES = (
            "frame at IP level) does not conform and is forwarded as best effort; every port holding the reservation "
            "polices (RFC 2211 asks it of each network element; RFC 2212's edge policing with reshaping inside is not "
            "modelled); none: the excess queues in the reserved class, as before issue 36"),
-    Choice("scheduler", "scfq", (), "self-clocked fair queueing serves the reservations",
-           {"reserved_rate": "a plain reserved-rate scheduler is not implemented yet (issue 36)"}),
+    Choice("scheduler", "scfq", ("reserved_rate",),
+           "self-clocked fair queueing (Golestani 1994) serves the reservations: a reserved flow gets at least its rate "
+           "and shares spare capacity by weight; the paper names no scheduler. reserved_rate: each reservation served "
+           "at exactly its rate, never faster (a VirtualClock rate regulator per flow in front of one priority class "
+           "above best effort: rate-controlled static priority, Zhang & Ferrari 1993), no unused reservation given to "
+           "another; best effort gets what is left (with lend_idle = false at most C − Σ r)"),
+    Choice("s2_basis", "target", tuple(b for b in S2_BASES if b != "target"),
+           "s2 reserves 150 % of the trace's own encoder target bit rate (the paper: \"made according to 150% (s2) … of "
+           "target bit rate\"; 40 Mbit/s for hd1080_40M, 40 × 1.524057 = 60.96 Mbit/s for hd1080_62M, the target its "
+           "scaled sizes imply); stated: 150 % of the paper's stated 40 Mbit/s whatever the trace (60 Mbit/s, as before "
+           "issue 36); mean: 150 % of the trace's measured mean at IP level"),
 )
 FACTORIALS = (Factorial(CAL_CHOICES),)
-_RULES = {"headroom": "headroom", "hold": "hold", "admission": "max_reserved_share"}
+_RULES = {"headroom": "headroom", "hold": "hold", "admission": "max_reserved_share", "scheduler": "scheduler"}
 
 
 def experiments(cal: Calibration, profile: str, grid: Grid, reps: int, trace: Path, peak_bps: int,
@@ -130,16 +144,18 @@ def experiments(cal: Calibration, profile: str, grid: Grid, reps: int, trace: Pa
     s = setting or defaults(CHOICES)
     rules = {key: s[c] for c, key in _RULES.items() if s[c] != defaults(CHOICES)[c]}
     police = s["rsvp_policing"] == "tspec"
-    bucket: list[int] = []  # read from the trace when a scenario is first built (size() builds none)
+    # Read from the trace when a scenario is first built (size() builds none): the Tspec bucket
+    # and s2's reservation.
+    bucket: list[int] = []
 
     def build(c: dict[str, Any], rep: int = 0):
         from qoelab.scenario import Scenario
 
         if not bucket:
-            bucket.append(max_frame_bytes(trace) if police else 0)
+            bucket.extend((max_frame_bytes(trace) if police else 0, s2_rate_bps(trace, s["s2_basis"])))
         d = build_scenario(c["scenario"], int(c["n"]), int(c["k"]), 1 + rep, grid.duration_s, trace, peak_bps,
                            pacing=s["pacing"], buffer=cal.buffer, lend=s["lend_idle"], profile=profile, rules=rules,
-                           police=police, bucket_bytes=bucket[0], announce=s["announcement"])
+                           police=police, bucket_bytes=bucket[0], announce=s["announcement"], s2_bps=bucket[1])
         return Scenario.from_dict(d, source=f"reproduce tfd {d['name']}", base_dir=paths.root())
 
     def metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
@@ -339,7 +355,8 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
     meta = {"quick": quick, "reps": pl["reps"], "report_only": report_only, "jobs": None if report_only else jobs,
             "calibration": cal.key, "trace_rate": cal.trace, "buffer": cal.buffer, "profile": profile,
             "headline": cal == HEADLINE, "duration_s": grid.duration_s, "trace": _shown(trace),
-            "s3_peak_bps": peak, "trace_mean_bps": mean_rate_bps(trace), "s2_rate_bps": int(S2_SHARE * TARGET_BPS),
+            "s3_peak_bps": peak, "trace_mean_bps": mean_rate_bps(trace), "s2_rate_bps": s2_rate_bps(trace, defaults(CHOICES)["s2_basis"]),
+            "s2_basis": defaults(CHOICES)["s2_basis"], "sizes": reservation_sizes(trace),
             "tspec_bucket_bytes": max_frame_bytes(trace),
             "wall_s": None if report_only else wall, "runs": main.counts.get("sweep"),
             "reps_done_min": min(nreps.get(c, 0) for c in _keys(grid)), "reps_done_max": max(nreps.values()),
