@@ -539,10 +539,46 @@ impl Scenario {
                 down[i].extend_from_slice(&w);
             }
         }
-        for (p, w) in ports.iter_mut().zip(down) {
+        // Handovers: each entry's changes per direction, and its association gap as an outage.
+        let mut changes: Vec<Vec<crate::link::handover::Change>> = (0..ports.len()).map(|_| Vec::new()).collect();
+        let mut when: BTreeMap<(usize, u64), usize> = BTreeMap::new();
+        for (k, h) in self.handovers.iter().enumerate() {
+            let path = format!("handovers[{k}]");
+            h.validate().map_err(|(f, r)| ScenarioError::new(format!("{path}.{f}"), r))?;
+            for (j, name) in h.links.iter().enumerate() {
+                let Some(i) = ports.iter().position(|p| &p.name == name) else {
+                    let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
+                    return Err(ScenarioError::new(
+                        format!("{path}.links[{j}]"),
+                        format!("unknown link direction {name:?} (known: {})", known.join(", ")),
+                    ));
+                };
+                if h.links[..j].contains(name) {
+                    return Err(ScenarioError::new(format!("{path}.links[{j}]"), format!("{name:?} is listed twice")));
+                }
+                if (h.rate.is_some() || h.delay.is_some()) && !ports[i].is_point_to_point() {
+                    let key = if h.rate.is_some() { "rate" } else { "delay" };
+                    return Err(ScenarioError::new(
+                        format!("{path}.{key}"),
+                        format!("{name:?} is not a point_to_point link: a handover changes only its loss"),
+                    ));
+                }
+                // Two changes of one direction at one instant would apply in list order.
+                if let Some(other) = when.insert((i, h.at.as_nanos()), k) {
+                    return Err(ScenarioError::new(
+                        format!("{path}.at"),
+                        format!("handovers[{other}] already changes {name:?} at the same time"),
+                    ));
+                }
+                changes[i].push(h.change());
+                down[i].extend(h.gap_window());
+            }
+        }
+        for ((p, w), c) in ports.iter_mut().zip(down).zip(changes) {
             if !w.is_empty() {
                 p.set_outages(w);
             }
+            p.set_handovers(c);
         }
         // Edge classifiers (declared nodes only; a node implied by a link has none).
         let mut classifiers = Vec::new();
