@@ -525,17 +525,8 @@ impl Scenario {
             let path = format!("outages[{k}]");
             let mut rng = SimRng::stream(seed, &path);
             let w = o.windows(&mut rng).map_err(|(f, r)| ScenarioError::new(format!("{path}.{f}"), r))?;
-            for (j, name) in o.links.iter().enumerate() {
-                let Some(i) = ports.iter().position(|p| &p.name == name) else {
-                    let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
-                    return Err(ScenarioError::new(
-                        format!("{path}.links[{j}]"),
-                        format!("unknown link direction {name:?} (known: {})", known.join(", ")),
-                    ));
-                };
-                if o.links[..j].contains(name) {
-                    return Err(ScenarioError::new(format!("{path}.links[{j}]"), format!("{name:?} is listed twice")));
-                }
+            for j in 0..o.links.len() {
+                let i = listed_port(&ports, &path, &o.links, j)?;
                 down[i].extend_from_slice(&w);
             }
         }
@@ -546,16 +537,7 @@ impl Scenario {
             let path = format!("handovers[{k}]");
             h.validate().map_err(|(f, r)| ScenarioError::new(format!("{path}.{f}"), r))?;
             for (j, name) in h.links.iter().enumerate() {
-                let Some(i) = ports.iter().position(|p| &p.name == name) else {
-                    let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
-                    return Err(ScenarioError::new(
-                        format!("{path}.links[{j}]"),
-                        format!("unknown link direction {name:?} (known: {})", known.join(", ")),
-                    ));
-                };
-                if h.links[..j].contains(name) {
-                    return Err(ScenarioError::new(format!("{path}.links[{j}]"), format!("{name:?} is listed twice")));
-                }
+                let i = listed_port(&ports, &path, &h.links, j)?;
                 if (h.rate.is_some() || h.delay.is_some()) && !ports[i].is_point_to_point() {
                     let key = if h.rate.is_some() { "rate" } else { "delay" };
                     return Err(ScenarioError::new(
@@ -642,6 +624,23 @@ impl Scenario {
         sim.set_real_nodes(&real);
         Ok(sim)
     }
+}
+
+/// The port named by `links[j]` of the entry at key path `path` (an outage's or a handover's
+/// list of link directions): an error if no port has that name or the list names it earlier.
+fn listed_port(ports: &[Port], path: &str, links: &[String], j: usize) -> Result<usize, ScenarioError> {
+    let name = &links[j];
+    let Some(i) = ports.iter().position(|p| &p.name == name) else {
+        let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
+        return Err(ScenarioError::new(
+            format!("{path}.links[{j}]"),
+            format!("unknown link direction {name:?} (known: {})", known.join(", ")),
+        ));
+    };
+    if links[..j].contains(name) {
+        return Err(ScenarioError::new(format!("{path}.links[{j}]"), format!("{name:?} is listed twice")));
+    }
+    Ok(i)
 }
 
 /// Why a node name is refused, if it is: empty, or holding a slash, a backslash or a control
