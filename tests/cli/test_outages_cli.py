@@ -53,6 +53,11 @@ def test_outage_runs_and_reports_its_schedule(tmp_path: Path):
         (lambda s: s.replace('at = "1s"', 'count = 2\nmin_gap = "2s"\nmax_gap = "1s"'), "outages[0].max_gap:"),
         (lambda s: s.replace('at = "1s"', 'at = "1s"\ncount = 3'), "outages[0].count: belongs to the random form"),
         (lambda s: s.replace('at = "1s"', 'gap = "1s"'), "outages[0].gap: unknown field `gap`"),
+        # A handover's gap is an outage: its errors come the same way (docs/models/handovers.md).
+        (lambda s: s.replace("[[outages]]", "[[handovers]]").replace('duration = "1s"', 'rate = "fast"'),
+         "handovers[0].rate: "),
+        (lambda s: s.replace("[[outages]]", "[[handovers]]").replace('duration = "1s"', 'gap = "1s"')
+         .replace('links = ["A->B"]', 'links = ["A->X"]'), 'handovers[0].links[0]: unknown link direction "A->X"'),
     ],
 )
 def test_bad_outage_one_line_exit_2(tmp_path: Path, mutate, expect):

@@ -344,6 +344,47 @@ def test_mptcp_over_both_paths_beats_single_path_tcp_over_one_of_them(quick: Pat
             assert 5.0 < float(mp["path1_share_pct"]) < 95.0, (cf, rep)
 
 
+def test_full_mesh_is_the_fullmesh_path_managers_four_subflows(tmp_path: Path):
+    """The ``subflows`` choice's alternative: the fullmesh path manager's order (the initial
+    pair, then per server address every client address), a core link R1–R2 for the cross pairs,
+    single-path cells unchanged; a short run opens the 4 subflows and each carries video, the
+    cross ones through the core (R1–R2 forwards packets both ways)."""
+    from qoelab import paths
+    from qoelab.reproduce.mptcp.build import full_mesh
+    from qoelab.scenario import Scenario
+
+    assert full_mesh(("c0", "c1"), ("s0", "s1")) == [("c0", "s0"), ("c1", "s0"), ("c0", "s1"), ("c1", "s1")]
+    choice = next(c for c in m.CHOICES if c.name == "subflows")
+    assert (choice.default, choice.alternatives, dict(choice.unavailable)) == ("disjoint", ("full_mesh",), {})
+    d = m.build_scenario("control", "balanced", "mptcp", subflows="full_mesh", duration_s=8.0)
+    (f,) = d["flows"]
+    assert f["subflows"] == [{"src_addr": c, "dst_addr": s} for c, s in
+                             (("10.1.0.1", "10.2.0.1"), ("10.1.1.1", "10.2.0.1"), ("10.1.0.1", "10.2.1.1"),
+                              ("10.1.1.1", "10.2.1.1"))]
+    assert {"a": "R1", "b": "R2", "rate": "1Gbps", "delay": "0ms"} in d["links"]
+    assert m.build_scenario("control", "balanced", "sptcp", subflows="full_mesh") == m.build_scenario(
+        "control", "balanced", "sptcp")
+    assert len(m.build_scenario("control", "balanced", "mptcp")["flows"][0]["subflows"]) == 2
+    with pytest.raises(ValueError, match="subflows 'mesh'"):
+        m.build_scenario("control", "balanced", "mptcp", subflows="mesh")
+    res = Scenario.from_dict(d, "full mesh", base_dir=paths.root() / "scenarios" / "mptcp").run(tmp_path)
+    sub = [r for r in res.subflows.to_pylist() if r["flow"] == "dash"]
+    assert sorted(r["path"] for r in sub) == [0, 1, 2, 3]
+    assert all(r["rev_recv_bytes"] > 100_000 for r in sub), [(r["path"], r["rev_recv_bytes"]) for r in sub]
+    core = {r["link"]: r["tx_pkts"] for r in res.links.to_pylist() if r["link"] in ("R1->R2", "R2->R1")}
+    assert core["R1->R2"] > 0 and core["R2->R1"] > 0, core
+    # Path 1's share counts the subflows through the client's path-1 interface: paths 0 and 2.
+    run = tmp_path / "fake"
+    run.mkdir()
+    pq.write_table(pq.read_table(_fake_run(tmp_path, mptcp=False) / "flows.parquet"), run / "flows.parquet")
+    pq.write_table(pa.Table.from_pylist([{"flow": "dash", "path": k, "rev_recv_bytes": b}
+                                         for k, b in enumerate((1_000_000, 2_000_000, 3_000_000, 4_000_000))]),
+                   run / "subflows.parquet")
+    p = {"reading": "control", "config": "balanced", "transport": "mptcp", "coupled": "uncoupled", "abr": "vlc"}
+    assert m.run_metrics(run, p, duration_s=10.0, subflows="full_mesh")["path1_share_pct"] == pytest.approx(40.0)
+    assert m.run_metrics(run, p, duration_s=10.0)["path1_share_pct"] == pytest.approx(10.0)
+
+
 @pytest.mark.parametrize("args, needle", [
     (["--reps", "0"], "--reps 0: must be at least 1"),
     (["--jobs", "x"], "invalid int value"),

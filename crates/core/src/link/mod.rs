@@ -14,6 +14,7 @@
 //! back.
 
 pub mod channel;
+pub mod handover;
 pub mod loss;
 pub mod outage;
 
@@ -188,6 +189,8 @@ pub struct Port {
     flow_samples: Option<Box<probe::FlowBacklogSeries>>,
     /// When this direction is down ([`outage`]); empty for most ports.
     outages: outage::Outages,
+    /// Handovers still to apply to this direction ([`handover`]); `None` for most ports.
+    handovers: Option<Box<handover::Schedule>>,
     /// Scratch for packets a discipline drops from its queue.
     scratch: Vec<Packet>,
     /// The scenario turned ECN marking on for this port's discipline ([`crate::queue::Build::ecn`]).
@@ -247,6 +250,7 @@ impl Port {
             occupancy: occupancy.map(OccupancySeries::new),
             flow_samples: None,
             outages: outage::Outages::default(),
+            handovers: None,
             scratch: Vec::new(),
             ecn: false,
             backlog: Backlog::default(),
@@ -262,6 +266,26 @@ impl Port {
         self.outages = outage::Outages::new(windows);
     }
 
+    /// Changes this direction's rate, delay or loss at the changes' times (see [`handover`]);
+    /// set before the run.
+    pub fn set_handovers(&mut self, changes: Vec<handover::Change>) {
+        self.handovers = (!changes.is_empty()).then(|| Box::new(handover::Schedule::new(changes)));
+    }
+
+    /// Applies the handovers due at `now` (out of line: one branch for a port without them).
+    #[cold]
+    #[inline(never)]
+    fn apply_handovers(&mut self, now: SimTime) {
+        if let Some(s) = self.handovers.as_deref_mut() {
+            for c in s.due(now) {
+                self.channel.apply(c);
+            }
+            if s.is_empty() {
+                self.handovers = None;
+            }
+        }
+    }
+
     /// Records that the scenario turned ECN marking on for this port's discipline.
     pub fn with_ecn(mut self, ecn: bool) -> Self {
         self.ecn = ecn;
@@ -272,6 +296,12 @@ impl Port {
     /// discipline marked packets anyway (FQ-CoDel marks by default).
     pub fn reports_ce_marks(&self) -> bool {
         self.ecn || self.stats.ce_marked_pkts > 0
+    }
+
+    /// Whether this direction's channel is the point-to-point wire (whose rate and delay a
+    /// handover may change).
+    pub fn is_point_to_point(&self) -> bool {
+        matches!(self.channel, Device::PointToPoint(_))
     }
 
     /// The intervals this direction is down, sorted and merged.
@@ -440,6 +470,9 @@ impl Port {
     /// Takes the next packet from the discipline and starts serialising it: the packet goes
     /// through the loss model and into the delay line now, stamped with its arrival time.
     fn start_next(&mut self, now: SimTime, drops: &mut Vec<(Packet, DropCause)>, out: &mut PortOutcome) {
+        if self.handovers.is_some() {
+            self.apply_handovers(now);
+        }
         // The point-to-point channel is always ready: for it this is one predictable branch on
         // the channel's kind, and no call.
         let ready = self.channel.ready_at(now);
@@ -480,7 +513,12 @@ impl Port {
         // The loss model draws for every packet, down or not, so that an outage does not shift
         // the random losses of the packets after it.
         let lost = self.channel.lost(&p, now);
-        let at = self.busy_until + self.channel.delay();
+        let mut at = self.busy_until + self.channel.delay();
+        // The line is first in, first out: after a handover cut the delay, a packet arrives no
+        // earlier than the one before it (with a constant delay this never binds).
+        if let Some(&(last, _)) = self.line.back() {
+            at = at.max(last);
+        }
         if !self.outages.is_empty() && self.outages.hits(now, at) {
             self.drop_down(now, p, drops);
         } else if lost {

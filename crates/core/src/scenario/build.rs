@@ -525,24 +525,42 @@ impl Scenario {
             let path = format!("outages[{k}]");
             let mut rng = SimRng::stream(seed, &path);
             let w = o.windows(&mut rng).map_err(|(f, r)| ScenarioError::new(format!("{path}.{f}"), r))?;
-            for (j, name) in o.links.iter().enumerate() {
-                let Some(i) = ports.iter().position(|p| &p.name == name) else {
-                    let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
-                    return Err(ScenarioError::new(
-                        format!("{path}.links[{j}]"),
-                        format!("unknown link direction {name:?} (known: {})", known.join(", ")),
-                    ));
-                };
-                if o.links[..j].contains(name) {
-                    return Err(ScenarioError::new(format!("{path}.links[{j}]"), format!("{name:?} is listed twice")));
-                }
+            for j in 0..o.links.len() {
+                let i = listed_port(&ports, &path, &o.links, j)?;
                 down[i].extend_from_slice(&w);
             }
         }
-        for (p, w) in ports.iter_mut().zip(down) {
+        // Handovers: each entry's changes per direction, and its association gap as an outage.
+        let mut changes: Vec<Vec<crate::link::handover::Change>> = (0..ports.len()).map(|_| Vec::new()).collect();
+        let mut when: BTreeMap<(usize, u64), usize> = BTreeMap::new();
+        for (k, h) in self.handovers.iter().enumerate() {
+            let path = format!("handovers[{k}]");
+            h.validate().map_err(|(f, r)| ScenarioError::new(format!("{path}.{f}"), r))?;
+            for (j, name) in h.links.iter().enumerate() {
+                let i = listed_port(&ports, &path, &h.links, j)?;
+                if (h.rate.is_some() || h.delay.is_some()) && !ports[i].is_point_to_point() {
+                    let key = if h.rate.is_some() { "rate" } else { "delay" };
+                    return Err(ScenarioError::new(
+                        format!("{path}.{key}"),
+                        format!("{name:?} is not a point_to_point link: a handover changes only its loss"),
+                    ));
+                }
+                // Two changes of one direction at one instant would apply in list order.
+                if let Some(other) = when.insert((i, h.at.as_nanos()), k) {
+                    return Err(ScenarioError::new(
+                        format!("{path}.at"),
+                        format!("handovers[{other}] already changes {name:?} at the same time"),
+                    ));
+                }
+                changes[i].push(h.change());
+                down[i].extend(h.gap_window());
+            }
+        }
+        for ((p, w), c) in ports.iter_mut().zip(down).zip(changes) {
             if !w.is_empty() {
                 p.set_outages(w);
             }
+            p.set_handovers(c);
         }
         // Edge classifiers (declared nodes only; a node implied by a link has none).
         let mut classifiers = Vec::new();
@@ -606,6 +624,23 @@ impl Scenario {
         sim.set_real_nodes(&real);
         Ok(sim)
     }
+}
+
+/// The port named by `links[j]` of the entry at key path `path` (an outage's or a handover's
+/// list of link directions): an error if no port has that name or the list names it earlier.
+fn listed_port(ports: &[Port], path: &str, links: &[String], j: usize) -> Result<usize, ScenarioError> {
+    let name = &links[j];
+    let Some(i) = ports.iter().position(|p| &p.name == name) else {
+        let known: Vec<_> = ports.iter().map(|p| p.name.as_str()).collect();
+        return Err(ScenarioError::new(
+            format!("{path}.links[{j}]"),
+            format!("unknown link direction {name:?} (known: {})", known.join(", ")),
+        ));
+    };
+    if links[..j].contains(name) {
+        return Err(ScenarioError::new(format!("{path}.links[{j}]"), format!("{name:?} is listed twice")));
+    }
+    Ok(i)
 }
 
 /// Why a node name is refused, if it is: empty, or holding a slash, a backslash or a control

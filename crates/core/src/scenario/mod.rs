@@ -52,6 +52,11 @@ pub struct Scenario {
     /// [`crate::link::outage`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outages: Vec<crate::link::outage::OutageConfig>,
+    /// Scheduled handovers: link directions whose rate, delay or loss change at given times,
+    /// each after an association gap (a mobile host moving between access points); see
+    /// [`crate::link::handover`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handovers: Vec<crate::link::handover::HandoverConfig>,
     #[serde(default)]
     pub output: OutputConfig,
     /// Metadata for `qoelab bench` (ignored by runs).

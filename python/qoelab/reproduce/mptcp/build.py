@@ -15,8 +15,8 @@ from qoelab.errors import QoelabError
 from qoelab.experiment import core
 from qoelab.experiment.choices import defaults
 from qoelab.reproduce.mptcp.paper import (ABRS, BASE, CHOICES, CONFIGS, COUPLED, FACTOR, FOLDER, LOSS_DIRECTIONS,
-                                          MPD_BANDWIDTHS, MPTCP, PAPER_REPS, PATHS, READING_LABEL, READINGS, TABLE1,
-                                          TRANSPORT_LABEL)
+                                          MPD_BANDWIDTHS, MPTCP, PAPER_REPS, PATHS, READING_LABEL, READINGS, SUBFLOWS,
+                                          TABLE1, TRANSPORT_LABEL)
 
 
 
@@ -79,19 +79,39 @@ def _shape(link: dict[str, Any], row: tuple[float, float, float], factor: float,
                 link[key] = {"kind": "bernoulli", "p": p}
 
 
+def full_mesh(client: tuple[str, ...], server: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The (client, server) address pairs the fullmesh path manager of MPTCP v0.92
+    (``mptcp_fullmesh.c``, ``create_subflow_worker``) gives a connection opened from
+    ``client[0]`` to ``server[0]``: the initial pair, then for each server address in the order
+    the client learns them (the one it connected to, then those announced with ADD_ADDR), every
+    client address not yet paired with it, lowest first."""
+    return [(c, s) for s in server for c in client]
+
+
+def subflow_pairs(subflows: str) -> list[tuple[str, str]]:
+    """The MPTCP connection's (client, server) address pairs under the ``subflows`` choice."""
+    if subflows == "disjoint":
+        return list(PATHS)
+    return full_mesh(tuple(c for c, _ in PATHS), tuple(s for _, s in PATHS))
+
+
 def build_scenario(reading: str, config: str, transport: str, coupled: str = "uncoupled", abr: str = "vlc", *,
                    loss_direction: str = "upstream", scheduler: str = "min_rtt", mpd_bandwidth: str = "mean",
-                   loops: int = FULL.loops, duration_s: float = FULL.duration_s) -> dict[str, Any]:
+                   subflows: str = "disjoint", loops: int = FULL.loops,
+                   duration_s: float = FULL.duration_s) -> dict[str, Any]:
     """One cell as plain scenario data: ``base.toml`` with path 1 and path 2 set to ``config``'s
     Table 1 rows under ``reading`` (loss in ``loss_direction``), and the DASH flow over
     ``transport``: ``mptcp`` (a subflow per path, ``coupled`` congestion control, the
     ``scheduler``), ``sptcp`` (path 1 set to the SPTCP row) or ``sptcp_best`` (single-path TCP
     over MPTCP's path 1 as it is), the player with the ``abr`` policy comparing each
-    representation's ``mpd_bandwidth`` (``mean`` rate or the MPD's ``peak``). The app probe is on."""
+    representation's ``mpd_bandwidth`` (``mean`` rate or the MPD's ``peak``). The app probe is on.
+    With ``subflows = "full_mesh"`` the MPTCP connection has a subflow per client × server address
+    (:func:`full_mesh`), and a 1-Gbit/s core link R1–R2 carries the cross pairs from one access
+    network to the server's interface on the other (the single-path cells are unchanged)."""
     for name, v, known in (("reading", reading, READINGS), ("config", config, CONFIGS),
                            ("transport", transport, tuple(TRANSPORT_LABEL)), ("coupled", coupled, COUPLED),
                            ("abr", abr, ABRS), ("loss_direction", loss_direction, LOSS_DIRECTIONS),
-                           ("mpd_bandwidth", mpd_bandwidth, MPD_BANDWIDTHS)):
+                           ("mpd_bandwidth", mpd_bandwidth, MPD_BANDWIDTHS), ("subflows", subflows, SUBFLOWS)):
         if v not in known:
             raise ValueError(f"{name} {v!r}: expected one of {', '.join(known)}")
     d = base_dict()
@@ -115,7 +135,11 @@ def build_scenario(reading: str, config: str, transport: str, coupled: str = "un
         f.pop("src_addr", None)
         f.pop("dst_addr", None)
         f["transport"] = {**MPTCP, "scheduler": scheduler, "coupled": coupled}
-        f["subflows"] = [{"src_addr": s, "dst_addr": t} for s, t in PATHS]
+        f["subflows"] = [{"src_addr": s, "dst_addr": t} for s, t in subflow_pairs(subflows)]
+        if subflows == "full_mesh":
+            d["name"] += "-full-mesh"
+            d["description"] += ", full mesh (4 subflows)"
+            d["links"].append({"a": "R1", "b": "R2", "rate": "1Gbps", "delay": "0ms"})
     return d
 
 
@@ -161,7 +185,8 @@ def _build(p: dict[str, Any], grid: Grid, setting: dict[str, Any]):
     d = build_scenario(p["reading"], p["config"], p["transport"],
                        p["coupled"] if p["transport"] == "mptcp" else "uncoupled", p["abr"],
                        loss_direction=setting["loss_direction"], scheduler=setting["scheduler"],
-                       mpd_bandwidth=setting["mpd_bandwidth"], loops=grid.loops, duration_s=grid.duration_s)
+                       mpd_bandwidth=setting["mpd_bandwidth"], subflows=setting["subflows"], loops=grid.loops,
+                       duration_s=grid.duration_s)
     return Scenario.from_dict(d, f"{BASE} ({_cell_id(p)})", base_dir=paths.root() / FOLDER)
 METRICS = ("startup_first_byte_ms", "startup_ms", "stalls", "stall_s", "played_s", "bitrate_mbps", "switches",
            "rate_mbps", "retx_per_s", "path1_share_pct", "reinjected_kb")
@@ -171,16 +196,17 @@ TREATMENTS = ("reading", "config", "transport", "coupled", "abr")
 def experiment(grid: Grid, mptcp: bool, setting: dict[str, Any] | None = None, *, abr_table: bool = True) -> core.Experiment:
     s = setting or defaults(CHOICES)
     return core.Experiment("mptcp", cells(grid, s, mptcp=mptcp, abr_table=abr_table), partial(_build, grid=grid, setting=s),
-                           partial(run_metrics, duration_s=grid.duration_s), paired=TREATMENTS, reps=grid.reps,
+                           partial(run_metrics, duration_s=grid.duration_s, subflows=s["subflows"]), paired=TREATMENTS, reps=grid.reps,
                            cell_id=_cell_id)
 
 
-def run_metrics(run_dir: Path, p: dict[str, Any], *, duration_s: float) -> dict[str, float]:
+def run_metrics(run_dir: Path, p: dict[str, Any], *, duration_s: float, subflows: str = "disjoint") -> dict[str, float]:
     """One run's numbers from its flows table (the ``dash`` flow) and, for MPTCP, its
     ``subflows`` table: start-up delay to the first byte and to playback (ms), stalls and their
     time (s), media played (s), mean bitrate and mean per-segment download rate (Mbit/s),
     switches, retransmitted segments of the video's direction per second of run, and for MPTCP
-    path 1's share of the video bytes received (%) and the bytes the server reinjected (kB; NaN
+    path 1's share of the video bytes received (%: the subflows through the client's path-1
+    interface, two of the four in a full mesh) and the bytes the server reinjected (kB; NaN
     where the flows table has no ``rev_reinjected_bytes``)."""
     import pyarrow.parquet as pq
 
@@ -196,8 +222,9 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, duration_s: float) -> dict[
     if p["transport"] == "mptcp" and sub.is_file():
         rs = sorted((r for r in pq.read_table(sub).to_pylist() if r["flow"] == "dash"), key=lambda r: r["path"])
         total = sum(r["rev_recv_bytes"] for r in rs)
+        first = [k for k, (c, _) in enumerate(subflow_pairs(subflows)) if c == PATHS[0][0]]
         if total > 0:
-            out["path1_share_pct"] = 100.0 * rs[0]["rev_recv_bytes"] / total
+            out["path1_share_pct"] = 100.0 * sum(r["rev_recv_bytes"] for r in rs if r["path"] in first) / total
         # The server sends the video: its reinjections are the reverse direction's.
         if row.get("rev_reinjected_bytes") is not None:
             out["reinjected_kb"] = float(row["rev_reinjected_bytes"]) / 1e3

@@ -49,6 +49,9 @@ MPD_BANDWIDTHS = ("mean", "peak")
 MPTCP = {"kind": "mptcp", "reinject": True, "penalise": True, "coupled_counting": "acks", "tcp": {"profile": "linux"}}
 #: The client's and server's interface addresses of the two paths (base.toml).
 PATHS = (("10.1.0.1", "10.2.0.1"), ("10.1.1.1", "10.2.1.1"))
+#: How the MPTCP connection's subflows are formed (the ``subflows`` choice): one per path, or the
+#: fullmesh path manager's every client × server address pair.
+SUBFLOWS = ("disjoint", "full_mesh")
 # --- what the paper leaves open ------------------------------------------------------------------
 
 CHOICES = (
@@ -68,6 +71,9 @@ CHOICES = (
            "on the paths), so the loss falls on the client's packets (requests and ACKs); the paper's Fig. 5 does "
            "not decide it: SPTCP's one retransmission per second fits the control as well (see the reading)"),
     Choice("scheduler", "min_rtt", ("round_robin",), "Linux's default MPTCP packet scheduler (net/mptcp/sched.c)"),
-    Choice("subflows", "disjoint", (), "one subflow per client interface, as the paper's two access paths",
-           {"full_mesh": "the server's second interface (full mesh, 4 subflows) is not modelled yet (issue 37)"}),
+    Choice("subflows", "disjoint", ("full_mesh",),
+           "one subflow per client interface to the server's interface on the same path: Table 1 characterises two "
+           "paths and the paper's figures show two; the alternative is v0.92's fullmesh path manager (mptcp_fullmesh.c) "
+           "with the server's second interface announced (Sec. 4: Ethernet and Wi-Fi), a subflow for every client × "
+           "server address pair (4), the cross pairs through a 1-Gbit/s core joining the two access networks"),
 )

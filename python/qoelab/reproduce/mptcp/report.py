@@ -226,7 +226,8 @@ def _setup(grid: Grid, quick: bool, refusal: str | None, setting: dict[str, Any]
         "loss (10–20 %) contradicts Fig. 5's one retransmission per second for SPTCP, so the table is also run with "
         "every loss ÷ 10 and ÷ 100; which reading fits Fig. 5 under the loss direction run is decided from the data "
         "below; the control has no loss and adds single-path TCP over MPTCP's path 1 (the better path).",
-        f"MPTCP: a subflow per path, {setting['scheduler']} scheduler, {setting['coupled']} coupling, reinjection and "
+        f"MPTCP: {'a subflow per path' if setting['subflows'] == 'disjoint' else 'full mesh, 4 subflows'}, "
+        f"{setting['scheduler']} scheduler, {setting['coupled']} coupling, reinjection and "
         "penalisation on. Every choice above that the paper leaves open is declared below with its alternatives.",
     ]
     if refusal is not None:

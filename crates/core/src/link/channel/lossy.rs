@@ -28,6 +28,17 @@ impl<C: Channel> Lossy<C> {
     pub fn inner(&self) -> &C {
         &self.inner
     }
+
+    /// The decorated channel, to change (a handover, [`crate::link::handover`]).
+    pub fn inner_mut(&mut self) -> &mut C {
+        &mut self.inner
+    }
+
+    /// Judges the packets from now on with `loss` (nothing lost if `None`), drawing from the
+    /// same stream.
+    pub fn set_loss(&mut self, loss: Option<Box<dyn LossModel>>) {
+        self.loss = loss;
+    }
 }
 
 impl<C: Channel> Channel for Lossy<C> {

@@ -294,6 +294,28 @@ pub enum Device {
     Other(Lossy<Box<dyn Channel>>),
 }
 
+impl Device {
+    /// Applies a handover's `change` to this direction from now on (see
+    /// [`crate::link::handover`]). A rate or delay change of a channel that is not
+    /// point-to-point is refused by the scenario compiler; here it is a bug.
+    pub fn apply(&mut self, change: &mut crate::link::handover::Change) {
+        if change.rate.is_some() || change.delay.is_some() {
+            let Device::PointToPoint(c) = self else {
+                panic!("a handover changes the rate or delay of a point-to-point channel only")
+            };
+            let rate = change.rate.unwrap_or(c.rate());
+            let delay = change.delay.unwrap_or(c.delay());
+            c.inner_mut().set_phy(LinkPhy { rate, delay });
+        }
+        if let Some(loss) = change.loss.take() {
+            match self {
+                Device::PointToPoint(c) => c.set_loss(loss),
+                Device::Other(c) => c.set_loss(loss),
+            }
+        }
+    }
+}
+
 impl Channel for Device {
     #[inline]
     fn rate(&self) -> Rate {

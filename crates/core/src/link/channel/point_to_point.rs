@@ -32,6 +32,12 @@ impl PointToPoint {
     pub fn new(phy: LinkPhy) -> Self {
         PointToPoint { rate: phy.rate, delay: phy.delay }
     }
+
+    /// Serialisations that start from now on go at `rate` and propagate for `delay` (a
+    /// handover, [`crate::link::handover`]).
+    pub fn set_phy(&mut self, phy: LinkPhy) {
+        *self = PointToPoint::new(phy);
+    }
 }
 
 impl Channel for PointToPoint {
