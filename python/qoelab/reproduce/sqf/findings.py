@@ -148,7 +148,7 @@ def _read_reps(path: Path) -> list[dict[str, Any]]:
     import csv
 
     def typed(k: str, v: str) -> Any:
-        return v if k in _STR_COLUMNS else int(v) if k in _INT_COLUMNS else float(v)
+        return v if k in _STR_COLUMNS else int(v) if k in _INT_COLUMNS else float(v) if v else float("nan")
 
     with path.open(newline="") as f:
         return [{k: typed(k, v) for k, v in r.items()} for r in csv.DictReader(f)]
