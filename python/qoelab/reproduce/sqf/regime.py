@@ -274,21 +274,12 @@ IVB_METRICS = ("video_loss", "video_loss_max", "video_delay_ms", "x_ge_b", "firs
 
 
 def _backlogs(d: Path) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
-    """The SQF port's per-flow backlog samples as (instants, flow → bytes per instant, dt)."""
-    fq = pq.read_table(d / "flow_queues.parquet", columns=["t_s", "flow", "bytes"])
-    t = fq.column("t_s").to_numpy()
-    codes = fq.column("flow").combine_chunks().dictionary_encode()
-    labels = [str(x) for x in codes.dictionary.to_pylist()]
-    code = codes.indices.to_numpy(zero_copy_only=False)
-    by = fq.column("bytes").to_numpy().astype(float)
-    instants, inv = np.unique(t, return_inverse=True)
-    out: dict[str, np.ndarray] = {}
-    for k, f in enumerate(labels):
-        if f:
-            a = np.zeros(instants.size)
-            m = code == k
-            a[inv[m]] = by[m]
-            out[f] = a
+    """The SQF port's per-flow backlog samples as (instants, flow → bytes per instant, dt); a
+    flow absent at an instant has no backlog there."""
+    fq = pq.read_table(d / "flow_queues.parquet", columns=["t_s", "flow", "bytes"]).to_pandas()
+    wide = fq[fq["flow"] != ""].pivot_table(index="t_s", columns="flow", values="bytes", aggfunc="sum", fill_value=0)
+    instants = wide.index.to_numpy(dtype=float)
+    out = {str(f): wide[f].to_numpy(dtype=float) for f in wide.columns}
     return instants, out, np.diff(np.append(instants, _duration(d)))
 
 
