@@ -14,11 +14,13 @@ import pytest
 from qoelab.experiment import core
 from qoelab.models import sqf_analytic as sa
 from qoelab.reproduce.sqf import regime as R
-from qoelab.reproduce.sqf.build import DEFAULTS
+from qoelab.reproduce.sqf.build import DEFAULTS, _base, _queue, draws
+
+TB = R.Testbed(_base, draws, _queue)
 
 
 def _run(tmp: Path, p: R.RegimePlan, disciplines=("sqf",)) -> list[dict]:
-    e = R.regime_experiment(p, DEFAULTS, disciplines)
+    e = R.regime_experiment(p, DEFAULTS, TB, disciplines)
     core.run(e, tmp, jobs=2)
     return core.rows(e, tmp)
 
@@ -77,7 +79,7 @@ def test_the_sec_iv_b_case_runs(tmp_path):
     import pyarrow.parquet as pq
 
     p = R.RegimePlan(reps=1, duration="10s", n_values=(5,), fractions=(0.5,), sources=("poisson",), ivb_duration="10s")
-    e = R.ivb_experiment(p, DEFAULTS)
+    e = R.ivb_experiment(p, DEFAULTS, TB)
     core.run(e, tmp_path, jobs=2)
     rows = {r["streams"]: r for r in core.rows(e, tmp_path)}
     assert set(rows) == {3, 1}

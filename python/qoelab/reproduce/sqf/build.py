@@ -250,7 +250,7 @@ def experiments(p: Plan, setting: dict[str, Any] | None = None, *, findings_only
                        _jitter(p, s), _jitter_metrics, p.reps, True)}
     from qoelab.reproduce.sqf import regime  # the paper's regime (issue 36 item 2): its own grids
 
-    E.update(regime.experiments(p.quick, s, findings_only))
+    E.update(regime.experiments(p.quick, s, regime.Testbed(_base, draws, _queue), findings_only))
     if findings_only:
         return E
     sens_id = lambda c: f"src{c['video_source']}__tcp{c.get('tcp', 'none')}__n={c.get('n', 0)}"  # noqa: E731

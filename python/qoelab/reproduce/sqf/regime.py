@@ -36,7 +36,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -50,7 +50,7 @@ from qoelab.reproduce.sqf.paper import BUFFER, NEGLIGIBLE, TCP, TRACE_S, VIDEO_T
 from qoelab.scenario import Scenario
 
 __all__ = ["AUDIO_IP_BPS", "IVB_METRICS", "LINE_BPS", "REGIME_METRICS", "RegimePlan", "SOURCES", "fair_share_bps",
-           "ivb_experiment", "regime_experiment", "regime_findings", "regime_plan", "scaled_trace"]
+           "ivb_experiment", "Testbed", "regime_experiment", "regime_findings", "regime_plan", "scaled_trace"]
 
 #: The bottleneck's rate (both settings), bit/s.
 LINE_BPS = 10e6
@@ -156,19 +156,27 @@ def scaled_trace(target_ip_bps: float) -> Path:
 # Builders
 # --------------------------------------------------------------------------------------------
 
-def _queue(kind: str, limit: str, setting: dict[str, Any], sample: bool) -> dict[str, Any]:
-    from qoelab.reproduce.sqf.build import _queue as base_queue
+class Testbed(NamedTuple):
+    """The testbed's builders of :mod:`~qoelab.reproduce.sqf.build` (passed in, so that this
+    module does not import it): ``base(draws, duration, setting)``, ``draws(rep)``,
+    ``queue(kind, setting)``."""
 
-    q = {**base_queue(kind, setting), "limit": limit}
+    base: Callable[..., Scenario]
+    draws: Callable[[int], Any]
+    queue: Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+def _queue(tb: Testbed, kind: str, limit: str, setting: dict[str, Any], sample: bool) -> dict[str, Any]:
+    q = {**tb.queue(kind, setting), "limit": limit}
     if sample and kind == "sqf":
         q["flow_sample"] = "10ms"
     return q
 
 
-def _model_setting(duration: str, n: int, discipline: str, setting: dict[str, Any]) -> Scenario:
+def _model_setting(tb: Testbed, duration: str, n: int, discipline: str, setting: dict[str, Any]) -> Scenario:
     sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "model-check.toml")
     sc.set("sim.duration", duration)
-    sc.set("links[1].queue_ab", _queue(discipline, "200p", setting, True))
+    sc.set("links[1].queue_ab", _queue(tb, discipline, "200p", setting, True))
     sc.set("flows[1].transport", {**TCP, "delayed_ack": setting["delayed_ack"]})
     sc.set("flows[1].count", n)
     return sc
@@ -179,18 +187,16 @@ def _poisson_rate(ip_bps: float) -> str:
     return f"{ip_bps / 1e6 * MODEL_PAYLOAD / MODEL_PKT:.6g}Mbps"
 
 
-def _regime(p: RegimePlan, setting: dict[str, Any]) -> Callable[[dict[str, Any], int], Scenario]:
-    from qoelab.reproduce.sqf.build import _base, draws
-
+def _regime(p: RegimePlan, setting: dict[str, Any], tb: Testbed) -> Callable[[dict[str, Any], int], Scenario]:
     def build(c: dict[str, Any], rep: int) -> Scenario:
         target = c["fraction"] * fair_share_bps(c["source"], c["n"])
         if SOURCES[c["source"]][1] == "model":
-            sc = _model_setting(p.duration, c["n"], c["discipline"], setting)
+            sc = _model_setting(tb, p.duration, c["n"], c["discipline"], setting)
             sc.set("flows[0].app.rate", _poisson_rate(target))
             return sc
-        d = draws(rep)
-        sc = _base(d, p.duration, setting)
-        sc.set("links[2].queue_ab", _queue(c["discipline"], BUFFER, setting, False))
+        d = tb.draws(rep)
+        sc = tb.base(d, p.duration, setting)
+        sc.set("links[2].queue_ab", _queue(tb, c["discipline"], BUFFER, setting, False))
         sc.set("flows[2].count", c["n"])
         if c["source"] == "cbr":
             sc.set("flows[0].app", {"kind": "cbr", "rate": f"{target * CBR_PAYLOAD / (CBR_PAYLOAD + RTP_HDR) / 1e6:.6g}Mbps",
@@ -203,10 +209,10 @@ def _regime(p: RegimePlan, setting: dict[str, Any]) -> Callable[[dict[str, Any],
     return build
 
 
-def _ivb(p: RegimePlan, setting: dict[str, Any]) -> Callable[[dict[str, Any], int], Scenario]:
+def _ivb(p: RegimePlan, setting: dict[str, Any], tb: Testbed) -> Callable[[dict[str, Any], int], Scenario]:
     def build(c: dict[str, Any], rep: int) -> Scenario:
         m, rate = c["streams"], IVB_M * IVB_RATE_MBPS / c["streams"]
-        sc = _model_setting(p.ivb_duration, IVB_N, "sqf", setting)
+        sc = _model_setting(tb, p.ivb_duration, IVB_N, "sqf", setting)
         flows = sc.get("flows")
         video = dict(flows[0])
         video["app"] = {**video["app"], "rate": _poisson_rate(rate * 1e6)}
@@ -334,15 +340,16 @@ def regime_cells(p: RegimePlan, disciplines: tuple[str, ...] = DISCIPLINES) -> l
             for n in p.n_values for f in p.fractions]
 
 
-def regime_experiment(p: RegimePlan, setting: dict[str, Any], disciplines: tuple[str, ...] = DISCIPLINES) -> Experiment:
+def regime_experiment(p: RegimePlan, setting: dict[str, Any], tb: Testbed,
+                      disciplines: tuple[str, ...] = DISCIPLINES) -> Experiment:
     cells = regime_cells(p, disciplines)
-    return Experiment("sqf-regime", cells, _regime(p, setting), _regime_metrics, paired=tuple(cells[0]), reps=p.reps,
+    return Experiment("sqf-regime", cells, _regime(p, setting, tb), _regime_metrics, paired=tuple(cells[0]), reps=p.reps,
                       per_rep=True)
 
 
-def ivb_experiment(p: RegimePlan, setting: dict[str, Any]) -> Experiment:
+def ivb_experiment(p: RegimePlan, setting: dict[str, Any], tb: Testbed) -> Experiment:
     cells = [{"streams": IVB_M}, {"streams": 1}]
-    return Experiment("sqf-ivb", cells, _ivb(p, setting), _ivb_metrics, paired=("streams",), reps=p.reps, per_rep=True)
+    return Experiment("sqf-ivb", cells, _ivb(p, setting, tb), _ivb_metrics, paired=("streams",), reps=p.reps, per_rep=True)
 
 
 #: Why each regime finding has its label (typed prose, no numbers).
@@ -436,9 +443,10 @@ def regime_findings(reps: list[dict[str, Any]], ivb_reps: list[dict[str, Any]]) 
 # --------------------------------------------------------------------------------------------
 
 def _pct(e: Estimate | None) -> str:
-    from qoelab.reproduce.sqf.report import _pct as pct
+    """A loss estimate in percent, ``mean ± half-width %`` (as the report's other tables)."""
+    from qoelab.experiment.tables import Column, cell_md
 
-    return "–" if e is None or math.isnan(e.mean) else pct(e)
+    return "–" if e is None or math.isnan(e.mean) else f"{cell_md(e, Column('', '', scale=100.0))} %"
 
 
 def _num(e: Estimate | None, fmt: str = ".3g") -> str:
@@ -570,7 +578,8 @@ def variant_plan(p: RegimePlan) -> RegimePlan:
                       sources=p.sources, ivb_duration=p.ivb_duration)
 
 
-def experiments(quick: bool, setting: dict[str, Any], findings_only: bool = False) -> dict[str, Experiment]:
+def experiments(quick: bool, setting: dict[str, Any], tb: Testbed, findings_only: bool = False) -> dict[str, Experiment]:
     """The regime's two experiments (``findings_only``: on the variants' grid)."""
     p = regime_plan(quick)
-    return {"regime": regime_experiment(variant_plan(p) if findings_only else p, setting), "ivb": ivb_experiment(p, setting)}
+    return {"regime": regime_experiment(variant_plan(p) if findings_only else p, setting, tb),
+            "ivb": ivb_experiment(p, setting, tb)}
