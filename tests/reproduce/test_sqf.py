@@ -44,7 +44,7 @@ def test_report_folder(report: Path):
     for f in ("report.md", "testbed.csv", "testbed_reps.csv", "premise_alone.csv", "fig8_jitter.csv", "model_check.csv",
               "whatif.csv", "findings.csv", "paper_table1.csv", "fig3_analytic.csv", "fig4_analytic.csv",
               "fig6_loss_es.png", "fig6_loss_ts.png", "fig7_jitter_es.png", "fig7_jitter_ts.png", "fig8_jitter.png",
-              "fig3_analytic.png", "fig4_analytic.png"):
+              "fig3_analytic.png", "fig4_analytic.png", "regime.csv", "regime_reps.csv", "ivb.csv", "ivb_reps.csv"):
         assert (report / f).stat().st_size > 0, f
     md = (report / "report.md").read_text()
     assert "(paper)" in md and "(ours)" in md
@@ -57,6 +57,25 @@ def test_report_folder(report: Path):
     reps = _rows(report / "testbed_reps.csv")
     assert len(reps) == len(rows) * p.reps
     assert {int(r["rep"]) for r in reps} == set(range(p.reps))
+
+
+def test_regime_cells_are_below_the_fair_share_and_in_the_report(report: Path):
+    """The quick report's regime cells (issue 36 item 2): every run's measured offered rate is
+    below C/(n+1), every source, discipline, n and fraction of the plan ran every repetition,
+    and the section and its findings are in report.md and report.json."""
+    from qoelab.experiment.report import load_report
+    from qoelab.reproduce.sqf import regime
+
+    p = regime.regime_plan(True)
+    reps = _rows(report / "regime_reps.csv")
+    assert len(reps) == len(regime.regime_cells(p)) * p.reps
+    for r in reps:
+        assert float(r["offered_mbps"]) * 1e6 < regime.LINE_BPS / (int(r["n"]) + 1), r
+    md = (report / "report.md").read_text()
+    assert "## The paper's regime" in md and "### Sec. IV-B simulated" in md
+    doc = load_report(report / "report.json")
+    assert {"regime", "regime-model", "ivb"} <= {t["id"] for t in doc["tables"]}
+    assert any(f["group"] == "regime" and f["key"] == "ivb" for f in doc["findings"])
 
 
 def test_premise_the_mpeg2_video_alone_loses_nothing_in_both_sender_modes(report: Path):
@@ -124,7 +143,7 @@ def test_findings_are_computed_from_the_repetitions(report: Path):
     and its verdict follows from that interval."""
     reps = _rows(report / "testbed_reps.csv")
     found = {(r["mode"], r["key"]): r for r in _rows(report / "findings.csv")}
-    assert {m for m, _ in found} == set(sqf.MODES)
+    assert {m for m, _ in found} == set(sqf.MODES) | {"regime"}  # regime: the paper's regime (issue 36)
 
     def series(mode, q, n, m):
         return [float(r[m]) for r in sorted(reps, key=lambda r: int(r["rep"]))
@@ -323,7 +342,13 @@ def test_the_ties_choice_is_neutral_by_default_and_declares_the_key_orders():
     assert choice.default == "neutral" and set(choice.alternatives) == {"key_video_last", "key_video_first"}
     for name, setting in variants(sqf.CHOICES):
         E = sqf.experiments(sqf.plan(True), setting, findings_only=True)
-        assert set(E) == {"testbed", "jitter"}
+        assert set(E) == {"testbed", "jitter", "regime", "ivb"}
+        for c in E["regime"].cells:  # the paper's regime: the tie rule and the ACK policy follow the setting
+            rc = E["regime"].scenario(c, 1)
+            rc.validate()
+            q = rc.get("links[1].queue_ab") if c["source"] == "poisson" else rc.get("links[2].queue_ab")
+            assert q.get("ties") == (None if c["discipline"] == "fifo" else
+                                     "neutral" if setting["ties"] == "neutral" else "key"), (name, c)
         for q in ("fifo", "drr", "sqf"):
             sc = E["testbed"].scenario({"mode": "es", "discipline": q, "n": 5}, 1)
             sc.validate()

@@ -78,7 +78,8 @@ from qoelab.reproduce.sqf.measure import METRICS
 from qoelab.reproduce.sqf.paper import (BUFFER, CHOICES, DISCIPLINES, LABEL, MODES, PAPER_JAIN, PAPER_SHARE,
                                         PAPER_TABLE1, SENS_SOURCES, SENS_TCP, SMOOTH_PEAK, START_SPREAD_S, TABLE1_N,
                                         TRACE_S)
-from qoelab.reproduce.sqf.report import LEGACY_BANNER, MODEL_CHECK_WHY, refresh_legacy, report_md, write
+from qoelab.reproduce.sqf.report import LEGACY_BANNER, MODEL_CHECK_WHY, _findings_csv, refresh_legacy, report_md, write
+from qoelab.reproduce.sqf import regime
 
 __all__ = ["BUFFER", "CHOICES", "DISCIPLINES", "Draws", "LABEL", "LEGACY_BANNER", "METRICS", "MODEL_CHECK_WHY", "MODES",
            "PAPER_JAIN", "PAPER_SHARE", "PAPER_TABLE1", "Plan", "SENS_SOURCES", "SENS_TCP", "SMOOTH_PEAK",
@@ -108,21 +109,30 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity
     with runner.stage(out, "report"):
         all_findings = {m: [f for f in res.findings if f.group == m] for m in MODES}
         T, figures, reading, ana = write(out, p, res.main, all_findings)
+        # The paper's regime (issue 36 item 2): its own tables, section and findings group.
+        regime_F = [f for f in res.findings if f.group == "regime"]
+        RT = regime.write(out, res.main.rows_of("regime"), res.main.rows_of("ivb"))
+        _findings_csv(out, {**all_findings, "regime": regime_F})
+        regime_md = regime.section_md(regime.regime_plan(quick), RT, regime_F)
     command = f"qoelab reproduce sqf{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}"
     prov = provenance.of(runner.versions(res.sets), command=command)
-    md = report_md(p, quick, t_sim, T, ana, reading) + [provenance_md(prov)]
+    md = report_md(p, quick, t_sim, T, ana, reading) + regime_md + [provenance_md(prov)]
     (out / "report.md").write_text("\n".join(md) + "\n")
     report_json(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",
-           tables=[T["alone"], *(T[f"{k}-{m}"] for m in MODES for k in ("table1", "fig6")), T["fig8"], T["model"]],
-           figures=figures, findings=[finding_json(f, source="paper Sec. V") for F in all_findings.values() for f in F],
-           reading="\n".join(reading[2:]) + "\n", cost=runner.cost(out, res.sets), choices=CHOICES,
+           tables=[T["alone"], *(T[f"{k}-{m}"] for m in MODES for k in ("table1", "fig6")), T["fig8"], T["model"],
+                   RT["regime"], RT["regime-model"], RT["ivb"]],
+           figures=figures, findings=[finding_json(f, source="paper Sec. V") for F in all_findings.values() for f in F]
+                    + [finding_json(f, source="paper Sec. IV") for f in regime_F],
+           reading="\n".join(reading[2:] + regime_md) + "\n", cost=runner.cost(out, res.sets), choices=CHOICES,
            summary=f"Self-prioritisation of the MPEG-2 video and its audio on a 10 Mbit/s access line, two VLC sender "
-                   "modes: " + "; ".join(f"{m}: {summary_line(F)}" for m, F in all_findings.items()) + ".",
+                   "modes: " + "; ".join(f"{m}: {summary_line(F)}" for m, F in all_findings.items())
+                   + f"; below the fair share (the paper's regime): {summary_line(regime_F)}.",
            setup=f"{p.reps} repetitions per cell; testbed runs of {p.duration}; n = {', '.join(map(str, p.n_values))}; "
                  f"buffer {BUFFER}; Linux TCP CUBIC.",
            provenance=prov)
     summary = {"quick": quick, "reps": p.reps, "wall_s": time.time() - t0, "analytic": ana,
-               "findings": {m: dict(zip(("holds", "tested"), summary_count(F))) for m, F in all_findings.items()}}
+               "findings": {m: dict(zip(("holds", "tested"), summary_count(F)))
+                            for m, F in {**all_findings, "regime": regime_F}.items()}}
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
     log(f"report: {out / 'report.md'} ({time.time() - t0:.0f} s)")
     return summary
@@ -133,7 +143,8 @@ def _findings_of(rs: runner.RunSet) -> list[Finding]:
     tb_reps, jit_reps = rs.rows_of("testbed"), rs.rows_of("jitter")
     tb = core.aggregate(tb_reps, ("mode", "discipline", "n"), METRICS)
     jit = core.aggregate(jit_reps, ("access_rate", "delta_ms"), ("video_loss", "audio_loss"))
-    return [f for m in MODES for f in findings(m, tb_reps, tb, jit_reps, jit)]
+    return ([f for m in MODES for f in findings(m, tb_reps, tb, jit_reps, jit)]
+            + regime.regime_findings(rs.rows_of("regime"), rs.rows_of("ivb")))
 
 
 

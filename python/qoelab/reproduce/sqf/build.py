@@ -249,6 +249,9 @@ def experiments(p: Plan, setting: dict[str, Any] | None = None, *, findings_only
                                     for n in p.n_values], _testbed(p, s), _testbed_metrics, p.reps, True),
          "jitter": exp("jitter", [{"access_rate": r, "delta_ms": float(x)} for r in p.jitter_rates for x in p.jitter_ms],
                        _jitter(p, s), _jitter_metrics, p.reps, True)}
+    from qoelab.reproduce.sqf import regime  # the paper's regime (issue 36 item 2): its own grids
+
+    E.update(regime.experiments(p.quick, s, regime.Testbed(_base, draws, _queue), findings_only))
     if findings_only:
         return E
     sens_id = lambda c: f"src{c['video_source']}__tcp{c.get('tcp', 'none')}__n={c.get('n', 0)}"  # noqa: E731
@@ -256,6 +259,8 @@ def experiments(p: Plan, setting: dict[str, Any] | None = None, *, findings_only
         "testbed": E["testbed"],
         "alone": exp("alone", [{"mode": m} for m in MODES], _alone(p, s), _testbed_metrics, p.reps, True),
         "jitter": E["jitter"],
+        "regime": E["regime"],
+        "ivb": E["ivb"],
         "model": exp("model", [{"n": n, "peak_rate_mbps": r} for n in p.model_n for r in p.model_rates_mbps],
                      _model(p), _model_metrics, p.reps, False),
         "whatif": exp("whatif", [{"video_source": i, "tcp": j, "n": n} for i in range(len(SENS_SOURCES))

@@ -176,8 +176,8 @@ def jain_findings(agg: list[dict[str, Any]], mech: list[dict[str, Any]]) -> list
 
 
 #: Columns of the per-repetition CSVs that are not floats.
-_INT_COLUMNS = ("n", "rep", "seed")
-_STR_COLUMNS = ("mode", "discipline", "access_rate", "output")
+_INT_COLUMNS = ("n", "rep", "seed", "streams")
+_STR_COLUMNS = ("mode", "discipline", "access_rate", "output", "source")
 
 
 def _read_reps(path: Path) -> list[dict[str, Any]]:
@@ -186,7 +186,7 @@ def _read_reps(path: Path) -> list[dict[str, Any]]:
     import csv
 
     def typed(k: str, v: str) -> Any:
-        return v if k in _STR_COLUMNS else int(v) if k in _INT_COLUMNS else float(v)
+        return v if k in _STR_COLUMNS else int(v) if k in _INT_COLUMNS else float(v) if v else float("nan")
 
     with path.open(newline="") as f:
         return [{k: typed(k, v) for k, v in r.items()} for r in csv.DictReader(f)]
@@ -200,7 +200,13 @@ def findings_from_folder(folder: Path) -> dict[str, list[Finding]]:
     jit_reps = _read_reps(folder / "fig8_jitter_reps.csv")
     tb = core.aggregate(tb_reps, ("mode", "discipline", "n"), METRICS)
     jit = core.aggregate(jit_reps, ("access_rate", "delta_ms"), ("video_loss", "audio_loss"))
-    return {m: findings(m, tb_reps, tb, jit_reps, jit) for m in MODES}
+    out = {m: findings(m, tb_reps, tb, jit_reps, jit) for m in MODES}
+    if (folder / "regime_reps.csv").exists():  # the paper's regime (issue 36 item 2)
+        from qoelab.reproduce.sqf.regime import regime_findings
+
+        ivb = folder / "ivb_reps.csv"
+        out["regime"] = regime_findings(_read_reps(folder / "regime_reps.csv"), _read_reps(ivb) if ivb.exists() else [])
+    return out
 
 
 def _finding_unit(statistic: str) -> tuple[float, str]:
