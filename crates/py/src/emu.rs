@@ -50,6 +50,16 @@ pub fn open_tun(netns: PathBuf, name: &str) -> PyResult<i32> {
     })
 }
 
+/// Fetches NumPy's C API (rust-numpy imports NumPy's core on the first array a process makes,
+/// and panics if that import fails, which it does when a signal handler raises in it). Called
+/// by `qoelab.emulate` before it turns SIGTERM into KeyboardInterrupt, so that a SIGTERM arriving
+/// just as `emulate` starts is a clean interruption, not a bug report. Not at `_native`'s import:
+/// light commands (`qoelab --help`) must not load NumPy.
+#[pyfunction]
+pub fn numpy_api(py: Python<'_>) {
+    let _ = numpy::PyArray1::<f64>::zeros(py, 0, false);
+}
+
 /// Runs a scenario in real time: `taps` pairs each real node's name with its device's
 /// descriptor (borrowed; not closed). The run ends at the scenario's end, or when `stop_fd`
 /// becomes readable; the loop runs under `SCHED_FIFO` at `rt_priority` where allowed (0: not).
@@ -70,8 +80,8 @@ pub fn emulate<'py>(
     rt_priority: i32,
 ) -> PyResult<Bound<'py, PyDict>> {
     crate::guarded(|| {
-        // NumPy's C API was fetched when the module was imported (`_native`'s init): a pending
-        // KeyboardInterrupt (Ctrl-C or SIGTERM) cannot fail that import here any more.
+        // NumPy's C API was fetched by `numpy_api` before the caller installed its SIGTERM
+        // handler: a pending KeyboardInterrupt cannot fail that import here.
         if !(lag_interval_s.is_finite() && lag_interval_s >= 1e-3) {
             return Err(EmuError::new_err(format!("lag interval {lag_interval_s} s: at least 1 ms")));
         }

@@ -114,6 +114,9 @@ def emulate(
     ended = "duration"
     in_main = threading.current_thread() is threading.main_thread()
     previous_wakeup = None
+    # Before SIGTERM raises: NumPy's C API fetched now, not inside `_native.emulate` where a
+    # pending KeyboardInterrupt would fail its import and panic.
+    _native.numpy_api()
     # SIGTERM tears down as Ctrl-C does, from the first namespace on.
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt) if in_main else None
     done = threading.Event()
