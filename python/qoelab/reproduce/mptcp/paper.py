@@ -74,7 +74,7 @@ CHOICES = (
     Choice("rcv_buf", "autotuned", ("fixed",),
            "the testbed's kernel autotunes the connection-level receive buffer (net.ipv4.tcp_moderate_rcvbuf = 1, "
            "tcp_rmem 4096 131072 6291456; v0.92's mptcp_check_rtt, upstream's mptcp_rcv_space_adjust), and the paper "
-           "sets no buffer; a fixed 4 MiB window is what this simulator had before and bounds nothing here"),
+           "sets no buffer; the alternative is the fixed 4 MiB window this simulator used before"),
     Choice("subflows", "disjoint", (), "one subflow per client interface, as the paper's two access paths",
            {"full_mesh": "the server's second interface (full mesh, 4 subflows) is not modelled yet (issue 37)"}),
 )
