@@ -90,11 +90,33 @@ def test_every_declared_alternative_builds_and_reaches_its_keys():
     assert E["sqf"].scenario({"video": "cif", "discipline": "fifo"}, 0).get("flows[2].count") == 20
 
 
-def test_the_diffserv_entry_is_by_construction_and_the_others_substantive():
+def test_a_class_of_its_own_is_by_construction_and_the_others_substantive():
     from qoelab.reproduce.qos.report import _label
 
-    assert _label("diffserv_ef") is Label.BY_CONSTRUCTION
-    assert all(_label(m.name) is Label.SUBSTANTIVE for m in MECHANISMS if m.name != "diffserv_ef")
+    own = {"diffserv_ef", "wdrr_af41", "htb_af41"}
+    assert all(_label(q) is Label.BY_CONSTRUCTION for q in own)
+    assert all(_label(m.name) is Label.SUBSTANTIVE for m in MECHANISMS if m.name not in own)
+
+
+def test_class_based_entries_mark_the_video_and_htb_rates_follow_the_line():
+    from qoelab.mechanisms import BY_NAME, HTB_VIDEO_SHARE, queue_with_limit
+
+    E = B.experiments(B.plan(True))
+    sqf, tfd = E["sqf"].scenario({"video": "mpeg2", "discipline": "htb_af41"}, 0), E["tfd"].scenario(
+        {"discipline": "htb_af41"}, 0)
+    # LINE_BPS is the bottleneck each builder makes.
+    assert sqf.get("links[2].rate") == "10Mbps" and B.LINE_BPS["sqf"] == 10_000_000
+    assert {link["rate"] for link in tfd.data["links"][2:6]} == {"1Gbps"} and B.LINE_BPS["tfd"] == 10**9
+    video = {c["name"]: c for c in sqf.get("links[2].queue_ab.classes")}["video"]
+    assert (video["rate"], video["ceil"], video["dscp"]) == (f"{round(HTB_VIDEO_SHARE * 1e7)}bps", "10000000bps", ["AF41"])
+    assert all(f.get("dscp") == "AF41" for f in tfd.data["flows"] if str(f["name"]).startswith("video"))
+    assert sqf.get("flows[0].dscp") == "AF41" and "dscp" not in sqf.get("flows[2]")
+    with pytest.raises(ValueError, match="htb_af41"):
+        queue_with_limit(BY_NAME["htb_af41"], "50p")
+    # Scaled RED thresholds move WRED's AF41 profile with them, above the default class's.
+    s = {**defaults(qos.CHOICES), "red_thresholds": "scaled"}
+    q = B.experiments(B.plan(True), s)["tfd"].scenario({"discipline": "wred_af41"}, 0).data["links"][4]["queue"]
+    assert (q["min_th"], q["max_th"], q["profiles"][0]["min_th"], q["profiles"][0]["max_th"]) == ("100p", "300p", "300p", "900p")
 
 
 @pytest.fixture(scope="module")

@@ -70,10 +70,8 @@ pub fn emulate<'py>(
     rt_priority: i32,
 ) -> PyResult<Bound<'py, PyDict>> {
     crate::guarded(|| {
-        // The NumPy C API is fetched on the first array made, which imports NumPy's core: were
-        // that first array the results of an emulation ended by Ctrl-C or SIGTERM, the pending
-        // KeyboardInterrupt would fail the import and rust-numpy would panic. Fetch it now.
-        let _ = numpy::PyArray1::<f64>::zeros(py, 0, false);
+        // NumPy's C API was fetched when the module was imported (`_native`'s init): a pending
+        // KeyboardInterrupt (Ctrl-C or SIGTERM) cannot fail that import here any more.
         if !(lag_interval_s.is_finite() && lag_interval_s >= 1e-3) {
             return Err(EmuError::new_err(format!("lag interval {lag_interval_s} s: at least 1 ms")));
         }

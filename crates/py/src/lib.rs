@@ -400,6 +400,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     }
     m.add_function(wrap_pyfunction!(read_trace, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    // Fetch NumPy's C API now, at import, once: rust-numpy imports NumPy's core on the first
+    // array made and panics if that import fails, which it does when a signal handler raises
+    // in it (a SIGTERM that arrives just as `emulate` starts would make the first array of the
+    // process a bug report instead of a clean interruption). Later arrays reuse the API.
+    let _ = numpy::PyArray1::<f64>::zeros(m.py(), 0, false);
     // Record a panic's message for `InternalError` instead of printing it: the CLI reports a
     // bug in one line. With RUST_BACKTRACE set the default report (and backtrace) follows too.
     let previous = std::panic::take_hook();

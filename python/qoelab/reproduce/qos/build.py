@@ -37,10 +37,13 @@ from qoelab.experiment.core import Experiment
 from qoelab.mechanisms import MECHANISMS, Mechanism, flow_keys, queue_with_limit
 from qoelab.scenario import Scenario
 
-__all__ = ["CHOICES", "CIF_TRACE", "Plan", "RESERVATIONS", "SQF_METRICS", "TESTBEDS",
+__all__ = ["CHOICES", "CIF_TRACE", "LINE_BPS", "Plan", "RESERVATIONS", "SQF_METRICS", "TESTBEDS",
            "TFD_METRICS", "VIDEOS", "disciplines", "label", "mechanism", "experiments", "plan", "psnr_cache", "sqf_scenario", "tfd_scenario"]
 
 TESTBEDS = ("sqf", "tfd")
+#: The bottleneck's rate on each testbed (the SQF builder's access line, the TFD builder's router
+#: links), for the disciplines whose parameters are rates (HTB's classes).
+LINE_BPS = {"sqf": 10_000_000, "tfd": 1_000_000_000}
 #: The SQF testbed's videos (a cell axis): label, and whether its bitstream decodes.
 VIDEOS = {"cif": "H.264 CIF 0.6 Mbit/s (decoded)", "mpeg2": "MPEG-2 SD 5 Mbit/s (SQF paper's)"}
 CIF_TRACE = "data/traces/cif_bbb_qp26.trace.csv"
@@ -109,16 +112,21 @@ def plan(quick: bool, reps: int | None = None) -> Plan:
     return Plan(False, reps or 10, SQF_DURATION, 60.0)
 
 
-def queue_of(m: Mechanism, buffer: str, setting: dict[str, Any]) -> dict[str, Any]:
-    """``m``'s queue with the testbed's ``buffer`` and the setting's AQM parameters."""
-    q = queue_with_limit(m, buffer)
+def queue_of(m: Mechanism, buffer: str, setting: dict[str, Any], rate_bps: int) -> dict[str, Any]:
+    """``m``'s queue with the testbed's ``buffer``, its line rate and the setting's AQM parameters."""
+    q = queue_with_limit(m, buffer, rate_bps)
     if q["kind"] == "pie":
         q["target"] = setting["pie_target"]
     elif q["kind"] in ("codel", "fq_codel"):
         q["target"] = setting["codel_target"]
     elif q["kind"] == "red" and setting["red_thresholds"] == "scaled":
         b = int(buffer.rstrip("p"))
-        q["min_th"], q["max_th"] = f"{max(1, b // 10)}p", f"{3 * max(1, b // 10)}p"
+        lo, hi = max(1, b // 10), 3 * max(1, b // 10)
+        q["min_th"], q["max_th"] = f"{lo}p", f"{hi}p"
+        # WRED's protected profile keeps its place: from the default's max_th to three times it.
+        q["profiles"] = [{**pr, "min_th": f"{hi}p", "max_th": f"{min(3 * hi, b)}p"} for pr in q.get("profiles", [])]
+        if not q["profiles"]:
+            del q["profiles"]
     return q
 
 
@@ -137,7 +145,7 @@ def sqf_scenario(p: Plan, c: dict[str, Any], rep: int, setting: dict[str, Any] |
         sc.set("flows[0].app", {"kind": "video", "trace": f"../../{CIF_TRACE}", "pacing": "frame"})
         sc.set("flows[0].packet_log", True)
     m = mechanism(c["discipline"])
-    sc.set("links[2].queue_ab", queue_of(m, s["sqf_buffer"], s))
+    sc.set("links[2].queue_ab", queue_of(m, s["sqf_buffer"], s, LINE_BPS["sqf"]))
     sc.set("flows[2].count", int(s["n_downloads"]))
     for i, f in enumerate(sc.get("flows")):
         for k, v in flow_keys(m, str(f["name"])).items():
@@ -199,7 +207,7 @@ def tfd_scenario(p: Plan, c: dict[str, Any], rep: int, setting: dict[str, Any] |
     if q not in RESERVATIONS:
         m = mechanism(q)
         for link in d["links"][2:6]:  # the four router ports (the builder's Fig. 2)
-            link["queue"] = queue_of(m, s["tfd_buffer"], s)
+            link["queue"] = queue_of(m, s["tfd_buffer"], s, LINE_BPS["tfd"])
         for f in d["flows"]:
             f.update(flow_keys(m, str(f["name"])))
     d["name"] = f"qos-tfd-{q}"

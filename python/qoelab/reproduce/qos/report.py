@@ -14,16 +14,23 @@ from qoelab.experiment import Finding, Label, Premise, above, within
 from qoelab.experiment import core
 from qoelab.experiment.figures import panels
 from qoelab.experiment.tables import Column, Figure, Table, findings_md, mean_str
-from qoelab.reproduce.qos.build import RESERVATIONS, SQF_METRICS, TFD_METRICS, VIDEOS, Plan, label
+from qoelab.reproduce.qos.build import LINE_BPS, RESERVATIONS, SQF_METRICS, TFD_METRICS, VIDEOS, Plan, label
 
 #: The goodput difference with FIFO claimed negligible: this share of the bottleneck's rate.
 COST_SHARE = 0.05
-LINE_MBPS = {"sqf": 10.0, "tfd": 1000.0}
+LINE_MBPS = {k: v / 1e6 for k, v in LINE_BPS.items()}
 #: Disciplines that protect the video by how they are defined: strict priority for a flow below
-#: the line rate, with a band of its own.
-BY_CONSTRUCTION = ("diffserv_ef",)
+#: the line rate, with a band of its own; a class of its own whose guaranteed share of the line
+#: (WDRR: three quarters; HTB: 60 %) exceeds the video's mean rate on both testbeds (at most 5.2
+#: of 10 Mbit/s, 5 × 62 of 1000 Mbit/s). WRED shares one queue: whether it protects is measured.
+BY_CONSTRUCTION = ("diffserv_ef", "wdrr_af41", "htb_af41")
 #: The findings' groups: (testbed, video or None).
 GROUPS = (("sqf", "cif"), ("sqf", "mpeg2"), ("tfd", None))
+
+
+_WHY = {"diffserv_ef": "strict priority serves the video first and gives it its own band",
+        "wdrr_af41": "the video has a class of its own guaranteed three quarters of the line, above its mean rate",
+        "htb_af41": "the video has a class of its own guaranteed 60 % of the line, above its mean rate, served first"}
 
 
 def group_name(testbed: str, video: str | None) -> str:
@@ -55,8 +62,7 @@ def findings(rows: dict[str, list[dict[str, Any]]]) -> list[Finding]:
                                "paired difference FIFO − discipline of the video's loss",
                                core.paired(rs, "discipline", "fifo", q, "video_loss_pct").get(()), group=g,
                                premises=(fifo_loses,), unit=" pp",
-                               why="strict priority serves the video first and gives it its own band"
-                               if q in BY_CONSTRUCTION else ""))
+                               why=_WHY.get(q, "")))
             if video == "cif":
                 out.append(Finding(f"{q}-psnr", f"{lab} gives the decoded video a higher PSNR than FIFO on {where}",
                                    _label(q), above(), "paired difference discipline − FIFO of the mean PSNR-Y",
