@@ -33,7 +33,8 @@ _TCP_COUNTERS = ("segments_sent", "bytes_sent", "retransmitted_segments", "retra
                  "out_of_order_segments")
 FLOW_COUNTERS = frozenset(_TCP_COUNTERS + tuple(f"rev_{n}" for n in _TCP_COUNTERS) + (
     "delivered_bytes", "reinjected_bytes", "penalisations", "duplicate_data_bytes", "rev_reinjected_bytes",
-    "rev_penalisations", "rev_duplicate_data_bytes", "tfrc_sent_pkts",
+    "rev_penalisations", "rev_duplicate_data_bytes", "rcvbuf_drop_pkts", "rev_rcvbuf_drop_pkts", "rcv_buf_bytes",
+    "rev_rcv_buf_bytes", "tfrc_sent_pkts",
     "tfrc_buffer_drops", "tfrc_no_feedback_expiries", "tfrc_lost_pkts", "tfrc_loss_events", "tfrc_feedbacks",
     "app_datagrams", "app_nals", "downloads_completed", "http_objects", "http_bytes", "http_served",
     "dash_segments", "dash_stalls", "dash_switches", "tc_frames", "tc_timeouts", "tc_cuts", "tc_switches",

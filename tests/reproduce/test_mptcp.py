@@ -115,7 +115,7 @@ def _fake_run(tmp_path: Path, *, mptcp: bool) -> Path:
     row = {"flow": "dash", "dash_startup_first_byte_s": 0.0205, "dash_startup_s": 0.38, "dash_stalls": 2,
            "dash_stall_s": 3.5, "dash_played_s": 120.0, "dash_mean_bitrate_bps": 5.5e6, "dash_switches": 3,
            "dash_mean_rate_bps": 26.5e6, "rev_retransmitted_segments": 300, "rev_reinjected_bytes": 4500,
-           "reinjected_bytes": 99}
+           "reinjected_bytes": 99, "rev_rcvbuf_drop_pkts": 3, "rev_rcv_buf_bytes": 6291456}
     other = {k: (0 if not isinstance(v, str) else "x") for k, v in row.items()}
     pq.write_table(pa.Table.from_pylist([other, row]), d / "flows.parquet")
     if mptcp:
@@ -135,9 +135,10 @@ def test_run_metrics_on_hand_made_tables(tmp_path: Path):
     assert got["retx_per_s"] == pytest.approx(2.0)  # 300 segments over 150 s
     assert got["path1_share_pct"] == pytest.approx(75.0)  # path 0: 3 MB of 4 MB; another flow's row ignored
     assert got["reinjected_kb"] == pytest.approx(4.5)
+    assert (got["rcvbuf_drops"], got["rcv_buf_kb"]) == (3.0, pytest.approx(6291.456))  # the client's (rev_) buffer
     sp = m.run_metrics(_fake_run(tmp_path, mptcp=False), {**p, "transport": "sptcp", "coupled": "-"}, duration_s=100.0)
     assert sp["retx_per_s"] == pytest.approx(3.0)
-    assert math.isnan(sp["path1_share_pct"]) and math.isnan(sp["reinjected_kb"])
+    assert math.isnan(sp["path1_share_pct"]) and math.isnan(sp["reinjected_kb"]) and math.isnan(sp["rcvbuf_drops"])
 
 
 def test_segment_rates_from_the_app_probe(tmp_path: Path):
@@ -271,7 +272,8 @@ def test_the_sensitivity_runs_every_finding_under_each_declared_alternative(quic
 
     names = [n for n, _ in variants(m.CHOICES)]
     assert names == ["coupled=lia", "coupled=olia", "coupled=balia", "abr=throughput", "abr=bba", "abr=bola",
-                     "mpd_bandwidth=peak", "loss_direction=downstream", "loss_direction=both", "scheduler=round_robin"]
+                     "mpd_bandwidth=peak", "loss_direction=downstream", "loss_direction=both", "scheduler=round_robin",
+                     "rcv_buf=fixed"]
     doc = load_report(quick / "report.json")
     rows = list(csv.DictReader((quick / "sensitivity.csv").open()))
     assert len(rows) == len(names) * len(doc["findings"])

@@ -122,8 +122,15 @@ fn bidirectional_bulk_over_lossy_paths_delivers_every_byte_once_each_way() {
             for c in ["scheduled_bytes", "rev_scheduled_bytes"] {
                 assert!(t.f64s(c).iter().all(|&b| b > 0.0), "{what}: {c} on both subflows: {:?}", t.f64s(c));
             }
-            // Data went both ways on each path: the packet counters of both directions.
-            assert!(t.f64s("recv_bytes").iter().zip(t.f64s("rev_recv_bytes")).all(|(a, b)| *a > 1e6 && b > 1e6));
+            // Data went both ways on each path: the packet counters of both directions (at least
+            // 0.5 MB of the 8 MB: under the linux profile's autotuned connection window, which
+            // starts at 64 KB, min_rtt with OLIA keeps 12 % of one direction on the slow path).
+            assert!(
+                t.f64s("recv_bytes").iter().zip(t.f64s("rev_recv_bytes")).all(|(a, b)| *a > 0.5e6 && b > 0.5e6),
+                "{what}: {:?} {:?}",
+                t.f64s("recv_bytes"),
+                t.f64s("rev_recv_bytes")
+            );
         }
     }
 }
@@ -222,7 +229,9 @@ fn dash_over_mptcp_completes_and_downloads_faster_than_one_path() {
 #[test]
 fn a_failed_path_mid_session_is_reinjected_and_the_session_completes() {
     let dir = ladder("fail", 30, 2_000_000, 8_000_000);
-    let flow = dash(&dir, r#"{ kind = "mptcp" }"#)
+    // A fixed connection window: under autotuning the first 64 KB window fills and opportunistic
+    // retransmission moves chunks between the paths before the failure, which is not this test's.
+    let flow = dash(&dir, r#"{ kind = "mptcp", tcp = { rcv_autotune = false } }"#)
         + r#"
         [[outages]]
         links = ["C->R2", "R2->C"]

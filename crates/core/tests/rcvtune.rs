@@ -242,8 +242,9 @@ fn bad_values_name_the_key() {
             .to_string();
         assert!(e.contains(key) && !e.contains('\n'), "{extra}: {e}");
     }
-    let e = support::mptcp_error("rcv_autotune = true");
-    assert!(e.contains("tcp.rcv_autotune") && e.contains("MPTCP"), "{e}");
+    // MPTCP autotunes its connection-level buffer; its limits are checked under `tcp.`.
+    let e = support::mptcp_error(r#"rcv_autotune = false, rcv_buf_init = "128KiB""#);
+    assert!(e.contains("tcp.rcv_buf_init: only with rcv_autotune = true"), "{e}");
 }
 
 /// Jumbo segments (the 64-kB GRO aggregates of the SQF model check: MSS 63,948 B on a 64,000-B

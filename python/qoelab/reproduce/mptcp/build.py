@@ -15,8 +15,8 @@ from qoelab.errors import QoelabError
 from qoelab.experiment import core
 from qoelab.experiment.choices import defaults
 from qoelab.reproduce.mptcp.paper import (ABRS, BASE, CHOICES, CONFIGS, COUPLED, FACTOR, FOLDER, LOSS_DIRECTIONS,
-                                          MPD_BANDWIDTHS, MPTCP, PAPER_REPS, PATHS, READING_LABEL, READINGS, SUBFLOWS,
-                                          TABLE1, TRANSPORT_LABEL)
+                                          MPD_BANDWIDTHS, MPTCP, PAPER_REPS, PATHS, RCV_BUFS, READING_LABEL, READINGS,
+                                          SUBFLOWS, TABLE1, TRANSPORT_LABEL)
 
 
 
@@ -97,21 +97,24 @@ def subflow_pairs(subflows: str) -> list[tuple[str, str]]:
 
 def build_scenario(reading: str, config: str, transport: str, coupled: str = "uncoupled", abr: str = "vlc", *,
                    loss_direction: str = "upstream", scheduler: str = "min_rtt", mpd_bandwidth: str = "mean",
-                   subflows: str = "disjoint", loops: int = FULL.loops,
+                   subflows: str = "disjoint", rcv_buf: str = "autotuned", loops: int = FULL.loops,
                    duration_s: float = FULL.duration_s) -> dict[str, Any]:
     """One cell as plain scenario data: ``base.toml`` with path 1 and path 2 set to ``config``'s
     Table 1 rows under ``reading`` (loss in ``loss_direction``), and the DASH flow over
     ``transport``: ``mptcp`` (a subflow per path, ``coupled`` congestion control, the
     ``scheduler``), ``sptcp`` (path 1 set to the SPTCP row) or ``sptcp_best`` (single-path TCP
     over MPTCP's path 1 as it is), the player with the ``abr`` policy comparing each
-    representation's ``mpd_bandwidth`` (``mean`` rate or the MPD's ``peak``). The app probe is on.
-    With ``subflows = "full_mesh"`` the MPTCP connection has a subflow per client × server address
-    (:func:`full_mesh`), and a 1-Gbit/s core link R1–R2 carries the cross pairs from one access
-    network to the server's interface on the other (the single-path cells are unchanged)."""
+    representation's ``mpd_bandwidth`` (``mean`` rate or the MPD's ``peak``); MPTCP's
+    connection-level receive buffer ``rcv_buf`` ``autotuned`` from tcp_rmem or ``fixed`` at 4 MiB.
+    The app probe is on. With ``subflows = "full_mesh"`` the MPTCP connection has a subflow per
+    client × server address (:func:`full_mesh`), and a 1-Gbit/s core link R1–R2 carries the cross
+    pairs from one access network to the server's interface on the other (the single-path cells
+    are unchanged)."""
     for name, v, known in (("reading", reading, READINGS), ("config", config, CONFIGS),
                            ("transport", transport, tuple(TRANSPORT_LABEL)), ("coupled", coupled, COUPLED),
                            ("abr", abr, ABRS), ("loss_direction", loss_direction, LOSS_DIRECTIONS),
-                           ("mpd_bandwidth", mpd_bandwidth, MPD_BANDWIDTHS), ("subflows", subflows, SUBFLOWS)):
+                           ("mpd_bandwidth", mpd_bandwidth, MPD_BANDWIDTHS), ("subflows", subflows, SUBFLOWS),
+                           ("rcv_buf", rcv_buf, RCV_BUFS)):
         if v not in known:
             raise ValueError(f"{name} {v!r}: expected one of {', '.join(known)}")
     d = base_dict()
@@ -135,6 +138,8 @@ def build_scenario(reading: str, config: str, transport: str, coupled: str = "un
         f.pop("src_addr", None)
         f.pop("dst_addr", None)
         f["transport"] = {**MPTCP, "scheduler": scheduler, "coupled": coupled}
+        if rcv_buf == "fixed":
+            f["transport"]["tcp"] = {**MPTCP["tcp"], "rcv_autotune": False, "rcv_buf": "4MiB"}
         f["subflows"] = [{"src_addr": s, "dst_addr": t} for s, t in subflow_pairs(subflows)]
         if subflows == "full_mesh":
             d["name"] += "-full-mesh"
@@ -185,11 +190,11 @@ def _build(p: dict[str, Any], grid: Grid, setting: dict[str, Any]):
     d = build_scenario(p["reading"], p["config"], p["transport"],
                        p["coupled"] if p["transport"] == "mptcp" else "uncoupled", p["abr"],
                        loss_direction=setting["loss_direction"], scheduler=setting["scheduler"],
-                       mpd_bandwidth=setting["mpd_bandwidth"], subflows=setting["subflows"], loops=grid.loops,
-                       duration_s=grid.duration_s)
+                       mpd_bandwidth=setting["mpd_bandwidth"], subflows=setting["subflows"], rcv_buf=setting["rcv_buf"],
+                       loops=grid.loops, duration_s=grid.duration_s)
     return Scenario.from_dict(d, f"{BASE} ({_cell_id(p)})", base_dir=paths.root() / FOLDER)
 METRICS = ("startup_first_byte_ms", "startup_ms", "stalls", "stall_s", "played_s", "bitrate_mbps", "switches",
-           "rate_mbps", "retx_per_s", "path1_share_pct", "reinjected_kb")
+           "rate_mbps", "retx_per_s", "path1_share_pct", "reinjected_kb", "rcvbuf_drops", "rcv_buf_kb")
 TREATMENTS = ("reading", "config", "transport", "coupled", "abr")
 
 
@@ -206,8 +211,10 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, duration_s: float, subflows
     time (s), media played (s), mean bitrate and mean per-segment download rate (Mbit/s),
     switches, retransmitted segments of the video's direction per second of run, and for MPTCP
     path 1's share of the video bytes received (%: the subflows through the client's path-1
-    interface, two of the four in a full mesh) and the bytes the server reinjected (kB; NaN
-    where the flows table has no ``rev_reinjected_bytes``)."""
+    interface, two of the four in a full mesh), the bytes the server reinjected (kB; NaN where
+    the flows table has no ``rev_reinjected_bytes``), and the client's connection-level receive
+    buffer: the video segments it dropped for want of room and its size at the end (kB; NaN where
+    the flows table has no ``rev_rcvbuf_drop_pkts``)."""
     import pyarrow.parquet as pq
 
     (row,) = [r for r in pq.read_table(run_dir / "flows.parquet").to_pylist() if r["flow"] == "dash"]
@@ -217,7 +224,7 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, duration_s: float, subflows
            "played_s": float(row["dash_played_s"]), "bitrate_mbps": row["dash_mean_bitrate_bps"] / 1e6,
            "switches": float(row["dash_switches"]), "rate_mbps": row["dash_mean_rate_bps"] / 1e6,
            "retx_per_s": float(row["rev_retransmitted_segments"]) / duration_s,
-           "path1_share_pct": nan, "reinjected_kb": nan}
+           "path1_share_pct": nan, "reinjected_kb": nan, "rcvbuf_drops": nan, "rcv_buf_kb": nan}
     sub = run_dir / "subflows.parquet"
     if p["transport"] == "mptcp" and sub.is_file():
         rs = sorted((r for r in pq.read_table(sub).to_pylist() if r["flow"] == "dash"), key=lambda r: r["path"])
@@ -228,6 +235,10 @@ def run_metrics(run_dir: Path, p: dict[str, Any], *, duration_s: float, subflows
         # The server sends the video: its reinjections are the reverse direction's.
         if row.get("rev_reinjected_bytes") is not None:
             out["reinjected_kb"] = float(row["rev_reinjected_bytes"]) / 1e3
+        # The client receives the video: its connection-level buffer is the reverse direction's.
+        if row.get("rev_rcvbuf_drop_pkts") is not None:
+            out["rcvbuf_drops"] = float(row["rev_rcvbuf_drop_pkts"])
+            out["rcv_buf_kb"] = float(row["rev_rcv_buf_bytes"]) / 1e3
     return {k: (nan if v is None else float(v)) for k, v in out.items()}
 
 

@@ -44,6 +44,9 @@ LOSS_DIRECTIONS = ("upstream", "downstream", "both")
 #: What the player compares as each representation's bitrate: the mean rate (MP4Box's
 #: ``@bandwidth``) or the bundled MPD's peak segment rate.
 MPD_BANDWIDTHS = ("mean", "peak")
+#: The MPTCP connection-level receive buffer: ``autotuned`` from tcp_rmem (the linux profile's
+#: ``rcv_autotune``) or ``fixed`` at 4 MiB (docs/models/mptcp.md).
+RCV_BUFS = ("autotuned", "fixed")
 #: The MPTCP connection's settings (README: the out-of-tree kernel's defaults), the scheduler
 #: aside (a choice). A coupled controller counts its increase per ACK, as the kernel's modules do.
 MPTCP = {"kind": "mptcp", "reinject": True, "penalise": True, "coupled_counting": "acks", "tcp": {"profile": "linux"}}
@@ -71,6 +74,10 @@ CHOICES = (
            "on the paths), so the loss falls on the client's packets (requests and ACKs); the paper's Fig. 5 does "
            "not decide it: SPTCP's one retransmission per second fits the control as well (see the reading)"),
     Choice("scheduler", "min_rtt", ("round_robin",), "Linux's default MPTCP packet scheduler (net/mptcp/sched.c)"),
+    Choice("rcv_buf", "autotuned", ("fixed",),
+           "the testbed's kernel autotunes the connection-level receive buffer (net.ipv4.tcp_moderate_rcvbuf = 1, "
+           "tcp_rmem 4096 131072 6291456; v0.92's mptcp_check_rtt, upstream's mptcp_rcv_space_adjust), and the paper "
+           "sets no buffer; the alternative is the fixed 4 MiB window this simulator used before"),
     Choice("subflows", "disjoint", ("full_mesh",),
            "one subflow per client interface to the server's interface on the same path: Table 1 characterises two "
            "paths and the paper's figures show two; the alternative is v0.92's fullmesh path manager (mptcp_fullmesh.c) "

@@ -107,8 +107,11 @@ def tables(grid: Grid, rep_rows: list[dict[str, Any]], mptcp: bool, setting: dic
     out["subflows"] = Table("subflows", "MPTCP subflows: path 1's share of the video bytes received",
                             _IDX + [Column("share", "path 1's share", "%", "ours"),
                                     Column("rate1", "path 1's share of the capacity", "%"),
-                                    Column("reinjected", "reinjected", "kB", "ours")],
-                            rows_of({"share": "path1_share_pct", "reinjected": "reinjected_kb"}, mp,
+                                    Column("reinjected", "reinjected", "kB", "ours"),
+                                    Column("rcvbuf_drops", "receive-buffer drops", "segments", "ours"),
+                                    Column("rcv_buf", "client's connection-level buffer at the end", "kB", "ours")],
+                            rows_of({"share": "path1_share_pct", "reinjected": "reinjected_kb",
+                                     "rcvbuf_drops": "rcvbuf_drops", "rcv_buf": "rcv_buf_kb"}, mp,
                                     rate1=lambda r: cap[r["config"]]),
                             source="ours (the paper gives no per-subflow numbers)")
     return out
@@ -195,7 +198,18 @@ def reading(grid: Grid, tabs: dict[str, Table], found: list[Finding], mptcp: boo
     for r in tabs["subflows"].rows:
         if isinstance(r["share"], Estimate):
             md.append(f"- **Subflows**, {r['reading']}, {r['config']}: path 1 carried {_m(r['share'])} % of the video "
-                      f"bytes (its share of the capacity {_m(r['rate1'])} %); reinjected {interval_str(r['reinjected'])} kB.")
+                      f"bytes (its share of the capacity {_m(r['rate1'])} %); reinjected {interval_str(r['reinjected'])} kB; "
+                      f"the client's connection-level buffer dropped {interval_str(r['rcvbuf_drops'])} segments and "
+                      f"ended at {_m(r['rcv_buf'])} kB.")
+    drops = [r["rcvbuf_drops"] for r in tabs["subflows"].rows if isinstance(r["rcvbuf_drops"], Estimate)]
+    if drops:
+        md.append("- **The paper's mechanism** (MPTCP's retransmissions blamed on the receive buffer overflowing): "
+                  + ("the client's connection-level buffer never dropped a segment in any MPTCP cell: the sender keeps "
+                     "to the window the buffer offers, so a full buffer blocks the sender (reinjection and penalisation "
+                     "above) rather than losing data, and MPTCP's retransmissions here are the paths' losses"
+                     if all(d.mean == 0 for d in drops) else
+                     f"the client's connection-level buffer dropped segments in {sum(d.mean > 0 for d in drops)} of "
+                     f"{len(drops)} MPTCP cells (table above)") + ".")
     ok = consistent_readings(found)
     ctl = [r for r in tabs["fig5"].rows if r["reading"] == READING_LABEL["control"] and r["transport"] == sp]
     md.append("- **Which loss reading fits Fig. 5** (SPTCP about one retransmission per second): "

@@ -60,9 +60,10 @@ use crate::engine::{SimRng, TimerKind};
 use crate::packet::{tcp_flags, DssMap, MptcpOption, PacketData, L4};
 use crate::time::SimTime;
 use crate::trace::probe::{ProbeEvent, ProbeKind};
+use crate::transport::tcp::rcvbuf::{RcvBuf, RcvRtt};
 use crate::transport::tcp::sack::RangeSet;
 use crate::transport::tcp::socket::{rev_name, TcpSocket};
-use crate::transport::tcp::TcpSender;
+use crate::transport::tcp::{mss_option, ts_now, window_shift, TcpSender};
 use crate::transport::{notice_mask, Endpoint, EndpointSetup, FlowCtx, Service, TransportEvent};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -126,6 +127,8 @@ struct RcvSub {
     maps: BTreeMap<u64, DssMap>,
     /// Subflow sequence number up to which in-order bytes went to the connection.
     consumed: u64,
+    /// The subflow's receiver RTT estimate (`rcv_rtt_est`), for the connection's autotuning.
+    rtt: RcvRtt,
 }
 
 /// One end of an MPTCP connection. See the module docs.
@@ -161,6 +164,19 @@ pub struct MptcpSocket {
     ooo: RangeSet,
     /// Bytes that reached the connection level more than once (reinjected or redundant copies).
     dup_bytes: u64,
+    /// Bytes held in `ooo`.
+    ooo_bytes: u64,
+    /// The connection-level receive buffer under autotuning (`tcp.rcv_autotune`): its window
+    /// state over DSN + 1 (the subflows' segment size, timestamps on the subflows). `None`:
+    /// the window is `conn_wnd` throughout.
+    tune: Option<Box<RcvBuf>>,
+    timestamps: bool,
+    /// Data segments dropped at a subflow because their data lay beyond the connection-level
+    /// window offered (the buffer was full).
+    rcvbuf_drops: u64,
+    // ---- The peer's window over our data (with autotuning). ----
+    /// The right edge of the connection-level window the peer offered, DSN (`wnd_end`).
+    wnd_end: u64,
 }
 
 impl MptcpSocket {
@@ -187,6 +203,11 @@ impl MptcpSocket {
             })
             .collect();
         let mss = subs[0].sender().mss();
+        let tune = cfg.rcv_autotune().then(|| {
+            let max = cfg.tcp.rcv_buf_bytes();
+            let advmss = mss_option(mss, tcp.option_bytes()) as u64;
+            Box::new(RcvBuf::new(cfg.tcp.rcv_buf_init_bytes(mss), max, window_shift(max), advmss, mss))
+        });
         MptcpSocket {
             active,
             subs,
@@ -209,6 +230,11 @@ impl MptcpSocket {
             data_rcv_nxt: 0,
             ooo: RangeSet::default(),
             dup_bytes: 0,
+            ooo_bytes: 0,
+            wnd_end: tune.as_deref().map_or(0, |t| t.rcv_wnd()),
+            tune,
+            timestamps: tcp.timestamps,
+            rcvbuf_drops: 0,
         }
     }
 
@@ -235,6 +261,18 @@ impl MptcpSocket {
     /// Bytes of the peer's data received more than once at the connection level (and dropped).
     pub fn duplicate_bytes(&self) -> u64 {
         self.dup_bytes
+    }
+    /// The connection-level receive buffer's autotuning state (`tcp.rcv_autotune`).
+    pub fn autotune(&self) -> Option<&RcvBuf> {
+        self.tune.as_deref()
+    }
+    /// The connection-level receive buffer now, bytes (fixed without autotuning).
+    pub fn rcv_buf(&self) -> u64 {
+        self.tune.as_deref().map_or(self.conn_wnd, |t| t.rcvbuf())
+    }
+    /// Data segments of the peer dropped because the connection-level buffer had no room.
+    pub fn rcvbuf_drops(&self) -> u64 {
+        self.rcvbuf_drops
     }
     /// DSN ranges of the peer's data held out of order (the connection-level receive buffer).
     pub fn ooo_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
@@ -320,6 +358,16 @@ impl MptcpSocket {
             };
             o.size_bytes += opt.padded_len();
             h.mptcp = Some(Box::new(opt));
+            if let Some(t) = self.tune.as_deref_mut() {
+                // RFC 8684 §3.3.4, Linux `mptcp_space` in `__tcp_select_window`: every subflow
+                // offers the connection-level window, relative to the DATA_ACK; a SYN its
+                // initial window (`tcp_select_initial_window`).
+                h.wnd = if h.flags & tcp_flags::SYN != 0 {
+                    t.rcv_wnd() as u32
+                } else {
+                    t.select(self.data_rcv_nxt + 1, self.ooo_bytes).0
+                };
+            }
         }
     }
 
@@ -395,7 +443,12 @@ impl MptcpSocket {
             let (dsn, avail, exclude, again) = if let Some(&(a, b, x)) = self.reinject_q.front() {
                 (a, b - a, x, true)
             } else {
-                let limit = self.write_end.min(self.data_una + self.conn_wnd);
+                // RFC 8684 §3.3.4: the connection-level window, from the DATA_ACK.
+                let edge = match self.tune {
+                    Some(_) => self.wnd_end.max(self.data_una),
+                    None => self.data_una + self.conn_wnd,
+                };
+                let limit = self.write_end.min(edge);
                 if self.dsn_next >= limit {
                     if self.dsn_next < self.write_end && self.penalise {
                         self.opportunistic(cx);
@@ -573,6 +626,11 @@ impl MptcpSocket {
         let Some(MptcpOption::Dss { data_ack: Some(a), .. }) = pkt.tcp().and_then(|h| h.mptcp.as_deref()) else {
             return;
         };
+        if self.tune.is_some() && *a <= self.dsn_next.max(self.write_end) {
+            // Linux `ack_update_msk`: the window's right edge only moves right.
+            let wnd = pkt.tcp().map_or(0, |h| h.wnd as u64);
+            self.wnd_end = self.wnd_end.max(*a + wnd);
+        }
         if *a > self.data_una && *a <= self.dsn_next.max(self.write_end) {
             self.data_una = *a;
             self.reinjected.remove_below(self.data_una, |_, _| {});
@@ -581,6 +639,48 @@ impl MptcpSocket {
     }
 
     // ---- Receiving: the connection-level receive buffer. ----
+
+    /// Whether the connection-level buffer has room for a data segment: the DSN its bytes map
+    /// to ends within the window offered (upstream `mptcp_data_queue_ofo`: data beyond
+    /// `rcv_wnd_sent` is dropped, `MPTCP_MIB_NODSSWINDOW`). Out-of-order data is held only
+    /// inside that window, so the window bounds the out-of-order queue. A sender that keeps to
+    /// the window never meets this; Linux drops such data after the subflow acknowledged it
+    /// and recovers it with the connection-level retransmission timer, which is not modelled,
+    /// so here it is dropped before the subflow takes it (the subflow sends it again).
+    fn admits(&self, h: &crate::packet::TcpHdr) -> bool {
+        let (s, e) = (h.seq, h.seq + h.payload as u64);
+        let Some(MptcpOption::Dss { maps, .. }) = h.mptcp.as_deref() else { return true };
+        let end = maps
+            .iter()
+            .filter(|m| m.ssn < e && m.ssn + m.len > s)
+            .map(|m| m.dsn + (e.min(m.ssn + m.len) - m.ssn))
+            .max()
+            .unwrap_or(0);
+        let edge = match self.tune.as_deref() {
+            Some(t) => t.right_edge() - 1,
+            None => self.data_rcv_nxt + self.conn_wnd,
+        };
+        end <= edge.max(self.data_rcv_nxt)
+    }
+
+    /// Autotuning after a data segment of `len` bytes on subflow `i` (`before`: the DATA_ACK
+    /// before it): the window-based receiver RTT without timestamps, `tcp_grow_window`, and
+    /// Dynamic Right-Sizing over the slowest subflow's receiver RTT (`mptcp_rcv_space_adjust`
+    /// upstream, `mptcp_check_rtt` in the out-of-tree kernel: "we take the max delay across all
+    /// flows, in order to take into account meta-reordering buffers"). The application reads
+    /// in-order data at once.
+    fn tune_after_data(&mut self, i: usize, len: u64, before: u64, now: SimTime) {
+        let Some(t) = self.tune.as_deref_mut() else { return };
+        if !self.timestamps {
+            let nxt = self.subs[i].receiver().rcv_nxt();
+            self.rst[i].rtt.measure(nxt, t.rcv_wnd(), now);
+        }
+        t.grow(len, self.ooo_bytes);
+        t.set_rtt_us8(self.rst.iter().map(|r| r.rtt.us8()).max().unwrap_or(0));
+        if self.data_rcv_nxt > before {
+            t.space_adjust(self.data_rcv_nxt + 1, now);
+        }
+    }
 
     /// DSN `[a, b)` of the peer's data reached the connection level.
     fn deliver(&mut self, a: u64, b: u64) {
@@ -592,6 +692,7 @@ impl MptcpSocket {
         if a > nxt {
             let new = self.ooo.insert(a, b, |_, _| {});
             self.dup_bytes += (b - a) - new;
+            self.ooo_bytes += new;
             return;
         }
         self.dup_bytes += nxt - a;
@@ -602,7 +703,9 @@ impl MptcpSocket {
             }
             self.dup_bytes += self.data_rcv_nxt.min(e) - s;
             self.data_rcv_nxt = self.data_rcv_nxt.max(e);
-            self.ooo.remove_below(self.data_rcv_nxt, |_, _| {});
+            let mut removed = 0;
+            self.ooo.remove_below(self.data_rcv_nxt, |x, y| removed += y - x);
+            self.ooo_bytes -= removed;
         }
     }
 
@@ -672,6 +775,8 @@ impl MptcpSocket {
             ("duplicate_segments", sum("duplicate_segments")),
             ("out_of_order_segments", sum("out_of_order_segments")),
             ("duplicate_data_bytes", self.dup_bytes as f64),
+            ("rcvbuf_drop_pkts", self.rcvbuf_drops as f64),
+            ("rcv_buf_bytes", self.rcv_buf() as f64),
         ]
     }
 
@@ -738,7 +843,25 @@ impl Endpoint for MptcpSocket {
         }
         let before = self.data_rcv_nxt;
         self.on_data_ack(pkt, cx);
+        let data = h.payload as u64 * u64::from(h.flags & tcp_flags::SYN == 0);
+        if data > 0 && !self.admits(h) {
+            // The connection-level buffer has no room for it: dropped at the subflow before
+            // the subflow acknowledges it, so the subflow sends it again (see `admits`).
+            self.rcvbuf_drops += 1;
+            self.push(cx);
+            return;
+        }
+        if let Some(t) = self.tune.as_deref_mut().filter(|_| data > 0) {
+            // `tcp_init_transfer` once; the subflow's `tcp_rcv_rtt_measure_ts`.
+            t.on_established(cx.now);
+            if self.timestamps {
+                self.rst[i].rtt.measure_ts(h.ts_ecr, ts_now(cx.now), data, self.mss);
+            }
+        }
         self.run(i, Op::Packet(pkt), cx);
+        if data > 0 {
+            self.tune_after_data(i, data, before, cx.now);
+        }
         self.after(i, cx);
         self.push(cx);
         if self.data_rcv_nxt > before && cx.wants(notice_mask::DELIVERED) {
@@ -802,6 +925,79 @@ mod tests {
         assert_eq!((r.data_delivered(), r.duplicate_bytes()), (2_500, 2_500));
         r.deliver(2_000, 3_000); // overlaps the in-order point
         assert_eq!((r.data_delivered(), r.duplicate_bytes()), (3_000, 3_000));
+    }
+
+    /// The linux profile's connection-level buffer: tcp_rmem[1] = 128 KiB to start, grown once
+    /// per the *slowest* subflow's receiver RTT by Dynamic Right-Sizing. Hand-computed with the
+    /// subflows' MSS 1420 (advmss 1432 with timestamps): the first window 46 × 1420 = 65320,
+    /// the clamp 65536 − 1432 = 64104, the first DRS estimate 10 × 1432 = 14320.
+    #[test]
+    fn autotuned_buffer_grows_per_slowest_rtt() {
+        use crate::time::Dur;
+        let ms = |n: u64| SimTime::ZERO + Dur::from_millis(n);
+        let mut r = MptcpSocket::passive(&MptcpConfig::default(), &setup(2));
+        let t = r.autotune().expect("the linux profile autotunes the connection's buffer");
+        assert_eq!((t.rcvbuf(), t.rcv_wnd()), (131_072, 65_320));
+        r.tune.as_deref_mut().unwrap().on_established(SimTime::ZERO);
+        // Receiver RTTs from timestamps: 10 ms on the fast subflow, 100 ms on the slow one.
+        r.rst[0].rtt.measure_ts(1, 1 + 10_000, 1420, 1420);
+        r.rst[1].rtt.measure_ts(1, 1 + 100_000, 1420, 1420);
+        // 28640 B read by 50 ms: a fast subflow's RTT has passed, the slowest one's has not.
+        r.deliver(0, 28_640);
+        r.tune_after_data(0, 1420, 0, ms(50));
+        assert_eq!(r.rcv_buf(), 131_072, "measured over the slowest subflow's RTT");
+        // At 100 ms: copied 28640 > 14320: rcvwin = 2·28640 + 16·1432 = 80192, plus
+        // 2·80192·(28640 − 14320)/14320 → 240576; the buffer twice that.
+        r.tune_after_data(0, 1420, 0, ms(100));
+        assert_eq!(r.rcv_buf(), 481_152);
+        // One RTT later 57280 B more: rcvwin = 114560 + 22912 = 137472, + 2·137472 → 412416.
+        r.deliver(28_640, 85_920);
+        r.tune_after_data(0, 1420, 28_640, ms(200));
+        assert_eq!(r.rcv_buf(), 824_832);
+        // Without autotuning the buffer is fixed.
+        let fixed = MptcpConfig {
+            tcp: crate::transport::tcp::TcpConfig { rcv_autotune: Some(false), ..Default::default() },
+            ..Default::default()
+        };
+        let f = MptcpSocket::passive(&fixed, &setup(2));
+        assert!(f.autotune().is_none());
+        assert_eq!(f.rcv_buf(), 4 << 20);
+    }
+
+    /// A slow subflow holds the first chunk: what the fast one delivers waits out of order and
+    /// fills the buffer, the window's right edge stays where it was offered, data beyond it is
+    /// refused (and counted), and the edge moves once the slow chunk arrives.
+    #[test]
+    fn out_of_order_data_is_bounded_by_the_window() {
+        use crate::packet::TcpHdr;
+        let mut r = MptcpSocket::passive(&MptcpConfig::default(), &setup(2));
+        let seg = |dsn: u64| TcpHdr {
+            seq: 1,
+            payload: 1420,
+            mptcp: Some(Box::new(MptcpOption::Dss { data_ack: None, maps: vec![DssMap { dsn, ssn: 1, len: 1420 }] })),
+            ..TcpHdr::default()
+        };
+        fn window(r: &mut MptcpSocket) -> u64 {
+            let (nxt, ooo) = (r.data_rcv_nxt, r.ooo_bytes);
+            r.tune.as_deref_mut().unwrap().select(nxt + 1, ooo).0 as u64
+        }
+        // The first window offered: 65320 rounded up to the scale unit (128 B).
+        assert_eq!(window(&mut r), 65_408);
+        // The fast subflow delivers DSN 1420..62480 (43 segments) while 0..1420 is on the slow one.
+        r.deliver(1_420, 62_480);
+        assert_eq!(r.ooo_bytes, 61_060);
+        // Free space 65536 − 61060 = 4476 is below half the buffer's window; the offer does not
+        // shrink, so the right edge (DSN 65408) stays put.
+        assert_eq!(window(&mut r), 65_408);
+        assert!(r.admits(&seg(63_900)), "ends at 65320, inside the window");
+        assert!(!r.admits(&seg(64_000)), "ends at 65420, beyond it");
+        // The slow chunk arrives: everything goes up in order and the window opens again
+        // (rcv_ssthresh 64104 rounded up to 128 B, from DSN 62480).
+        r.deliver(0, 1_420);
+        assert_eq!((r.data_delivered(), r.ooo_bytes), (62_480, 0));
+        let w = window(&mut r);
+        assert_eq!(w, 64_128);
+        assert!(r.admits(&seg(64_000)));
     }
 
     /// A captured MPTCP connection: every segment's bytes are exactly its counted size with a

@@ -59,8 +59,12 @@ pub struct MptcpConfig {
     /// per its RTT). Default true.
     pub penalise: bool,
     /// The subflows' TCP (every key of `kind = "tcp"`). Its MSS default leaves room for the
-    /// DSS option (1420 B for MTU 1500 with timestamps); `rcv_buf` is the connection-level
-    /// receive window too, and `rcv_autotune` is off (refused if set).
+    /// DSS option (1420 B for MTU 1500 with timestamps). The receive buffer is the
+    /// connection's (Linux's `msk` `sk_rcvbuf`): without `rcv_autotune` the connection-level
+    /// window is `rcv_buf` throughout (default 4 MiB); with it (the `linux` profile's
+    /// default) the buffer starts at `rcv_buf_init` (`tcp_rmem[1]`, 128 KiB) and grows once per
+    /// the slowest subflow's receiver RTT up to `rcv_buf` (`tcp_rmem[2]`, 6 MiB), and the
+    /// window every subflow advertises is the connection's (see [`conn`]).
     pub tcp: TcpConfig,
 }
 
@@ -82,8 +86,13 @@ impl MptcpConfig {
     /// and NewReno under a coupled increase.
     pub fn subflow_tcp(&self, mtu_bytes: u32) -> TcpConfig {
         let mut t = self.tcp.clone();
-        // The connection-level window is `rcv_buf` throughout (Linux's MPTCP autotunes it in
-        // `mptcp_rcv_space_adjust`, not modelled); the subflows advertise it too.
+        // The receive buffer is the connection's: the subflows keep no autotuning state of their
+        // own; with the connection's autotuning they accept up to its largest buffer (the
+        // connection stamps its own window on their segments).
+        if self.rcv_autotune() {
+            t.rcv_buf = Some(self.tcp.rcv_buf_bytes());
+            t.rcv_buf_init = None;
+        }
         t.rcv_autotune = Some(false);
         if t.mss.is_none() {
             t.mss = Some(t.mss_for(mtu_bytes).saturating_sub(DSS_DATA_BYTES as u64));
@@ -93,6 +102,12 @@ impl MptcpConfig {
             t.hystart = None;
         }
         t
+    }
+
+    /// Whether the connection-level receive buffer is autotuned (`tcp.rcv_autotune`, by
+    /// default the profile's: on in `linux`).
+    pub fn rcv_autotune(&self) -> bool {
+        self.tcp.resolved().rcv_autotune
     }
 
     /// Whether a coupled increase replaces the subflows' own congestion avoidance.
@@ -125,13 +140,10 @@ impl MptcpConfig {
                 self.tcp.cc.kind()
             ));
         }
-        if self.tcp.rcv_autotune == Some(true) {
-            return Err("tcp.rcv_autotune: not available on MPTCP subflows".into());
-        }
-        if self.tcp.rcv_buf_init.is_some() {
-            return Err("tcp.rcv_buf_init: not available on MPTCP subflows (no rcv_autotune)".into());
-        }
         let t = self.subflow_tcp(mtu_bytes);
+        // The connection-level buffer's own limits (`rcv_buf`, `rcv_buf_init`), for the
+        // subflows' segment size.
+        self.tcp.validate_rcv_buf(t.mss_for(mtu_bytes)).map_err(|e| format!("tcp.{e}"))?;
         t.validate(mtu_bytes.saturating_sub(DSS_DATA_BYTES)).map_err(|e| format!("tcp.{e}"))
     }
 

@@ -191,7 +191,8 @@ pub struct TcpConfig {
     /// segment by segment, and Dynamic Right-Sizing (`tcp_rcv_space_adjust`) grows the buffer,
     /// once per receiver RTT, to about twice what the application read in the last RTT, up to
     /// `rcv_buf` (see [`rcvbuf`]). Profile default: on in `linux`, off otherwise (FreeBSD's
-    /// `net.inet.tcp.recvbuf_auto` is not modelled). Not on MPTCP subflows.
+    /// `net.inet.tcp.recvbuf_auto` is not modelled). On MPTCP it tunes the connection-level buffer
+    /// (`mptcp_rcv_space_adjust`), not the subflows'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rcv_autotune: Option<bool>,
     /// With `rcv_autotune`, the buffer a connection starts with (Linux `tcp_rmem[1]`), bytes:
@@ -387,20 +388,9 @@ impl TcpConfig {
         self.mss.unwrap_or((mtu_bytes as u64).saturating_sub((IPV4_HEADER + TCP_HEADER + self.option_bytes()) as u64))
     }
 
-    /// Checks the parameters against a first-hop MTU. Errors name the field.
-    pub fn validate(&self, mtu_bytes: u32) -> Result<(), String> {
-        let room = (mtu_bytes as u64).saturating_sub((IPV4_HEADER + TCP_HEADER + self.option_bytes()) as u64);
-        let mss = self.mss_for(mtu_bytes);
-        if mss == 0 || mss > room {
-            return Err(format!("mss: {mss} B does not fit MTU {mtu_bytes} B (at most {room} B)"));
-        }
-        if self.snd_buf < mss {
-            return Err(format!("snd_buf: {} B is smaller than one segment ({mss} B)", self.snd_buf));
-        }
-        let b = self.resolved();
-        if self.pipe_rule == Some(PipeRule::Ns3) && b.rack {
-            return Err("pipe_rule: \"ns3\" needs rack = false (RACK keeps its own count of bytes in flight)".into());
-        }
+    /// Checks the receive buffer (`rcv_buf`, `rcv_buf_init`, `rcv_autotune`) for segments of
+    /// `mss` bytes; errors name the field. MPTCP checks its connection-level buffer with it.
+    pub fn validate_rcv_buf(&self, mss: u64) -> Result<(), String> {
         let rcv_buf = self.rcv_buf_bytes();
         if rcv_buf < mss {
             return Err(format!("rcv_buf: {rcv_buf} B is smaller than one segment ({mss} B)"));
@@ -408,7 +398,7 @@ impl TcpConfig {
         if rcv_buf > u32::MAX as u64 {
             return Err(format!("rcv_buf: {rcv_buf} B exceeds the largest window (4 GiB)"));
         }
-        if b.rcv_autotune {
+        if self.resolved().rcv_autotune {
             // Half the buffer is window: it must hold two segments.
             if rcvbuf::win_from_space(rcv_buf) < 2 * mss {
                 return Err(format!(
@@ -429,6 +419,24 @@ impl TcpConfig {
         } else if self.rcv_buf_init.is_some() {
             return Err("rcv_buf_init: only with rcv_autotune = true".into());
         }
+        Ok(())
+    }
+
+    /// Checks the parameters against a first-hop MTU. Errors name the field.
+    pub fn validate(&self, mtu_bytes: u32) -> Result<(), String> {
+        let room = (mtu_bytes as u64).saturating_sub((IPV4_HEADER + TCP_HEADER + self.option_bytes()) as u64);
+        let mss = self.mss_for(mtu_bytes);
+        if mss == 0 || mss > room {
+            return Err(format!("mss: {mss} B does not fit MTU {mtu_bytes} B (at most {room} B)"));
+        }
+        if self.snd_buf < mss {
+            return Err(format!("snd_buf: {} B is smaller than one segment ({mss} B)", self.snd_buf));
+        }
+        let b = self.resolved();
+        if self.pipe_rule == Some(PipeRule::Ns3) && b.rack {
+            return Err("pipe_rule: \"ns3\" needs rack = false (RACK keeps its own count of bytes in flight)".into());
+        }
+        self.validate_rcv_buf(mss)?;
         if b.init_cwnd == 0 {
             return Err("init_cwnd: must be at least 1 segment".into());
         }
@@ -544,7 +552,7 @@ enum State {
 }
 
 /// Time in the timestamp option's unit (µs), truncated to 32 bits as on the wire.
-fn ts_now(now: SimTime) -> u32 {
+pub(crate) fn ts_now(now: SimTime) -> u32 {
     (now.as_nanos() / 1_000) as u32
 }
 
@@ -562,7 +570,7 @@ pub fn window_shift(buf_bytes: u64) -> u8 {
 /// MSS option value for a sender maximum segment size of `smss` bytes that carries
 /// `opt_bytes` of options on every segment: the option counts no TCP options, so the peer
 /// subtracts them itself (RFC 9293 §3.7.1, RFC 6691 §2). 1460 for 1448 with timestamps.
-fn mss_option(smss: u64, opt_bytes: u32) -> u16 {
+pub(crate) fn mss_option(smss: u64, opt_bytes: u32) -> u16 {
     (smss + opt_bytes as u64).min(0xffff) as u16
 }
 

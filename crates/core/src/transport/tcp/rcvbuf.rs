@@ -85,12 +85,70 @@ pub struct RcvBuf {
     space: u64,
     space_seq: u64,
     space_time: Option<SimTime>,
-    /// `rcv_rtt_est`: the estimate in µs × 8 (0: none yet), and the window-based probe
-    /// (sequence and start) used without timestamps; the last TSecr sampled.
+    /// `rcv_rtt_est`.
+    rtt: RcvRtt,
+}
+
+/// The receiver's RTT estimate of one TCP connection or MPTCP subflow (`rcv_rtt_est`,
+/// `tcp_rcv_rtt_measure_ts` / `tcp_rcv_rtt_measure` / `tcp_rcv_rtt_update`).
+#[derive(Clone, Debug, Default)]
+pub struct RcvRtt {
+    /// The estimate in µs × 8 (0: none yet), and the window-based probe (sequence and start)
+    /// used without timestamps; the last TSecr sampled.
     rtt_us8: u64,
     rtt_seq: u64,
     rtt_time: Option<SimTime>,
     last_tsecr: u32,
+}
+
+impl RcvRtt {
+    /// The estimate in µs × 8 (`rcv_rtt_est.rtt_us`; 0 before the first sample).
+    pub fn us8(&self) -> u64 {
+        self.rtt_us8
+    }
+
+    /// `tcp_rcv_rtt_measure_ts`: a data segment of `len` bytes echoing our timestamp `tsecr`
+    /// (µs, as `super::ts_now`) arrived when our clock read `ts_now`; only segments of at least
+    /// `rcv_mss` bytes are sampled.
+    pub fn measure_ts(&mut self, tsecr: u32, ts_now: u32, len: u64, rcv_mss: u64) {
+        if tsecr == self.last_tsecr {
+            return;
+        }
+        self.last_tsecr = tsecr;
+        if len >= rcv_mss {
+            let delta = ts_now.wrapping_sub(tsecr) as i32;
+            if delta > 0 {
+                self.update(delta as u64, false);
+            }
+        }
+    }
+
+    /// `tcp_rcv_rtt_measure` (no timestamps): the time from when a window's right edge
+    /// (`rcv_nxt + rcv_wnd`) was noted to when `rcv_nxt` passes it, once per window.
+    pub fn measure(&mut self, rcv_nxt: u64, rcv_wnd: u64, now: SimTime) {
+        if let Some(t) = self.rtt_time {
+            if rcv_nxt < self.rtt_seq {
+                return;
+            }
+            let us = (now.since(t).as_nanos() / 1_000).max(1);
+            self.update(us, true);
+        }
+        self.rtt_seq = rcv_nxt + rcv_wnd;
+        self.rtt_time = Some(now);
+    }
+
+    /// `tcp_rcv_rtt_update`: with timestamps an EWMA of gain 1/8; window-based samples only
+    /// ever lower the estimate (they include the sender's idle time).
+    fn update(&mut self, sample_us: u64, win_dep: bool) {
+        let m8 = sample_us.saturating_mul(8);
+        self.rtt_us8 = if self.rtt_us8 == 0 {
+            m8
+        } else if !win_dep {
+            (self.rtt_us8 + sample_us).saturating_sub(self.rtt_us8 >> 3)
+        } else {
+            self.rtt_us8.min(m8)
+        };
+    }
 }
 
 impl RcvBuf {
@@ -120,10 +178,7 @@ impl RcvBuf {
             space: rcv_ssthresh.min(rcv_wnd).min(TCP_INIT_CWND * advmss),
             space_seq: 1,
             space_time: None,
-            rtt_us8: 0,
-            rtt_seq: 0,
-            rtt_time: None,
-            last_tsecr: 0,
+            rtt: RcvRtt::default(),
         }
     }
 
@@ -141,7 +196,7 @@ impl RcvBuf {
     }
     /// The receiver's RTT estimate (`rcv_rtt_est`), once measured.
     pub fn rcv_rtt(&self) -> Option<Dur> {
-        (self.rtt_us8 > 0).then(|| Dur::from_micros(self.rtt_us8 / 8))
+        (self.rtt.rtt_us8 > 0).then(|| Dur::from_micros(self.rtt.rtt_us8 / 8))
     }
 
     /// `tcp_space`: the free buffer as window; `ooo` bytes of out-of-order data occupy it.
@@ -158,46 +213,22 @@ impl RcvBuf {
         }
     }
 
-    /// `tcp_rcv_rtt_measure_ts`: a data segment of `len` bytes echoing our timestamp `tsecr`
-    /// (µs, as `super::ts_now`) arrived when our clock read `ts_now`.
+    /// `tcp_rcv_rtt_measure_ts` on our own estimate (see [`RcvRtt::measure_ts`]).
     pub fn rtt_measure_ts(&mut self, tsecr: u32, ts_now: u32, len: u64) {
-        if tsecr == self.last_tsecr {
-            return;
-        }
-        self.last_tsecr = tsecr;
-        if len >= self.rcv_mss {
-            let delta = ts_now.wrapping_sub(tsecr) as i32;
-            if delta > 0 {
-                self.rtt_update(delta as u64, false);
-            }
-        }
+        self.rtt.measure_ts(tsecr, ts_now, len, self.rcv_mss);
     }
 
-    /// `tcp_rcv_rtt_measure` (no timestamps): the time from when a window's right edge was
-    /// noted to when `rcv_nxt` passes it, once per window.
+    /// `tcp_rcv_rtt_measure` on our own estimate, against the window last offered (see
+    /// [`RcvRtt::measure`]).
     pub fn rtt_measure(&mut self, rcv_nxt: u64, now: SimTime) {
-        if let Some(t) = self.rtt_time {
-            if rcv_nxt < self.rtt_seq {
-                return;
-            }
-            let us = (now.since(t).as_nanos() / 1_000).max(1);
-            self.rtt_update(us, true);
-        }
-        self.rtt_seq = rcv_nxt + self.rcv_wnd;
-        self.rtt_time = Some(now);
+        self.rtt.measure(rcv_nxt, self.rcv_wnd, now);
     }
 
-    /// `tcp_rcv_rtt_update`: with timestamps an EWMA of gain 1/8; window-based samples only
-    /// ever lower the estimate (they include the sender's idle time).
-    fn rtt_update(&mut self, sample_us: u64, win_dep: bool) {
-        let m8 = sample_us.saturating_mul(8);
-        self.rtt_us8 = if self.rtt_us8 == 0 {
-            m8
-        } else if !win_dep {
-            (self.rtt_us8 + sample_us).saturating_sub(self.rtt_us8 >> 3)
-        } else {
-            self.rtt_us8.min(m8)
-        };
+    /// Replaces the receiver's RTT estimate (µs × 8) by one measured elsewhere: an MPTCP
+    /// connection's buffer is tuned over the slowest subflow's estimate (`mptcp_check_rtt` in
+    /// the out-of-tree kernel, `mptcp_rcv_space_adjust` upstream: the maximum over subflows).
+    pub fn set_rtt_us8(&mut self, rtt_us8: u64) {
+        self.rtt.rtt_us8 = rtt_us8;
     }
 
     /// `tcp_grow_window`: a segment of `len` bytes was queued; `ooo` bytes of out-of-order data
@@ -223,7 +254,7 @@ impl RcvBuf {
         let Some(t) = self.space_time else {
             return;
         };
-        if self.rtt_us8 == 0 || now.since(t) < Dur::from_micros(self.rtt_us8 >> 3) {
+        if self.rtt.rtt_us8 == 0 || now.since(t) < Dur::from_micros(self.rtt.rtt_us8 >> 3) {
             return;
         }
         // Bytes copied to the user in the last RTT.
@@ -348,7 +379,7 @@ mod tests {
         let mut r = RcvBuf::new(TCP_RMEM_DEFAULT, TCP_RMEM_MAX, 7, 1460, 1448);
         assert!(!r.grow(1448, 0), "rcv_ssthresh already at the clamp");
         r.on_established(SimTime::ZERO);
-        r.rtt_update(100_000, false);
+        r.rtt.update(100_000, false);
         // Less than an RTT later nothing is measured.
         r.space_adjust(1 + 100_000, ms(50));
         assert_eq!(r.rcvbuf(), TCP_RMEM_DEFAULT);
@@ -369,7 +400,7 @@ mod tests {
     fn buffer_never_exceeds_the_maximum() {
         let mut r = RcvBuf::new(TCP_RMEM_DEFAULT, 1 << 20, 5, 1460, 1448);
         r.on_established(SimTime::ZERO);
-        r.rtt_update(10_000, false);
+        r.rtt.update(10_000, false);
         let mut seq = 1;
         for i in 1..50u64 {
             seq += 1 << (10 + i.min(20));

@@ -206,6 +206,8 @@ pub(crate) fn rev_name(k: &'static str) -> &'static str {
         "reinjected_bytes" => "rev_reinjected_bytes",
         "penalisations" => "rev_penalisations",
         "duplicate_data_bytes" => "rev_duplicate_data_bytes",
+        "rcvbuf_drop_pkts" => "rev_rcvbuf_drop_pkts",
+        "rcv_buf_bytes" => "rev_rcv_buf_bytes",
         "scheduled_bytes" => "rev_scheduled_bytes",
         "subflow_in_order_bytes" => "rev_subflow_in_order_bytes",
         other => panic!("TCP counter {other:?} has no rev_ name (add it to rev_name)"),
