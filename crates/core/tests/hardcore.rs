@@ -112,7 +112,7 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "queue/tfd",
         at: "links[0].queue",
-        config: r#"{ kind = "tfd", read_option = true, headroom = 0.1, hold = 2.5, max_reserved_share = 0.9, limit = "1000p", flow_limit = "2MB", lend_idle = true, police = true }"#,
+        config: r#"{ kind = "tfd", read_option = true, headroom = 0.1, hold = 2.5, max_reserved_share = 0.9, limit = "1000p", flow_limit = "2MB", lend_idle = true, police = true, scheduler = "scfq" }"#,
     },
     // Congestion controllers (inside a TCP transport).
     Template { name: "cc/newreno", at: "flows[0].transport.cc", config: r#"{ kind = "newreno", abc = true }"# },
