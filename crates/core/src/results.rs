@@ -271,7 +271,7 @@ impl Simulation {
             t.push("gro_rx_pkts", g(|s| s.rx_pkts));
             t.push("gro_polls", g(|s| s.polls));
             t.push("gro_aggregates", g(|s| s.aggregates));
-            t.push("gro_merged_segments", g(|s| s.merged_segments));
+            t.push("gro_merged_pkts", g(|s| s.merged_segments));
         }
         tables.push(t);
         if any_down {
