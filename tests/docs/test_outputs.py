@@ -42,7 +42,8 @@ def _link(a, b, **k):
 
 CORPUS = {
     "sim": {"duration": "2s"},
-    "links": [_link("A", "R1", a_addr="10.1.0.1"), _link("A", "R2", a_addr="10.1.1.1"),
+    # GRO at R1's interface from A: the links table's `gro_*` columns.
+    "links": [_link("A", "R1", a_addr="10.1.0.1", b_gro={}), _link("A", "R2", a_addr="10.1.1.1"),
               _link("R1", "B", b_addr="10.2.0.1", queue={"kind": "fifo", "limit": "20p"},
                     loss_ab={"kind": "bernoulli", "p": 0.01}),
               # An ECN-marking discipline: the links table's `ce_marks_pkts`.

@@ -355,3 +355,22 @@ def test_the_ties_choice_is_neutral_by_default_and_declares_the_key_orders():
             assert sc.get("links[2].queue_ab").get("ties") == (
                 None if q == "fifo" else "neutral" if setting["ties"] == "neutral" else "key"), name
         assert sc.get("flows[2].transport.delayed_ack") == setting["delayed_ack"], name
+
+
+def test_the_router_gro_choice_reaches_the_routers_interfaces():
+    """`router_gro` (issue 36 item 3) is off by default; its alternative puts GRO
+    (`crates/core/src/link/gro.rs`) on the router's three receiving interfaces and nothing else
+    in the scenario changes; the scenario builds."""
+    from qoelab.experiment.choices import defaults
+
+    choice = next(c for c in sqf.CHOICES if c.name == "router_gro")
+    assert choice.default is False and choice.alternatives == (True,) and not choice.unavailable
+    d0 = sqf._base(sqf.draws(0), "1s").data
+    on = sqf._base(sqf.draws(0), "1s", {**defaults(sqf.CHOICES), "router_gro": True})
+    on.validate()
+    d1 = on.data
+    assert all("a_gro" not in l and "b_gro" not in l for l in d0["links"])
+    assert [l["a"] for l in d1["links"]][:3] == ["web_server", "video_server", "router"]
+    assert "b_gro" in d1["links"][0] and "b_gro" in d1["links"][1] and "a_gro" in d1["links"][2]
+    strip = lambda ls: [{k: v for k, v in l.items() if not k.endswith("_gro")} for l in ls]  # noqa: E731
+    assert strip(d1["links"]) == d0["links"] and {**d1, "links": None} == {**d0, "links": None}

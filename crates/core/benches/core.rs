@@ -78,6 +78,7 @@ fn packet(flow: u32, seq: u64, tfd: bool) -> Packet {
         path: 0,
         ip,
         l4: L4::Udp(UdpHdr { src_port: 1000 + flow as u16, dst_port: 5000, ..Default::default() }),
+        gro: None,
     })
 }
 

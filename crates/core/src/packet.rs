@@ -302,6 +302,9 @@ pub struct PacketData {
     pub path: u8,
     pub ip: IpHdr,
     pub l4: L4,
+    /// The segments GRO merged into this packet, in sequence order, if it is an aggregate
+    /// ([`crate::link::gro`]); `None` for every packet a host sends.
+    pub gro: Option<Box<Vec<Packet>>>,
 }
 
 impl L4 {

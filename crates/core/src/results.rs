@@ -263,6 +263,16 @@ impl Simulation {
         if any_down {
             t.push("drop_down_pkts", Column::U64(ps.iter().map(|p| p.stats.down_drop_pkts).collect()));
         }
+        // GRO's counts at the receiving end of each direction, only when a link has it.
+        if ps.iter().any(|p| p.gro.is_some()) {
+            let g = |f: fn(&crate::link::gro::GroStats) -> u64| -> Column {
+                Column::U64(ps.iter().map(|p| p.gro.as_deref().map_or(0, |g| f(&g.stats))).collect())
+            };
+            t.push("gro_rx_pkts", g(|s| s.rx_pkts));
+            t.push("gro_polls", g(|s| s.polls));
+            t.push("gro_aggregates", g(|s| s.aggregates));
+            t.push("gro_merged_pkts", g(|s| s.merged_segments));
+        }
         tables.push(t);
         if any_down {
             // Outages: one row per interval a link direction was down (merged, in time order).

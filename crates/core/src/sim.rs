@@ -295,6 +295,8 @@ pub struct Simulation {
     notices: Vec<TransportEvent>,
     actions: Vec<AppAction>,
     drops: Vec<(Packet, DropCause)>,
+    /// Scratch for the packets one GRO poll passes on.
+    gro_batch: Vec<Packet>,
     /// Boxes of packets that left the network (delivered or dropped), reused for new packets:
     /// a loaded TFD cell allocates and frees a box per packet otherwise. At most `SPARE_MAX`.
     spare: Vec<Packet>,
@@ -469,6 +471,7 @@ impl Simulation {
             notices: Vec::new(),
             actions: Vec::new(),
             drops: Vec::new(),
+            gro_batch: Vec::new(),
             spare: Vec::new(),
             out_rsvp: Vec::new(),
             agents,
@@ -640,8 +643,17 @@ impl Simulation {
                     if let Some(n) = next {
                         self.events.push(n, Event::LinkArrival(p));
                     }
-                    self.receive(to, pkt);
+                    use crate::link::gro::Arrival;
+                    match port.gro.as_deref_mut() {
+                        None => self.receive(to, pkt),
+                        Some(g) => match g.arrive(time, pkt) {
+                            Arrival::Wait => {}
+                            Arrival::PollAt(t) => self.events.push(t, Event::GroPoll(p)),
+                            Arrival::PollNow => self.gro_poll(p),
+                        },
+                    }
                 }
+                Event::GroPoll(p) => self.gro_poll(p),
                 Event::Timer(slot) => {
                     if let Some((owner, kind)) = self.timers.on_entry(&mut self.events, slot, time) {
                         self.fire_timer(owner, kind);
@@ -650,6 +662,19 @@ impl Simulation {
             }
         }
         self.now = until;
+    }
+
+    /// The receiving interface at the far end of port `p` polls its ring now: what GRO passes
+    /// on reaches the node, aggregates as one packet each.
+    fn gro_poll(&mut self, p: PortId) {
+        let mut batch = std::mem::take(&mut self.gro_batch);
+        let port = &mut self.ports[p as usize];
+        let to = port.to;
+        port.gro.as_deref_mut().expect("a GRO poll at an interface with GRO").poll(self.now, &mut batch);
+        for pkt in batch.drain(..) {
+            self.receive(to, pkt);
+        }
+        self.gro_batch = batch;
     }
 
     fn schedule_port(&mut self, p: PortId, o: PortOutcome) {
@@ -665,6 +690,9 @@ impl Simulation {
     fn account_drops(&mut self) {
         if self.drops.is_empty() {
             return;
+        }
+        if self.drops.iter().any(|(p, _)| p.gro.is_some()) {
+            self.split_dropped_aggregates();
         }
         for (pkt, cause) in self.drops.drain(..) {
             if pkt.flow == NO_FLOW {
@@ -702,6 +730,16 @@ impl Simulation {
         }
     }
 
+    /// An aggregate (GRO) is lost with all its segments: each counts as its flow's loss.
+    #[cold]
+    #[inline(never)]
+    fn split_dropped_aggregates(&mut self) {
+        let all = std::mem::take(&mut self.drops);
+        for (p, cause) in all {
+            self.drops.extend(crate::link::gro::segments(p).map(|s| (s, cause)));
+        }
+    }
+
     /// A box for a new packet: a spare one if there is any.
     #[inline]
     pub(crate) fn new_packet(&mut self, data: PacketData) -> Packet {
@@ -729,6 +767,13 @@ impl Simulation {
             }
         }
         if self.fib.owner(pkt.dst) == Some(node) {
+            if pkt.gro.is_some() {
+                // GRO at a host's own interface: its transport takes the segments in order.
+                for s in crate::link::gro::segments(pkt) {
+                    self.deliver(node, s);
+                }
+                return;
+            }
             self.deliver(node, pkt);
         } else {
             self.forward(node, pkt);
@@ -1018,6 +1063,7 @@ impl Simulation {
             path: o.path,
             ip: IpHdr { ttl: 64, dscp, opt_bytes, tfd, ecn: o.ecn, ..Default::default() },
             l4: o.l4,
+            gro: None,
         });
         self.send_on(eg.node, eg.port, pkt);
     }

@@ -42,6 +42,7 @@ fn pkt(flow: u32, size: u32, seq: u64, now: SimTime) -> Packet {
         path: 0,
         ip: IpHdr::default(),
         l4: L4::Udp(UdpHdr::default()),
+        gro: None,
     })
 }
 

@@ -138,6 +138,7 @@ impl<'a> AgentCtx<'a> {
             path: 0,
             ip: IpHdr { ttl: 64, ..Default::default() },
             l4,
+            gro: None,
         })
     }
 

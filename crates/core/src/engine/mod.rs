@@ -22,6 +22,9 @@ pub enum Event {
     PortTxDone(u32),
     /// The earliest packet in the port's delay line reaches the far node.
     LinkArrival(u32),
+    /// The receiving interface at the far end of the port polls its ring (GRO,
+    /// [`crate::link::gro`]).
+    GroPoll(u32),
     /// A timer slot may be due (checked against [`Timers`], which names its owner and kind).
     Timer(u32),
 }

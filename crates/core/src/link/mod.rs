@@ -14,6 +14,7 @@
 //! back.
 
 pub mod channel;
+pub mod gro;
 pub mod handover;
 pub mod loss;
 pub mod outage;
@@ -172,6 +173,11 @@ pub struct Port {
     /// `idle_wake` was ever used: only then may a wake-up find nothing to do (for a
     /// work-conserving discipline on an always-ready channel that stays a bug, and is asserted).
     held_back: bool,
+    /// The segments of an aggregate the discipline gave up, still to be serialised, in order
+    /// ([`gro`]: GSO on the way out). Out of the discipline's reach, not in its backlog.
+    gso: VecDeque<Packet>,
+    /// GRO on the far node's receiving interface of this direction ([`gro`]), if it has it.
+    pub gro: Option<Box<gro::Gro>>,
     /// pcap capture of this direction: packets as their serialisation starts.
     pub(crate) capture: Option<PcapWriter<BufWriter<File>>>,
     /// Enqueue/dequeue/drop probes of this direction, when the scenario asks for them, and
@@ -240,6 +246,8 @@ impl Port {
             wake_pending: false,
             idle_wake: None,
             held_back: false,
+            gso: VecDeque::new(),
+            gro: None,
             capture: None,
             probes: None,
             id: 0,
@@ -259,6 +267,19 @@ impl Port {
 
     pub fn backlog(&self) -> Backlog {
         self.backlog
+    }
+
+    /// Turns GRO on at the receiving interface of this direction's far node.
+    pub fn with_gro(mut self, cfg: Option<gro::GroConfig>) -> Self {
+        self.gro = cfg.map(|c| Box::new(gro::Gro::new(c)));
+        self
+    }
+
+    /// The transmitter has something to send: the discipline holds packets, or an aggregate's
+    /// segments are still to go.
+    #[inline]
+    fn has_work(&self) -> bool {
+        self.backlog.packets > 0 || !self.gso.is_empty()
     }
 
     /// Takes this direction down during `windows` (see [`outage`]); set before the run.
@@ -477,10 +498,13 @@ impl Port {
         // the channel's kind, and no call.
         let ready = self.channel.ready_at(now);
         if ready > now {
-            if self.backlog.packets > 0 {
+            if self.has_work() {
                 self.wake_at(now, ready, out);
             }
             return;
+        }
+        if let Some(seg) = self.gso.pop_front() {
+            return self.transmit(now, seg, drops, out);
         }
         let mut cx = QueueCtx::new(now, &mut self.scratch);
         let next = self.qdisc.dequeue(&mut cx);
@@ -503,6 +527,21 @@ impl Port {
         self.backlog.packets -= 1;
         self.backlog.bytes -= p.size_bytes as u64;
         self.channel.backlog_changed(now, self.backlog);
+        let p = if p.gro.is_some() {
+            // GSO: the aggregate leaves as its segments, back to back.
+            let mut segs = gro::segments(p);
+            let first = segs.next().expect("an aggregate has segments");
+            self.gso.extend(segs);
+            first
+        } else {
+            p
+        };
+        self.transmit(now, p, drops, out);
+    }
+
+    /// Starts serialising `p`: it goes through the loss model and into the delay line now,
+    /// stamped with its arrival time.
+    fn transmit(&mut self, now: SimTime, p: Packet, drops: &mut Vec<(Packet, DropCause)>, out: &mut PortOutcome) {
         self.busy_until = self.channel.tx_end(now, p.size_bytes as u64);
         self.stats.busy_ns += self.busy_until.0 - now.0;
         self.stats.tx_pkts += 1;
@@ -538,7 +577,7 @@ impl Port {
             }
             self.line.push_back((at, p));
         }
-        if self.backlog.packets > 0 {
+        if self.has_work() {
             self.wake_pending = true;
             out.tx_done_at = Some(self.busy_until);
         }
@@ -621,9 +660,13 @@ impl Port {
 
     /// Visits every packet held by this port: queued, or in serialisation or propagation.
     pub fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
-        self.qdisc.for_each_packet(f);
+        self.qdisc.for_each_packet(&mut |p| gro::for_each_segment(p, f));
+        self.gso.iter().for_each(|p| f(p));
         for (_, p) in &self.line {
             f(p);
+        }
+        if let Some(g) = self.gro.as_deref() {
+            g.for_each_packet(f);
         }
     }
 }

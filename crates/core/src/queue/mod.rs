@@ -241,6 +241,7 @@ pub(crate) mod testutil {
             path: 0,
             ip: IpHdr::default(),
             l4: L4::Udp(UdpHdr { src_port: 1000 + flow as u16, dst_port: 5000, ..Default::default() }),
+            gro: None,
         })
     }
 

@@ -362,6 +362,7 @@ mod tests {
             path: 0,
             ip: d.ip,
             l4: crate::packet::L4::Real(Box::new(d.hdr)),
+            gro: None,
         };
         assert!(p.set_ce());
         let crate::packet::L4::Real(r) = &p.l4 else { unreachable!() };

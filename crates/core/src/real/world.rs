@@ -128,6 +128,7 @@ impl Simulation {
             path: 0,
             ip: d.ip,
             l4: L4::Real(Box::new(d.hdr)),
+            gro: None,
         }))
     }
 

@@ -141,9 +141,14 @@ impl Scenario {
                     format!("{} B exceeds the {max} B largest packet of a {} channel", c.mtu, c.channel.kind()),
                 ));
             }
-            for (dir, (from, to), q, loss, suffix) in [
-                (LinkDir::Ab, (a, b), c.queue_ab.as_ref().unwrap_or(&c.queue), &c.loss_ab, "loss_ab"),
-                (LinkDir::Ba, (b, a), c.queue_ba.as_ref().unwrap_or(&c.queue), &c.loss_ba, "loss_ba"),
+            for (g, key) in [(&c.a_gro, "a_gro"), (&c.b_gro, "b_gro")] {
+                if let Some(g) = g {
+                    g.validate().map_err(|(f, r)| ScenarioError::new(format!("{}.{key}.{f}", l.path), r))?;
+                }
+            }
+            for (dir, (from, to), q, loss, suffix, gro) in [
+                (LinkDir::Ab, (a, b), c.queue_ab.as_ref().unwrap_or(&c.queue), &c.loss_ab, "loss_ab", &c.b_gro),
+                (LinkDir::Ba, (b, a), c.queue_ba.as_ref().unwrap_or(&c.queue), &c.loss_ba, "loss_ba", &c.a_gro),
             ] {
                 loss.validate().map_err(|(f, r)| ScenarioError::new(format!("{}.{suffix}.{f}", l.path), r))?;
                 let qkey = match (dir, &c.queue_ab, &c.queue_ba) {
@@ -167,7 +172,8 @@ impl Scenario {
                         Some(self.output.queue_sample),
                     )
                     .with_flow_samples(q.flow_sample())
-                    .with_ecn(q.ecn()),
+                    .with_ecn(q.ecn())
+                    .with_gro(gro.clone()),
                 );
                 adj[from as usize].push((id, to));
             }

@@ -135,6 +135,16 @@ pub struct LinkConfig {
     /// 64–256 (see `crate::queue::ring`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tx_ring: Option<u32>,
+    /// GRO on node A's receiving interface on this link (default none: every packet is handed
+    /// to A as it arrives), e.g. `a_gro = { poll = "50us" }`: the interface is polled at most
+    /// once per `poll`, and each poll merges consecutive in-order TCP segments of a connection
+    /// into one packet of up to `max_bytes`, which A routes and queues as one packet and sends
+    /// on as its segments (see `crate::link::gro`, `docs/models/gro.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a_gro: Option<crate::link::gro::GroConfig>,
+    /// GRO on node B's receiving interface on this link (see `a_gro`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b_gro: Option<crate::link::gro::GroConfig>,
     /// An interface address of node A on this link (dotted quad, default none): packets sent
     /// to it reach A through this link, and packets A sends from it leave on this link. Every
     /// node also has its primary address (see `crate::node`).

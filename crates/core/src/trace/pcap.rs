@@ -353,6 +353,7 @@ pub(crate) mod tests {
             path: 0,
             ip: IpHdr::default(),
             l4: L4::Tcp(h),
+            gro: None,
         }
     }
 

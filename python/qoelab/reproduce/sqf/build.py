@@ -72,7 +72,7 @@ def plan(quick: bool) -> Plan:
 
 #: The disciplines with per-flow queues, which take a tie rule (``ties``).
 TIED = ("drr", "sqf", "pfq", "fq_codel")
-DEFAULTS = {"ties": "neutral", "delayed_ack": True, "nic_ring": "none"}
+DEFAULTS = {"ties": "neutral", "delayed_ack": True, "nic_ring": "none", "router_gro": False}
 
 
 def _queue(kind: str, setting: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -121,7 +121,8 @@ def _base(d: Draws, duration: str, setting: dict[str, Any] | None = None) -> Sce
     """The testbed with repetition ``d``'s draws: MPEG-2 video and Layer II audio, Linux TCP,
     under ``setting`` (the choices: ``ties = "key_video_first"`` declares the video server's
     link first, which gives it the lower node id and address, so the lower flow key, and breaks
-    ties by key; ``delayed_ack``; ``nic_ring``, the access card's transmit ring in descriptors)."""
+    ties by key; ``delayed_ack``; ``nic_ring``, the access card's transmit ring in descriptors;
+    ``router_gro``, GRO on the router's three receiving interfaces)."""
     s = setting or DEFAULTS
     sc = Scenario.load(paths.root() / "scenarios" / "sqf" / "testbed.toml")
     sc.set("links[2].queue_ab", _queue("sqf", s))
@@ -139,6 +140,9 @@ def _base(d: Draws, duration: str, setting: dict[str, Any] | None = None) -> Sce
     ring = s.get("nic_ring", "none")
     if isinstance(ring, int):
         sc.set("links[2].tx_ring", ring)  # the access line's card, both directions
+    if s.get("router_gro", False):
+        for key in ("links[0].b_gro", "links[1].b_gro", "links[2].a_gro"):  # the router's cards
+            sc.set(key, {})
     return sc
 
 

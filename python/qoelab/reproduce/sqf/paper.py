@@ -87,8 +87,11 @@ CHOICES = (
            "discipline, so the discipline is the only buffer; a 2011 driver also had a transmit ring below it, filled "
            "as soon as a descriptor was free (r8169: 64 descriptors, e1000: 256; no byte queue limits before Linux 3.3), "
            "in which packets are FIFO whatever the discipline (crates/core/src/queue/ring.rs)"),
-    Choice("router_gro", False, (), "the router receives MTU-sized TCP segments",
-           {True: "GRO on the router's receive side is not modelled yet (issue 36)"}),
+    Choice("router_gro", False, (True,),
+           "the paper's router queues \"MTU sized packets\"; its 2011 Linux drivers also merged a poll's in-order "
+           "TCP segments (GRO) into one packet for the qdisc, segmented again on the way out. The alternative turns "
+           "GRO on at the router's three interfaces with e1000's 50-us interrupt throttle "
+           "(crates/core/src/link/gro.rs, docs/models/gro.md)"),
 )
 
 PAPER_SHARE = PaperValues("paper Table I", ("discipline", "n"),

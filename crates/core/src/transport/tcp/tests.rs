@@ -211,6 +211,7 @@ impl Harness {
                 path: 0,
                 ip: IpHdr { ecn, ..Default::default() },
                 l4: o.l4,
+                gro: None,
             });
             self.seq_in_flow[k] += 1;
             if o.dir == Dir::Fwd && (self.mark_data)(now, self.n_data, &h) {
@@ -387,6 +388,7 @@ impl Harness {
             path: 0,
             ip: IpHdr::default(),
             l4: L4::Tcp(h),
+            gro: None,
         };
         self.ctx(1, |_, r, cx| r.on_packet(&p, cx));
     }
