@@ -511,7 +511,7 @@ mod tests {
         let m = MSS as u64;
         let mut other_ts = full(1, 1);
         if let L4::Tcp(t) = &mut other_ts.l4 {
-            t.ts_val += 1;
+            t.ts_val += TS_TICK_US; // the next tick of the sender's clock
         }
         let mut ce = full(1, 1);
         ce.ip.ecn = crate::packet::Ecn::Ce;
