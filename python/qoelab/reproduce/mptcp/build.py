@@ -139,7 +139,9 @@ def build_scenario(reading: str, config: str, transport: str, coupled: str = "un
         f.pop("dst_addr", None)
         f["transport"] = {**MPTCP, "scheduler": scheduler, "coupled": coupled}
         if rcv_buf == "fixed":
-            f["transport"]["tcp"] = {**MPTCP["tcp"], "rcv_autotune": False, "rcv_buf": "4MiB"}
+            tcp = MPTCP["tcp"]
+            assert isinstance(tcp, dict)
+            f["transport"]["tcp"] = {**tcp, "rcv_autotune": False, "rcv_buf": "4MiB"}
         f["subflows"] = [{"src_addr": s, "dst_addr": t} for s, t in subflow_pairs(subflows)]
         if subflows == "full_mesh":
             d["name"] += "-full-mesh"
