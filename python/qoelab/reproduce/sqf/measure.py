@@ -21,6 +21,41 @@ def _flows(d: Path) -> dict[str, dict[str, Any]]:
     return {r["flow"]: r for r in t}
 
 
+def _duration(d: Path) -> float:
+    return float(json.loads((d / "summary.json").read_text())["duration_s"])
+
+
+def backlog_matrix(t_s: Any, flow: Any, nbytes: Any) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """SQF's per-flow backlog samples (``flow_queues`` rows ``t_s, flow, bytes``: one per active
+    flow and instant, an empty flow name for an instant with nothing queued) as ``(instants,
+    names, bytes)``: the sampling instants, the flows' names sorted, and ``bytes[k, j]`` flow
+    ``names[k]``'s backlog at ``instants[j]`` (0 where it had nothing queued). Columnar: a 600-s
+    run holds ~10^6 samples (a per-row loop took minutes)."""
+    t = np.asarray(t_s, dtype=float)
+    by = np.asarray(nbytes, dtype=float)
+    instants, inv = np.unique(t, return_inverse=True)
+    labels, code = np.unique(np.asarray(flow, dtype=object).astype(str), return_inverse=True)
+    names = [str(f) for f in labels if f]
+    m = np.zeros((len(names), instants.size))
+    for k, f in enumerate(labels):
+        if f:
+            sel = code == k
+            m[names.index(str(f)), inv[sel]] = by[sel]
+    return instants, names, m
+
+
+def read_backlogs(d: Path, link: str | None = None) -> tuple[np.ndarray, list[str], np.ndarray, np.ndarray]:
+    """A run folder's ``flow_queues.parquet`` (of ``link`` only, if given) as
+    :func:`backlog_matrix` plus ``dt``: the time from each instant to the next (the last one to
+    the run's end)."""
+    fq = pq.read_table(d / "flow_queues.parquet", columns=["link", "t_s", "flow", "bytes"])
+    if link is not None:
+        fq = fq.filter(fq.column("link").to_numpy(zero_copy_only=False) == link)
+    instants, names, m = backlog_matrix(fq.column("t_s").to_numpy(), fq.column("flow").to_pylist(),
+                                        fq.column("bytes").to_numpy())
+    return instants, names, m, np.diff(np.append(instants, max(_duration(d), instants[-1] if instants.size else 0.0)))
+
+
 #: The per-repetition metrics of a testbed run, aggregated with 95 % intervals.
 METRICS = ("video_loss", "audio_loss", "video_jitter_ms", "audio_jitter_ms", "video_mbps", "data_share_mbps", "jain")
 
@@ -74,25 +109,10 @@ def _model_metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
 
     n = int(c["n"])
     lam_mbps = float(c["peak_rate_mbps"])
-    # Columnar throughout: a 600-s run holds ~10^6 samples (a per-row loop took minutes).
-    fq = pq.read_table(d / "flow_queues.parquet", columns=["t_s", "flow", "bytes"])
-    t = fq.column("t_s").to_numpy()
-    codes = fq.column("flow").combine_chunks().dictionary_encode()
-    labels = [str(x) for x in codes.dictionary.to_pylist()]
-    code = codes.indices.to_numpy(zero_copy_only=False)
-    by = fq.column("bytes").to_numpy().astype(float)
-    instants, inv = np.unique(t, return_inverse=True)
-    names = sorted(f for f in labels if f and f != "video")
-    video = np.zeros(instants.size)
-    others = np.zeros((len(names), instants.size))
-    for k, f in enumerate(labels):
-        m = code == k
-        if f == "video":
-            video[inv[m]] = by[m]
-        elif f:
-            others[names.index(f), inv[m]] = by[m]
-    duration = float(json.loads((d / "summary.json").read_text())["duration_s"])
-    dt = np.diff(np.append(instants, duration))
+    instants, names, m, dt = read_backlogs(d)
+    video = m[names.index("video")] if "video" in names else np.zeros(instants.size)
+    others = m[[k for k, f in enumerate(names) if f != "video"]]
+    duration = _duration(d)
     # The TCP flows start 50 ms apart (model-check.toml): count from the last start on.
     t_start = 0.05 * (n - 1)
     keep = instants >= t_start

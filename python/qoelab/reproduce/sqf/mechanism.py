@@ -29,13 +29,14 @@ quotes its table (``mechanism.csv``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import pyarrow.parquet as pq
+
+from qoelab.reproduce.sqf.measure import _duration, _flows, backlog_matrix, read_backlogs
 
 #: The access line: the port whose discipline is under test.
 LINK = "router->client"
@@ -79,15 +80,7 @@ class Backlogs:
 def backlogs(t_s: np.ndarray, flow: list[str], nbytes: np.ndarray, duration_s: float) -> Backlogs:
     """The ``flow_queues`` rows (``t_s, flow, bytes``, one row per active flow and instant, an
     empty flow name for an instant with nothing queued) as a :class:`Backlogs`."""
-    t_s = np.asarray(t_s, dtype=float)
-    nbytes = np.asarray(nbytes, dtype=float)
-    instants, inv = np.unique(t_s, return_inverse=True)
-    names = sorted({f for f in flow if f})
-    idx = {f: k for k, f in enumerate(names)}
-    m = np.zeros((len(names), instants.size))
-    for j, f, b in zip(inv, flow, nbytes):
-        if f:
-            m[idx[f], j] = b
+    instants, names, m = backlog_matrix(t_s, flow, nbytes)
     dt = np.diff(np.append(instants, max(duration_s, instants[-1] if instants.size else 0.0)))
     return Backlogs(instants, names, m, dt)
 
@@ -261,13 +254,11 @@ def _probe(d: Path, kind: str, columns: list[str]) -> dict[str, list[Any]]:
 
 def mechanism_metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
     """A finished mechanism run (folder ``d``) → one row of :data:`METRICS`."""
-    duration = float(json.loads((d / "summary.json").read_text())["duration_s"])
-    fl = {r["flow"]: r for r in pq.read_table(d / "flows.parquet").to_pylist()}
+    duration = _duration(d)
+    fl = _flows(d)
     video = "video"
     names = sorted((f for f in fl if f not in ("video", "audio")), key=lambda f: (len(f), f))
-    fq = pq.read_table(d / "flow_queues.parquet", columns=["link", "t_s", "flow", "bytes"])
-    fq = fq.filter(fq.column("link").to_numpy(zero_copy_only=False) == LINK)
-    b = backlogs(fq.column("t_s").to_numpy(), fq.column("flow").to_pylist(), fq.column("bytes").to_numpy(), duration)
+    b = Backlogs(*read_backlogs(d, LINK))
     row: dict[str, float] = {"video_loss": float(fl[video]["loss_ratio"])}
     pkt = MODEL_PKT_BYTES if c.get("setup") == "model" else PKT_BYTES
     row.update({k: v for k, v in queue_ranks(b, pkt_bytes=pkt).items() if k != "samples"})

@@ -31,7 +31,6 @@ backlog samples; eq. (2) at 6 Mbit/s gives p(10 min) = 0.453 (``docs/models/sqf-
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -39,13 +38,13 @@ from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from qoelab import paths
 from qoelab.experiment import Estimate, Finding, Label, below, above
 from qoelab.experiment import core
 from qoelab.experiment.core import Experiment
 from qoelab.experiment.stats import mean_ci
+from qoelab.reproduce.sqf.measure import _duration, _flows, _model_metrics, read_backlogs
 from qoelab.reproduce.sqf.paper import BUFFER, NEGLIGIBLE, TCP, TRACE_S, VIDEO_TRACE
 from qoelab.scenario import Scenario
 
@@ -229,14 +228,6 @@ def _ivb(p: RegimePlan, setting: dict[str, Any], tb: Testbed) -> Callable[[dict[
 # Metrics
 # --------------------------------------------------------------------------------------------
 
-def _flows(d: Path) -> dict[str, dict[str, Any]]:
-    return {r["flow"]: r for r in pq.read_table(d / "flows.parquet").to_pylist()}
-
-
-def _duration(d: Path) -> float:
-    return float(json.loads((d / "summary.json").read_text())["duration_s"])
-
-
 #: The per-repetition metrics of a regime cell (NaN where a column does not apply).
 REGIME_METRICS = ("offered_mbps", "fair_mbps", "offered_over_fair", "video_loss", "video_delay_ms", "video_delay_p99_ms",
                   "audio_loss", "audio_over_fair", "x_ge_b", "first_x_ge_b_s", "sqf_test_true", "first_lost_priority_s",
@@ -245,7 +236,6 @@ REGIME_METRICS = ("offered_mbps", "fair_mbps", "offered_over_fair", "video_loss"
 
 def _regime_metrics(d: Path, c: dict[str, Any]) -> dict[str, float]:
     from qoelab.models import sqf_analytic as sa
-    from qoelab.reproduce.sqf.measure import _model_metrics
 
     fl = _flows(d)
     v = fl["video"]
@@ -282,11 +272,8 @@ IVB_METRICS = ("video_loss", "video_loss_max", "video_delay_ms", "x_ge_b", "firs
 def _backlogs(d: Path) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
     """The SQF port's per-flow backlog samples as (instants, flow → bytes per instant, dt); a
     flow absent at an instant has no backlog there."""
-    fq = pq.read_table(d / "flow_queues.parquet", columns=["t_s", "flow", "bytes"]).to_pandas()
-    wide = fq[fq["flow"] != ""].pivot_table(index="t_s", columns="flow", values="bytes", aggfunc="sum", fill_value=0)
-    instants = wide.index.to_numpy(dtype=float)
-    out = {str(f): wide[f].to_numpy(dtype=float) for f in wide.columns}
-    return instants, out, np.diff(np.append(instants, _duration(d)))
+    instants, names, m, dt = read_backlogs(d)
+    return instants, dict(zip(names, m)), dt
 
 
 def _first(t: np.ndarray, mask: np.ndarray) -> float:
