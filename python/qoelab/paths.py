@@ -20,9 +20,12 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import TYPE_CHECKING, BinaryIO, Callable
 
 from qoelab.errors import QoelabError
+
+if TYPE_CHECKING:
+    import pyarrow
 
 
 #: The copies a wheel carries (absent in a checkout: the build script makes them).
@@ -127,6 +130,32 @@ def read_file(path: str | os.PathLike[str], what: str, limit: int, error: ErrorT
     if len(data) > limit:  # grew since fstat
         raise error(os.fspath(path), f"{what} is more than the {limit} bytes allowed")
     return data
+
+
+def arrow_source(fh: BinaryIO) -> "pyarrow.BufferReader":
+    """The whole of the open file ``fh`` as an in-memory reader whose bytes Arrow owns, to hand
+    to ``pyarrow.parquet`` / ``pyarrow.csv`` in place of the Python file object.
+
+    Given a Python file, Arrow wraps it in a ``PyReadableFile`` that its dataset fragments keep;
+    a thread-pool worker may drop the last reference while the interpreter is exiting, and the
+    destructor's ``PyGILState_Ensure`` then ends the thread inside a ``noexcept`` destructor:
+    ``terminate called without an active exception``, SIGABRT after the work is done (seen on
+    an exit-2 error path; apache/arrow#34314). A copy in an Arrow-allocated buffer holds no
+    Python object, so nothing of ours outlives the call. The copy is one read of the file's
+    ``fstat`` size (the readers would hold the whole table in memory too)."""
+    import pyarrow as pa
+
+    size = os.fstat(fh.fileno()).st_size
+    buf = pa.allocate_buffer(size)
+    view = memoryview(buf)
+    got = 0
+    while got < size:
+        n = fh.readinto(view[got:])  # type: ignore[attr-defined]  # os.fdopen(..., "rb") has it
+        if not n:  # shrank since fstat
+            break
+        got += n
+    view.release()
+    return pa.BufferReader(buf.slice(0, got) if got < size else buf)
 
 
 def read_text(path: str | os.PathLike[str], what: str, limit: int, error: ErrorType = InputFileError,

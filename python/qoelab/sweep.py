@@ -46,6 +46,7 @@ from qoelab import claims, outdir
 from qoelab.claims import Claims, Heartbeat
 from qoelab.errors import NativeScenarioError, QoelabError
 from qoelab.executors import Dask, Executor, ExecutorSpec, WorkerDied, resolve_jobs, shard_of
+from qoelab.paths import arrow_source
 from qoelab.scenario import Scenario, parse_value
 
 
@@ -307,7 +308,7 @@ def damage(run_dir: Path) -> str | None:
         return None
     try:
         with _open_run_file(run_dir, "flows.parquet") as fh:
-            pq.read_metadata(fh)
+            pq.read_metadata(arrow_source(fh))
         json.loads(_read_run_file(run_dir, "summary.json"))
         json.loads(_read_run_file(run_dir, "cell.json"))
     except (OSError, ValueError, pa.ArrowException) as e:
@@ -720,7 +721,7 @@ def collect(out_dir: Path, all_cells: list[Cell]) -> None:
         if not is_done(d):
             continue
         with _open_run_file(d, "flows.parquet") as fh:
-            t = pq.read_table(fh)
+            t = pq.read_table(arrow_source(fh))
         key = tuple((k, str(v)) for k, v in c.params)
         # compared as IPC bytes: Table.equals() says NaN != NaN (goodput of a UDP flow)
         ipc = _ipc_bytes(t.replace_schema_metadata(None))  # the metadata names each run's seed

@@ -67,7 +67,7 @@ def plot_folder(folder: Path, path: "Path | IO[bytes]") -> "Path | IO[bytes]":
 
     from qoelab.errors import QoelabError
 
-    from qoelab.paths import open_inside
+    from qoelab.paths import arrow_source, open_inside
 
     tables = {}
     for name in PLOT_TABLES:
@@ -77,7 +77,7 @@ def plot_folder(folder: Path, path: "Path | IO[bytes]") -> "Path | IO[bytes]":
         # Regular files of the folder only, never through a symlink planted in it.
         with open_inside(folder, f.name, "table") as fh:
             try:
-                tables[name] = pq.read_table(fh)
+                tables[name] = pq.read_table(arrow_source(fh))
             except Exception as e:  # a damaged or foreign file: pyarrow raises several kinds
                 raise QoelabError(f"{f}: not a readable Parquet table: {e}") from None
     title = ""

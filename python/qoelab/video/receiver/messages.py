@@ -55,7 +55,7 @@ LATE_POLICIES = ("discard", "decode")
 def _table(src: str | os.PathLike[str] | pa.Table, path: str) -> pa.Table:
     if isinstance(src, pa.Table):
         return src
-    from qoelab.paths import open_regular
+    from qoelab.paths import arrow_source, open_regular
 
     p = Path(src)
     if not os.path.lexists(p):
@@ -65,10 +65,10 @@ def _table(src: str | os.PathLike[str] | pa.Table, path: str) -> pa.Table:
             if p.suffix.lower() == ".csv":
                 import pyarrow.csv as pcsv
 
-                return pcsv.read_csv(fh)
+                return pcsv.read_csv(arrow_source(fh))
             import pyarrow.parquet as pq
 
-            return pq.read_table(fh)
+            return pq.read_table(arrow_source(fh))
         except (pa.ArrowException, OSError) as exc:
             raise VideoInputError(path, f"cannot read messages table: {exc}") from None
 

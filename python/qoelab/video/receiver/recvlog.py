@@ -57,7 +57,7 @@ class ReceiveLog:
 
 
 def _read_table(p: Path) -> pa.Table:
-    from qoelab.paths import open_regular
+    from qoelab.paths import arrow_source, open_regular
 
     if not os.path.lexists(p):
         raise VideoInputError(p, "no such receive log")
@@ -70,12 +70,13 @@ def _read_table(p: Path) -> pa.Table:
                 types = {c: pa.int64() for c in LOG_COLUMNS if c != "flow"}
                 types["flow"] = pa.string()
                 types["seq"] = pa.uint64()
-                src = pa.CompressedInputStream(fh, "gzip") if p.name.lower().endswith(".gz") else fh
+                raw = arrow_source(fh)
+                src = pa.CompressedInputStream(raw, "gzip") if p.name.lower().endswith(".gz") else raw
                 return pcsv.read_csv(src, convert_options=pcsv.ConvertOptions(column_types=types,
                                                                               null_values=["", "null", "NULL", "NA"]))
             import pyarrow.parquet as pq
 
-            return pq.read_table(fh)
+            return pq.read_table(arrow_source(fh))
         except (pa.ArrowException, OSError) as exc:
             raise VideoInputError(p, f"cannot read receive log: {exc}") from None
 
