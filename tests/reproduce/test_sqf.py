@@ -59,6 +59,29 @@ def test_report_folder(report: Path):
     assert {int(r["rep"]) for r in reps} == set(range(p.reps))
 
 
+def test_reps_reaches_every_grid_and_the_full_default_is_ten():
+    """`--reps R` sets the repetitions of every experiment, the paper's regime and Sec. IV-B
+    included (they once kept their own count); without it a full run repeats each cell 10 times
+    (issue 36: a committed full run needs at least 10) and a quick one twice."""
+    assert sqf.plan(False).reps == 10 and sqf.plan(True).reps == 2
+    for quick in (True, False):
+        for only in (False, True):
+            E = sqf.experiments(sqf.plan(quick, 3), findings_only=only)
+            assert {"testbed", "jitter", "regime", "ivb"} <= set(E)
+            # the what-if tables are one run per cell by design (exploration, never a finding)
+            assert {e.reps for k, e in E.items() if not k.startswith("whatif")} == {3}, {k: e.reps for k, e in E.items()}
+
+
+def test_the_cli_takes_reps_and_refuses_a_bad_count(tmp_path):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "qoelab.cli", "reproduce", "sqf", "--reps", "0", "-o", str(tmp_path / "o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "--reps" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
 def test_regime_cells_are_below_the_fair_share_and_in_the_report(report: Path):
     """The quick report's regime cells (issue 36 item 2): every run's measured offered rate is
     below C/(n+1), every source, discipline, n and fraction of the plan ran every repetition,
@@ -309,19 +332,29 @@ def test_committed_findings_are_computed_from_the_committed_repetitions(sub: str
 
 
 def test_the_committed_full_report_is_a_full_run():
-    """expected/full/ is the full reproduction: 5 repetitions of 10 min on every n of Fig. 6."""
+    """expected/full/ is the full reproduction: every n of Fig. 6, 10-min runs, each cell
+    repeated the number of times its report states: the plan's default for a run from one
+    clean commit, 5 for the legacy record committed before the default became 10."""
+    import re
+
     from qoelab import paths
 
     full = paths.root() / "scenarios" / "sqf" / "expected" / "full"
     md = (full / "report.md").read_text()
     p = sqf.plan(quick=False)
-    # Legacy: its code versions were not recorded; the report and PROVENANCE.md say so.
-    assert md.startswith(sqf.LEGACY_BANNER + "# SQF reproduction") and f"Mode: full; {p.reps} repetitions per cell" in md
-    assert "were not recorded" in (full / "PROVENANCE.md").read_text()
+    m = re.search(r"Mode: full; (\d+) repetitions per cell", md)
+    assert m, "the full report states its repetitions"
+    n_reps = int(m.group(1))
+    if md.startswith(sqf.LEGACY_BANNER):
+        # Legacy: its code versions were not recorded; the report and PROVENANCE.md say so.
+        assert md.startswith(sqf.LEGACY_BANNER + "# SQF reproduction") and n_reps == 5
+        assert "were not recorded" in (full / "PROVENANCE.md").read_text()
+    else:
+        assert n_reps == p.reps
     reps = _rows(full / "testbed_reps.csv")
     assert {int(r["n"]) for r in reps} == set(p.n_values)
-    assert {int(r["rep"]) for r in reps} == set(range(p.reps))
-    assert len(reps) == len(sqf.MODES) * len(sqf.DISCIPLINES) * len(p.n_values) * p.reps
+    assert {int(r["rep"]) for r in reps} == set(range(n_reps))
+    assert len(reps) == len(sqf.MODES) * len(sqf.DISCIPLINES) * len(p.n_values) * n_reps
 
 
 def test_the_ties_choice_is_neutral_by_default_and_declares_the_key_orders():

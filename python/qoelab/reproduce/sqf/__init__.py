@@ -88,12 +88,13 @@ __all__ = ["BUFFER", "CHOICES", "DISCIPLINES", "Draws", "LABEL", "LEGACY_BANNER"
 
 
 def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity: bool = False,
-        progress: Callable[[int, int], None] | None = None, executor: Any = None) -> dict[str, Any]:
+        progress: Callable[[int, int], None] | None = None, executor: Any = None,
+        reps: int | None = None) -> dict[str, Any]:
     """Runs (or resumes) every grid (and, with ``sensitivity``, the testbed and Fig. 8 grids under
     each declared alternative, into ``out/sensitivity/``) and writes the report folder ``out``.
     Returns a summary. ``progress(done, total)`` is called as runs finish (total over the whole
-    reproduction)."""
-    p = plan(quick)
+    reproduction). ``reps`` overrides the repetitions of every grid (default: :func:`plan`'s)."""
+    p = plan(quick, reps)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -113,8 +114,9 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity
         regime_F = [f for f in res.findings if f.group == "regime"]
         RT = regime.write(out, res.main.rows_of("regime"), res.main.rows_of("ivb"))
         _findings_csv(out, {**all_findings, "regime": regime_F})
-        regime_md = regime.section_md(regime.regime_plan(quick), RT, regime_F)
-    command = f"qoelab reproduce sqf{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}"
+        regime_md = regime.section_md(regime.regime_plan(quick, p.reps), RT, regime_F)
+    command = (f"qoelab reproduce sqf{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}"
+               + (f" --reps {reps}" if reps is not None else ""))
     prov = provenance.of(runner.versions(res.sets), command=command)
     md = report_md(p, quick, t_sim, T, ana, reading) + regime_md + [provenance_md(prov)]
     (out / "report.md").write_text("\n".join(md) + "\n")
@@ -162,4 +164,6 @@ def register(subparsers) -> argparse.ArgumentParser:
 
     return add_paper_command(
         subparsers, "sqf", "Bonald, Muscariello, Ostallo: Self-Prioritization of Audio and Video Traffic (ICC 2011)", run,
-        quick_help="short runs and a coarse grid (CI)")
+        quick_help="short runs and a coarse grid (CI)",
+        reps_help="repetitions per cell of every grid (default 2 with --quick, else 10: the evidence a committed "
+                  "full run needs; the paper ran each point once)")

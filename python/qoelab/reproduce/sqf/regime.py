@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
 
@@ -82,7 +82,13 @@ class RegimePlan:
     ivb_duration: str
 
 
-def regime_plan(quick: bool) -> RegimePlan:
+def regime_plan(quick: bool, reps: int | None = None) -> RegimePlan:
+    """The regime's grids; ``reps`` (the testbed plan's, ``--reps``) overrides the repetitions."""
+    p = _regime_plan(quick)
+    return p if reps is None else replace(p, reps=reps)
+
+
+def _regime_plan(quick: bool) -> RegimePlan:
     if quick:
         return RegimePlan(reps=2, duration="20s", n_values=(5,), fractions=(0.5, 0.9), sources=("poisson", "cbr"),
                           ivb_duration="20s")
@@ -565,8 +571,9 @@ def variant_plan(p: RegimePlan) -> RegimePlan:
                       sources=p.sources, ivb_duration=p.ivb_duration)
 
 
-def experiments(quick: bool, setting: dict[str, Any], tb: Testbed, findings_only: bool = False) -> dict[str, Experiment]:
+def experiments(quick: bool, setting: dict[str, Any], tb: Testbed, findings_only: bool = False,
+                reps: int | None = None) -> dict[str, Experiment]:
     """The regime's two experiments (``findings_only``: on the variants' grid)."""
-    p = regime_plan(quick)
+    p = regime_plan(quick, reps)
     return {"regime": regime_experiment(variant_plan(p) if findings_only else p, setting, tb),
             "ivb": ivb_experiment(p, setting, tb)}
