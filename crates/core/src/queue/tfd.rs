@@ -19,8 +19,9 @@
 //! rate and best effort by the unreserved rest of the link, `C − Σ r`:
 //! a packet of class i arriving to the scheduler gets the finish tag
 //! `F = max(F_prev(i), v) + L / r_i`, where `v` is the tag of the packet last chosen for
-//! service; the smallest tag is served next; `v` and the tags restart at 0 when the port goes
-//! idle. SCFQ is work-conserving, so bandwidth a reserved flow does not use goes to best effort
+//! service; the smallest tag is served next, equal tags in arrival order (a reserved flow
+//! before best effort; never by 5-tuple, so no flow gains by its addresses or ports); `v` and
+//! the tags restart at 0 when the port goes idle. SCFQ is work-conserving, so bandwidth a reserved flow does not use goes to best effort
 //! (and to other backlogged flows) in proportion to the weights; and since Σ weights = C, a
 //! backlogged reserved flow receives at least its rate, within SCFQ's latency term (one maximum
 //! packet per backlogged class).
@@ -31,7 +32,7 @@
 //! VirtualClock (Zhang 1990) used for eligibility: packet k of a flow with rate r becomes
 //! eligible at `S_k = max(a_k, F_{k−1})`, `F_k = S_k + L_k / r` (real time, arrival-based, so a
 //! flow idle for a while earns no credit, and a packet served late does not delay the next
-//! one's slot). Eligible packets go in order of `S` (ties by 5-tuple), before best effort; best
+//! one's slot). Eligible packets go in order of `S` (ties by arrival), before best effort; best
 //! effort (one FIFO) gets the link whenever no reserved packet is eligible. So each reservation
 //! is served at exactly its rate, never faster, whatever is idle, and unused reservation is
 //! never given to another reservation. With `lend_idle = true` best effort takes everything the
@@ -262,8 +263,9 @@ pub struct TfdStats {
 
 /// Class id of best effort in the scheduling heap.
 const BE: u32 = u32::MAX;
-/// Best effort's tie-break key: on equal tags it sorts after every flow.
-const BE_KEY: FlowKey = FlowKey(u128::MAX);
+/// Best effort's tie-break rank: on equal tags it sorts after every reserved flow (a class
+/// rule: reserved traffic first; never a flow's key).
+const BE_RANK: u64 = u64::MAX;
 
 struct FlowSlot {
     /// The 5-tuple this slot holds state for.
@@ -272,7 +274,8 @@ struct FlowSlot {
     rate_bps: u64,
     expires: SimTime,
     in_expiry_heap: bool,
-    q: VecDeque<(u64, Packet)>,
+    /// Queued packets: (tag, arrival number, packet).
+    q: VecDeque<(u64, u64, Packet)>,
     bytes: u64,
     /// Bytes the last TFD option announced for the horizon (with headroom); 0 for RSVP.
     announced_bytes: u64,
@@ -326,9 +329,12 @@ pub struct Tfd {
     be_ready: SimTime,
     /// Sum of the reserved rates, bits/s.
     reserved_bps: u64,
-    /// One entry per backlogged class: (finish tag of its head packet, class).
-    /// Equal tags break by the flows' 5-tuples (header fields, not arrival or slot order).
-    sched: BinaryHeap<Reverse<(u64, FlowKey, u32)>>,
+    /// One entry per backlogged class: (tag of its head packet, rank, class). Equal tags break
+    /// by the rank: the head packet's arrival number for a reserved flow (the packet that came
+    /// first goes first: no flow gains by its 5-tuple or its slot), [`BE_RANK`] for best effort.
+    sched: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Packets offered to a reserved flow's queue so far: the next one's arrival number.
+    arrivals: u64,
     /// At most one entry per reserved flow: (expiry it had when pushed, slot).
     expiry: BinaryHeap<Reverse<(SimTime, u32)>>,
     /// SCFQ system virtual time: the tag of the packet last chosen for service.
@@ -355,6 +361,7 @@ impl Tfd {
             be_ready: SimTime::ZERO,
             reserved_bps: 0,
             sched: BinaryHeap::new(),
+            arrivals: 0,
             expiry: BinaryHeap::new(),
             v: 0,
             epoch: 0,
@@ -504,13 +511,13 @@ impl Tfd {
     }
 
     /// `reserved_rate`: the eligible reserved packet of earliest eligibility time (ties by
-    /// 5-tuple), else best effort if it may go (always with `lend_idle`; otherwise once its
+    /// arrival), else best effort if it may go (always with `lend_idle`; otherwise once its
     /// `C − Σ r` spacing allows), else nothing (the port wakes at `ready_at`).
     fn dequeue_reserved_rate(&mut self, now: SimTime) -> Option<Packet> {
         let pkt = match self.sched.peek() {
-            Some(&Reverse((start, tie, class))) if start <= now.0 => {
+            Some(&Reverse((start, _, class))) if start <= now.0 => {
                 self.sched.pop();
-                self.take_flow(class, tie).1
+                self.take_flow(class).1
             }
             _ if !self.be.is_empty() && (self.cfg.lend_idle || now >= self.be_ready) => self.take_be(now).1,
             _ => return None,
@@ -534,12 +541,12 @@ impl Tfd {
     }
 
     /// Takes the head packet of reserved flow `class` and files its next packet's tag.
-    fn take_flow(&mut self, class: u32, tie: FlowKey) -> (u64, Packet) {
+    fn take_flow(&mut self, class: u32) -> (u64, Packet) {
         let s = &mut self.flows[class as usize];
-        let (t, p) = s.q.pop_front().expect("a scheduled flow class has a packet");
+        let (t, _, p) = s.q.pop_front().expect("a scheduled flow class has a packet");
         s.bytes -= p.size_bytes as u64;
-        if let Some(&(next, _)) = s.q.front() {
-            self.sched.push(Reverse((next, tie, class)));
+        if let Some(&(next, arrival, _)) = s.q.front() {
+            self.sched.push(Reverse((next, arrival, class)));
         }
         (t, p)
     }
@@ -611,9 +618,11 @@ impl QueueDisc for Tfd {
             s.epoch = epoch;
             s.bytes += size as u64;
             let was_empty = s.q.is_empty();
-            s.q.push_back((f, pkt));
+            let arrival = self.arrivals;
+            self.arrivals += 1;
+            s.q.push_back((f, arrival, pkt));
             if was_empty {
-                self.sched.push(Reverse((f, key, flow)));
+                self.sched.push(Reverse((f, arrival, flow)));
             }
         } else {
             if Self::full(self.cfg.limit, self.be.len(), self.be_bytes, size) {
@@ -629,7 +638,7 @@ impl QueueDisc for Tfd {
                 self.be_last_finish = f;
                 self.be_epoch = epoch;
                 if self.be.is_empty() {
-                    self.sched.push(Reverse((f, BE_KEY, BE)));
+                    self.sched.push(Reverse((f, BE_RANK, BE)));
                 }
                 f
             };
@@ -660,11 +669,11 @@ impl QueueDisc for Tfd {
             let (t, p) = self.take_be(cx.now);
             debug_assert_eq!(t, tag);
             if let Some(&(next, _)) = self.be.front() {
-                self.sched.push(Reverse((next, BE_KEY, BE)));
+                self.sched.push(Reverse((next, BE_RANK, BE)));
             }
             p
         } else {
-            let (t, p) = self.take_flow(class, tie);
+            let (t, p) = self.take_flow(class);
             debug_assert_eq!(t, tag);
             p
         };
@@ -699,7 +708,7 @@ impl QueueDisc for Tfd {
     fn for_each_packet(&self, f: &mut dyn FnMut(&PacketData)) {
         self.be.iter().for_each(|(_, p)| f(p));
         for s in &self.flows {
-            s.q.iter().for_each(|(_, p)| f(p));
+            s.q.iter().for_each(|(_, _, p)| f(p));
         }
     }
 }
@@ -878,6 +887,27 @@ mod tests {
         );
         q.reserve(&Reservation::Remove { key: key(4) }, SimTime(10_001 * MS));
         assert_eq!(q.reserved_rate(key(4)), None);
+    }
+
+    #[test]
+    fn equal_tags_go_in_arrival_order_whatever_the_keys() {
+        // Two flows with equal reservations, one packet each at t = 0 of equal size: equal SCFQ
+        // finish tags and equal eligibility times. The packet that arrived first goes first,
+        // whichever flow's 5-tuple is smaller (it once went by 5-tuple: flow 1 always won).
+        for scheduler in [TfdScheduler::Scfq, TfdScheduler::ReservedRate] {
+            for (first, second) in [(1, 2), (2, 1)] {
+                let cfg = TfdConfig { scheduler, read_option: false, ..TfdConfig::default() };
+                let mut q = Tfd::new(cfg, Rate(1_000_000_000));
+                for k in [1, 2] {
+                    let r = Reservation::Install { key: key(k), rate_bps: 100_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) };
+                    q.reserve(&r, SimTime::ZERO);
+                }
+                assert!(enq(&mut q, pkt(first, 1500, 0), 0));
+                assert!(enq(&mut q, pkt(second, 1500, 0), 0));
+                let order: Vec<_> = (0..2).map(|_| deq(&mut q, 0).expect("eligible at 0").flow).collect();
+                assert_eq!(order, vec![first, second], "{scheduler:?}: arrival order, not key order");
+            }
+        }
     }
 
     #[test]
