@@ -23,7 +23,7 @@ def test_the_committed_full_report_has_evidence_and_sensitivity(paper: str):
     doc = load_report(folder / "report.json")
     assert check_report(doc, folder) == []
     assert doc["mode"] == "full" and doc["provenance"]["status"] == "clean"
-    assert doc["provenance"]["command"].endswith("--sensitivity"), doc["provenance"]["command"]
+    assert "--sensitivity" in doc["provenance"]["command"].split(), doc["provenance"]["command"]
     names = {c["name"] for c in doc["choices"] if c["alternatives"]}
     for f in doc["findings"]:
         assert not f["quick"], f["key"]
@@ -33,3 +33,13 @@ def test_the_committed_full_report_has_evidence_and_sensitivity(paper: str):
     assert any(f["sensitivity"]["under"] for f in doc["findings"])
     for work in FULL[paper]:
         assert not (folder / work).exists(), f"{folder}/{work}: a work file of the run is committed"
+
+
+def test_the_provenance_command_reruns_the_report():
+    """The command a report names is the one that reruns it: `--reps` is in it when a count was
+    given (a default count is the plan's, so the bare command already reruns it)."""
+    from qoelab.experiment import provenance
+
+    assert provenance.command("mptcp", quick=False, sensitivity=True, reps=10) == \
+        "qoelab reproduce mptcp --sensitivity --reps 10"
+    assert provenance.command("sqf", quick=True, sensitivity=False) == "qoelab reproduce sqf --quick"

@@ -47,6 +47,13 @@ def code_version() -> str | None:
         return None
 
 
+def command(paper: str, *, quick: bool, sensitivity: bool, reps: int | None = None) -> str:
+    """The ``qoelab reproduce`` command line that reruns a report, for its provenance: with
+    ``--reps`` when the run was given one (a default count is the plan's and needs none)."""
+    return (f"qoelab reproduce {paper}" + (" --quick" if quick else "") + (" --sensitivity" if sensitivity else "")
+            + (f" --reps {reps}" if reps is not None else ""))
+
+
 def of(versions: Iterable[str], writer: str | None = None, **extra: Any) -> dict[str, Any]:
     """A report's ``provenance``: ``runs_code`` (the versions its runs ran with, in first-use
     order), ``report_code`` (``writer``, default this checkout's :func:`code_version`) and the

@@ -50,7 +50,7 @@ from typing import Any, Callable
 from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Choice, Estimate, Finding, Label, Premise, above, below, mean_ci, summary_line, within
-from qoelab.experiment import core, runner
+from qoelab.experiment import core, provenance, runner
 from qoelab.experiment.choices import defaults
 from qoelab.experiment.figures import bars
 from qoelab.experiment.tables import Column, Figure, PaperValues, Table, findings_md, publish, write_repetitions
@@ -587,7 +587,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
             reading=reading(tabs, res.findings, setting), summary=summary, setup=_setup(grid, quick, setting),
             cost=runner.cost(out, res.sets), seeds=sorted({r["seed"] for r in rep_rows}), choices=CHOICES,
             versions=runner.versions(res.sets),
-            command=f"qoelab reproduce interactive{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}")
+            command=provenance.command("interactive", quick=quick, sensitivity=sensitivity, reps=reps))
     log(f"interactive: {summary_line(res.findings)}; wrote {out}/report.md")
     return {"findings": res.findings, "runs": len(rep_rows)}
 

@@ -41,7 +41,7 @@ from typing import Any, Callable
 from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, Premise, above, mean_ci, summary_line, within
-from qoelab.experiment import core, runner
+from qoelab.experiment import core, provenance, runner
 from qoelab.experiment.tables import publish, write_repetitions
 from qoelab.reproduce.mptcp.build import (FULL, METRICS, QUICK, TREATMENTS, Grid, _cell_id, build_scenario, cells,
                                           clip_s, experiment, mptcp_dash_refusal, run_metrics, segment_rates)
@@ -158,7 +158,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
             reading=reading(grid, tabs, found, mptcp), summary=summary, setup=_setup(grid, quick, refusal, setting),
             cost=runner.cost(out, res.sets), seeds=sorted({r["seed"] for r in rep_rows}), choices=CHOICES,
             versions=runner.versions(res.sets),
-            command=f"qoelab reproduce mptcp{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}")
+            command=provenance.command("mptcp", quick=quick, sensitivity=sensitivity, reps=reps))
     log(f"mptcp: {summary_line(found)}; wrote {out}/report.md")
     return {"findings": found, "runs": len(rep_rows), "mptcp": mptcp}
 

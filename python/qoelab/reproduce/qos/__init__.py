@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from qoelab.experiment import summary_line
-from qoelab.experiment import runner
+from qoelab.experiment import provenance, runner
 from qoelab.experiment.core import run_dir
 from qoelab.experiment.tables import publish, write_repetitions
 from qoelab.reproduce.qos.build import (CHOICES, CIF_TRACE, PLAYOUT_DELAY_S, disciplines, experiments, label,
@@ -106,7 +106,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
             findings=found, source="qoelab QoS study", figures=figs, reading=reading(tabs, found), summary=summary,
             setup=setup(p, main.setting), cost=runner.cost(out, res.sets), seeds=seeds, choices=CHOICES,
             versions=runner.versions(res.sets),
-            command=f"qoelab reproduce qos{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}")
+            command=provenance.command("qos", quick=quick, sensitivity=sensitivity, reps=reps))
     log(f"qos: {summary_line(found)}; wrote {out}/report.md")
     return {"findings": found, "tables": tabs, "plan": p}
 

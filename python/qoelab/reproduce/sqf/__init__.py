@@ -115,9 +115,8 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity
         RT = regime.write(out, res.main.rows_of("regime"), res.main.rows_of("ivb"))
         _findings_csv(out, {**all_findings, "regime": regime_F})
         regime_md = regime.section_md(regime.regime_plan(quick, p.reps), RT, regime_F)
-    command = (f"qoelab reproduce sqf{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}"
-               + (f" --reps {reps}" if reps is not None else ""))
-    prov = provenance.of(runner.versions(res.sets), command=command)
+    prov = provenance.of(runner.versions(res.sets),
+                         command=provenance.command("sqf", quick=quick, sensitivity=sensitivity, reps=reps))
     md = report_md(p, quick, t_sim, T, ana, reading) + regime_md + [provenance_md(prov)]
     (out / "report.md").write_text("\n".join(md) + "\n")
     report_json(out, paper="sqf", mode="quick" if p.quick else "full", title="SQF reproduction (BMO11, ICC 2011)",

@@ -36,7 +36,7 @@ from typing import Any, Callable
 from qoelab import paths
 from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, Part, above, below, mean_ci, summary_line, within
-from qoelab.experiment import core, runner
+from qoelab.experiment import core, provenance, runner
 from qoelab.experiment.tables import publish, write_repetitions
 from qoelab.reproduce.wimax.build import (EXAMPLE_CELL, FULL, METRICS, QUICK, TREATMENTS, Grid, Video, _cell_id,
                                           _packets, _psnr, build_scenario, cell_toml, cells, concealments_of, effective,
@@ -200,7 +200,7 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[in
             reading=reading(grid, tabs, found), summary=summary, setup=_setup(grid, quick, setting),
             cost=runner.cost(out, res.sets), seeds=sorted({r["seed"] for r in rep_rows}), choices=CHOICES,
             versions=runner.versions(res.sets),
-            command=f"qoelab reproduce wimax{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}")
+            command=provenance.command("wimax", quick=quick, sensitivity=sensitivity, reps=reps))
     log(f"wimax: {summary_line(found)}; wrote {out}/report.md")
     return {"findings": found, "runs": len(rep_rows)}
 
