@@ -20,7 +20,6 @@ LEGACY = {
     "scenarios/tfd/expected/rfc-40M-1000p": "14 code versions",
     "scenarios/tfd/expected/full-linux": "9 code versions, 4 with uncommitted changes",
     "scenarios/tfd/expected/full-linux/linux-62M-1000p": "9 code versions, 4 with uncommitted changes",
-    "scenarios/sqf/expected/full": "were not recorded",
 }
 
 

@@ -14,6 +14,7 @@ from qoelab.experiment.report import check_report, load_report
 #: Papers whose full run with --sensitivity is committed, and the work files it must not carry.
 FULL = {"interactive": ("runs", "sensitivity", "frozen_psnr.npz", "stages.json"),
         "mptcp": ("runs", "sensitivity", "stages.json"),
+        "sqf": ("runs", "sensitivity", "stages.json"),
         "wimax": ("runs", "sensitivity", "video", "stages.json")}
 
 

@@ -78,13 +78,13 @@ from qoelab.reproduce.sqf.measure import METRICS
 from qoelab.reproduce.sqf.paper import (BUFFER, CHOICES, DISCIPLINES, LABEL, MODES, PAPER_JAIN, PAPER_SHARE,
                                         PAPER_TABLE1, SENS_SOURCES, SENS_TCP, SMOOTH_PEAK, START_SPREAD_S, TABLE1_N,
                                         TRACE_S)
-from qoelab.reproduce.sqf.report import LEGACY_BANNER, MODEL_CHECK_WHY, _findings_csv, refresh_legacy, report_md, write
+from qoelab.reproduce.sqf.report import MODEL_CHECK_WHY, _findings_csv, report_md, write
 from qoelab.reproduce.sqf import regime
 
-__all__ = ["BUFFER", "CHOICES", "DISCIPLINES", "Draws", "LABEL", "LEGACY_BANNER", "METRICS", "MODEL_CHECK_WHY", "MODES",
+__all__ = ["BUFFER", "CHOICES", "DISCIPLINES", "Draws", "LABEL", "METRICS", "MODEL_CHECK_WHY", "MODES",
            "PAPER_JAIN", "PAPER_SHARE", "PAPER_TABLE1", "Plan", "SENS_SOURCES", "SENS_TCP", "SMOOTH_PEAK",
            "START_SPREAD_S", "TABLE1_N", "TRACE_S", "WHY", "draws", "experiments", "findings", "findings_from_folder",
-           "plan", "refresh_legacy", "register", "run", "size", "summary_count", "video_app"]
+           "plan", "register", "run", "size", "summary_count", "video_app"]
 
 
 def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity: bool = False,

@@ -1,6 +1,6 @@
 """The SQF reproduction's report: its tables (long ones for CSV and ``report.json``, wide views
 for ``report.md``), figures, the reading generated from the tables, ``report.md``, the
-Fig. 3/4 analytics, and the refresh of a legacy committed folder."""
+Fig. 3/4 analytics."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from typing import Any, Callable
 import numpy as np
 
 from qoelab.experiment import Estimate, Finding, summary_line
-from qoelab.experiment import core, provenance, runner
+from qoelab.experiment import core, runner
 from qoelab.experiment.choices import choices_md
 from qoelab.experiment.figures import lines_on, pyplot, save
-from qoelab.experiment.tables import Column, Figure, Table, cell_md, finding_json, findings_md, pivot
+from qoelab.experiment.tables import Column, Figure, Table, cell_md, findings_md, pivot
 from qoelab.reproduce.sqf.build import Plan
 from qoelab.reproduce.sqf import mechanism
-from qoelab.reproduce.sqf.findings import _mean, _rate, _read_reps, findings_from_folder, jain_findings
+from qoelab.reproduce.sqf.findings import _mean, _rate, jain_findings
 from qoelab.reproduce.sqf.measure import METRICS, MODEL_METRICS
 from qoelab.reproduce.sqf.paper import (BUFFER, CHOICES, DISCIPLINES, JITTER_N, LABEL, MODES, PAPER_JAIN, PAPER_SHARE,
                                         PAPER_STATEMENTS, PAPER_TABLE1, SENS_BUFFER, SENS_SOURCES, SENS_TCP, TABLE1_N)
@@ -270,46 +270,6 @@ def _findings_csv(out: Path, all_findings: dict[str, list[Finding]]) -> None:
          "half_width": f.estimate.half_width if f.estimate else float("nan"), "reps": f.n, "note": f.note,
          "quick": f.quick, "sensitivity": f.sensitivity_text()}
         for m, F in all_findings.items() for f in F]).write_csv(out, "findings.csv")
-
-
-LEGACY_BANNER = ("> **Legacy, unrecorded provenance** (PROVENANCE.md): committed before results had to come from one "
-                 "clean commit, its runs' code versions unrecorded and its runs not kept. Its tables are those of the "
-                 "code that ran it; its findings and reading below are recomputed from its committed per-repetition "
-                 "tables under today's rules (docs/experiments.md, Verdict rules).\n\n")
-
-
-def refresh_legacy(folder: Path) -> None:
-    """Marks a committed full folder of an earlier code (runs gone, code unrecorded) as legacy
-    and recomputes its findings from its per-repetition tables under today's rules: its
-    ``findings.csv``, the reading of its ``report.md`` and ``report.json`` (format 2, provenance
-    ``legacy``), its ``PROVENANCE.md`` and the banner on its report."""
-    from qoelab.experiment.report import load_report_any, write_report
-
-    all_findings = findings_from_folder(folder)
-    _findings_csv(folder, all_findings)
-    alone = []
-    for r in _read_reps(folder / "premise_alone.csv"):
-        n = int(r["reps"])
-        alone.append({"mode": r["mode"], "video_loss_max": r["video_loss_max"],
-                      **{m: Estimate(r[m], r[f"{m}_ci"], n) for m in ("video_loss", "audio_loss", "video_mbps")}})
-    model = core.aggregate(_read_reps(folder / "model_check_reps.csv"), ("n", "peak_rate_mbps"), MODEL_METRICS)
-    reading = _reading_md(all_findings, alone, model)
-    md = (folder / "report.md").read_text()
-    md = md[:md.index("## Reading (generated from the tables above)")].removeprefix(LEGACY_BANNER)
-    (folder / "report.md").write_text(LEGACY_BANNER + md + "\n".join(reading) + "\n")
-    doc = load_report_any(folder / "report.json")
-    doc.pop("format", None)
-    doc.update(findings=[finding_json(f, source="paper Sec. V") for F in all_findings.values() for f in F],
-               reading="\n".join(reading[2:]) + "\n", choices=[c.json() for c in CHOICES],
-               provenance={**(doc.get("provenance") or {}), "status": "legacy", "runs_code": [],
-                           "report_code": provenance.code_version()})
-    write_report(folder, doc)
-    provenance.legacy_note(folder, versions=None, what="The full SQF reproduction: 5 repetitions of 10 min, both VLC "
-                           "send modes, under the Linux defaults of issue 16.",
-                           recomputed="`findings.csv`, the reading of `report.md` and the findings of `report.json` are "
-                                      "recomputed from the committed `testbed_reps.csv`, `fig8_jitter_reps.csv`, "
-                                      "`model_check_reps.csv` and `premise_alone.csv` by "
-                                      "`qoelab.reproduce.sqf.refresh_legacy`.")
 
 
 def write(out: Path, p: Plan, rs: runner.RunSet, all_findings: dict[str, list[Finding]]):
