@@ -21,10 +21,10 @@
 //! `F = max(F_prev(i), v) + L / r_i`, where `v` is the tag of the packet last chosen for
 //! service; the smallest tag is served next, equal tags in arrival order (a reserved flow
 //! before best effort; never by 5-tuple, so no flow gains by its addresses or ports); `v` and
-//! the tags restart at 0 when the port goes idle. SCFQ is work-conserving, so bandwidth a reserved flow does not use goes to best effort
-//! (and to other backlogged flows) in proportion to the weights; and since Σ weights = C, a
-//! backlogged reserved flow receives at least its rate, within SCFQ's latency term (one maximum
-//! packet per backlogged class).
+//! the tags restart at 0 when the port goes idle. SCFQ is work-conserving, so bandwidth a
+//! reserved flow does not use goes to best effort (and to other backlogged flows) in proportion
+//! to the weights; and since Σ weights = C, a backlogged reserved flow receives at least its
+//! rate, within SCFQ's latency term (one maximum packet per backlogged class).
 //!
 //! `scheduler = "reserved_rate"` replaces SCFQ by a plain reserved-rate scheduler: rate-controlled
 //! static priority (RCSP, Zhang & Ferrari 1993) with a rate-jitter regulator per reserved flow
@@ -899,8 +899,7 @@ mod tests {
                 let cfg = TfdConfig { scheduler, read_option: false, ..TfdConfig::default() };
                 let mut q = Tfd::new(cfg, Rate(1_000_000_000));
                 for k in [1, 2] {
-                    let r = Reservation::Install { key: key(k), rate_bps: 100_000_000, bucket_bytes: 0, expires: SimTime(u64::MAX) };
-                    q.reserve(&r, SimTime::ZERO);
+                    install(&mut q, k, 100_000_000);
                 }
                 assert!(enq(&mut q, pkt(first, 1500, 0), 0));
                 assert!(enq(&mut q, pkt(second, 1500, 0), 0));

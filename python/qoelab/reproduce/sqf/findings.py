@@ -150,8 +150,9 @@ def jain_findings(agg: list[dict[str, Any]], mech: list[dict[str, Any]]) -> list
     """Table I's Jain claim for SQF (the downloads share the rest of the line fairly), judged at
     the largest n of each sender mode against the paper's smallest SQF value (``size``: the
     paper's value at that n), and the same statistic in the mechanism grid's testbed cells with
-    ties broken by flow key. Not part of :func:`findings` (a committed folder's findings are
-    recomputed from its tables, and the full folder predates these)."""
+    ties broken by flow key. Reported in the mechanism section, not yet part of :func:`findings`
+    (nor of ``findings.csv``): folding them in changes what a committed folder's findings are
+    recomputed from, so it goes with the next regeneration of the committed folders."""
     paper = PAPER_JAIN.values
     floor = min(v for (q, _), v in paper.items() if q == "sqf")
     F: list[Finding] = []
