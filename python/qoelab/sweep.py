@@ -245,6 +245,39 @@ def _produce(scenario: Scenario, cell: Cell, into: Path) -> None:
                                                   "finished_unix": round(time.time(), 3), **_code_version()}, sort_keys=True) + "\n")
 
 
+def adopt(donor: Path, run_dir: Path, params: dict[str, Any], rep: int, seed: int) -> bool:
+    """Makes ``run_dir`` a finished run holding the outputs of ``donor``, a finished run of the
+    same scenario with the same seed (the caller's claim, :func:`qoelab.experiment.core.run_key`):
+    by determinism running it again would write the same bytes. Its own ``cell.json`` names the
+    recipient's cell; its ``timing.json`` costs nothing (0 s), names the donor
+    (``reused_from``) and keeps the code version that computed the results. Files are hard links
+    where the file system allows (copies otherwise); the ``done`` marker checksums them as for
+    any run. False, and nothing written, if ``run_dir`` exists or ``donor`` is not a usable run."""
+    if os.path.lexists(run_dir) or damage(donor) is not None:
+        return False
+    try:
+        made = json.loads(_read_run_file(donor, "timing.json"))
+    except (OSError, ValueError):
+        return False
+    with outdir.staged(run_dir) as tmp:
+        for f in sorted(donor.iterdir()):
+            if f.name in ("done", "cell.json", "timing.json") or f.is_symlink() or not f.is_file():
+                continue
+            try:
+                os.link(f, tmp / f.name)
+            except OSError:
+                shutil.copyfile(f, tmp / f.name)
+        meta = {"params": params, "rep": rep, "seed": seed}
+        (tmp / "cell.json").write_text(json.dumps(meta, sort_keys=True, default=str) + "\n")
+        now = round(time.time(), 3)
+        kept = {k: made[k] for k in ("qoelab", "git") if isinstance(made, dict) and k in made}
+        (tmp / "timing.json").write_text(json.dumps({"wall_s": 0.0, "cpu_s": 0.0, "started_unix": now, "finished_unix": now,
+                                                     "reused_from": os.path.relpath(donor, run_dir.parent), **kept},
+                                                    sort_keys=True) + "\n")
+        _seal(tmp)
+    return True
+
+
 def _seal(tmp: Path) -> None:
     """Writes the ``done`` marker, last: every file's size and SHA-256. Everything goes to a
     temporary folder renamed into place, so a run folder either is complete or does not exist."""
@@ -323,8 +356,9 @@ def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
     length of the union of the runs' time intervals, i.e. the wall time the sweep was running
     with however many workers it had, pauses between sittings excluded. A run's interval is
     ``started_unix``..``finished_unix``; runs timed before those were recorded end at their
-    ``done`` marker's mtime and last ``wall_s``."""
-    runs, wall, cpu = 0, 0.0, 0.0
+    ``done`` marker's mtime and last ``wall_s``. ``reused``: how many of the runs are another
+    run's outputs taken over (:func:`adopt`: no cost of their own)."""
+    runs, wall, cpu, reused = 0, 0.0, 0.0, 0
     first_used: dict[str, tuple[float, str]] = {}
     spans: list[tuple[float, float]] = []
     keep = None if only is None else {c.run_id for c in only}
@@ -336,6 +370,7 @@ def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
         except OSError:  # a symbolic link planted there: not this sweep's run
             continue
         runs += 1
+        reused += "reused_from" in d
         wall += d["wall_s"]
         cpu += d["cpu_s"]
         if "finished_unix" in d:
@@ -347,7 +382,8 @@ def timing(out_dir: Path, only: list[Cell] | None = None) -> dict[str, Any]:
         started = (spans[-1][0], version)
         first_used[version] = min(first_used.get(version, started), started)
     versions = [v for _, v in sorted(first_used.values())]
-    return {"runs": runs, "wall_s": wall, "cpu_s": cpu, "versions": versions, "active_wall_s": union_length(spans)}
+    return {"runs": runs, "wall_s": wall, "cpu_s": cpu, "versions": versions, "active_wall_s": union_length(spans),
+            "reused": reused}
 
 
 def union_length(spans: list[tuple[float, float]]) -> float:

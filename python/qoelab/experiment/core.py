@@ -135,6 +135,42 @@ def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int]
     return counts
 
 
+def run_key(exp: Experiment, params: dict[str, Any], rep: int) -> str:
+    """What determines repetition ``rep`` of the cell ``params``'s outputs: a digest of its
+    scenario with the run's seed and the scenario's source name (which its tables' metadata
+    carry). Two runs with equal keys write the same bytes (results depend only on the scenario
+    and the seed), whatever experiment, setting or folder they belong to."""
+    sc = exp.scenario(params, rep)
+    data = dict(sc.data)
+    data["sim"] = {**data.get("sim", {}), "seed": seed_of(exp.name, params, exp.paired, rep)}
+    text = json.dumps({"source": sc.source, "base_dir": str(sc.base_dir), "scenario": data}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def run_keys(exp: Experiment, out: Path) -> dict[Path, str]:
+    """:func:`run_key` of every run of ``exp`` under ``out``, by run folder (:func:`run_dir`)."""
+    return {run_dir(exp, out, cid, r): run_key(exp, p, r) for cid, p in _index(exp).items() for r in range(exp.reps)}
+
+
+def adopt_identical(exp: Experiment, out: Path, keys: dict[Path, str], donors: dict[str, Path]) -> int:
+    """Takes over, for each run of ``exp`` under ``out`` not yet finished, the outputs of a
+    finished run in ``donors`` (run key → run folder) with the same :func:`run_key`, instead of
+    running it again (:func:`qoelab.sweep.adopt`). A setting of a reproduction's choices that
+    changes only some of its scenarios (a router rule that best effort never meets) then runs
+    only those. Returns how many runs were taken over."""
+    from qoelab.sweep import adopt, is_done
+
+    n = 0
+    for cid, p in _index(exp).items():
+        for r in range(exp.reps):
+            d = run_dir(exp, out, cid, r)
+            donor = donors.get(keys[d])
+            if donor is None or donor == d or is_done(d):
+                continue
+            n += adopt(donor, d, {"cell": cid}, 0 if exp.per_rep else r, seed_of(exp.name, p, exp.paired, r))
+    return n
+
+
 def with_reps(grid: Any, reps: int | None) -> Any:
     """A reproduction's grid (a frozen dataclass with a ``reps`` field) with ``--reps`` applied:
     itself when None; a :class:`QoelabError` naming the option outside 1..MAX_REPS (the same
@@ -313,7 +349,8 @@ def timings(exp: Experiment, out: Path) -> list[tuple[int | None, dict[str, Any]
 def cost(*outs: Path | tuple[Experiment, Path]) -> dict[str, Any]:
     """The compute cost of the runs under each of ``outs`` (a sweep folder, or an experiment with
     its folder: all its repetitions' folders, :func:`timings`), for ``report.json``'s ``cost``:
-    runs, their summed simulation wall and CPU seconds."""
+    runs, their summed simulation wall and CPU seconds, and how many runs took over an identical
+    run's outputs (:func:`adopt_identical`; counted in ``runs``, no cost of their own)."""
     from qoelab.sweep import timing
 
     ts: list[dict[str, Any]] = []
@@ -323,4 +360,4 @@ def cost(*outs: Path | tuple[Experiment, Path]) -> dict[str, Any]:
         elif (Path(o) / "runs").is_dir():
             ts.append(timing(Path(o)))
     return {"runs": sum(t["runs"] for t in ts), "sim_wall_s": round(sum(t["wall_s"] for t in ts), 3),
-            "cpu_s": round(sum(t["cpu_s"] for t in ts), 3)}
+            "cpu_s": round(sum(t["cpu_s"] for t in ts), 3), "reused": sum(t.get("reused", 0) for t in ts)}

@@ -138,6 +138,10 @@ def execute(run_sets: list[RunSet], jobs: int = 1, progress: Callable[[int, int]
                 progress(base + d, total)
         return step
 
+    # A run whose scenario and seed equal an earlier setting's run (a choice that leaves that
+    # scenario alone) takes over its outputs instead of running again (core.adopt_identical).
+    donors: dict[str, Path] = {}
+    several = sum(not s.shared for s in run_sets) > 1
     with contextlib.ExitStack() as stack:
         ex = executor
         if isinstance(ex, ExecutorSpec):
@@ -149,11 +153,17 @@ def execute(run_sets: list[RunSet], jobs: int = 1, progress: Callable[[int, int]
                 continue
             for name, exp in s.experiments.items():
                 t0 = time.monotonic()
+                keys = core.run_keys(exp, s.folders[name]) if several else {}
+                taken = core.adopt_identical(exp, s.folders[name], keys, donors) if donors else 0
                 s.counts[name] = c = core.run(exp, s.folders[name], jobs, stepper(done), executor=ex)
+                c["adopted"] = taken
+                for d, k in keys.items():
+                    donors.setdefault(k, d)
                 done += core.size(exp)
                 if log:
-                    log(f"  {s.name or 'default'}: {exp.name}: {c['ran']} ran, {c['skipped']} reused, "
-                        f"{time.monotonic() - t0:.1f} s")
+                    log(f"  {s.name or 'default'}: {exp.name}: {c['ran']} ran, {c['skipped']} reused"
+                        + (f" ({taken} taken over from identical runs)" if taken else "")
+                        + f", {time.monotonic() - t0:.1f} s")
     if getattr(executor, "shard", None):
         return False
     for s in run_sets:
@@ -331,7 +341,7 @@ def cost(out: Path, run_sets: list[RunSet]) -> dict[str, Any]:
     every stage timed in ``out`` (:func:`stage`), summed, with each part."""
     runs = core.cost(*(p for s in run_sets if not s.shared for p in s.pairs()))
     st = stages(out)
-    return {"runs": runs["runs"], "sim_wall_s": runs["sim_wall_s"], "cpu_s": round(runs["cpu_s"] + sum(
+    return {"runs": runs["runs"], "reused": runs["reused"], "sim_wall_s": runs["sim_wall_s"], "cpu_s": round(runs["cpu_s"] + sum(
         v["cpu_s"] for v in st.values()), 3), "runs_cpu_s": runs["cpu_s"],
             "stages": {k: v for k, v in sorted(st.items())},
             "wall_s": round(runs["sim_wall_s"] + sum(v["wall_s"] for v in st.values()), 3)}

@@ -261,6 +261,11 @@ ANNOUNCE: dict[str, dict[str, str]] = {
 }
 
 
+#: The router keys of ``rules`` that only TFD options use (``crates/core/src/queue/tfd.rs``,
+#: ``on_option``): written for s4 only.
+TFD_ONLY_RULES = ("headroom", "hold")
+
+
 def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace: Path, peak_bps: int,
                    pacing: str = "frame", buffer: str = BUFFER, lend: bool = True,
                    profile: str = DEFAULT_PROFILE, rules: dict[str, Any] | None = None,
@@ -298,7 +303,9 @@ def build_scenario(sc: str, n: int, k: int, seed: int, duration_s: float, trace:
     if sc != "s1":
         if not lend:
             router["lend_idle"] = False
-        router.update(rules or {})
+        # headroom and hold act on TFD options only, which the RSVP routers (s2, s3) do not
+        # read: they are left out of those, whose scenarios then stay the default's.
+        router.update({k: v for k, v in (rules or {}).items() if sc == "s4" or k not in TFD_ONLY_RULES})
     access = {"rate": "1Gbps", "delay": "0.5ms", "queue": {"kind": "fifo", "limit": "1000p"}}
     links: list[dict[str, Any]] = [
         {"a": "SM{i}", "b": "R1", "count": n, **access},
