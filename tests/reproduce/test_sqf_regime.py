@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from qoelab.errors import QoelabError
 from qoelab.experiment import core
 from qoelab.models import sqf_analytic as sa
 from qoelab.reproduce.sqf import regime as R
@@ -20,7 +21,7 @@ TB = R.Testbed(_base, draws, _queue)
 
 
 def _run(tmp: Path, p: R.RegimePlan, disciplines=("sqf",)) -> list[dict]:
-    e = R.regime_experiment(p, DEFAULTS, TB, disciplines)
+    e = R.regime_experiment(p, DEFAULTS, TB._replace(traces=tmp / "traces"), disciplines)
     core.run(e, tmp, jobs=2)
     return core.rows(e, tmp)
 
@@ -98,11 +99,16 @@ def test_the_sec_iv_b_case_runs(tmp_path):
 def test_scaled_trace_has_the_target_rate_and_the_traces_shape(tmp_path, monkeypatch):
     """The real video at another rate: one row per frame, the frame types and timestamps of the
     MPEG-2 trace, every frame scaled by one factor, mean IP rate within 0.1 % of the target; the
-    file is the same bytes when written again."""
+    file is written into the folder given (nothing in the user's home or cache) and is the same
+    bytes when written again; a damaged one is rewritten, not used."""
     from qoelab.video.traces.trace import read_trace
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    path = R.scaled_trace(400e3)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    path = R.scaled_trace(400e3, tmp_path / "out" / "traces")
+    assert path.parent == tmp_path / "out" / "traces" and not any(home.iterdir())
     t = read_trace(path)
     size, typ, _disp, ts = R._frames()
     assert t.n_nal == t.n_frames == size.size
@@ -113,7 +119,16 @@ def test_scaled_trace_has_the_target_rate_and_the_traces_shape(tmp_path, monkeyp
     assert ratio.max() / ratio.min() < 1.01
     data = path.read_bytes()
     path.unlink()
-    assert R.scaled_trace(400e3).read_bytes() == data
+    assert R.scaled_trace(400e3, tmp_path / "out" / "traces").read_bytes() == data
+    path.write_bytes(data[:-100])
+    assert R.scaled_trace(400e3, tmp_path / "out" / "traces").read_bytes() == data
+
+
+def test_a_scaled_trace_cell_needs_a_folder_for_its_trace():
+    p = R.RegimePlan(reps=1, duration="1s", n_values=(5,), fractions=(0.5,), sources=("mpeg2",), ivb_duration="1s")
+    e = R.regime_experiment(p, DEFAULTS, TB, ("sqf",))
+    with pytest.raises(QoelabError, match="scaled traces"):
+        e.scenario(e.cells[0], 0)
 
 
 def test_regime_prose_quotes_no_number():

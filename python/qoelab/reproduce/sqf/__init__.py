@@ -100,9 +100,10 @@ def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity
     t0 = time.time()
     log(f"qoelab reproduce sqf{' --quick' if quick else ''}{' --sensitivity' if sensitivity else ''}: writing {out} "
         f"({p.reps} repetitions)")
-    res = runner.reproduce(out, CHOICES, lambda s: experiments(p, s), _findings_of, sensitivity=sensitivity, jobs=jobs,
+    traces = out / "traces"  # the regime's scaled MPEG-2 traces (regime.scaled_trace)
+    res = runner.reproduce(out, CHOICES, lambda s: experiments(p, s, traces=traces), _findings_of, sensitivity=sensitivity, jobs=jobs,
                            progress=progress, executor=executor, log=log,
-                           variant_experiments=lambda s: experiments(p, s, findings_only=True),
+                           variant_experiments=lambda s: experiments(p, s, findings_only=True, traces=traces),
                            default_on_variant_grid=False)
     t_sim = time.time() - t0
     if res is None:  # one task of a job array: the report comes after all

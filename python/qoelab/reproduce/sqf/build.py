@@ -4,6 +4,7 @@ builders of each grid's cells (the testbed under a setting of the choices) and t
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -246,11 +247,13 @@ def _sens_alone(p: Plan) -> Callable[[dict[str, Any]], Scenario]:
 
 
 # --------------------------------------------------------------------------------------------
-def experiments(p: Plan, setting: dict[str, Any] | None = None, *, findings_only: bool = False) -> dict[str, Experiment]:
+def experiments(p: Plan, setting: dict[str, Any] | None = None, *, findings_only: bool = False,
+                traces: Path | None = None) -> dict[str, Experiment]:
     """The grids of the reproduction under ``setting`` (the choices; default: their defaults),
     each an experiment of the layer (``findings_only``: the two the findings use, for the
     sensitivity's variants). Every parameter is a treatment (``paired``): all cells of a
-    repetition share its seed (and its draws)."""
+    repetition share its seed (and its draws). ``traces``: the folder for the regime's scaled
+    traces (the output folder's ``traces/``; needed once such a cell is built)."""
     s = setting or DEFAULTS
 
     def exp(name: str, cells: list[dict[str, Any]], build, metrics, reps: int, per_rep: bool,
@@ -264,7 +267,7 @@ def experiments(p: Plan, setting: dict[str, Any] | None = None, *, findings_only
                        _jitter(p, s), _jitter_metrics, p.reps, True)}
     from qoelab.reproduce.sqf import regime  # the paper's regime (issue 36 item 2): its own grids
 
-    E.update(regime.experiments(p.quick, s, regime.Testbed(_base, draws, _queue), findings_only, reps=p.reps))
+    E.update(regime.experiments(p.quick, s, regime.Testbed(_base, draws, _queue, traces), findings_only, reps=p.reps))
     if findings_only:
         return E
     sens_id = lambda c: f"src{c['video_source']}__tcp{c.get('tcp', 'none')}__n={c.get('n', 0)}"  # noqa: E731

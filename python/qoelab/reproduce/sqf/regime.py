@@ -31,8 +31,8 @@ backlog samples; eq. (2) at 6 Mbit/s gives p(10 min) = 0.453 (``docs/models/sqf-
 
 from __future__ import annotations
 
+import functools
 import math
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
@@ -40,6 +40,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from qoelab import paths
+from qoelab.errors import QoelabError
 from qoelab.experiment import Estimate, Finding, Label, below, above
 from qoelab.experiment import core
 from qoelab.experiment.core import Experiment
@@ -107,11 +108,7 @@ def fair_share_bps(source: str, n: int) -> float:
 # The real video at another rate
 # --------------------------------------------------------------------------------------------
 
-def _cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "qoelab" / "sqf-regime"
-
-
+@functools.lru_cache(maxsize=1)
 def _frames() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The MPEG-2 trace per frame: bytes, type code, display number, timestamp (ms)."""
     from qoelab.video.traces.trace import read_trace
@@ -128,16 +125,34 @@ def _ip_bps(size: np.ndarray) -> float:
     return float(np.sum(size + RTP_HDR * pkts) * 8 / TRACE_S)
 
 
-def scaled_trace(target_ip_bps: float) -> Path:
+def scaled_trace(target_ip_bps: float, folder: Path) -> Path:
     """The MPEG-2 trace with every frame's bytes multiplied by one factor, one row per frame,
     chosen (by bisection, to 0.1 %) so that its mean IP rate (40 header bytes per datagram of at
-    most 1460 payload bytes) is ``target_ip_bps``; written once into the user's cache (the file
-    is a function of the bundled trace and the target, byte for byte) and its path returned."""
-    from qoelab.video.traces.trace import NalTrace, write_trace
+    most 1460 payload bytes) is ``target_ip_bps``, as a file in ``folder`` (the reproduction's
+    output folder's ``traces/``): its path. The file is a function of the bundled trace and the
+    target, byte for byte; one already there is rewritten unless its bytes are those."""
+    from qoelab import outdir
 
-    p = _cache() / f"sqf_mpeg2_{int(round(target_ip_bps))}bps.trace.csv"
-    if p.exists():
-        return p
+    target = int(round(target_ip_bps))
+    text = _scaled_csv(target)
+    p = Path(folder) / f"sqf_mpeg2_{target}bps.trace.csv"
+    try:
+        same = p.is_file() and not p.is_symlink() and p.read_text() == text
+    except (OSError, UnicodeDecodeError):
+        same = False
+    if not same:
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            outdir.write_atomic(p, text)
+        except OSError as e:
+            raise QoelabError(f"{p}: cannot write the scaled trace: {e.strerror or e}") from None
+    return p
+
+
+@functools.lru_cache(maxsize=256)
+def _scaled_csv(target_ip_bps: int) -> str:
+    from qoelab.video.traces.trace import NalTrace, trace_csv
+
     size, typ, disp, ts = _frames()
     scaled = lambda s: np.maximum(1, np.floor(size * s + 0.5)).astype(np.int64)  # noqa: E731
     lo, hi = 0.0, 1.0
@@ -149,12 +164,7 @@ def scaled_trace(target_ip_bps: float) -> Path:
         if hi - lo < 1e-4 * hi:
             break
     nf = size.size
-    t = NalTrace(np.arange(nf, dtype=np.int64), disp.astype(np.int64), typ.astype(np.int8), scaled(hi), ts)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_suffix(f".{os.getpid()}.tmp")
-    write_trace(tmp, t)
-    os.replace(tmp, p)
-    return p
+    return trace_csv(NalTrace(np.arange(nf, dtype=np.int64), disp.astype(np.int64), typ.astype(np.int8), scaled(hi), ts))
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,6 +179,8 @@ class Testbed(NamedTuple):
     base: Callable[..., Scenario]
     draws: Callable[[int], Any]
     queue: Callable[[str, dict[str, Any]], dict[str, Any]]
+    #: Where the scaled traces go (:func:`scaled_trace`): the output folder's ``traces/``.
+    traces: Path | None = None
 
 
 def _queue(tb: Testbed, kind: str, limit: str, setting: dict[str, Any], sample: bool) -> dict[str, Any]:
@@ -192,6 +204,12 @@ def _poisson_rate(ip_bps: float) -> str:
     return f"{ip_bps / 1e6 * MODEL_PAYLOAD / MODEL_PKT:.6g}Mbps"
 
 
+def _traces(tb: Testbed) -> Path:
+    if tb.traces is None:
+        raise QoelabError("sqf regime: no folder for the scaled traces (Testbed.traces)")
+    return tb.traces
+
+
 def _regime(p: RegimePlan, setting: dict[str, Any], tb: Testbed) -> Callable[[dict[str, Any], int], Scenario]:
     def build(c: dict[str, Any], rep: int) -> Scenario:
         target = c["fraction"] * fair_share_bps(c["source"], c["n"])
@@ -207,7 +225,7 @@ def _regime(p: RegimePlan, setting: dict[str, Any], tb: Testbed) -> Callable[[di
             sc.set("flows[0].app", {"kind": "cbr", "rate": f"{target * CBR_PAYLOAD / (CBR_PAYLOAD + RTP_HDR) / 1e6:.6g}Mbps",
                                     "payload": f"{CBR_PAYLOAD}B"})
         else:
-            sc.set("flows[0].app", {"kind": "video", "trace": str(scaled_trace(target)), "loop": True,
+            sc.set("flows[0].app", {"kind": "video", "trace": str(scaled_trace(target, _traces(tb))), "loop": True,
                                     "pacing": "frame", "offset": f"{d.video_offset_s:g}s"})
         return sc
 

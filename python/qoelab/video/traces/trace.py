@@ -178,14 +178,19 @@ def read_trace(path: str | os.PathLike[str]) -> NalTrace:
     )
 
 
-def write_trace(path: str | os.PathLike[str], t: NalTrace) -> None:
-    """Write a trace in the canonical format (timestamps with 3 decimals)."""
-    p = Path(path)
+def trace_csv(t: NalTrace) -> str:
+    """A trace in the canonical format (timestamps with 3 decimals), as text."""
     rows = [",".join(COLUMNS)]
     names = TYPE_NAMES[t.type_code]
     for i in range(t.n_nal):
         rows.append(f"{i},{t.frame[i]},{t.display[i]},{names[i]},{t.size_bytes[i]},{t.ts_ms[i]:.3f}")
-    data = "\n".join(rows) + "\n"
+    return "\n".join(rows) + "\n"
+
+
+def write_trace(path: str | os.PathLike[str], t: NalTrace) -> None:
+    """Write a trace in the canonical format (:func:`trace_csv`; gzipped for a ``.gz`` path)."""
+    p = Path(path)
+    data = trace_csv(t)
     if p.suffix == ".gz":
         # mtime=0 keeps the file byte-identical across runs.
         with open(p, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz:
