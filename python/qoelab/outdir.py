@@ -102,10 +102,23 @@ def atomic_file(path: Path, what: str = "") -> Iterator[BinaryIO]:
             os.unlink(tmp)
 
 
+def _refuse_dotdot_through_missing(target: Path, what: str) -> None:
+    """A ``..`` after a folder that does not exist (``a/missing/../c``): the kernel resolves the
+    path only once ``a/missing`` exists, so writing there would first create a folder outside
+    the output folder and leave it behind. Refused, naming the folder."""
+    prefix = Path(target.anchor) if target.is_absolute() else Path(".")
+    for part in target.parts[1:] if target.is_absolute() else target.parts:
+        if part == ".." and not os.path.lexists(prefix):
+            raise QoelabError(f"{what} {target}: '..' follows {prefix}, which does not exist (it would be created "
+                              "outside the output folder and left behind); name the folder without it")
+        prefix = prefix / part
+
+
 def check(target: Path, what: str = "-o/--output") -> Path:
     """Checks that ``target`` can receive a run's results, creating nothing. Returns the
     target. Raises :class:`QoelabError` naming the path and the reason."""
     target = Path(target)
+    _refuse_dotdot_through_missing(target, what)
     if target.name in ("", ".", ".."):
         # A results folder is replaced as a whole: it needs a name of its own in its parent.
         target = Path(os.path.abspath(target))
@@ -139,6 +152,7 @@ def check_folder(target: Path, what: str = "-o/--output") -> Path:
     it is a directory or can be created, and can be written in, and is not a symbolic link.
     Creates nothing."""
     target = Path(target)
+    _refuse_dotdot_through_missing(target, what)
     refuse_symlink(target, what)
     try:
         st = os.stat(target)
