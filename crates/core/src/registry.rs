@@ -129,12 +129,57 @@ pub fn split_kind<'de, D: serde::Deserializer<'de>>(d: D) -> Result<(String, tom
 /// Deserialises one kind's config from the table without `kind`, keeping the key path of an
 /// error (see [`PATH_MARK`]).
 pub fn config_from<T: serde::de::DeserializeOwned, E: serde::de::Error>(rest: toml::Value) -> Result<T, E> {
-    serde_path_to_error::deserialize(rest).map_err(|e| {
+    // Kept for a clearer message about a named value given as a number or a boolean (below).
+    let copy = rest.clone();
+    serde_path_to_error::deserialize::<_, T>(rest).map_err(|e| {
         let path = e.path().to_string();
+        let segments: Vec<serde_path_to_error::Segment> = e.path().iter().cloned().collect();
         // The message alone: `to_string` would append toml's " in `key`", which the path says.
         let inner: toml::de::Error = e.into_inner();
-        E::custom(marked(&path, inner.message().trim()))
+        let msg = inner.message().trim();
+        if msg.starts_with(NAMED_VALUE_NOT_A_STRING) {
+            if let Some(better) = named_value_message::<T>(copy, &segments) {
+                return E::custom(marked(&path, &better));
+            }
+        }
+        E::custom(marked(&path, msg))
     })
+}
+
+/// What toml's `Value` says when an enum of names (`backoff_rule = "lazy"`) is given a number,
+/// a boolean or a date: it names neither the value nor the names it takes.
+const NAMED_VALUE_NOT_A_STRING: &str = "invalid type: unit variant, expected string only";
+
+/// For [`NAMED_VALUE_NOT_A_STRING`] at `segments`: `invalid type: integer `0`, expected `a` or
+/// `b``: the value found there, and the names from serde's own message for an unknown name
+/// (the config deserialised once more with a name no enum has in the value's place).
+fn named_value_message<T: serde::de::DeserializeOwned>(
+    mut v: toml::Value,
+    segments: &[serde_path_to_error::Segment],
+) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let mut at = &mut v;
+    for s in segments {
+        at = match (s, at) {
+            (Segment::Map { key }, toml::Value::Table(t)) => t.get_mut(key.as_str())?,
+            (Segment::Seq { index }, toml::Value::Array(a)) => a.get_mut(*index)?,
+            _ => return None,
+        };
+    }
+    let got = match &*at {
+        toml::Value::Integer(i) => format!("integer `{i}`"),
+        toml::Value::Float(f) => format!("floating point `{f}`"),
+        toml::Value::Boolean(b) => format!("boolean `{b}`"),
+        other => other.type_str().to_string(),
+    };
+    const PROBE: &str = "\u{1}";
+    *at = toml::Value::String(PROBE.into());
+    let e = match serde_path_to_error::deserialize::<_, T>(v) {
+        Ok(_) => return None,
+        Err(e) => e.into_inner(),
+    };
+    let expected = e.message().split_once("expected ")?.1.trim().to_string();
+    Some(format!("invalid type: {got}, expected {expected}"))
 }
 
 /// An unknown `kind`, reported at the `kind` key in serde's words (``unknown variant `x`,

@@ -655,14 +655,14 @@ impl QueueDisc for Tfd {
         if self.cfg.scheduler == TfdScheduler::ReservedRate {
             return self.dequeue_reserved_rate(cx.now);
         }
-        let Reverse((mut tag, mut tie, mut class)) = self.sched.pop()?;
+        let Reverse((mut tag, tie, mut class)) = self.sched.pop()?;
         if class == BE && !self.cfg.lend_idle && cx.now < self.be_ready {
             // Best effort has used its unreserved share for now: serve the reserved class of
             // smallest tag instead, or nobody (the port wakes at `ready_at`).
             let be_entry = Reverse((tag, tie, class));
             let other = self.sched.pop();
             self.sched.push(be_entry);
-            Reverse((tag, tie, class)) = other?;
+            Reverse((tag, _, class)) = other?;
         }
         self.v = if self.cfg.lend_idle { tag } else { self.v.max(tag) };
         let pkt = if class == BE {
