@@ -313,18 +313,19 @@ fn subflow_probe_follows_each_window() {
 }
 
 /// Opportunistic retransmission and penalisation (Raiciu et al., NSDI 2012, §4.2) with a fixed
-/// connection window (256 KB, no autotuning) about the slow path's BDP (10 Mbit/s, 200 ms RTT) beside a fast
-/// path (10 Mbit/s, 10 ms): the window blocks while the slow subflow holds the data it waits
-/// for, so the chunk is sent again on the fast subflow and the slow one is penalised; without
-/// the option neither happens. Measured (docs/models/mptcp.md): under the linux profile as Linux
-/// 6.x does it (issue 34) 9.83 Mbit/s with, 6.38 without, the fast path alone 9.64: without
-/// penalisation the slow path's data stalls the 256 KB window (Raiciu et al., NSDI 2012) and the
-/// connection falls below the fast path alone; with it the connection beats that path.
+/// connection window (192 KB, no autotuning) below the slow path's BDP (10 Mbit/s, 200 ms RTT:
+/// 250 KB) beside a fast path (10 Mbit/s, 10 ms): the window blocks while the slow subflow holds
+/// the data it waits for, so the chunk is sent again on the fast subflow and the slow one is
+/// penalised; without the option neither happens. Measured (docs/models/mptcp.md): 9.57 Mbit/s
+/// with, 5.47 without, the fast path alone 9.64. Without penalisation the slow path's data stalls
+/// the window and the connection falls far below the fast path alone; with it the connection
+/// gets back to within a few percent of that path. (With a window of 256 KB or more the window
+/// no longer blocks and penalising costs a little instead: 9.77 against 10.71 at 256 KB.)
 #[test]
 fn penalisation_acts_when_the_slow_subflow_blocks_the_window() {
     let run = |penalise: bool| {
         let t = format!(
-            r#"{{ kind = "mptcp", coupled = "uncoupled", penalise = {penalise}, tcp = {{ rcv_buf = "256KB", rcv_autotune = false }} }}"#
+            r#"{{ kind = "mptcp", coupled = "uncoupled", penalise = {penalise}, tcp = {{ rcv_buf = "192KB", rcv_autotune = false }} }}"#
         );
         let mut sim = build(&disjoint(&t, "10Mbps", "5ms", "100ms", 30, None));
         sim.run();
@@ -343,7 +344,9 @@ fn penalisation_acts_when_the_slow_subflow_blocks_the_window() {
         sim.run();
         goodput(&mut sim, "f")
     };
-    assert!(on.0 > fast_alone && on.0 > off.0, "{on:?} {off:?} vs fast path alone {fast_alone}");
+    // The window stalls without penalisation (well below the fast path alone); penalising
+    // brings the connection back to within 5 % of that path.
+    assert!(off.0 < 0.8 * fast_alone && on.0 > 0.95 * fast_alone, "{on:?} {off:?} vs fast path alone {fast_alone}");
 }
 
 /// A destination application that answers (an HTTP server for a client) builds on MPTCP, as on

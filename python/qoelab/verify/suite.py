@@ -594,14 +594,6 @@ HYSTART_EXIT = Validation(
         "jitter; the band asks for the same detector firing at the same stage of slow start")),
     unit="segments",
     describe=lambda p: f"RTT≈{p['rtt_ms']:g} ms, one flow, {_describe_profile(p['tcp_profile'])}",
-    limits=(Limit(
-        applies=lambda p: p["rtt_ms"] >= 40,
-        reason=("documented TCP limit (docs/models/tcp.md, 'Against the kernel'): where the delay detector decides, "
-                "the kernel's window runs ahead of its flight in slow start (ss -ti: cwnd 30 → 88 while the SRTT "
-                "stays within 10 ms of the minimum), as tcp_is_cwnd_limited grows cwnd up to twice the packets "
-                "out; our window is the flight, so the same queueing delay ends slow start at a smaller window. "
-                "The exit must still lie between half the kernel's smallest and its largest"),
-        check=lambda value, params, m: ref_hystart_exit(params, m)[0] / 2 <= value <= ref_hystart_exit(params, m)[1]),),
 )
 
 # --- Slow start after idle ------------------------------------------------------------------------

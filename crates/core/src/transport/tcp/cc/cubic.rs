@@ -38,7 +38,7 @@
 //! segments; without Linux's loss-state machinery around it, in timeout recovery under RFC 6675
 //! rules, it kept a flow at 20 segments through 5 % loss.)
 
-use super::hystart::{Flavour, HyStart, HyStartPlusPlus, LOW_WINDOW};
+use super::hystart::{Flavour, HyStart, HyStartPlusPlus};
 use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent, TxStart};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::Tcb;
@@ -212,7 +212,7 @@ impl Cubic {
                 let Some(delay) = self.sample_delay_min(ack) else { return };
                 let delay_min = self.delay_min.expect("just sampled");
                 let hs = self.hystart.as_mut().expect("checked above");
-                if !hs.found() && tcb.cwnd < tcb.ssthresh && tcb.cwnd >= LOW_WINDOW * tcb.mss {
+                if !hs.found() && tcb.cwnd < tcb.ssthresh {
                     hs.update_linux(ack.now, delay, delay_min, tcb);
                 }
             }

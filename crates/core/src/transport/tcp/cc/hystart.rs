@@ -118,13 +118,22 @@ impl HyStart {
     }
 
     /// Linux `cubictcp_acked` → `hystart_update`, with the ACK's RTT sample `delay` (≥ 1 µs) and
-    /// CUBIC's `delay_min` already updated with it. Call only while slow start lasts, the window
-    /// is at least [`LOW_WINDOW`] segments and [`found`](Self::found) is false. Sets ssthresh =
-    /// cwnd when slow start should end.
+    /// CUBIC's `delay_min` already updated with it. Call on every such ACK while slow start lasts
+    /// and [`found`](Self::found) is false, whatever the window: as in Linux, the rounds are
+    /// counted from the first ACK (`bictcp_hystart_reset` comes before the [`LOW_WINDOW`] test),
+    /// so a round starts at the head of an ACK train and its first samples are the train's least
+    /// delayed. Counting them only from the 16th segment put the round's start inside a train,
+    /// whose tail alone could pass the delay test (at 160 ms: exit at cwnd 136 against the
+    /// kernel's 189–192 or none). Sets ssthresh = cwnd when slow start should end.
     pub fn update_linux(&mut self, now: SimTime, delay: Dur, delay_min: Dur, tcb: &mut Tcb) {
         let Flavour::Linux { paced } = self.flavour else { unreachable!("update_linux on an ns-3 HyStart") };
         if self.round_start.is_none() || tcb.snd_una > self.end_seq {
             self.reset(now, tcb);
+        }
+        // `hystart_update`: "hystart triggers when cwnd is larger than some threshold", tested
+        // after the round's reset.
+        if tcb.cwnd < LOW_WINDOW * tcb.mss {
+            return;
         }
         // `hystart_ack_delay`: min(1 ms, 4 GSO buffers at the pacing rate Linux keeps, 200 % of
         // cwnd / SRTT in this slow start: `tcp_update_pacing_rate`).
