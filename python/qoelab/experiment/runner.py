@@ -11,7 +11,10 @@ paper's post-run stages such as decoding), and :func:`attach` writes each varian
 beside each finding (:attr:`~qoelab.experiment.findings.Finding.under`).
 
 The variants' experiments keep the default's names and cells, so a variant's repetition ``r``
-runs with the default's seed: a choice's effect is paired with the default run by run.
+runs with the default's seed: a choice's effect is paired with the default run by run. A run
+whose scenario and seed equal a run of a setting executed before it (a choice that leaves that
+scenario alone) takes over that run's outputs instead of running again
+(:func:`qoelab.experiment.core.adopt_identical`).
 
 Cost: :func:`stage` times a post-run stage (decoding, picture measurements, the report itself)
 into ``stages.json`` in the report folder, accumulated over invocations, so a report's cost
