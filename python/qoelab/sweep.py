@@ -239,10 +239,15 @@ def _produce(scenario: Scenario, cell: Cell, into: Path) -> None:
     res = sc.run(progress=_tick)
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     res.write_into(into, plot=False)
-    meta = {"params": dict(cell.params), "rep": cell.rep, **({"seed": cell.seed} if cell.built else {})}
-    (into / "cell.json").write_text(json.dumps(meta, sort_keys=True, default=str) + "\n")
-    (into / "timing.json").write_text(json.dumps({"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "started_unix": round(started, 3),
-                                                  "finished_unix": round(time.time(), 3), **_code_version()}, sort_keys=True) + "\n")
+    _write_meta(into, {"params": dict(cell.params), "rep": cell.rep, **({"seed": cell.seed} if cell.built else {})},
+                {"wall_s": round(wall, 3), "cpu_s": round(cpu, 3), "started_unix": round(started, 3),
+                 "finished_unix": round(time.time(), 3), **_code_version()})
+
+
+def _write_meta(into: Path, cell: dict[str, Any], timing: dict[str, Any]) -> None:
+    """A run's ``cell.json`` (its parameters, repetition and seed) and ``timing.json``."""
+    (into / "cell.json").write_text(json.dumps(cell, sort_keys=True, default=str) + "\n")
+    (into / "timing.json").write_text(json.dumps(timing, sort_keys=True) + "\n")
 
 
 def adopt(donor: Path, run_dir: Path, params: dict[str, Any], rep: int, seed: int) -> bool:
@@ -267,13 +272,11 @@ def adopt(donor: Path, run_dir: Path, params: dict[str, Any], rep: int, seed: in
                 os.link(f, tmp / f.name)
             except OSError:
                 shutil.copyfile(f, tmp / f.name)
-        meta = {"params": params, "rep": rep, "seed": seed}
-        (tmp / "cell.json").write_text(json.dumps(meta, sort_keys=True, default=str) + "\n")
         now = round(time.time(), 3)
         kept = {k: made[k] for k in ("qoelab", "git") if isinstance(made, dict) and k in made}
-        (tmp / "timing.json").write_text(json.dumps({"wall_s": 0.0, "cpu_s": 0.0, "started_unix": now, "finished_unix": now,
-                                                     "reused_from": os.path.relpath(donor, run_dir.parent), **kept},
-                                                    sort_keys=True) + "\n")
+        _write_meta(tmp, {"params": params, "rep": rep, "seed": seed},
+                    {"wall_s": 0.0, "cpu_s": 0.0, "started_unix": now, "finished_unix": now,
+                     "reused_from": os.path.relpath(donor, run_dir.parent), **kept})
         _seal(tmp)
     return True
 

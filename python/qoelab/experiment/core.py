@@ -37,7 +37,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from qoelab.errors import QoelabError
 from qoelab.executors import Executor, ExecutorSpec
@@ -147,9 +147,17 @@ def run_key(exp: Experiment, params: dict[str, Any], rep: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _runs(exp: Experiment, out: Path) -> Iterator[tuple[Path, str, dict[str, Any], int]]:
+    """Every run of ``exp`` under ``out``, in cell order then repetition order: its folder
+    (:func:`run_dir`), cell id, parameters and repetition."""
+    for cid, p in _index(exp).items():
+        for r in range(exp.reps):
+            yield run_dir(exp, out, cid, r), cid, p, r
+
+
 def run_keys(exp: Experiment, out: Path) -> dict[Path, str]:
     """:func:`run_key` of every run of ``exp`` under ``out``, by run folder (:func:`run_dir`)."""
-    return {run_dir(exp, out, cid, r): run_key(exp, p, r) for cid, p in _index(exp).items() for r in range(exp.reps)}
+    return {d: run_key(exp, p, r) for d, _, p, r in _runs(exp, out)}
 
 
 def adopt_identical(exp: Experiment, out: Path, keys: dict[Path, str], donors: dict[str, Path]) -> int:
@@ -161,13 +169,11 @@ def adopt_identical(exp: Experiment, out: Path, keys: dict[Path, str], donors: d
     from qoelab.sweep import adopt, is_done
 
     n = 0
-    for cid, p in _index(exp).items():
-        for r in range(exp.reps):
-            d = run_dir(exp, out, cid, r)
-            donor = donors.get(keys[d])
-            if donor is None or donor == d or is_done(d):
-                continue
-            n += adopt(donor, d, {"cell": cid}, 0 if exp.per_rep else r, seed_of(exp.name, p, exp.paired, r))
+    for d, cid, p, r in _runs(exp, out):
+        donor = donors.get(keys[d])
+        if donor is None or donor == d or is_done(d):
+            continue
+        n += adopt(donor, d, {"cell": cid}, 0 if exp.per_rep else r, seed_of(exp.name, p, exp.paired, r))
     return n
 
 
@@ -236,15 +242,8 @@ def rows(exp: Experiment, out: Path) -> list[dict[str, Any]]:
     another shard's) is left out."""
     from qoelab.sweep import is_done
 
-    got = []
-    for cid, p in _index(exp).items():
-        for r in range(exp.reps):
-            d = run_dir(exp, out, cid, r)
-            if not is_done(d):
-                continue
-            got.append({**p, "rep": r, "seed": seed_of(exp.name, p, exp.paired, r), "output": output_digest(d),
-                        **exp.metrics(d, p)})
-    return got
+    return [{**p, "rep": r, "seed": seed_of(exp.name, p, exp.paired, r), "output": output_digest(d), **exp.metrics(d, p)}
+            for d, _, p, r in _runs(exp, out) if is_done(d)]
 
 
 def output_digest(run_dir: Path) -> str:
