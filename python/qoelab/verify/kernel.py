@@ -11,8 +11,8 @@ For each grid point (congestion control, RTT, flows, random loss) the dumbbell o
   from ``ss -tin`` sampled every 100 ms on the sender, and the bottleneck's drops, the drops in
   the first 2 s of the transfer and the mean queue from qoelab's own counters of ``R1 -> R2``;
 - **simulation**: the same scenario with simulated endpoints (``profile = "linux"``, the same
-  congestion control, ``flows`` bulk flows started together as iperf3 starts them), the same
-  quantities from the run's tables and probes.
+  congestion control, ``flows`` bulk flows started as iperf3 starts its streams:
+  :func:`iperf3_flows`), the same quantities from the run's tables and probes.
 
 The bottleneck, its buffer and its loss model are the same component in both runs; only the
 endpoints differ. The hosts' devices have TSO, GSO and GRO off (``qoelab.emulate.hosts``). The
@@ -21,9 +21,9 @@ retransmissions within 15 %, drops in the first 2 s within a factor 1.5; BBR: go
 10 %, mean queue within 25 %. Counts near zero get a floor of 2 packets (15 % of 3 drops is
 less than one). Nothing here tunes the model: the table says where the linux profile stands.
 
-Kernel runs vary run to run; ``--reps`` repeats them (and the simulation over seeds 1..R) and
-compares means, printing each side's range. Needs root and network namespaces; elsewhere it
-prints one line saying why and exits 0.
+Kernel runs vary run to run; ``--reps`` repeats them and the simulation, paired by seed (run r
+of each has seed r, so the loss draws match), and compares means, printing each side's range.
+Needs root and network namespaces; elsewhere it prints one line saying why and exits 0.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def scenario(p: Point, seconds: float, *, real: bool, seed: int = 1) -> dict[str
         bottleneck["loss_ab"] = {"kind": "bernoulli", "p": p.loss}
     d: dict[str, Any] = {
         "name": f"verify-kernel-{p.cc}-rtt{p.rtt_ms}-n{p.flows}-loss{p.loss:g}",
-        "sim": {"duration": f"{seconds + (30.0 if real else 0.0):g}s", "seed": seed},
+        "sim": {"duration": f"{seconds + (30.0 if real else data_start_s(p)):g}s", "seed": seed},
         "nodes": [{"name": "sender", "real": real}, {"name": "receiver", "real": real}],
         "links": [
             {"a": "sender", "b": "R1", "rate": "1Gbps", "delay": f"{one_way / 2:g}ms"},
@@ -96,9 +96,38 @@ def scenario(p: Point, seconds: float, *, real: bool, seed: int = 1) -> dict[str
         "output": {"probes": ["drops"] + ([] if real else ["cwnd"]), "queue_sample": "10ms"},
     }
     if not real:
-        d["flows"] = [{"name": "tcp{i}", "count": p.flows, "src": "sender", "dst": "receiver", "app": {"kind": "bulk"},
-                       "transport": {"kind": "tcp", "profile": "linux", "cc": CCS[p.cc]}}]
+        d["flows"] = iperf3_flows(p)
     return d
+
+
+def _connect_step_ms(p: Point) -> float:
+    return max(float(p.rtt_ms), 1.0)
+
+
+def data_start_s(p: Point) -> float:
+    """When the simulated iperf3 streams start their data (:func:`iperf3_flows`), seconds."""
+    return (p.flows + 1) * _connect_step_ms(p) / 1e3
+
+
+#: iperf3's test cookie, written on each stream right after it connects (``COOKIE_SIZE``).
+COOKIE = "37B"
+
+
+def iperf3_flows(p: Point) -> list[dict[str, Any]]:
+    """``p.flows`` linux-profile bulk flows that start as ``iperf3 -P`` starts its streams
+    (``iperf_create_streams``): each connects once the one before is up (one RTT apart) and
+    writes the 37-byte cookie; the data of every stream follows together once all are up and
+    the server's ``TEST_RUNNING`` has come back, here one RTT after the last connection (the
+    kernel runs show the streams' SYNs 41.5 ms apart at RTT 40 ms). The cookie's ACK is each
+    connection's first RTT sample, on a path still idle: CUBIC's HyStart keeps it as its
+    ``delay_min``. Streams started together instead have their first samples from initial
+    windows queued behind each other's, up to 37 ms late at 40 ms with four streams: their
+    HyStart then never fired, and slow start overshot to three times the kernel's drops."""
+    step_ms = _connect_step_ms(p)
+    data_at = data_start_s(p) * 1e3
+    return [{"name": f"tcp{i}", "src": "sender", "dst": "receiver", "start": f"{i * step_ms:g}ms",
+             "app": {"kind": "bulk", "cookie": COOKIE, "delay": f"{data_at - i * step_ms:g}ms"},
+             "transport": {"kind": "tcp", "profile": "linux", "cc": CCS[p.cc]}} for i in range(p.flows)]
 
 
 def core_knows(cc: str) -> bool:
@@ -152,7 +181,8 @@ def measure_sim(p: Point, seconds: float, seed: int) -> Measure:
     drops, early, queue = _bottleneck(res.tables, 0.0, seconds)
     cw = res.tables["probe_cwnd"].to_pydict()
     return Measure(
-        goodput_bps=sum(r["goodput_bps"] for r in f),
+        # iperf3 reports its -t seconds of data; the run adds the streams' start before them.
+        goodput_bps=sum(r["delivered_bytes"] for r in f) * 8 / seconds,
         retrans=float(sum(r["retransmitted_segments"] or 0 for r in f)),
         drops=drops, early_drops=early, mean_queue_bytes=queue,
         cwnd_pkts=_time_mean_cwnd(cw, seconds) / 1448.0,
@@ -177,11 +207,11 @@ _CWND = re.compile(r"\bcwnd:(\d+)")
 _SEGS = re.compile(r"\bdata_segs_out:(\d+)")
 
 
-def measure_kernel(p: Point, seconds: float) -> Measure:
+def measure_kernel(p: Point, seconds: float, seed: int = 1) -> Measure:
     from qoelab.emulate import emulate
     from qoelab.scenario import Scenario
 
-    sc = Scenario.from_dict(scenario(p, seconds, real=True))
+    sc = Scenario.from_dict(scenario(p, seconds, real=True, seed=seed))
     with tempfile.TemporaryDirectory(prefix="qoelab-verify-kernel-") as d:
         out = Path(d)
         sampler = ("while :; do echo t=$(date +%s.%N); ss -tin state established '( dport = :5201 )'; sleep 0.1; done "
@@ -287,11 +317,15 @@ class Result:
 
 
 def run(points: Sequence[Point], seconds: float, reps: int, progress: Callable[[float, float], Any] | None = None) -> list[Result]:
-    """Runs every point: the kernel ``reps`` times, the simulation over seeds 1..``reps``."""
+    """Runs every point: the kernel ``reps`` times and the simulation ``reps`` times, paired: run
+    ``r`` of each has seed ``r`` (1..``reps``), so that under random loss the kernel's run and the
+    simulation's see the same loss draws (the bottleneck's loss model is the same component,
+    drawing in the order packets arrive). Until 2026-11-28 every kernel run had seed 1: its
+    repetitions of a lossy point repeated one loss sequence, against five in the simulation."""
     known = {cc: core_knows(cc) for cc in {p.cc for p in points}}
     out = []
     for i, p in enumerate(points):
-        r = Result(p, [measure_kernel(p, seconds) for _ in range(reps)])
+        r = Result(p, [measure_kernel(p, seconds, seed) for seed in range(1, reps + 1)])
         notes = []
         if known[p.cc]:
             r.sim = [measure_sim(p, seconds, seed) for seed in range(1, reps + 1)]
