@@ -26,8 +26,11 @@ from qoelab.verify import suite as S
 # LIA and BALIA counting bytes (RFC 6356 §3) sit at the bound of 1.1 × one NewReno flow (median of
 # 10 seeds): 1.10 and 1.11 (FAIL) before the linux profile took Linux's `tcp_is_cwnd_limited`
 # (branch ss34), 1.09 and 1.08 (pass) after, which re-drew the runs; docs/validation.md,
-# `mptcp_goal2`. If they cross the bound again, list them here.
-KNOWN_FAILING_QUICK: set[str] = set()
+# `mptcp_goal2`. They crossed it again with Linux 6.18's receive-buffer autotuning (2026-11-28):
+# 1.18 and 1.13, per seed 1.04–1.30; with autotuning off on both ends 1.10, off on either one
+# alone 1.18–1.21: the receiver's ACK pattern (quick ACKs while its window grows), not a window
+# that binds, re-draws these drop-tail runs.
+KNOWN_FAILING_QUICK: set[str] = {"mptcp_goal2[lia, counting bytes]", "mptcp_goal2[balia, counting bytes]"}
 
 
 def test_docstring_runs():

@@ -392,7 +392,7 @@ fn a_join_whose_syn_was_lost_carries_data() {
 
 /// The linux profile's autotuned connection-level buffer over unequal paths (10 Mbit/s each,
 /// 20 ms and 400 ms RTT). It starts at tcp_rmem[1] (128 KiB, a 64 KB window) and grows per the
-/// slowest subflow's receiver RTT: with tcp_rmem[2] at its default 6 MiB it outgrows both paths'
+/// slowest subflow's receiver RTT: with tcp_rmem[2] at its default 32 MiB it outgrows both paths'
 /// needs (about 1 MB of window) and never binds, so the run is the fixed 4 MiB window's; with
 /// tcp_rmem[2] = 512 KB (a 256 KB window at most) the slow subflow's data holds the window and
 /// the fast subflow is blocked (opportunistic retransmission and penalisation act). A sender that
@@ -412,7 +412,7 @@ fn autotuned_buffer_grows_and_a_slow_path_holds_it() {
         "(goodput, penalisations, reinjected, rcv_buf, drops): autotuned {auto:?}; fixed 4 MiB {fixed:?}; \
          autotuned to 512 KB {small:?}"
     );
-    assert_eq!(auto.3, (6 << 20) as f64, "the buffer grew to tcp_rmem[2]: {auto:?}");
+    assert!(auto.3 > (4 << 20) as f64 && auto.3 <= (32 << 20) as f64, "the buffer outgrew the paths: {auto:?}");
     assert_eq!((fixed.3, small.3), ((4 << 20) as f64, 512_000.0));
     assert_eq!((auto.4, fixed.4, small.4), (0.0, 0.0, 0.0), "no receive-buffer drops");
     assert_eq!((auto.0, auto.1), (fixed.0, fixed.1), "a window that never binds changes nothing");

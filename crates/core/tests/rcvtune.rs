@@ -1,6 +1,7 @@
 //! Receive-buffer autotuning as Linux does it (`rcv_autotune`, docs/models/tcp.md,
 //! `transport/tcp/rcvbuf.rs`): the window starts at Linux's ≈64 KB and grows with what the
-//! application reads; it never passes half of `rcv_buf`; a path whose BDP fits in 64 KB does not
+//! application reads; it never passes the window share of `rcv_buf` (160/256 once a full segment
+//! has been measured); a path whose BDP fits in 64 KB does not
 //! notice; the `rfc` profile and `rcv_autotune = false` are what they were.
 //!
 //! The advertised windows are read from a pcap of the ACK direction (`LINKTYPE_RAW`): the window
@@ -95,13 +96,17 @@ fn run(toml: &str, tag: &str) -> (RunResults, Vec<Ack>) {
 
 const MB: f64 = 1e6;
 
-/// (a) Linux's first window, then growth round trip by round trip; (c) never above half of
-/// `rcv_buf`, with the SYN's shift from `rcv_buf` (RFC 7323 §2.2, Linux
+/// (a) Linux's first window, then growth round trip by round trip; (c) never above the window
+/// share of `rcv_buf`, with the SYN's shift from `rcv_buf` (RFC 7323 §2.2, Linux
 /// `tcp_select_initial_window`).
 #[test]
 fn the_window_starts_at_linuxs_and_grows_each_rtt_up_to_the_maximum() {
     // 100 Mbit/s, 100 ms RTT (BDP 1.25 MB), a buffer that never overflows.
-    for (rcv_buf, shift, max_wnd) in [("", 7u8, 3u64 << 20), (", rcv_buf = \"1MiB\"", 5, 1 << 19)] {
+    // The window share of the buffer is 160/256 once the first full segment is measured: 20 MiB
+    // of tcp_rmem[2]'s 32 MiB (far above this path's needs), 640 KiB of 1 MiB (below them).
+    for (rcv_buf, shift, max_wnd, reached) in
+        [("", 10u8, 20u64 << 20, false), (", rcv_buf = \"1MiB\"", 5, 640 << 10, true)]
+    {
         // Without the linux profile's host jitter: the round trips are counted in fixed 100-ms
         // bins from the first ACK, which a few µs of send delay can shift across a bin edge.
         let extra = format!(", host_jitter = \"0s\"{rcv_buf}");
@@ -121,26 +126,29 @@ fn the_window_starts_at_linuxs_and_grows_each_rtt_up_to_the_maximum() {
             })
             .collect();
         eprintln!("rcv_buf {rcv_buf:?}: largest window per RTT {per_rtt:?}");
-        // (a) The first RTT: Linux's window_clamp 65536 − 1460 = 64076 rounded up to the scale
-        // unit (64128 with shift 7, 64096 with shift 5), or the SYN-ACK's edge kept (no
-        // shrinking), at most 65280 B.
+        // (a) The first RTT: Linux's window_clamp 65536 − 1460 = 64076 until the first full
+        // segment measures the scaling ratio (160/256); the clamp then moves to 160/256 of the
+        // 128-KiB buffer, 81920, and rcv_ssthresh grows towards it two segments per segment.
         let unit = 1u64 << shift;
-        assert!(per_rtt[0] <= 65280 && per_rtt[0] >= 64076u64.div_ceil(unit) * unit, "first RTT: {}", per_rtt[0]);
+        assert!(per_rtt[0] <= 81920 && per_rtt[0] >= 64076u64.div_ceil(unit) * unit, "first RTT: {}", per_rtt[0]);
         // The first RTT of data brings the initial cwnd of 10 segments (14480 B), no more than
-        // DRS's first estimate (min(rcv_ssthresh, rcv_wnd, 10 advmss) = 14600 B): no growth yet.
+        // DRS's first estimate (min(rcv_ssthresh, rcv_wnd, 10 segments) = 14480 B): no growth.
         assert_eq!(per_rtt[1], per_rtt[0]);
         // From then on slow start doubles what the application reads per RTT, and the window
-        // grows every RTT until it reaches the maximum.
-        for k in 2..12 {
-            if per_rtt[k - 1] < max_wnd {
+        // grows every RTT until it reaches the maximum (the sender's slow start lasts to about
+        // RTT 8 here; once what it reads per RTT stops growing, so does the buffer).
+        for k in 2..8 {
+            if per_rtt[k - 1] < max_wnd - max_wnd / 8 {
                 assert!(per_rtt[k] > per_rtt[k - 1], "RTT {k}: {} after {}", per_rtt[k], per_rtt[k - 1]);
             }
         }
-        // (c) Never above the maximum: half of rcv_buf (the window share of the buffer), which
-        // a long bulk transfer on this path reaches.
+        // (c) Never above the maximum: the window share of rcv_buf, which a long bulk transfer on
+        // this path reaches when it is below the path's needs.
         let top = data.iter().map(|a| a.wnd).max().unwrap();
         assert!(top <= max_wnd, "window {top} above {max_wnd}");
-        assert!(top > max_wnd - max_wnd / 8, "window {top} never came near {max_wnd}");
+        if reached {
+            assert!(top > max_wnd - max_wnd / 8, "window {top} never came near {max_wnd}");
+        }
         if max_wnd < 1 << 20 {
             // Window-limited below the BDP: at most max_wnd per 100 ms, 41.9 Mbit/s.
             let g = r.flow_value("tcp", "goodput_bps");
@@ -156,8 +164,8 @@ fn the_window_starts_at_linuxs_and_grows_each_rtt_up_to_the_maximum() {
 /// The bound: the handshake takes 1 RTT (the SYN at 0, data from 100 ms), and the receiver has no
 /// RTT estimate before the first data (`tcp_rcv_rtt_measure_ts`), so DRS first acts at the end of
 /// the second RTT. From then on, each RTT in which the application read more than in the previous
-/// one, `tcp_rcv_space_adjust` sets the clamp to at least rcvwin = 2·copied + 16·advmss ≥
-/// 2·copied, and `tcp_grow_window` opens the offered window by 2·advmss per segment received
+/// one, `tcp_rcvbuf_grow` sets the clamp to at least rcvwin = 2·copied (plus the slow-start
+/// share), and `tcp_grow_window` opens the offered window by 2·advmss per segment received
 /// (≥ 2 per segment of 1448 B, so the offer can triple per RTT): the window at least doubles
 /// per RTT from 64 KB, so it covers the BDP of 1.25 MB after ⌈log2(1.25 MB / 64 KB)⌉ = 5 RTTs;
 /// the sender uses it one RTT later. 1 + 1 + 5 + 1 = 8 RTTs = 0.8 s; with 0.2 s for the bin
@@ -209,10 +217,12 @@ fn deterministic_and_off_means_off() {
     let (rfc_off, _) = run(&s(", profile = \"rfc\", rcv_autotune = false"), "rfc-off");
     assert_eq!(rfc.digest(), rfc_off.digest(), "rfc: autotuning is off by default");
     // On, under rfc: Linux's windows (here slow start never catches up with them, so the
-    // results can be the same; the windows on the wire are not).
+    // results can be the same; the windows on the wire are not). The first ACK of data: the
+    // segment moved the clamp to 81920 (scaling ratio 160), rcv_ssthresh rose from the 65536
+    // offered to 65536 + 2·1460, rounded up to 1 KiB.
     let (_, acks) = run(&s(", profile = \"rfc\", rcv_autotune = true"), "rfc-on");
     assert_eq!(acks.iter().find(|a| a.syn).unwrap().wnd, 65160);
-    assert_eq!(acks.iter().find(|a| !a.syn).unwrap().wnd, 64128);
+    assert_eq!(acks.iter().find(|a| !a.syn).unwrap().wnd, 68608);
     for p in ["ns3", "freebsd"] {
         let (x, _) = run(&s(&format!(", profile = \"{p}\"")), p);
         let (y, _) = run(&s(&format!(", profile = \"{p}\", rcv_autotune = false")), p);

@@ -675,10 +675,14 @@ impl MptcpSocket {
             let nxt = self.subs[i].receiver().rcv_nxt();
             self.rst[i].rtt.measure(nxt, t.rcv_wnd(), now);
         }
+        t.measure_rcv_mss(len);
         t.grow(len, self.ooo_bytes);
         t.set_rtt_us8(self.rst.iter().map(|r| r.rtt.us8()).max().unwrap_or(0));
+        let span = self.ooo.last().map_or(0, |(_, end)| end - self.data_rcv_nxt);
         if self.data_rcv_nxt > before {
-            t.space_adjust(self.data_rcv_nxt + 1, now);
+            t.space_adjust(self.data_rcv_nxt + 1, span, now);
+        } else if span > 0 {
+            t.ofo_grow(span);
         }
     }
 
@@ -928,9 +932,10 @@ mod tests {
     }
 
     /// The linux profile's connection-level buffer: tcp_rmem[1] = 128 KiB to start, grown once
-    /// per the *slowest* subflow's receiver RTT by Dynamic Right-Sizing. Hand-computed with the
-    /// subflows' MSS 1420 (advmss 1432 with timestamps): the first window 46 × 1420 = 65320,
-    /// the clamp 65536 − 1432 = 64104, the first DRS estimate 10 × 1432 = 14320.
+    /// per the *slowest* subflow's receiver RTT by Dynamic Right-Sizing (Linux 6.18's
+    /// `tcp_rcvbuf_grow`). Hand-computed with the subflows' MSS 1420: the first window 46 × 1420
+    /// = 65320, the first DRS estimate 10 × 1420 = 14200; the first full segment measures the
+    /// scaling ratio 1420·256/2304 = 157.
     #[test]
     fn autotuned_buffer_grows_per_slowest_rtt() {
         use crate::time::Dur;
@@ -946,14 +951,15 @@ mod tests {
         r.deliver(0, 28_640);
         r.tune_after_data(0, 1420, 0, ms(50));
         assert_eq!(r.rcv_buf(), 131_072, "measured over the slowest subflow's RTT");
-        // At 100 ms: copied 28640 > 14320: rcvwin = 2·28640 + 16·1432 = 80192, plus
-        // 2·80192·(28640 − 14320)/14320 → 240576; the buffer twice that.
+        assert_eq!(r.autotune().unwrap().scaling_ratio(), 157);
+        // At 100 ms: copied 28640 > 14200: rcvwin = 2·28640 = 57280, plus
+        // 2·⌊57280·(28640 − 14200)/14200⌋ = 2·58248 → 173776; the buffer 173776·256/157.
         r.tune_after_data(0, 1420, 0, ms(100));
-        assert_eq!(r.rcv_buf(), 481_152);
-        // One RTT later 57280 B more: rcvwin = 114560 + 22912 = 137472, + 2·137472 → 412416.
+        assert_eq!(r.rcv_buf(), 173_776 * 256 / 157);
+        // One RTT later 57280 B more: rcvwin = 114560 + 2·114560 = 343680.
         r.deliver(28_640, 85_920);
         r.tune_after_data(0, 1420, 28_640, ms(200));
-        assert_eq!(r.rcv_buf(), 824_832);
+        assert_eq!(r.rcv_buf(), 343_680 * 256 / 157);
         // Without autotuning the buffer is fixed.
         let fixed = MptcpConfig {
             tcp: crate::transport::tcp::TcpConfig { rcv_autotune: Some(false), ..Default::default() },
@@ -981,23 +987,23 @@ mod tests {
             let (nxt, ooo) = (r.data_rcv_nxt, r.ooo_bytes);
             r.tune.as_deref_mut().unwrap().select(nxt + 1, ooo).0 as u64
         }
-        // The first window offered: 65320 rounded up to the scale unit (128 B).
-        assert_eq!(window(&mut r), 65_408);
+        // The first window offered: 65320 rounded up to the scale unit (1 KiB).
+        assert_eq!(window(&mut r), 65_536);
         // The fast subflow delivers DSN 1420..62480 (43 segments) while 0..1420 is on the slow one.
         r.deliver(1_420, 62_480);
         assert_eq!(r.ooo_bytes, 61_060);
         // Free space 65536 − 61060 = 4476 is below half the buffer's window; the offer does not
-        // shrink, so the right edge (DSN 65408) stays put.
-        assert_eq!(window(&mut r), 65_408);
-        assert!(r.admits(&seg(63_900)), "ends at 65320, inside the window");
-        assert!(!r.admits(&seg(64_000)), "ends at 65420, beyond it");
+        // shrink, so the right edge (DSN 65536) stays put.
+        assert_eq!(window(&mut r), 65_536);
+        assert!(r.admits(&seg(64_000)), "ends at 65420, inside the window");
+        assert!(!r.admits(&seg(64_200)), "ends at 65620, beyond it");
         // The slow chunk arrives: everything goes up in order and the window opens again
-        // (rcv_ssthresh 64104 rounded up to 128 B, from DSN 62480).
+        // (rcv_ssthresh 64104 rounded up to 1 KiB, from DSN 62480).
         r.deliver(0, 1_420);
         assert_eq!((r.data_delivered(), r.ooo_bytes), (62_480, 0));
         let w = window(&mut r);
-        assert_eq!(w, 64_128);
-        assert!(r.admits(&seg(64_000)));
+        assert_eq!(w, 64_512);
+        assert!(r.admits(&seg(64_200)));
     }
 
     /// A captured MPTCP connection: every segment's bytes are exactly its counted size with a

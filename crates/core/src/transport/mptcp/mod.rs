@@ -63,7 +63,7 @@ pub struct MptcpConfig {
     /// connection's (Linux's `msk` `sk_rcvbuf`): without `rcv_autotune` the connection-level
     /// window is `rcv_buf` throughout (default 4 MiB); with it (the `linux` profile's
     /// default) the buffer starts at `rcv_buf_init` (`tcp_rmem[1]`, 128 KiB) and grows once per
-    /// the slowest subflow's receiver RTT up to `rcv_buf` (`tcp_rmem[2]`, 6 MiB), and the
+    /// the slowest subflow's receiver RTT up to `rcv_buf` (`tcp_rmem[2]`, 32 MiB), and the
     /// window every subflow advertises is the connection's (see [`conn`]).
     pub tcp: TcpConfig,
 }

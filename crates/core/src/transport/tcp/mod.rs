@@ -182,8 +182,8 @@ pub struct TcpConfig {
     /// Receive buffer, bytes. Without `rcv_autotune` it is the advertised window from the first
     /// segment on (the receiving application reads at once, so the window is the whole buffer);
     /// default `"4MiB"`. With `rcv_autotune` it is the largest buffer autotuning may grow to
-    /// (Linux `tcp_rmem[2]`), half of which is window (Linux's default `scaling_ratio`); default
-    /// `"6MiB"` (Linux's `tcp_rmem[2]`). The window-scale shift on the SYN comes from it.
+    /// (Linux `tcp_rmem[2]`), of which the window is a share (`scaling_ratio`: half until a segment is measured, 160/256 for full 1448-byte segments); default
+    /// `"32MiB"` (Linux's `tcp_rmem[2]` since 6.16). The window-scale shift on the SYN comes from it.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
     pub rcv_buf: Option<u64>,
     /// Receive-buffer autotuning as Linux does it (`net.ipv4.tcp_moderate_rcvbuf`): the buffer
@@ -361,7 +361,7 @@ impl TcpConfig {
     }
 
     /// The receive buffer, bytes: `rcv_buf`, or its default (4 MiB, or Linux's `tcp_rmem[2]` of
-    /// 6 MiB with `rcv_autotune`).
+    /// 32 MiB with `rcv_autotune`).
     pub fn rcv_buf_bytes(&self) -> u64 {
         self.rcv_buf.unwrap_or(if self.resolved().rcv_autotune { rcvbuf::TCP_RMEM_MAX } else { 4 << 20 })
     }
@@ -2502,13 +2502,18 @@ impl TcpReceiver {
         if s > self.rcv_nxt {
             // Out of order: keep it, ACK at once (RFC 5681 §4.2) with SACK blocks.
             self.ooo_segments += 1;
+            let held = self.ooo_bytes;
             self.ooo_bytes += self.ooo.insert(s, e, |_, _| {});
-            if self.sack {
+            if let Some(t) = self.tune.as_deref_mut() {
                 // `tcp_data_queue_ofo` grows the window for SACK flows only ("do not grow
-                // window to force DUPACK and trigger fast retransmit").
-                if let Some(t) = self.tune.as_deref_mut() {
-                    t.grow(e - s, self.ooo_bytes);
+                // window to force DUPACK and trigger fast retransmit"), before the segment is
+                // charged to the buffer; then, for every flow, `tcp_rcvbuf_grow` makes room for
+                // the out-of-order span.
+                if self.sack {
+                    t.grow(e - s, held);
                 }
+                let span = self.ooo.last().map_or(0, |(_, end)| end - self.rcv_nxt);
+                t.ofo_grow(span);
             }
             self.recent.copy_within(0..MAX_SACK_BLOCKS - 1, 1);
             self.recent[0] = s;
@@ -2517,6 +2522,8 @@ impl TcpReceiver {
             return;
         }
         let had_gap = !self.ooo.is_empty();
+        // The buffer holds the out-of-order data and this segment until the application reads.
+        let held = self.ooo_bytes + (e - s);
         self.rcv_nxt = e;
         let mut removed = 0;
         while let Some((a, b)) = self.ooo.first() {
@@ -2529,12 +2536,13 @@ impl TcpReceiver {
         self.ooo_bytes -= removed;
         cx.notify(TransportEvent::Delivered { total_bytes: self.rcv_nxt - 1 });
         if let Some(t) = self.tune.as_deref_mut() {
-            // `tcp_event_data_recv`: the window-based RTT probe, then `tcp_grow_window`, whose
-            // growth asks for a quick ACK in Linux's delayed-ACK engine.
+            // `tcp_event_data_recv`: `tcp_measure_rcv_mss`, the window-based RTT probe, then
+            // `tcp_grow_window`, whose growth asks for a quick ACK in Linux's delayed-ACK engine.
+            t.measure_rcv_mss(e - s);
             if !self.timestamps {
                 t.rtt_measure(self.rcv_nxt, cx.now);
             }
-            if t.grow(e - s, self.ooo_bytes) && self.delayed_ack && self.quickack {
+            if t.grow(e - s, held) && self.delayed_ack && self.quickack {
                 self.quick = self.quick.max(1);
             }
         }
@@ -2542,7 +2550,8 @@ impl TcpReceiver {
         if let Some(t) = self.tune.as_deref_mut() {
             // The application reads at once: `tcp_rcv_space_adjust`, then `tcp_cleanup_rbuf`'s
             // window update.
-            t.space_adjust(self.rcv_nxt, cx.now);
+            let span = self.ooo.last().map_or(0, |(_, end)| end - self.rcv_nxt);
+            t.space_adjust(self.rcv_nxt, span, cx.now);
             if t.update_due(self.rcv_nxt, self.ooo_bytes) {
                 self.send_ack(tcp_flags::ACK, cx);
             }

@@ -431,7 +431,7 @@ fn config_from_toml_with_defaults_and_errors() {
     assert!(!c.sack && c.timestamps && c.resolved().delayed_ack);
     assert_eq!(c.profile, Profile::Linux);
     assert_eq!(c.min_rto, Some(Dur::from_secs(1)));
-    assert_eq!(c.rcv_buf_bytes(), 6 << 20, "linux profile: tcp_rmem[2]");
+    assert_eq!(c.rcv_buf_bytes(), 32 << 20, "linux profile: tcp_rmem[2]");
     assert_eq!(c.mss_for(MTU), 1000);
     assert_eq!(t.service(), Service::Stream);
 
