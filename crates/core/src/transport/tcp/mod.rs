@@ -182,8 +182,9 @@ pub struct TcpConfig {
     /// Receive buffer, bytes. Without `rcv_autotune` it is the advertised window from the first
     /// segment on (the receiving application reads at once, so the window is the whole buffer);
     /// default `"4MiB"`. With `rcv_autotune` it is the largest buffer autotuning may grow to
-    /// (Linux `tcp_rmem[2]`), of which the window is a share (`scaling_ratio`: half until a segment is measured, 160/256 for full 1448-byte segments); default
-    /// `"32MiB"` (Linux's `tcp_rmem[2]` since 6.16). The window-scale shift on the SYN comes from it.
+    /// (Linux `tcp_rmem[2]`), of which the window is a share (`scaling_ratio`: half until a
+    /// segment is measured, 160/256 for full 1448-byte segments); default `"32MiB"` (Linux's
+    /// `tcp_rmem[2]` since 6.16). The window-scale shift on the SYN comes from it.
     #[serde(with = "serde_units::opt_bytes", skip_serializing_if = "Option::is_none")]
     pub rcv_buf: Option<u64>,
     /// Receive-buffer autotuning as Linux does it (`net.ipv4.tcp_moderate_rcvbuf`): the buffer
