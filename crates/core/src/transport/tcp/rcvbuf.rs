@@ -58,7 +58,7 @@ use crate::time::{Dur, SimTime};
 /// Linux's default `tcp_rmem[1]`: the buffer a connection starts with, bytes.
 pub const TCP_RMEM_DEFAULT: u64 = 131_072;
 /// Linux's default `tcp_rmem[2]`: the largest buffer autotuning grows to, bytes (32 MiB since
-/// 6.16, "tcp: increase tcp_rmem[2] to 32 MB"; 6 MiB before).
+/// 6.16, "tcp: increase `tcp_rmem[2]` to 32 MB"; 6 MiB before).
 pub const TCP_RMEM_MAX: u64 = 32 << 20;
 /// `TCP_INIT_CWND`, used for the first DRS estimate (`tcp_init_buffer_space`).
 const TCP_INIT_CWND: u64 = 10;
