@@ -78,13 +78,18 @@ def test_what_the_mechanisms_guarantee_holds_in_every_quick_cell(quick):
       in one of two full-length runs, 0.8 and 0.2 % with 50 packets; so not asserted there);
     - TFD loses nothing in any cell (its reservation follows the encoder's announcement);
     - s2's reservation (1.5 × the trace's 60.96 Mbit/s target = 91.4 Mbit/s) lies between the
-      stream's mean (62.0) and its 1-s peak (101.5, s3's reservation), so s2 loses at least as
-      much as s3 in every loaded cell where s3 admits every stream (equal at K = 3, N = 1, where
-      neither loses in the quick run; s2 0.089 % against 0.059 % at K = 3, N = 4; 0.21 against 0
-      at K = 10, N = 1). The order is not asserted where admission control leaves some streams
-      unreserved (N = 10: ten peak-rate reservations of 101.5 Mbit/s, and ten of s2's 91.4,
-      exceed 90 % of the 1 Gbit/s link, so some streams are best effort beside the TCP flows):
-      the quick run gives s3 0.58 % and 0.23 % there, s2 0.04 % and 0.13 %."""
+      stream's mean (62.0) and its 1-s peak (101.5, s3's reservation), so at the heaviest load
+      (K = 10) s2 loses at least as much as s3 where s3 admits every stream (N = 1 and 4: s2
+      0.21 and 0.005 %, s3 0 in the quick run). Not at K = 3: there s2's excess over its
+      reservation, demoted to best effort (RFC 2211/2212 policing), finds room in a lightly
+      loaded best-effort queue, while s3 keeps every packet in the reserved class and loses
+      sub-second I-frame bursts above its 1-s peak reservation: at K = 3, N = 4 s3 loses 0.027 %
+      in the quick run and s2 0.030 % with Linux 6.6's receiver autotuning under the TCP flows,
+      0 with 6.18's; the order there is the TCP flows' draw, not the mechanism (this test
+      asserted it until 2026-11-28). The order is not asserted where admission control leaves
+      some streams unreserved (N = 10: ten peak-rate reservations of 101.5 Mbit/s, and ten of
+      s2's 91.4, exceed 90 % of the 1 Gbit/s link, so some streams are best effort beside the TCP
+      flows): the quick run gives s3 0.49 % and 0.20 % there, s2 0.03 % and 0.11 %."""
     ours = quick["ours"]
     g = tfd.QUICK
     for sc in g.scenarios:
@@ -94,10 +99,10 @@ def test_what_the_mechanisms_guarantee_holds_in_every_quick_cell(quick):
     peak = tfd.peak_rate_bps(paths.root() / tfd.HEADLINE.trace_path)
     admitted_all = [n for n in g.n if n * peak <= 0.9 * 1e9]
     assert admitted_all == [1, 4]
-    for k in g.k[1:]:
-        for n in admitted_all:
-            assert ours[("s2", k, n)]["per_pct"] >= ours[("s3", k, n)]["per_pct"], (k, n)
-    assert any(ours[("s2", k, n)]["per_pct"] > ours[("s3", k, n)]["per_pct"] for k in g.k[1:] for n in admitted_all)
+    k = max(g.k)
+    for n in admitted_all:
+        assert ours[("s2", k, n)]["per_pct"] >= ours[("s3", k, n)]["per_pct"], (k, n)
+    assert any(ours[("s2", k, n)]["per_pct"] > ours[("s3", k, n)]["per_pct"] for n in admitted_all)
 
 
 def test_resumes_without_rerunning(quick):

@@ -243,7 +243,9 @@ def test_the_delay_growth_that_excludes_the_papers_27_ms_does_not_hold(quick: Pa
     lo, hi = d["estimate"]["lo"], d["estimate"]["hi"]
     if lo <= 0 <= hi < 27:
         assert d["verdict"] == "does not hold" and "excludes the paper's 27" in d["note"]
-    assert "5 ms:" in f["throughput-grows-with-connections"]["note"] or f["throughput-grows-with-connections"]["verdict"] == "holds"
+    # A conjunction that fails names the frame length(s) where it fails.
+    t = f["throughput-grows-with-connections"]
+    assert t["verdict"] == "holds" or re.search(r"\b(5|20) ms: ", t["note"]), t
 
 
 def test_every_declared_alternative_reaches_the_scenario():
