@@ -678,7 +678,7 @@ impl MptcpSocket {
         t.measure_rcv_mss(len);
         t.grow(len, self.ooo_bytes);
         t.set_rtt_us8(self.rst.iter().map(|r| r.rtt.us8()).max().unwrap_or(0));
-        let span = self.ooo.last().map_or(0, |(_, end)| end - self.data_rcv_nxt);
+        let span = self.ooo.span_from(self.data_rcv_nxt);
         if self.data_rcv_nxt > before {
             t.space_adjust(self.data_rcv_nxt + 1, span, now);
         } else if span > 0 {

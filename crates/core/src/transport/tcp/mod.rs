@@ -2513,7 +2513,7 @@ impl TcpReceiver {
                 if self.sack {
                     t.grow(e - s, held);
                 }
-                let span = self.ooo.last().map_or(0, |(_, end)| end - self.rcv_nxt);
+                let span = self.ooo.span_from(self.rcv_nxt);
                 t.ofo_grow(span);
             }
             self.recent.copy_within(0..MAX_SACK_BLOCKS - 1, 1);
@@ -2551,7 +2551,7 @@ impl TcpReceiver {
         if let Some(t) = self.tune.as_deref_mut() {
             // The application reads at once: `tcp_rcv_space_adjust`, then `tcp_cleanup_rbuf`'s
             // window update.
-            let span = self.ooo.last().map_or(0, |(_, end)| end - self.rcv_nxt);
+            let span = self.ooo.span_from(self.rcv_nxt);
             t.space_adjust(self.rcv_nxt, span, cx.now);
             if t.update_due(self.rcv_nxt, self.ooo_bytes) {
                 self.send_ack(tcp_flags::ACK, cx);

@@ -81,11 +81,6 @@ fn win_from_space_at(space: u64, ratio: u64) -> u64 {
     space * ratio >> 8
 }
 
-/// `tcp_space_from_win`: the buffer a window of `win` bytes needs at `ratio`/256.
-fn space_from_win_at(win: u64, ratio: u64) -> u64 {
-    (win << 8) / ratio.max(1)
-}
-
 /// `skb->truesize` of a received segment of `len` payload bytes: a frame (payload, 66 bytes of
 /// Ethernet, IP and TCP headers with timestamps, and `NET_SKB_PAD`'s 64) in 2-KiB receive
 /// buffers, plus the 256-byte `struct sk_buff`: 2304 for a 1448-byte segment.
@@ -95,7 +90,7 @@ fn truesize(len: u64) -> u64 {
 
 /// The `scaling_ratio` `tcp_measure_rcv_mss` measures on a segment of `len` bytes:
 /// `len << TCP_RMEM_TO_WIN_SCALE / truesize`, at least 1 (160 for 1448 bytes).
-pub fn measured_ratio(len: u64) -> u64 {
+fn measured_ratio(len: u64) -> u64 {
     ((len << 8) / truesize(len)).clamp(1, 255)
 }
 
@@ -253,7 +248,12 @@ impl RcvBuf {
     /// `tcp_space`: the free buffer as window; `held` bytes of data occupy it (a held segment
     /// takes its own size in window: that is what the scaling ratio measures).
     fn free_space(&self, held: u64) -> u64 {
-        win_from_space_at(self.rcvbuf, self.scaling_ratio).saturating_sub(held)
+        self.win(self.rcvbuf).saturating_sub(held)
+    }
+
+    /// `tcp_win_from_space` at this connection's ratio: the window a buffer of `space` offers.
+    fn win(&self, space: u64) -> u64 {
+        win_from_space_at(space, self.scaling_ratio)
     }
 
     /// The share of the buffer that is window, out of 256 (`scaling_ratio`).
@@ -280,7 +280,7 @@ impl RcvBuf {
             let ratio = measured_ratio(len);
             if ratio != self.scaling_ratio {
                 self.scaling_ratio = ratio;
-                let clamp = win_from_space_at(self.rcvbuf, ratio).max(SOCK_MIN_RCVBUF / 2);
+                let clamp = self.win(self.rcvbuf).max(SOCK_MIN_RCVBUF / 2);
                 if clamp > self.window_clamp {
                     self.rcv_ssthresh = self.rcv_ssthresh.max(self.rcv_wnd.min(clamp));
                 } else {
@@ -369,11 +369,12 @@ impl RcvBuf {
         let grow = rcvwin as u128 * newval.saturating_sub(oldval) as u128 / oldval as u128;
         rcvwin = rcvwin.saturating_add((grow.min(u64::MAX as u128) as u64).saturating_mul(2));
         rcvwin = rcvwin.saturating_add(ooo_span);
-        let rcvbuf = space_from_win_at(rcvwin.min(u64::MAX >> 9), self.scaling_ratio).min(self.rmem_max);
+        // `tcp_space_from_win`.
+        let rcvbuf = ((rcvwin.min(u64::MAX >> 9) << 8) / self.scaling_ratio).min(self.rmem_max);
         if rcvbuf > self.rcvbuf {
             self.rcvbuf = rcvbuf;
             // "Make the window clamp follow along."
-            self.window_clamp = win_from_space_at(rcvbuf, self.scaling_ratio);
+            self.window_clamp = self.win(rcvbuf);
         }
     }
 
@@ -388,7 +389,7 @@ impl RcvBuf {
     /// quick-ACK mode).
     fn compute_window(&self, ooo: u64) -> (u64, bool) {
         let free = self.free_space(ooo);
-        let allowed = win_from_space_at(self.rcvbuf, self.scaling_ratio);
+        let allowed = self.win(self.rcvbuf);
         let full = self.window_clamp.min(allowed);
         let mss = self.rcv_mss.min(full);
         let unit = 1u64 << self.wscale;

@@ -42,6 +42,11 @@ impl RangeSet {
     pub fn last(&self) -> Option<(u64, u64)> {
         self.r.back().copied()
     }
+    /// Bytes from `x` to the end of the last range (0 when empty or ending at or before `x`):
+    /// the span a receiver's out-of-order data reaches beyond `rcv_nxt`.
+    pub fn span_from(&self, x: u64) -> u64 {
+        self.last().map_or(0, |(_, e)| e.saturating_sub(x))
+    }
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = (u64, u64)> + '_ {
         self.r.iter().copied()
     }
