@@ -81,15 +81,16 @@ def test_docs_hold_the_kernel_table_of_the_full_grid(root):
 
 def test_the_simulated_twin_starts_its_streams_as_iperf3_does():
     """iperf3 -P connects its streams one after another, each writes a 37-byte cookie, and the
-    data of all follows together: starts one RTT apart, data at (flows + 1) RTTs."""
+    data of all follows together: starts one RTT apart, data once the last cookie's ACK is in,
+    (flows + 1) RTTs, and iperf3's reaction to TEST_RUNNING (2 ms) after the first SYN."""
     p = kernel.Point("cubic", 40, 4, 0.0)
     flows = kernel.scenario(p, 30.0, real=False)["flows"]
     assert [f["start"] for f in flows] == ["0ms", "40ms", "80ms", "120ms"]
     assert all(f["app"]["cookie"] == "37B" for f in flows)
-    assert {float(f["start"][:-2]) + float(f["app"]["delay"][:-2]) for f in flows} == {200.0}
-    assert kernel.data_start_s(p) == 0.2
+    assert {float(f["start"][:-2]) + float(f["app"]["delay"][:-2]) for f in flows} == {202.0}
+    assert kernel.data_start_s(p) == 0.202
     # The run lasts the transfer's 30 s after the streams' start.
-    assert kernel.scenario(p, 30.0, real=False)["sim"]["duration"] == "30.2s"
+    assert kernel.scenario(p, 30.0, real=False)["sim"]["duration"] == "30.202s"
 
 
 def test_the_cookie_gives_hystart_an_idle_path_sample():
@@ -123,3 +124,25 @@ def test_kernel_and_simulation_runs_are_paired_by_seed(monkeypatch):
     monkeypatch.setattr(kernel, "core_knows", lambda cc: True)
     kernel.run([kernel.Point("cubic", 40, 1, 0.01)], 1.0, reps=3)
     assert seen == {"kernel": [1, 2, 3], "sim": [1, 2, 3]}
+
+
+def test_a_namespace_gets_the_tested_congestion_control_as_its_default(emulation):
+    """iperf3 sets ``TCP_CONGESTION`` after ``connect()``: without the namespace's default set
+    first, its "cubic" connection would have begun under the host's default (BBR here) and kept
+    BBR's pacing. A namespace may choose only an allowed algorithm; the host's list is restored."""
+    import subprocess
+    import uuid
+
+    allowed = kernel._ALLOWED.read_text()
+    ns = f"qoelab-test-cc-{uuid.uuid4().hex[:8]}"
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        for cc in ("cubic", "reno", "bbr"):
+            with kernel.namespace_default_cc(cc):
+                got = subprocess.run(["ip", "netns", "exec", ns, "sh", "-c",
+                                      f"{kernel.set_default_cc(cc)}sysctl -n {kernel._DEFAULT_CC_KEY}"],
+                                     capture_output=True, text=True)
+            assert got.stdout.strip() == cc, (cc, got.stdout, got.stderr)
+            assert kernel._ALLOWED.read_text() == allowed
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], check=False)

@@ -15,7 +15,9 @@ For each grid point (congestion control, RTT, flows, random loss) the dumbbell o
   :func:`iperf3_flows`), the same quantities from the run's tables and probes.
 
 The bottleneck, its buffer and its loss model are the same component in both runs; only the
-endpoints differ. The hosts' devices have TSO, GSO and GRO off (``qoelab.emulate.hosts``). The
+endpoints differ. Each host's namespace has the tested congestion control as its default
+(:func:`set_default_cc`): iperf3 chooses it only after ``connect()``, and a connection begun
+under BBR keeps BBR's pacing. The hosts' devices have TSO, GSO and GRO off (``qoelab.emulate.hosts``). The
 tolerances are issue 34's: goodput within 5 % (10 % with random loss), bottleneck drops and
 retransmissions within 15 %, drops in the first 2 s within a factor 1.5; BBR: goodput within
 10 %, mean queue within 25 %. Counts near zero get a floor of 2 packets (15 % of 3 drops is
@@ -104,9 +106,20 @@ def _connect_step_ms(p: Point) -> float:
     return max(float(p.rtt_ms), 1.0)
 
 
+#: From the last cookie's ACK to the first data, ms: iperf3 writes once the server's
+#: ``TEST_RUNNING`` has arrived on the control connection, just after that ACK (the kernel's
+#: ``tcp:tcp_probe`` trace at 160 ms: the first data's ACK 164 ms after the cookie's).
+IPERF3_REACTION_MS = 2.0
+
+
 def data_start_s(p: Point) -> float:
-    """When the simulated iperf3 streams start their data (:func:`iperf3_flows`), seconds."""
-    return (p.flows + 1) * _connect_step_ms(p) / 1e3
+    """When the simulated iperf3 streams start their data (:func:`iperf3_flows`), seconds: the
+    last stream's cookie is ACKed (flows + 1) connection steps after the first SYN, and the data
+    follows :data:`IPERF3_REACTION_MS` later. Data written before that ACK (as the twin did until
+    2026-11-28) shares the initial window with the cookie: nine segments go out, not ten, and
+    they echo the SYN-ACK's timestamp, so the receiver's first RTT sample is the tenth's, queued
+    behind the nine, and its Dynamic Right-Sizing measures rounds out of step."""
+    return ((p.flows + 1) * _connect_step_ms(p) + IPERF3_REACTION_MS) / 1e3
 
 
 #: iperf3's test cookie, written on each stream right after it connects (``COOKIE_SIZE``).
@@ -212,13 +225,19 @@ def measure_kernel(p: Point, seconds: float, seed: int = 1) -> Measure:
     from qoelab.scenario import Scenario
 
     sc = Scenario.from_dict(scenario(p, seconds, real=True, seed=seed))
-    with tempfile.TemporaryDirectory(prefix="qoelab-verify-kernel-") as d:
+    with tempfile.TemporaryDirectory(prefix="qoelab-verify-kernel-") as d, namespace_default_cc(p.cc):
         out = Path(d)
         sampler = ("while :; do echo t=$(date +%s.%N); ss -tin state established '( dport = :5201 )'; sleep 0.1; done "
                    "> $QOELAB_OUT/ss.log")
-        client = (f"sleep 0.5; iperf3 -c $QOELAB_ADDR_RECEIVER -C {p.cc} -P {p.flows} -t {seconds:g} -J "
+        client = (f"{set_default_cc(p.cc)}sysctl -n {_DEFAULT_CC_KEY} > $QOELAB_OUT/cc.txt; sleep 0.5; "
+                  f"iperf3 -c $QOELAB_ADDR_RECEIVER -C {p.cc} -P {p.flows} -t {seconds:g} -J "
                   "> $QOELAB_OUT/iperf.json; nstat -asz TcpRetransSegs > $QOELAB_OUT/nstat.txt")
-        em = emulate(sc, out, daemons=[("receiver", "iperf3 -s"), ("sender", sampler)], execs=[("sender", client)])
+        em = emulate(sc, out, daemons=[("receiver", f"{set_default_cc(p.cc)}iperf3 -s"), ("sender", sampler)],
+                     execs=[("sender", client)])
+        got = (out / "cc.txt").read_text().strip() if (out / "cc.txt").exists() else "(unread)"
+        if got != p.cc:
+            raise RuntimeError(f"the sender namespace's default congestion control is {got!r}, not {p.cc!r}: "
+                               "iperf3 would run the default's init first")
         rep = json.loads((out / "iperf.json").read_text())
         if "error" in rep:
             raise RuntimeError(f"iperf3: {rep['error']}")
@@ -232,6 +251,47 @@ def measure_kernel(p: Point, seconds: float, seed: int = 1) -> Measure:
     return Measure(goodput_bps=float(rep["end"]["sum_received"]["bits_per_second"]), retrans=retrans, drops=drops,
                    early_drops=early, mean_queue_bytes=queue, cwnd_pkts=cwnd, lag_p99_us=s["lag_p99_s"] * 1e6,
                    behind=float(s["lag_behind_intervals"]))
+
+
+#: The per-namespace default congestion control (``/proc/sys`` path as ``sysctl`` names it).
+_DEFAULT_CC_KEY = "net.ipv4.tcp_congestion_control"
+_ALLOWED = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def set_default_cc(cc: str) -> str:
+    """Shell prefix that makes ``cc`` the default congestion control of the namespace it runs in.
+
+    Why: ``iperf3 -C cc`` sets ``TCP_CONGESTION`` after ``connect()`` (iperf 3.12, seen with
+    ``strace``), so the connection is established under the namespace's default, which a new
+    namespace inherits from the host's (this machine: BBR). BBR's init turns on the kernel's
+    internal pacing (``bbr_init`` sets ``sk_pacing_status`` to ``SK_PACING_NEEDED``), and
+    switching to CUBIC or Reno does not turn it off: the kernel's "CUBIC" then paced its segments
+    at 2× (slow start) or 1.2× cwnd/srtt (``tcp_update_pacing_rate``), one segment every 8 ms in
+    the second round at RTT 160 ms. Until 2026-11-28 the table's CUBIC and Reno kernel rows were
+    such paced runs."""
+    return f"sysctl -qw {_DEFAULT_CC_KEY}={cc} && "
+
+
+class namespace_default_cc:
+    """Context in which a network namespace may make ``cc`` its default: a namespace other than
+    the host's may only choose one of ``tcp_allowed_congestion_control`` (``EPERM`` otherwise,
+    ``tcp_set_default_congestion_control``), and this machine's list is "reno bbr". The host's
+    list gains ``cc`` for the duration and is restored after; the host's own default is not
+    touched."""
+
+    def __init__(self, cc: str) -> None:
+        self.cc, self.saved = cc, None
+
+    def __enter__(self) -> "namespace_default_cc":
+        allowed = _ALLOWED.read_text().split()
+        if self.cc not in allowed:
+            self.saved = " ".join(allowed)
+            _ALLOWED.write_text(" ".join(allowed + [self.cc]))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is not None:
+            _ALLOWED.write_text(self.saved)
 
 
 def _ss_mean_cwnd(text: str) -> float:

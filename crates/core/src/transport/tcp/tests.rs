@@ -1164,21 +1164,24 @@ fn linux_quickack_at_start_then_every_second_segment() {
     for k in 0..20 {
         h.inject(data_hdr(1 + k * MSS, MSS));
     }
-    // tcp_incr_quickack: 16 quick ACKs (the 4 MiB window allows more), then one per two segments.
-    assert_eq!(h.acks().len(), 16 + 2);
+    // tcp_incr_quickack: 16 quick ACKs. The first 6 segments grow the window (rcv_ssthresh to
+    // the clamp, 81920 - 1448: `rcvbuf::tests`), and `tcp_grow_window`'s `quick |= 1` gives
+    // back the quick ACK each of them uses (16 -> 15, then 15 -> 14 and back to 15 five times),
+    // so all 20 are ACKed one by one: 6 + the 14 left.
+    assert_eq!(h.acks().len(), 20);
     h.inject(data_hdr(1 + 20 * MSS, MSS));
-    assert_eq!(h.acks().len(), 18, "a lone segment waits");
+    assert_eq!(h.acks().len(), 20, "a lone segment waits");
     h.run_until(SimTime(ms(100).as_nanos()));
-    assert_eq!(h.acks().len(), 19);
-    assert_eq!(h.acks()[18].t, SimTime(ms(40).as_nanos()), "ato = TCP_ATO_MIN");
+    assert_eq!(h.acks().len(), 21);
+    assert_eq!(h.acks()[20].t, SimTime(ms(40).as_nanos()), "ato = TCP_ATO_MIN");
     // A duplicate segment (a retransmission that was not needed) re-enters quick-ACK mode: the
     // next segments are ACKed one by one again.
     h.inject(data_hdr(1, MSS));
-    assert_eq!(h.acks().len(), 20);
+    assert_eq!(h.acks().len(), 22);
     for k in 21..24 {
         h.inject(data_hdr(1 + k * MSS, MSS));
     }
-    assert_eq!(h.acks().len(), 23);
+    assert_eq!(h.acks().len(), 25);
     // The rfc profile with delayed ACKs has no quick-ACK mode: 5 ACKs for 10 segments.
     let mut n = Harness::new(
         &TcpConfig { delayed_ack: Some(true), profile: Profile::Rfc, ..Default::default() },
@@ -1190,6 +1193,34 @@ fn linux_quickack_at_start_then_every_second_segment() {
         n.inject(data_hdr(1 + k * MSS, MSS));
     }
     assert_eq!(n.acks().len(), 5);
+}
+
+#[test]
+fn linux_receiver_quickacks_again_after_a_gap_longer_than_its_rto() {
+    // `tcp_event_data_recv`: data after a gap longer than the receiver's RTO ("apparently sender
+    // failed to restart window") starts quick-ACK mode again; a shorter gap does not. The RTO is
+    // the handshake's: SYN-ACK at 0, the first segment at 0 (m = 0), so 0 + max(0, 200 ms).
+    let cfg = TcpConfig { profile: Profile::Linux, ..Default::default() };
+    let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+    h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    for k in 0..21 {
+        h.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    // As above: 20 quick ACKs, and the 21st segment waits for the delayed-ACK timer (40 ms).
+    assert_eq!(h.acks().len(), 20);
+    h.run_until(SimTime(ms(150).as_nanos()));
+    assert_eq!(h.acks().len(), 21);
+    // 150 ms after the last data: longer than ato, shorter than the RTO: delayed.
+    h.inject(data_hdr(1 + 21 * MSS, MSS));
+    assert_eq!(h.acks().len(), 21, "a gap shorter than the RTO: the segment waits");
+    h.run_until(SimTime(ms(500).as_nanos()));
+    assert_eq!(h.acks().len(), 22);
+    // 350 ms after the last data, over the 200-ms RTO: quick ACKs again, each at once.
+    for k in 22..26 {
+        h.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    assert_eq!(h.acks().len(), 26);
+    assert!(h.acks()[22..].iter().all(|a| a.t == SimTime(ms(500).as_nanos())));
 }
 
 /// Fraction of ACKs in the first half of the first recovery answered by a data segment, and
