@@ -280,7 +280,8 @@ class namespace_default_cc:
     touched."""
 
     def __init__(self, cc: str) -> None:
-        self.cc, self.saved = cc, None
+        self.cc = cc
+        self.saved: str | None = None
 
     def __enter__(self) -> "namespace_default_cc":
         allowed = _ALLOWED.read_text().split()
