@@ -35,9 +35,10 @@ import math
 import re
 import statistics
 import tempfile
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 #: The grid (issue 34 item 5): congestion controls (kernel name → core name), RTTs, flows, loss.
 CCS = {"cubic": "cubic", "reno": "newreno", "bbr": "bbr"}
@@ -272,27 +273,22 @@ def set_default_cc(cc: str) -> str:
     return f"sysctl -qw {_DEFAULT_CC_KEY}={cc} && "
 
 
-class namespace_default_cc:
+@contextmanager
+def namespace_default_cc(cc: str) -> Iterator[None]:
     """Context in which a network namespace may make ``cc`` its default: a namespace other than
     the host's may only choose one of ``tcp_allowed_congestion_control`` (``EPERM`` otherwise,
     ``tcp_set_default_congestion_control``), and this machine's list is "reno bbr". The host's
     list gains ``cc`` for the duration and is restored after; the host's own default is not
     touched."""
-
-    def __init__(self, cc: str) -> None:
-        self.cc = cc
-        self.saved: str | None = None
-
-    def __enter__(self) -> "namespace_default_cc":
-        allowed = _ALLOWED.read_text().split()
-        if self.cc not in allowed:
-            self.saved = " ".join(allowed)
-            _ALLOWED.write_text(" ".join(allowed + [self.cc]))
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.saved is not None:
-            _ALLOWED.write_text(self.saved)
+    allowed = _ALLOWED.read_text().split()
+    if cc in allowed:
+        yield
+        return
+    _ALLOWED.write_text(" ".join(allowed + [cc]))
+    try:
+        yield
+    finally:
+        _ALLOWED.write_text(" ".join(allowed))
 
 
 def _ss_mean_cwnd(text: str) -> float:

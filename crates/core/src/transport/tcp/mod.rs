@@ -2269,11 +2269,11 @@ pub struct TcpReceiver {
     ato: Dur,
     lrcvtime: Option<SimTime>,
     /// The receiver's own RTO (`icsk_rto`), which `tcp_event_data_recv` compares with the gap
-    /// since the last data: set from the handshake's one RTT sample (`tcp_synack_rtt_meas`;
-    /// this side sends no data, so it never gets another). `synack_at`: when the SYN-ACK left.
-    min_rto: Dur,
+    /// since the last data: the profile's estimator fed the handshake's one RTT sample
+    /// (`tcp_synack_rtt_meas`; this side sends no data, so it never gets another), the initial
+    /// RTO before it. `synack_at`: when the SYN-ACK left.
+    rtt: RttEstimator,
     synack_at: Option<SimTime>,
-    rto: Option<Dur>,
     /// RFC 7323 §4.3 `TS.Recent` and `Last.ACK.sent`.
     ts_recent: u32,
     last_ack_sent: u64,
@@ -2322,9 +2322,8 @@ impl TcpReceiver {
             quick: 0,
             ato: TCP_ATO_MIN,
             lrcvtime: None,
-            min_rto: b.min_rto,
+            rtt: RttEstimator::new(b.initial_rto, b.min_rto, b.max_rto).with_rule(b.rto_rule),
             synack_at: None,
-            rto: None,
             ts_recent: 0,
             last_ack_sent: 0,
             acks_sent: 0,
@@ -2645,7 +2644,7 @@ impl TcpReceiver {
                     self.ato = Dur(self.ato.as_nanos() / 2) + Dur(TCP_ATO_MIN.as_nanos() / 2);
                 } else if m < self.ato {
                     self.ato = (Dur(self.ato.as_nanos() / 2) + m).min(TCP_DELACK_MAX);
-                } else if m > self.rto.unwrap_or(TCP_TIMEOUT_INIT) {
+                } else if m > self.rtt.rto() {
                     // "Too long gap. Apparently sender failed to restart window, so that we
                     // send ACKs quickly."
                     self.incr_quickack();
@@ -2668,8 +2667,6 @@ impl TcpReceiver {
 const TCP_ATO_MIN: Dur = Dur::from_millis(40);
 const TCP_DELACK_MAX: Dur = Dur::from_millis(200);
 const TCP_MAX_QUICKACKS: u32 = 16;
-/// Linux `TCP_TIMEOUT_INIT`: the RTO before any RTT sample (RFC 6298 §2.1).
-const TCP_TIMEOUT_INIT: Dur = Dur::from_secs(1);
 
 impl Endpoint for TcpReceiver {
     fn service(&self) -> Service {
@@ -2688,14 +2685,13 @@ impl Endpoint for TcpReceiver {
             self.ecn_ok = self.ecn && h.flags & setup == setup;
             self.send_ack(tcp_flags::SYN | tcp_flags::ACK, cx);
             // Karn: a retransmitted SYN-ACK gives no sample.
-            self.synack_at = if self.synack_at.is_none() && self.rto.is_none() { Some(cx.now) } else { None };
+            self.synack_at = (self.synack_at.is_none() && self.rtt.srtt().is_none()).then_some(cx.now);
             return;
         }
         if let Some(t) = self.synack_at.take() {
-            // `tcp_synack_rtt_meas` → `tcp_rtt_estimator`'s first sample m: SRTT = m, RTTVAR =
-            // max(2m, rto_min) ("make sure rto = 3*rtt"), RTO = SRTT + RTTVAR.
-            let m = cx.now.since(t);
-            self.rto = Some(m + (m + m).max(self.min_rto));
+            // `tcp_synack_rtt_meas` → `tcp_rtt_estimator`'s first sample m (Linux: SRTT = m,
+            // RTTVAR = max(2m, rto_min), "make sure rto = 3*rtt").
+            self.rtt.on_sample_at(cx.now.since(t), 0, 0);
         }
         if self.syn_seen && h.payload > 0 {
             if self.ecn_ok {

@@ -1156,14 +1156,20 @@ fn linux_rto_rearmed_when_the_head_is_retransmitted() {
     }
 }
 
-#[test]
-fn linux_quickack_at_start_then_every_second_segment() {
+/// A linux-profile receiver after a SYN and `n` back-to-back full segments, all at time 0.
+fn linux_receiver_after(n: u64) -> Harness {
     let cfg = TcpConfig { profile: Profile::Linux, ..Default::default() };
     let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
     h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
-    for k in 0..20 {
+    for k in 0..n {
         h.inject(data_hdr(1 + k * MSS, MSS));
     }
+    h
+}
+
+#[test]
+fn linux_quickack_at_start_then_every_second_segment() {
+    let mut h = linux_receiver_after(20);
     // tcp_incr_quickack: 16 quick ACKs. The first 6 segments grow the window (rcv_ssthresh to
     // the clamp, 81920 - 1448: `rcvbuf::tests`), and `tcp_grow_window`'s `quick |= 1` gives
     // back the quick ACK each of them uses (16 -> 15, then 15 -> 14 and back to 15 five times),
@@ -1200,12 +1206,7 @@ fn linux_receiver_quickacks_again_after_a_gap_longer_than_its_rto() {
     // `tcp_event_data_recv`: data after a gap longer than the receiver's RTO ("apparently sender
     // failed to restart window") starts quick-ACK mode again; a shorter gap does not. The RTO is
     // the handshake's: SYN-ACK at 0, the first segment at 0 (m = 0), so 0 + max(0, 200 ms).
-    let cfg = TcpConfig { profile: Profile::Linux, ..Default::default() };
-    let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
-    h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
-    for k in 0..21 {
-        h.inject(data_hdr(1 + k * MSS, MSS));
-    }
+    let mut h = linux_receiver_after(21);
     // As above: 20 quick ACKs, and the 21st segment waits for the delayed-ACK timer (40 ms).
     assert_eq!(h.acks().len(), 20);
     h.run_until(SimTime(ms(150).as_nanos()));
