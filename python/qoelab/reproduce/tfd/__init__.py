@@ -69,7 +69,7 @@ from qoelab.experiment.core import Experiment
 from qoelab.experiment.tables import duration_str
 from qoelab.reproduce.tfd.build import (BUFFER, CALIBRATIONS, CLIP_S, CLIPS, DEFAULT_PROFILE, EXAMPLE_CELLS, FULL,
                                         FULL_S, HEADLINE, LEGACY, LEGACY_PROFILE, NS2_BUFFER, PROFILES, QUICK, S2_BASES, S2_SHARE,
-                                        SCENARIOS, SENS_FULL, SENS_QUICK, TARGET_BPS, TRACE, TRACES, Calibration, Grid,
+                                        SCENARIOS, SENS_FULL, SENS_QUICK, SENS_REPS, TARGET_BPS, TRACE, TRACES, Calibration, Grid,
                                         build_scenario, cell_metrics, cell_toml, max_frame_bytes, mean_rate_bps, paper_tables,
                                         parse_calibrations, peak_rate_bps, reservation_sizes, s2_rate_bps,
                                         target_rate_bps, trace_path)
@@ -278,10 +278,11 @@ def size(quick: bool, sensitivity: bool = False, calibrations: tuple[Calibration
     """The progress units of ``run`` (every calibration's runs; with ``sensitivity`` the
     headline's variants too), for ``reproduce all``'s total."""
     grid, sgrid, reps = (QUICK, SENS_QUICK, 1) if quick else (FULL, SENS_FULL, 20)
+    sreps = _sens_reps(quick, reps)
     rules = tuple(c for c in CHOICES if c.name not in CAL_CHOICES)
     return sum(runner.size(runner.sets(Path("."), rules, lambda s: experiments(c, profile, grid, reps, Path(), 0, quick, s),
                                        sensitivity=sensitivity and c == HEADLINE,
-                                       variant_experiments=lambda s: experiments(c, profile, sgrid, reps, Path(), 0, quick, s)))
+                                       variant_experiments=lambda s: experiments(c, profile, sgrid, sreps, Path(), 0, quick, s)))
                for c in calibrations or CALIBRATIONS)
 
 
@@ -306,6 +307,7 @@ def _plan(out: Path, cal: Calibration, profile: str, quick: bool, reps: int | No
     grid = QUICK if quick else FULL
     sgrid = SENS_QUICK if quick else SENS_FULL
     reps = reps or (1 if quick else 20)
+    sreps = _sens_reps(quick, reps)
     trace = trace_path(out) if cal.trace_path == TRACE else paths.root() / cal.trace_path
     if not trace.exists():
         raise QoelabError(f"{cal.trace_path}: the trace of calibration {cal.key} is missing (python -m qoelab.video.traces.rescale)")
@@ -313,9 +315,15 @@ def _plan(out: Path, cal: Calibration, profile: str, quick: bool, reps: int | No
     rules = tuple(c for c in CHOICES if c.name not in CAL_CHOICES)
     sets = runner.sets(out, rules, lambda s: experiments(cal, profile, grid, reps, trace, peak, quick, {**_cal(cal), **s}),
                        sensitivity=sensitivity, layout=lambda base, names: {"sweep": base / "sweep"},
-                       variant_experiments=lambda s: experiments(cal, profile, sgrid, reps, trace, peak, quick,
+                       variant_experiments=lambda s: experiments(cal, profile, sgrid, sreps, trace, peak, quick,
                                                                  {**_cal(cal), **s}))
-    return {"grid": grid, "sgrid": sgrid, "reps": reps, "trace": trace, "peak": peak, "sets": sets}
+    return {"grid": grid, "sgrid": sgrid, "reps": reps, "sens_reps": sreps, "trace": trace, "peak": peak, "sets": sets}
+
+
+def _sens_reps(quick: bool, reps: int) -> int:
+    """Repetitions per cell of the sensitivity's settings: ``reps``, capped at
+    :data:`~qoelab.reproduce.tfd.build.SENS_REPS` in a full run."""
+    return reps if quick else min(reps, SENS_REPS)
 
 
 def _cal(cal: Calibration) -> dict[str, Any]:
@@ -375,8 +383,8 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
     meta["provenance"] = provenance.of(runner.versions(sets))
     (out / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     meta["choices"] = choices_md(tuple(c for c in CHOICES if c.name not in CAL_CHOICES))
-    meta["sensitivity_grid"] = (f"N ∈ {list(pl['sgrid'].n)} × K ∈ {list(pl['sgrid'].k)}, every scenario "
-                                f"({'quick' if quick else 'full'} mode)")
+    meta["sensitivity_grid"] = (f"N ∈ {list(pl['sgrid'].n)} × K ∈ {list(pl['sgrid'].k)}, every scenario, "
+                                f"{pl['sens_reps']} repetition{'s' if pl['sens_reps'] != 1 else ''} per cell ({'quick' if quick else 'full'} mode)")
     with runner.stage(out, "report"):
         write_report(out, grid, ours, meta, fs, full_reps, nreps)
     meta["cal"] = cal

@@ -54,6 +54,10 @@ QUICK = Grid(SCENARIOS, (1, 4, 10), (0, 3, 10), 8.0)
 #: suggests (N ∈ {1, 5, 10} × K ∈ {0, 5, 10}, all four scenarios), and in quick mode two of each.
 SENS_FULL = Grid(SCENARIOS, (1, 5, 10), (0, 5, 10), FULL_S)
 SENS_QUICK = Grid(SCENARIOS, (1, 10), (0, 10), 8.0)
+#: Repetitions per cell of the sensitivity's settings in a full run (at most ``--reps``): issue
+#: 36's "at least 10". Its 36 cells × 12 settings at the headline's 20 would cost as much again
+#: as the headline grid (about 25 CPU-s per saturated 152-s run, ``docs/performance.md``).
+SENS_REPS = 10
 
 
 # --- the calibrations: what the paper leaves open and changes the results most ---------------------
