@@ -729,14 +729,12 @@ def test_rsvp_policing_is_declared_and_builds_policed_reservations(tmp_path: Pat
 def test_a_full_sensitivity_runs_its_own_repetition_count():
     """Issue 36 asks for at least 10 repetitions per sensitivity cell; a full run's variants
     take SENS_REPS (never more than --reps), a quick run's take --reps."""
-    from qoelab.reproduce.tfd import _sens_reps, size
+    from qoelab.experiment import core, runner
+    from qoelab.reproduce.tfd import CAL_CHOICES, CHOICES, _sens_reps, experiments, size
     from qoelab.reproduce.tfd.build import HEADLINE, SENS_FULL, SENS_REPS
 
     assert SENS_REPS >= 10
     assert _sens_reps(False, 20) == SENS_REPS and _sens_reps(False, 5) == 5 and _sens_reps(True, 3) == 3
-    from qoelab.experiment import core, runner
-    from qoelab.reproduce.tfd import CAL_CHOICES, CHOICES, experiments
-
     rules = tuple(c for c in CHOICES if c.name not in CAL_CHOICES)
     sets = runner.sets(Path("."), rules, lambda s: experiments(HEADLINE, "linux", tfd.FULL, 20, Path(), 0, False, s),
                        sensitivity=True,

@@ -67,8 +67,6 @@ __all__ = ["CHOICES", "FPS", "LADDER", "MODES", "Run", "add_shown", "build_scena
 BASE = "scenarios/interactive/transcoder.toml"
 FOLDER = "scenarios/interactive"
 
-# --- the paper's values (:mod:`~qoelab.reproduce.interactive.paper`) --------------------------------
-
 # --- what the paper leaves open ------------------------------------------------------------------
 
 CHOICES = (

@@ -123,8 +123,6 @@ def reading(tabs: dict[str, Table], found: list[Finding], setting: dict[str, Any
     return "\n".join(md) + "\n"
 
 
-
-
 def setup_md(grid: Any, quick: bool, setting: dict[str, Any]) -> str:
     return "\n\n".join([
         f"{'Quick' if quick else 'Full'} run: {grid.reps} repetitions (seeds) per cell; repetition r of an outage count "
