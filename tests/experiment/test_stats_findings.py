@@ -32,3 +32,34 @@ def test_estimates_over_repetitions_that_are_not_independent_have_no_interval():
     e = mean_ci([13.7, 13.7, 13.7], independent=False)
     assert e.mean == pytest.approx(13.7) and math.isnan(e.half_width) and not e.excludes_zero() and not e.independent
     assert not paired_ci([1.0, 2.0], [0.0, 0.5], independent=False).independent
+
+
+def test_floats_are_written_with_the_digits_every_machine_agrees_on():
+    """Two sums of the same numbers in different orders (as NumPy's SIMD kernels do on
+    different CPUs) differ in the last place; written, they are the same bytes."""
+    from qoelab.experiment.stats import DIGITS, portable
+    from qoelab.experiment.tables import Column, Table
+
+    xs = [0.1 * k for k in range(1, 200)]
+    a, b = sum(xs), sum(reversed(xs))
+    assert a != b and portable(a) == portable(b)
+    assert DIGITS == 12 and portable(19.077167434694534) == 19.0771674347
+    assert math.isnan(portable(float("nan"))) and portable(float("inf")) == float("inf")
+    assert portable(123456789) == 123456789.0
+
+    def csv(v: float) -> str:
+        t = Table("t", "T", [Column("x", "x"), Column("e", "e")], [{"x": v, "e": mean_ci([v, v + 1.0, v + 2.0])}])
+        return t.csv_text() + t.markdown() + repr(t.json())
+
+    assert csv(a) == csv(b)
+
+
+def test_a_half_width_below_round_off_is_zero():
+    """Repetitions equal but for the last place (22.000000000000004 beside 22.0) have no
+    spread: the interval is 0 wide, not 1e-14."""
+    from qoelab.experiment.stats import ROUND_OFF
+
+    e = mean_ci([22.0, 22.000000000000004, 22.0, 22.0])
+    assert e.half_width == 0.0 and e.n == 4
+    real = mean_ci([22.0, 22.0 * (1 + 100 * ROUND_OFF), 22.0])
+    assert real.half_width > 0

@@ -46,6 +46,19 @@ def test_holds_says_how_far_off_the_papers_size_is():
 # --- does not hold ------------------------------------------------------------------------------
 
 
+def test_the_papers_size_is_covered_up_to_round_off_not_beyond():
+    """Repetitions that all give the paper's value have a zero-width interval whose mean may
+    differ from it in the last place: the paper's size still lies inside it. A real gap, however
+    small against the threshold, is reported as a gap."""
+    x = 0.1 + 0.2  # 0.30000000000000004
+    e = Estimate(x, 0.0, 3)
+    assert "the paper's 0.3 lies inside it" in judge(e, above(0.0, size=0.3)).note
+    far = judge(Estimate(0.3 * (1 + 1e-6), 0.0, 3), above(0.0, size=0.3))
+    assert far.verdict is Verdict.HOLDS and "inside" not in far.note and "below it" in far.note
+    assert judge(Estimate(x, 0.0, 3), below(1.0, size=0.3)).verdict is Verdict.HOLDS
+    assert judge(Estimate(0.5, 0.6, 3), above(0.0, size=2.0)).verdict is Verdict.DOES_NOT_HOLD
+
+
 def test_does_not_hold_when_the_interval_excludes_the_papers_direction():
     e = diff(table([10.0, 11.0, 12.0], [5.0, 6.2, 6.8]))
     assert judge(e, above()).verdict is Verdict.DOES_NOT_HOLD

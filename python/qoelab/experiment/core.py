@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterator
 
 from qoelab.errors import QoelabError
 from qoelab.executors import Executor, ExecutorSpec
-from qoelab.experiment.stats import Estimate, mean_ci, paired_ci
+from qoelab.experiment.stats import Estimate, mean_ci, paired_ci, portable
 from qoelab.scenario import Scenario
 
 
@@ -238,11 +238,12 @@ def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Calla
 
 def rows(exp: Experiment, out: Path) -> list[dict[str, Any]]:
     """One row per finished run, in cell order then repetition order: the cell's parameters,
-    ``rep``, ``seed``, ``output`` (:func:`output_digest`) and the metrics. A missing run (e.g.
-    another shard's) is left out."""
+    ``rep``, ``seed``, ``output`` (:func:`output_digest`) and the metrics (floats
+    :func:`~qoelab.experiment.stats.portable`). A missing run (e.g. another shard's) is left out."""
     from qoelab.sweep import is_done
 
-    return [{**p, "rep": r, "seed": seed_of(exp.name, p, exp.paired, r), "output": output_digest(d), **exp.metrics(d, p)}
+    return [{**p, "rep": r, "seed": seed_of(exp.name, p, exp.paired, r), "output": output_digest(d),
+             **{k: portable(v) if isinstance(v, float) else v for k, v in exp.metrics(d, p).items()}}
             for d, _, p, r in _runs(exp, out) if is_done(d)]
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 
-from qoelab.experiment.stats import Estimate, t95
+from qoelab.experiment.stats import ROUND_OFF, Estimate, t95
 
 #: Fewer repetitions than this decide a finding as *quick: not evidence*.
 MIN_EVIDENCE_REPS = 10
@@ -150,6 +150,14 @@ def reps_to_decide(est: Estimate, gap: float) -> int | None:
     return m
 
 
+def _covers(lo: float, hi: float, x: float) -> bool:
+    """``x`` lies in ``[lo, hi]``, edges widened by round-off (:data:`~qoelab.experiment.stats.ROUND_OFF`
+    of the largest magnitude): repetitions that all give the paper's value have a mean that can
+    differ from it in the last place, and a zero-width interval there still covers it."""
+    slack = ROUND_OFF * max(abs(lo), abs(hi), abs(x))
+    return lo - slack <= x <= hi + slack
+
+
 def _decide_note(est: Estimate, gaps: list[float]) -> str:
     got = [m for m in (reps_to_decide(est, g) for g in gaps) if m is not None]
     if not got:
@@ -190,7 +198,7 @@ def judge(est: Estimate | None, rule: Rule, premises: tuple[Premise, ...] = (), 
     if (lo > thr) if up else (hi < thr):
         note = f"the interval lies {side} {n(thr)}"
         if size is not None:
-            if lo <= size <= hi:
+            if _covers(lo, hi, size):
                 note += f"; the paper's {n(size)} lies inside it"
             elif size > hi:
                 note += f"; the paper's {n(size)} lies {n(size - hi)} above it"
@@ -199,7 +207,7 @@ def judge(est: Estimate | None, rule: Rule, premises: tuple[Premise, ...] = (), 
         return Judgement(Verdict.HOLDS, note)
     if (hi < thr) if up else (lo > thr):
         return Judgement(Verdict.DOES_NOT_HOLD, f"the interval lies {other} {n(thr)}, against the claim")
-    if size is not None and not lo <= size <= hi:
+    if size is not None and not _covers(lo, hi, size):
         return Judgement(Verdict.DOES_NOT_HOLD, f"the interval [{n(lo)}, {n(hi)}] excludes the paper's {n(size)}, "
                                                 "though not our no-effect threshold")
     gaps = [abs(est.mean - thr)] + ([abs(est.mean - size)] if size is not None else [])

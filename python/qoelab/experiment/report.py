@@ -16,7 +16,7 @@ from typing import Any
 
 from qoelab.errors import QoelabError
 from qoelab.experiment.findings import Label, Verdict
-from qoelab.experiment.stats import Estimate
+from qoelab.experiment.stats import Estimate, portable
 
 FORMAT = "qoelab.report/2"
 LABELS = tuple(x.value for x in Label)
@@ -40,9 +40,9 @@ def estimate_cell(e: Estimate | None, scale: float = 1.0) -> dict[str, Any] | No
         return None
     mean = _finite(e.mean)
     hw = _finite(e.half_width) if e.independent else None
-    d = {"mean": None if mean is None else mean * scale,
-         "lo": None if mean is None or hw is None else (mean - hw) * scale,
-         "hi": None if mean is None or hw is None else (mean + hw) * scale,
+    d = {"mean": None if mean is None else portable(mean * scale),
+         "lo": None if mean is None or hw is None else portable((mean - hw) * scale),
+         "hi": None if mean is None or hw is None else portable((mean + hw) * scale),
          "n": e.n}
     if not e.independent:
         d["independent"] = False

@@ -10,6 +10,12 @@ would have zero width and say nothing about the real system's variability. Whoev
 an estimate over them says so (``independent=False``: the layer's
 :func:`qoelab.experiment.core.aggregate` and :func:`~qoelab.experiment.core.paired` do it from the
 runs' rows), and the estimate then carries no interval (``half_width`` NaN).
+
+Results are written portably (:func:`portable`): a run's metrics and every float of a table
+carry 12 significant digits, because the last digits of a NumPy reduction depend on the CPU
+(NumPy picks its SIMD kernels per machine, and they sum in different orders), and committed
+results are compared byte for byte on whatever machine CI runs. For the same reason a
+half-width below :data:`ROUND_OFF` of its mean is round-off, not spread, and is 0.
 """
 
 from __future__ import annotations
@@ -17,6 +23,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Sequence
+
+
+#: Significant digits of every float the layer writes or aggregates (:func:`portable`).
+DIGITS = 12
+#: A half-width below this share of its mean's magnitude is round-off (:func:`mean_ci`).
+ROUND_OFF = 1e-9
+
+
+def portable(x: float) -> float:
+    """``x`` rounded to :data:`DIGITS` significant digits (NaN and infinities unchanged): the
+    digits of a computed float that every machine agrees on."""
+    x = float(x)
+    return x if not math.isfinite(x) else float(f"{x:.{DIGITS}g}")
 
 
 @dataclass(frozen=True)
@@ -71,7 +90,8 @@ def mean_ci(xs: Sequence[float], *, independent: bool = True) -> Estimate:
     if n < 2 or not independent:
         return Estimate(mean, float("nan"), n, independent)
     sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
-    return Estimate(mean, t95(n - 1) * sd / math.sqrt(n), n)
+    hw = t95(n - 1) * sd / math.sqrt(n)
+    return Estimate(mean, 0.0 if hw <= ROUND_OFF * abs(mean) else hw, n)
 
 
 def paired_ci(xs: Sequence[float], ys: Sequence[float], *, independent: bool = True) -> Estimate:

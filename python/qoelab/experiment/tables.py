@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 from qoelab.experiment.choices import Choice, choices_md
 from qoelab.experiment.findings import MIN_EVIDENCE_REPS, Finding
 from qoelab.experiment.report import estimate_cell, write_report
-from qoelab.experiment.stats import Estimate
+from qoelab.experiment.stats import Estimate, portable
 
 
 #: The note under a table whose intervals rest on fewer than ``MIN_EVIDENCE_REPS`` repetitions.
@@ -50,7 +50,7 @@ class Column:
 
 
 def _csv_num(x: float) -> str:
-    return "nan" if math.isnan(x) else repr(float(x))
+    return "nan" if math.isnan(x) else repr(portable(x))
 
 
 def _num(x: float, digits: int) -> str:
@@ -137,10 +137,10 @@ class Table:
                              if isinstance(v, Estimate) else ["", ""])
                 elif c.key in est:
                     e = estimate_cell(v, c.scale) if isinstance(v, Estimate) else None
-                    line += ["" if e is None else ("" if e[k] is None else repr(float(e[k]))) for k in ("mean", "lo", "hi")]
+                    line += ["" if e is None else ("" if e[k] is None else repr(portable(e[k]))) for k in ("mean", "lo", "hi")]
                     line.append("" if e is None else e["n"])
                 elif isinstance(v, float):  # float() first: a NumPy scalar's repr names its type
-                    line.append("" if math.isnan(v) else repr(float(v * c.scale)))
+                    line.append("" if math.isnan(v) else repr(portable(v * c.scale)))
                 else:
                     line.append("" if v is None else v)
             if hw and est:
@@ -158,7 +158,7 @@ class Table:
             if isinstance(v, Estimate):
                 return estimate_cell(v, c.scale)
             if isinstance(v, float):
-                return None if math.isnan(v) else v * c.scale
+                return None if math.isnan(v) else portable(v * c.scale)
             return v
 
         cols = []
@@ -388,13 +388,13 @@ def pyplot() -> Any:
 def write_repetitions(folder: Path, rows: list[dict[str, Any]], first: Sequence[str], name: str = "repetitions.csv") -> Path:
     """``folder/name``: one row per run, the columns ``first`` (e.g. the treatments), then
     ``rep``, ``seed``, ``output`` and every other key in first-seen order; floats by ``repr``
-    (they read back exactly), NaN as ``nan``."""
+    of their :func:`~qoelab.experiment.stats.portable` value (they read back exactly), NaN as ``nan``."""
     cols = list(dict.fromkeys([*first, "rep", "seed", "output", *(k for r in rows for k in r)]))
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(cols)
     for r in rows:
-        w.writerow([repr(float(v)) if isinstance(v, float) else ("" if v is None else v) for v in (r.get(c) for c in cols)])
+        w.writerow([repr(portable(v)) if isinstance(v, float) else ("" if v is None else v) for v in (r.get(c) for c in cols)])
     path = Path(folder) / name
     path.write_text(buf.getvalue())
     return path
