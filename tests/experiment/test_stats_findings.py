@@ -63,3 +63,19 @@ def test_a_half_width_below_round_off_is_zero():
     assert e.half_width == 0.0 and e.n == 4
     real = mean_ci([22.0, 22.0 * (1 + 100 * ROUND_OFF), 22.0])
     assert real.half_width > 0
+
+
+def test_the_quick_note_follows_the_estimates_a_table_shows():
+    """A table is flagged "quick: not evidence" when an estimate it shows rests on fewer than
+    MIN_EVIDENCE_REPS repetitions; a row's other key (a metric defined only in the runs where
+    its event happened, n = 3 of 10) does not flag it."""
+    from qoelab.experiment.findings import MIN_EVIDENCE_REPS
+    from qoelab.experiment.tables import QUICK_NOTE, Column, Table
+
+    full = mean_ci([float(x) for x in range(MIN_EVIDENCE_REPS)])
+    few = mean_ci([1.0, 2.0, 4.0])
+    row = {"n": 5, "loss": full, "first_event_s": few}
+    shown = Table("t", "T", [Column("n", "n"), Column("loss", "loss")], [row])
+    assert not shown.quick_intervals() and QUICK_NOTE not in shown.markdown()
+    both = Table("t", "T", [Column("n", "n"), Column("loss", "loss"), Column("first_event_s", "first")], [row])
+    assert both.quick_intervals() and QUICK_NOTE in both.markdown()

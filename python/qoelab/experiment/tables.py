@@ -107,8 +107,11 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def quick_intervals(self) -> bool:
-        """Whether an estimate of the table rests on fewer than ``MIN_EVIDENCE_REPS`` repetitions."""
-        return any(isinstance(v, Estimate) and v.n < MIN_EVIDENCE_REPS for r in self.rows for v in r.values())
+        """Whether an estimate the table shows rests on fewer than ``MIN_EVIDENCE_REPS``
+        repetitions (a row's other keys, e.g. a metric defined only in runs where its event
+        happened, are not the table's: they do not flag it)."""
+        return any(isinstance(v, Estimate) and v.n < MIN_EVIDENCE_REPS
+                   for r in self.rows for v in (r.get(c.key) for c in self.columns))
 
     def csv_text(self) -> str:
         """One header row; an estimate column ``k`` becomes ``k``, ``k_lo``, ``k_hi``, ``k_n``
