@@ -43,9 +43,6 @@ def test_holds_says_how_far_off_the_papers_size_is():
     assert j.verdict is Verdict.HOLDS and "lies" in j.note and "above it" in j.note
 
 
-# --- does not hold ------------------------------------------------------------------------------
-
-
 def test_the_papers_size_is_covered_up_to_round_off_not_beyond():
     """Repetitions that all give the paper's value have a zero-width interval whose mean may
     differ from it in the last place: the paper's size still lies inside it. A real gap, however
@@ -57,6 +54,9 @@ def test_the_papers_size_is_covered_up_to_round_off_not_beyond():
     assert far.verdict is Verdict.HOLDS and "inside" not in far.note and "below it" in far.note
     assert judge(Estimate(x, 0.0, 3), below(1.0, size=0.3)).verdict is Verdict.HOLDS
     assert judge(Estimate(0.5, 0.6, 3), above(0.0, size=2.0)).verdict is Verdict.DOES_NOT_HOLD
+
+
+# --- does not hold ------------------------------------------------------------------------------
 
 
 def test_does_not_hold_when_the_interval_excludes_the_papers_direction():

@@ -140,7 +140,7 @@ class Table:
                              if isinstance(v, Estimate) else ["", ""])
                 elif c.key in est:
                     e = estimate_cell(v, c.scale) if isinstance(v, Estimate) else None
-                    line += ["" if e is None else ("" if e[k] is None else repr(portable(e[k]))) for k in ("mean", "lo", "hi")]
+                    line += ["" if e is None else ("" if e[k] is None else repr(e[k])) for k in ("mean", "lo", "hi")]  # portable already
                     line.append("" if e is None else e["n"])
                 elif isinstance(v, float):  # float() first: a NumPy scalar's repr names its type
                     line.append("" if math.isnan(v) else repr(portable(v * c.scale)))
