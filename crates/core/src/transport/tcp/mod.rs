@@ -1781,6 +1781,7 @@ impl TcpSender {
         let mut ece = false;
         if h.ack > una {
             let acked = h.ack - una;
+            let mut acked_segs = 0u64;
             self.tcb.snd_una = h.ack;
             self.board.advance(h.ack);
             if let Some(r) = self.rate.as_deref_mut() {
@@ -1792,7 +1793,10 @@ impl TcpSender {
             let n = &mut self.rxt_sacked_bytes;
             self.rxt_sacked.remove_below(h.ack, |a, b| *n -= b - a);
             if let Some(r) = self.rack.as_deref_mut() {
-                r.q.ack(h.ack, |seg| delivered.add(seg, now, prior_fack, min_rtt));
+                r.q.ack(h.ack, |seg| {
+                    acked_segs += 1;
+                    delivered.add(seg, now, prior_fack, min_rtt)
+                });
                 self.tlp_restart = true;
             }
             self.dupacks = 0; // RFC 6675 §5: a cumulative ACK resets DupAcks
@@ -1847,6 +1851,7 @@ impl TcpSender {
                 let ack = AckSample {
                     now,
                     acked_bytes: acked,
+                    acked_segs: if self.rack.is_some() { acked_segs } else { acked.div_ceil(mss) },
                     rtt,
                     ca_rtt,
                     prior_in_flight,

@@ -68,6 +68,10 @@ pub struct AckSample {
     pub now: SimTime,
     /// Bytes newly acknowledged cumulatively by this ACK.
     pub acked_bytes: u64,
+    /// Segments newly acknowledged cumulatively by this ACK (Linux counts packets, whatever their
+    /// size: the `acked` of `cong_avoid`). From RACK's per-segment records when it runs, else
+    /// `acked_bytes` in whole segments, rounded up.
+    pub acked_segs: u64,
     /// The RTT measured from this ACK, if it yielded a valid sample.
     pub rtt: Option<Dur>,
     /// The RTT of the newest never-retransmitted segment this ACK delivered (cumulatively or by

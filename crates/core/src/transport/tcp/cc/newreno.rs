@@ -92,7 +92,7 @@ mod tests {
     use crate::time::SimTime;
 
     fn ack(bytes: u64) -> AckSample {
-        AckSample { now: SimTime::ZERO, acked_bytes: bytes, rtt: None, ca_rtt: None, prior_in_flight: 0, cwnd_limited: true }
+        AckSample { now: SimTime::ZERO, acked_bytes: bytes, acked_segs: bytes.div_ceil(1000), rtt: None, ca_rtt: None, prior_in_flight: 0, cwnd_limited: true }
     }
 
     #[test]
