@@ -286,15 +286,11 @@ pub struct Cubic {
     alpha_switch: bool,
     /// W_max in segments; 0 means "take cwnd at the start of congestion avoidance" (§4.8).
     w_max: f64,
-    /// Whether a loss has set W_max since the start or the last timeout (Linux
-    /// `last_max_cwnd` ≠ 0).
-    w_max_known: bool,
     /// K in seconds (§4.2 eq. 2).
     k: f64,
-    /// Start of the current congestion-avoidance stage; `None` until its first ACK.
+    /// Start of the current congestion-avoidance stage under `rfc9438` (the `linux` rule keeps
+    /// its own, in jiffies); `None` until its first ACK.
     epoch_start: Option<SimTime>,
-    /// cwnd at the start of the stage, segments.
-    cwnd_epoch: f64,
     /// W_est of the Reno-friendly region, segments (§4.3).
     w_est: f64,
     /// cwnd when ssthresh was last set on a congestion event, segments (§4.3, §4.6).
@@ -323,10 +319,8 @@ impl Cubic {
             rule,
             alpha_switch: c.alpha_switch.unwrap_or(rule == CubicRule::Rfc9438),
             w_max: 0.0,
-            w_max_known: false,
             k: 0.0,
             epoch_start: None,
-            cwnd_epoch: 0.0,
             w_est: 0.0,
             cwnd_prior: 0.0,
             frac: 0.0,
@@ -401,9 +395,6 @@ impl Cubic {
         let mss = tcb.mss;
         let cwnd = (tcb.cwnd / mss).min(u32::MAX as u64) as u32;
         let acked = ack.acked_segs.min(u32::MAX as u64) as u32;
-        if self.epoch_start.is_none() {
-            self.epoch_start = Some(ack.now);
-        }
         let now = self.lxk.jiffies(ack.now);
         let dmin_us = self.delay_min.map_or(0, |d| (d.as_nanos() / 1000).max(1));
         self.lx.update(&self.lxk, cwnd, acked, now, dmin_us, self.reno_friendly);
@@ -413,7 +404,6 @@ impl Cubic {
         self.w_max = self.lx.origin_point as f64;
         self.k = self.lx.k as f64 / 1024.0;
         self.w_est = self.lx.tcp_cwnd as f64;
-        self.cwnd_epoch = self.lx.tcp_cwnd as f64;
     }
 
     /// `cubictcp_recalc_ssthresh` and the kernel's start of a reduction
@@ -436,10 +426,7 @@ impl Cubic {
         tcb.ssthresh = ssthresh;
         tcb.cwnd = ssthresh;
         self.w_max = self.lx.last_max_cwnd as f64;
-        self.w_max_known = true;
         self.cwnd_prior = cwnd as f64;
-        self.epoch_start = None;
-        self.frac = 0.0;
         self.hystart_pp = None;
     }
 
@@ -500,7 +487,6 @@ impl CongestionControl for Cubic {
         let cwnd = tcb.cwnd as f64 / mss;
         let start = *self.epoch_start.get_or_insert_with(|| {
             // A new congestion-avoidance stage begins (§4.2).
-            self.cwnd_epoch = cwnd;
             self.w_est = cwnd; // §4.3: W_est = cwnd_epoch at the start of the stage
             self.frac = 0.0;
             if self.w_max <= cwnd {
@@ -555,7 +541,6 @@ impl CongestionControl for Cubic {
         // §4.7 fast convergence: a flow that lost before reaching its previous W_max releases
         // bandwidth by remembering a lower W_max.
         self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
-        self.w_max_known = true;
         self.cwnd_prior = cwnd;
         // §4.6: ssthresh = flight_size * β_cubic (or the `ssthresh_rule`'s base in its place);
         // cwnd = max(ssthresh, 2 segments).
@@ -578,7 +563,6 @@ impl CongestionControl for Cubic {
         // Linux `cubictcp_state(TCP_CA_Loss)` → `bictcp_reset`: no W_max, no delay_min (and
         // `tcp_enter_loss` zeroes `snd_cwnd_cnt`).
         self.lx = Bictcp::default();
-        self.w_max_known = false;
         self.delay_min = None;
         self.epoch_start = None;
         self.frac = 0.0;
@@ -595,10 +579,7 @@ impl CongestionControl for Cubic {
         if self.rule != CubicRule::Linux || idle == Dur::ZERO {
             return;
         }
-        if let Some(e) = &mut self.epoch_start {
-            *e = (*e + idle).min(now);
-        }
-        // The same in jiffies: `delta = now - lsndtime; if (epoch_start && delta > 0)`.
+        // In jiffies: `delta = now - lsndtime; if (epoch_start && delta > 0)`.
         let (j_now, j_last) = (self.lxk.jiffies(now), self.lxk.jiffies(SimTime(now.0.saturating_sub(idle.as_nanos()))));
         if let Some(e) = &mut self.lx.epoch_start {
             if j_now > j_last {
