@@ -197,8 +197,10 @@ fn icbrt(a: u64) -> u64 {
 
 impl Bictcp {
     /// `bictcp_update(ca, cwnd, acked)` at jiffy `now`: sets `cnt`, the number of segments
-    /// acknowledged per one-segment increase. `delay_min_us` is `ca->delay_min` (0: none yet).
-    fn update(&mut self, k: &LinuxConsts, cwnd: u32, acked: u32, now: u64, delay_min_us: u64, friendliness: bool) {
+    /// acknowledged per one-segment increase. `delay_min_us` is `ca->delay_min` (0: none yet);
+    /// `friendly` is `tcp_friendliness`'s segments acknowledged per `tcp_cwnd` increase (`None`:
+    /// off).
+    fn update(&mut self, k: &LinuxConsts, cwnd: u32, acked: u32, now: u64, delay_min_us: u64, friendly: Option<u32>) {
         self.ack_cnt = self.ack_cnt.wrapping_add(acked);
         if self.last_cwnd == cwnd && now.saturating_sub(self.last_time) <= (k.hz / 32) as u64 {
             return;
@@ -237,8 +239,7 @@ impl Bictcp {
                 self.cnt = 20;
             }
         }
-        if friendliness {
-            let delta = (cwnd * k.beta_scale) >> 3;
+        if let Some(delta) = friendly {
             if delta > 0 && self.ack_cnt > delta {
                 // `while (ca->ack_cnt > delta) { ca->ack_cnt -= delta; ca->tcp_cwnd++; }`
                 let n = (self.ack_cnt - 1) / delta;
@@ -397,7 +398,9 @@ impl Cubic {
         let acked = ack.acked_segs.min(u32::MAX as u64) as u32;
         let now = self.lxk.jiffies(ack.now);
         let dmin_us = self.delay_min.map_or(0, |d| (d.as_nanos() / 1000).max(1));
-        self.lx.update(&self.lxk, cwnd, acked, now, dmin_us, self.reno_friendly);
+        // `(cwnd * beta_scale) >> 3` (α = 8/15), or cwnd once `alpha_switch` has put α at 1.
+        let per = if self.alpha() == 1.0 { cwnd } else { (cwnd * self.lxk.beta_scale) >> 3 };
+        self.lx.update(&self.lxk, cwnd, acked, now, dmin_us, self.reno_friendly.then_some(per));
         let grown = self.lx.cong_avoid_ai(cwnd, self.lx.cnt, acked);
         tcb.cwnd += (grown - cwnd) as u64 * mss;
         // What the accessors report.
@@ -427,6 +430,9 @@ impl Cubic {
         tcb.cwnd = ssthresh;
         self.w_max = self.lx.last_max_cwnd as f64;
         self.cwnd_prior = cwnd as f64;
+        // The next epoch's `tcp_cwnd` starts from the reduced window (§4.3's W_est = cwnd_epoch),
+        // so `alpha_switch` is off until it reaches `cwnd_prior` again.
+        self.w_est = (ssthresh / mss) as f64;
         self.hystart_pp = None;
     }
 
@@ -830,6 +836,19 @@ mod tests {
             assert!(fixed > 0.80 * want && fixed < 0.97 * want, "p = {p}: Linux rule {fixed:.2} against AIMD(8/15) {want:.2}");
             assert!(sw >= fixed, "p = {p}: the switch never lowers the window ({sw:.2} against {fixed:.2})");
         }
+    }
+
+    /// `alpha_switch = true` under the `linux` rule puts the integer TCP-friendly slope at one
+    /// segment per window once `tcp_cwnd` has reached the window before the loss (RFC 9438 §4.3's
+    /// switch, which the kernel lacks), so the window grows faster than with α = 8/15: at 1 %
+    /// periodic loss, 40 ms, the average rises by about 9 % (11.02 against 10.12 segments).
+    #[test]
+    fn linux_rule_honours_alpha_switch() {
+        let linux = CubicConfig { rule: Some(CubicRule::Linux), ..Default::default() };
+        let switched = CubicConfig { alpha_switch: Some(true), ..linux.clone() };
+        let rtt = Dur::from_millis(40);
+        let (fixed, sw) = (periodic_loss_avg(&linux, rtt, 100, 600), periodic_loss_avg(&switched, rtt, 100, 600));
+        assert!(sw > 1.05 * fixed, "switched {sw:.3} against fixed {fixed:.3}");
     }
 
     /// Linux's target is W_max − ⌊C (K − t)³⌋ whole segments (`bictcp_update` truncates `delta`),
