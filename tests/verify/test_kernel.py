@@ -146,3 +146,42 @@ def test_a_namespace_gets_the_tested_congestion_control_as_its_default(emulation
             assert kernel._ALLOWED.read_text() == allowed
     finally:
         subprocess.run(["ip", "netns", "del", ns], check=False)
+
+
+def test_the_runs_decide_a_verdict_only_when_the_interval_clears_the_band():
+    band = (85.0, 115.0)  # ±15 % around a kernel mean of 100
+    # Tight runs on both sides: a pass inside the band, a FAIL far outside it, both decided.
+    assert kernel.resolution(band, [99.0, 100.0, 101.0], [100.0, 101.0, 102.0]) == "yes"
+    assert kernel.resolution(band, [99.0, 100.0, 101.0], [150.0, 151.0, 152.0]) == "yes"
+    # The same means with a kernel spread like the lossy points' (0-98 drops): neither decided,
+    # and the runs that would decide each are named (more for the one nearer the band's edge).
+    wide_pass = kernel.resolution(band, [60.0, 100.0, 140.0], [100.0, 101.0, 102.0])
+    wide_fail = kernel.resolution(band, [60.0, 100.0, 140.0], [118.0, 119.0, 120.0])
+    assert wide_pass.startswith("no (≈") and wide_fail.startswith("no (")
+    assert int(wide_pass.split("≈")[1].split()[0]) < 100
+    assert wide_fail in ("no (>1000 runs)",) or int(wide_fail.split("≈")[1].split()[0]) > 100
+    # No spread on either side (identical runs): the point estimates decide.
+    assert kernel.resolution(band, [100.0] * 3, [120.0] * 3) == "yes"
+    # One run: no spread to judge by; no band (an info row) or a missing value: nothing to say.
+    assert kernel.resolution(band, [100.0], [101.0, 102.0]) == "1 run"
+    assert kernel.resolution(None, [1.0, 2.0], [1.0, 2.0]) == ""
+    assert kernel.resolution(band, [1.0, math.nan], [1.0, 2.0]) == ""
+
+
+def test_a_saved_run_is_judged_again_as_it_was_and_says_what_its_runs_decide():
+    p = kernel.Point("cubic", 160, 4, 0.01)
+    k = [kernel.Measure(4.1e6, 150, d, d, 0, 40) for d in (0.0, 71.0, 98.0)]
+    s = [kernel.Measure(4.2e6, 175, d, d, 0, 40) for d in (0.0, 76.0, 157.0)]
+    r = kernel.Result(p, k, s)
+    doc = {"seconds": 30, "reps": 3, "results": [r.to_json()]}
+    (again,) = kernel.load(doc)
+    assert [(c.metric, c.verdict, c.resolved) for c in again.checks()] == [
+        (c.metric, c.verdict, c.resolved) for c in r.checks()]
+    by = {c.metric: c for c in r.checks()}
+    # 77.7 against 56.3 drops is outside ±15 %, but a 0-98 spread decides nothing at 3 runs.
+    assert by["bottleneck drops"].verdict == "FAIL" and by["bottleneck drops"].resolved.startswith("no")
+    # The same retransmission count in every run: 175 against 150 is a decided FAIL.
+    assert by["retransmissions"].verdict == "FAIL" and by["retransmissions"].resolved == "yes"
+    assert by["mean cwnd pkts"].resolved == ""
+    md = kernel.markdown([r], 30, 3)
+    assert "| verdict | decided |" in md and "| ±15 % | FAIL | yes |" in md

@@ -94,7 +94,7 @@ def cmd_kernel(a: argparse.Namespace) -> int:
     wall = time.perf_counter() - t0
     t = Table(title=f"verify --kernel: Linux TCP vs the linux profile, {seconds:g} s, {a.reps} run(s) per point",
               title_justify="left")
-    for h in ("cc", "point", "metric", "kernel", "qoelab", "tolerance", "verdict"):
+    for h in ("cc", "point", "metric", "kernel", "qoelab", "tolerance", "verdict", "decided"):
         t.add_column(h, justify="right" if h in ("kernel", "qoelab") else "left")
     style = {"pass": "green", "FAIL": "bold red", "-": "dim"}
     fails = 0
@@ -102,13 +102,15 @@ def cmd_kernel(a: argparse.Namespace) -> int:
         for c in r.checks():
             fails += c.verdict == "FAIL"
             t.add_row(r.point.cc, r.point.label, c.metric, kernel._fmt(c.kernel), kernel._fmt(c.sim), c.tolerance,
-                      f"[{style.get(c.verdict, '')}]{c.verdict}[/]")
+                      f"[{style.get(c.verdict, '')}]{c.verdict}[/]", c.resolved)
     out.print(t)
     for r in results:
         if r.note:
             out.print(f"  {r.point.cc}, {r.point.label}: {r.note}", markup=False, highlight=False)
     n = sum(len(r.checks()) for r in results)
-    out.print(f"{len(results)} points, {n} comparisons, {fails} FAIL; wall {wall:.0f} s")
+    undecided = sum(1 for r in results for c in r.checks() if c.resolved.startswith("no"))
+    out.print(f"{len(results)} points, {n} comparisons, {fails} FAIL, {undecided} not decided by the runs "
+              f"(column decided); wall {wall:.0f} s")
     if json_path:
         doc = {"seconds": seconds, "reps": a.reps, "wall_s": wall, "results": [r.to_json() for r in results]}
         write_atomic(json_path, json.dumps(doc, indent=2, default=str) + "\n")

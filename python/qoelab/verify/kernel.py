@@ -307,6 +307,11 @@ class Check:
     sim: float
     tolerance: str
     verdict: str
+    #: The simulated means the verdict accepts (None: a row without a tolerance).
+    band: tuple[float, float] | None = None
+    #: Whether the runs decide the verdict (:func:`resolution`): ``yes``, ``no (≈N runs)``, or
+    #: ``1 run`` (no spread to judge by); empty for rows without a tolerance.
+    resolved: str = ""
 
 
 def _rel(kernel: float, sim: float, frac: float, floor: float = 0.0) -> bool:
@@ -323,6 +328,58 @@ def _factor(kernel: float, sim: float, f: float) -> bool:
     return kernel > 0 and sim > 0 and 1 / f <= sim / kernel <= f
 
 
+def _rel_band(kernel: float, frac: float, floor: float = 0.0) -> tuple[float, float]:
+    """The simulated means :func:`_rel` accepts around ``kernel``."""
+    half = max(frac * abs(kernel), floor)
+    return kernel - half, kernel + half
+
+
+def _factor_band(kernel: float, f: float) -> tuple[float, float]:
+    """The simulated means :func:`_factor` accepts around ``kernel`` (its floor included)."""
+    return min(kernel / f, kernel - COUNT_FLOOR), max(kernel * f, kernel + COUNT_FLOOR)
+
+
+#: More runs than this per side are not worth naming: the verdict sits on the tolerance's edge.
+MAX_RUNS_NAMED = 1000
+
+
+def resolution(band: tuple[float, float] | None, kernel: Sequence[float], sim: Sequence[float]) -> str:
+    """Whether the runs decide a check: the Welch 95 % interval of (simulation's mean − kernel's
+    mean) lies wholly inside the accepted band (the pass is decided) or wholly outside it (the
+    FAIL is). Otherwise the verdict is not decided at this many runs, and the rough number of
+    runs per side that would decide it at the measured spread is named (the half-width shrinks
+    as 1/√n; the band is taken as fixed at the kernel's mean). One run on either side has no
+    spread to judge by. The kernel varies run to run and the simulation varies by seed, so a
+    3-run mean of a drop count under random loss (the kernel's 0–98) can miss a ±15 % band by
+    chance, and a pass can be luck too; this says which verdicts the runs decide. ``band``: the
+    simulated means the check accepts (:func:`checks`), in the units of ``kernel`` and ``sim``."""
+    if band is None or not kernel or not sim or not all(math.isfinite(x) for x in (*band, *kernel, *sim)):
+        return ""
+    if len(kernel) < 2 or len(sim) < 2:
+        return "1 run"
+    from qoelab.experiment.stats import t95
+
+    k, s = statistics.fmean(kernel), statistics.fmean(sim)
+    vk, vs = statistics.variance(kernel) / len(kernel), statistics.variance(sim) / len(sim)
+    d, lo, hi = s - k, band[0] - k, band[1] - k
+    se = math.sqrt(vk + vs)
+    if se == 0.0:
+        return "yes"
+    # Welch–Satterthwaite degrees of freedom, rounded down (the wider interval).
+    dof = (vk + vs) ** 2 / ((vk ** 2 / (len(kernel) - 1) if vk else 0.0) + (vs ** 2 / (len(sim) - 1) if vs else 0.0))
+    h = t95(max(1, int(dof))) * se
+    if (lo <= d - h and d + h <= hi) or d + h < lo or d - h > hi:
+        return "yes"
+    # The fewest runs per side whose interval, at the measured spread, clears the nearer edge
+    # (Student's t at n' − 1 degrees of freedom, the half-width shrinking as 1/√n').
+    gap = min(abs(d - lo), abs(d - hi))
+    n = max(len(kernel), len(sim))
+    for more in range(n + 1, MAX_RUNS_NAMED + 1):
+        if t95(more - 1) * se * math.sqrt(n / more) < gap:
+            return f"no (≈{more} runs)"
+    return f"no (>{MAX_RUNS_NAMED} runs)"
+
+
 def checks(p: Point, k: Measure, s: Measure | None) -> list[Check]:
     """Issue 34's comparisons of one grid point (``s`` None: the core has no such controller)."""
     nan = math.nan
@@ -333,19 +390,23 @@ def checks(p: Point, k: Measure, s: Measure | None) -> list[Check]:
 
     if p.cc == "bbr":
         return [
-            Check("goodput Mbit/s", k.goodput_bps / 1e6, sv.goodput_bps / 1e6, "±10 %", v(_rel(k.goodput_bps, sv.goodput_bps, 0.10))),
+            Check("goodput Mbit/s", k.goodput_bps / 1e6, sv.goodput_bps / 1e6, "±10 %", v(_rel(k.goodput_bps, sv.goodput_bps, 0.10)),
+                  _rel_band(k.goodput_bps / 1e6, 0.10)),
             Check("mean queue KB", k.mean_queue_bytes / 1e3, sv.mean_queue_bytes / 1e3, "±25 %",
-                  v(_rel(k.mean_queue_bytes, sv.mean_queue_bytes, 0.25))),
+                  v(_rel(k.mean_queue_bytes, sv.mean_queue_bytes, 0.25)), _rel_band(k.mean_queue_bytes / 1e3, 0.25)),
             Check("retransmissions", k.retrans, sv.retrans, "info", "-"),
             Check("bottleneck drops", k.drops, sv.drops, "info", "-"),
         ]
     gp_tol = 0.10 if p.loss > 0 else 0.05
     return [
         Check("goodput Mbit/s", k.goodput_bps / 1e6, sv.goodput_bps / 1e6, f"±{gp_tol * 100:g} %",
-              v(_rel(k.goodput_bps, sv.goodput_bps, gp_tol))),
-        Check("retransmissions", k.retrans, sv.retrans, "±15 %", v(_rel(k.retrans, sv.retrans, 0.15, COUNT_FLOOR))),
-        Check("bottleneck drops", k.drops, sv.drops, "±15 %", v(_rel(k.drops, sv.drops, 0.15, COUNT_FLOOR))),
-        Check("drops in first 2 s", k.early_drops, sv.early_drops, "×1.5", v(_factor(k.early_drops, sv.early_drops, 1.5))),
+              v(_rel(k.goodput_bps, sv.goodput_bps, gp_tol)), _rel_band(k.goodput_bps / 1e6, gp_tol)),
+        Check("retransmissions", k.retrans, sv.retrans, "±15 %", v(_rel(k.retrans, sv.retrans, 0.15, COUNT_FLOOR)),
+              _rel_band(k.retrans, 0.15, COUNT_FLOOR)),
+        Check("bottleneck drops", k.drops, sv.drops, "±15 %", v(_rel(k.drops, sv.drops, 0.15, COUNT_FLOOR)),
+              _rel_band(k.drops, 0.15, COUNT_FLOOR)),
+        Check("drops in first 2 s", k.early_drops, sv.early_drops, "×1.5", v(_factor(k.early_drops, sv.early_drops, 1.5)),
+              _factor_band(k.early_drops, 1.5)),
         Check("mean cwnd pkts", k.cwnd_pkts, sv.cwnd_pkts, "info", "-"),
     ]
 
@@ -363,9 +424,16 @@ class Result:
         return Measure(*(statistics.fmean(getattr(m, f) for m in runs) for f in Measure.__dataclass_fields__))
 
     def checks(self) -> list[Check]:
+        """Issue 34's comparisons of the means, each with whether the runs decide it."""
         k = self.mean(self.kernel)
         assert k is not None
-        return checks(self.point, k, self.mean(self.sim))
+        out = checks(self.point, k, self.mean(self.sim))
+        for c in out:
+            if c.band is not None and c.verdict != "-":
+                f, scale = _FIELD[c.metric]
+                c.resolved = resolution(c.band, [getattr(m, f) / scale for m in self.kernel],
+                                        [getattr(m, f) / scale for m in self.sim])
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {"point": asdict(self.point), "kernel": [asdict(m) for m in self.kernel],
@@ -422,15 +490,24 @@ def markdown(results: Sequence[Result], seconds: float, reps: int) -> str:
     lines = [f"Kernel: Linux {_uname()}, iperf3, {seconds:g} s per run, {reps} run{'s' if reps > 1 else ''} per point "
              "(mean, range in brackets); simulation: profile linux, "
              f"seed{'s 1..' + str(reps) if reps > 1 else ' 1'}.", "",
-             "| cc | point | metric | kernel | qoelab | tolerance | verdict |", "|---|---|---|---|---|---|---|"]
+             "| cc | point | metric | kernel | qoelab | tolerance | verdict | decided |", "|---|---|---|---|---|---|---|---|"]
     for r in results:
         for c in r.checks():
             f, scale = _FIELD[c.metric]
             lines.append(f"| {r.point.cc} | {r.point.label} | {c.metric} | {_fmt(c.kernel)}{_spread(r.kernel, f, scale)} "
-                         f"| {_fmt(c.sim)}{_spread(r.sim, f, scale)} | {c.tolerance} | {c.verdict} |")
+                         f"| {_fmt(c.sim)}{_spread(r.sim, f, scale)} | {c.tolerance} | {c.verdict} | {c.resolved} |")
         if r.note:
-            lines.append(f"| {r.point.cc} | {r.point.label} | note | {r.note} | | | |")
+            lines.append(f"| {r.point.cc} | {r.point.label} | note | {r.note} | | | | |")
     return "\n".join(lines) + "\n"
+
+
+def load(doc: dict[str, Any]) -> list[Result]:
+    """The results of a run saved with ``--json`` (its ``results``), to judge or tabulate again
+    without running anything (the verdicts and ``decided`` are recomputed from the runs)."""
+    fields = list(Measure.__dataclass_fields__)
+    return [Result(Point(**r["point"]), [Measure(**{f: m[f] for f in fields if f in m}) for m in r["kernel"]],
+                   [Measure(**{f: m[f] for f in fields if f in m}) for m in r["sim"]], r.get("note", ""))
+            for r in doc["results"]]
 
 
 def _uname() -> str:
