@@ -97,18 +97,18 @@ def cmd_kernel(a: argparse.Namespace) -> int:
     for h in ("cc", "point", "metric", "kernel", "qoelab", "tolerance", "verdict", "decided"):
         t.add_column(h, justify="right" if h in ("kernel", "qoelab") else "left")
     style = {"pass": "green", "FAIL": "bold red", "-": "dim"}
-    fails = 0
-    for r in results:
-        for c in r.checks():
-            fails += c.verdict == "FAIL"
+    judged = [(r, r.checks()) for r in results]
+    fails = sum(c.verdict == "FAIL" for _, cs in judged for c in cs)
+    for r, cs in judged:
+        for c in cs:
             t.add_row(r.point.cc, r.point.label, c.metric, kernel._fmt(c.kernel), kernel._fmt(c.sim), c.tolerance,
                       f"[{style.get(c.verdict, '')}]{c.verdict}[/]", c.resolved)
     out.print(t)
     for r in results:
         if r.note:
             out.print(f"  {r.point.cc}, {r.point.label}: {r.note}", markup=False, highlight=False)
-    n = sum(len(r.checks()) for r in results)
-    undecided = sum(1 for r in results for c in r.checks() if c.resolved.startswith("no"))
+    n = sum(len(cs) for _, cs in judged)
+    undecided = sum(c.resolved.startswith("no") for _, cs in judged for c in cs)
     out.print(f"{len(results)} points, {n} comparisons, {fails} FAIL, {undecided} not decided by the runs "
               f"(column decided); wall {wall:.0f} s")
     if json_path:

@@ -314,28 +314,15 @@ class Check:
     resolved: str = ""
 
 
-def _rel(kernel: float, sim: float, frac: float, floor: float = 0.0) -> bool:
-    if not (math.isfinite(kernel) and math.isfinite(sim)):
-        return False
-    return abs(sim - kernel) <= max(frac * abs(kernel), floor)
-
-
-def _factor(kernel: float, sim: float, f: float) -> bool:
-    if not (math.isfinite(kernel) and math.isfinite(sim)):
-        return False
-    if abs(sim - kernel) <= COUNT_FLOOR:
-        return True
-    return kernel > 0 and sim > 0 and 1 / f <= sim / kernel <= f
-
-
 def _rel_band(kernel: float, frac: float, floor: float = 0.0) -> tuple[float, float]:
-    """The simulated means :func:`_rel` accepts around ``kernel``."""
+    """The simulated means within ``frac`` of ``kernel`` (at least ``floor`` either side)."""
     half = max(frac * abs(kernel), floor)
     return kernel - half, kernel + half
 
 
 def _factor_band(kernel: float, f: float) -> tuple[float, float]:
-    """The simulated means :func:`_factor` accepts around ``kernel`` (its floor included)."""
+    """The simulated means within a factor ``f`` of ``kernel``, or within :data:`COUNT_FLOOR`
+    of it (the union of the two, one interval since both hold ``kernel``)."""
     return min(kernel / f, kernel - COUNT_FLOOR), max(kernel * f, kernel + COUNT_FLOOR)
 
 
@@ -381,33 +368,34 @@ def resolution(band: tuple[float, float] | None, kernel: Sequence[float], sim: S
 
 
 def checks(p: Point, k: Measure, s: Measure | None) -> list[Check]:
-    """Issue 34's comparisons of one grid point (``s`` None: the core has no such controller)."""
+    """Issue 34's comparisons of one grid point (``s`` None: the core has no such controller).
+    A check passes when the simulated mean lies in its band around the kernel's."""
     nan = math.nan
     sv = s if s is not None else Measure(nan, nan, nan, nan, nan, nan)
 
-    def v(ok: bool) -> str:
-        return "-" if s is None else ("pass" if ok else "FAIL")
+    def check(metric: str, kv: float, svv: float, tolerance: str, band: tuple[float, float]) -> Check:
+        ok = math.isfinite(kv) and math.isfinite(svv) and band[0] <= svv <= band[1]
+        return Check(metric, kv, svv, tolerance, "-" if s is None else ("pass" if ok else "FAIL"), band)
 
+    def info(metric: str, kv: float, svv: float) -> Check:
+        return Check(metric, kv, svv, "info", "-")
+
+    gp_k, gp_s = k.goodput_bps / 1e6, sv.goodput_bps / 1e6
     if p.cc == "bbr":
+        q_k, q_s = k.mean_queue_bytes / 1e3, sv.mean_queue_bytes / 1e3
         return [
-            Check("goodput Mbit/s", k.goodput_bps / 1e6, sv.goodput_bps / 1e6, "±10 %", v(_rel(k.goodput_bps, sv.goodput_bps, 0.10)),
-                  _rel_band(k.goodput_bps / 1e6, 0.10)),
-            Check("mean queue KB", k.mean_queue_bytes / 1e3, sv.mean_queue_bytes / 1e3, "±25 %",
-                  v(_rel(k.mean_queue_bytes, sv.mean_queue_bytes, 0.25)), _rel_band(k.mean_queue_bytes / 1e3, 0.25)),
-            Check("retransmissions", k.retrans, sv.retrans, "info", "-"),
-            Check("bottleneck drops", k.drops, sv.drops, "info", "-"),
+            check("goodput Mbit/s", gp_k, gp_s, "±10 %", _rel_band(gp_k, 0.10)),
+            check("mean queue KB", q_k, q_s, "±25 %", _rel_band(q_k, 0.25)),
+            info("retransmissions", k.retrans, sv.retrans),
+            info("bottleneck drops", k.drops, sv.drops),
         ]
     gp_tol = 0.10 if p.loss > 0 else 0.05
     return [
-        Check("goodput Mbit/s", k.goodput_bps / 1e6, sv.goodput_bps / 1e6, f"±{gp_tol * 100:g} %",
-              v(_rel(k.goodput_bps, sv.goodput_bps, gp_tol)), _rel_band(k.goodput_bps / 1e6, gp_tol)),
-        Check("retransmissions", k.retrans, sv.retrans, "±15 %", v(_rel(k.retrans, sv.retrans, 0.15, COUNT_FLOOR)),
-              _rel_band(k.retrans, 0.15, COUNT_FLOOR)),
-        Check("bottleneck drops", k.drops, sv.drops, "±15 %", v(_rel(k.drops, sv.drops, 0.15, COUNT_FLOOR)),
-              _rel_band(k.drops, 0.15, COUNT_FLOOR)),
-        Check("drops in first 2 s", k.early_drops, sv.early_drops, "×1.5", v(_factor(k.early_drops, sv.early_drops, 1.5)),
-              _factor_band(k.early_drops, 1.5)),
-        Check("mean cwnd pkts", k.cwnd_pkts, sv.cwnd_pkts, "info", "-"),
+        check("goodput Mbit/s", gp_k, gp_s, f"±{gp_tol * 100:g} %", _rel_band(gp_k, gp_tol)),
+        check("retransmissions", k.retrans, sv.retrans, "±15 %", _rel_band(k.retrans, 0.15, COUNT_FLOOR)),
+        check("bottleneck drops", k.drops, sv.drops, "±15 %", _rel_band(k.drops, 0.15, COUNT_FLOOR)),
+        check("drops in first 2 s", k.early_drops, sv.early_drops, "×1.5", _factor_band(k.early_drops, 1.5)),
+        info("mean cwnd pkts", k.cwnd_pkts, sv.cwnd_pkts),
     ]
 
 
@@ -504,10 +492,10 @@ def markdown(results: Sequence[Result], seconds: float, reps: int) -> str:
 def load(doc: dict[str, Any]) -> list[Result]:
     """The results of a run saved with ``--json`` (its ``results``), to judge or tabulate again
     without running anything (the verdicts and ``decided`` are recomputed from the runs)."""
-    fields = list(Measure.__dataclass_fields__)
-    return [Result(Point(**r["point"]), [Measure(**{f: m[f] for f in fields if f in m}) for m in r["kernel"]],
-                   [Measure(**{f: m[f] for f in fields if f in m}) for m in r["sim"]], r.get("note", ""))
-            for r in doc["results"]]
+    def runs(ms: list[dict[str, Any]]) -> list[Measure]:
+        return [Measure(**{f: m[f] for f in Measure.__dataclass_fields__ if f in m}) for m in ms]
+
+    return [Result(Point(**r["point"]), runs(r["kernel"]), runs(r["sim"]), r.get("note", "")) for r in doc["results"]]
 
 
 def _uname() -> str:
