@@ -151,8 +151,9 @@ pub struct TcpConfig {
     /// `ns3`, `"rfc9406"` otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hystart_rule: Option<HystartRule>,
-    /// PRR's arithmetic (with `prr`): `"linux"` or `"ns3"` (`TcpPrrRecovery`, see
-    /// [`PrrRule`]). Profile default: `"ns3"` in `ns3`, `"linux"` otherwise.
+    /// PRR's arithmetic (with `prr`): `"linux"` (`tcp_cwnd_reduction`), `"rfc6937"` or `"ns3"`
+    /// (`TcpPrrRecovery`), see [`PrrRule`]. Profile default: `"linux"` in `linux`, `"ns3"` in
+    /// `ns3`, `"rfc6937"` otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prr_rule: Option<PrrRule>,
     /// What counts as in flight with SACK (without RACK, which keeps its own count):
@@ -1061,6 +1062,25 @@ impl TcpSender {
 
     /// The loss frontier L (every un-SACKed byte below it is deemed lost) and the SACKed bytes at
     /// or above it.
+    /// A measure that grows when data is newly deemed lost: RACK's count of loss marks, else
+    /// the RFC 6675 loss frontier. See [`Self::newly_lost`].
+    fn lost_mark(&self) -> u64 {
+        match self.rack.as_deref() {
+            Some(r) => r.q.loss_marks(),
+            None => self.loss_frontier().0,
+        }
+    }
+
+    /// Whether data was deemed lost since [`Self::lost_mark`] returned `prior` (Linux
+    /// `rs->losses` > 0). The frontier is compared against `snd_una` too, which a cumulative
+    /// ACK moves without marking anything.
+    fn newly_lost(&self, prior: u64) -> bool {
+        match self.rack.as_deref() {
+            Some(r) => r.q.loss_marks() > prior,
+            None => self.loss_frontier().0 > prior.max(self.tcb.snd_una),
+        }
+    }
+
     fn loss_frontier(&self) -> (u64, u64) {
         let marked = self.board.marker(Marker::Lost);
         if self.sack {
@@ -1615,6 +1635,7 @@ impl TcpSender {
         // the pipe.
         self.recover_fs = match self.prr_rule {
             PrrRule::Linux => self.tcb.cwnd,
+            PrrRule::Rfc6937 => self.tcb.snd_max - una,
             PrrRule::Ns3 => pipe,
         }
         .max(1);
@@ -1674,8 +1695,10 @@ impl TcpSender {
 
     /// RFC 6937 §3, on an ACK during recovery: sets cwnd to `pipe + sndcnt`, so that the sending
     /// rule `pipe + segment <= cwnd` sends `sndcnt` bytes. Proportional while pipe is above
-    /// ssthresh; below it the slow-start reduction bound (PRR-SSRB), or under ns-3's rule the
-    /// conservative bound (PRR-CRB) unless `safe` (the ACK covers retransmitted data).
+    /// ssthresh; below it the conservative bound (PRR-CRB), plus one segment (the slow-start
+    /// reduction bound, PRR-SSRB) always under `rfc6937`, else only if `safe` (Linux and RFC
+    /// 9937: the ACK advanced `snd_una` and marked nothing newly lost; ns-3: it covers
+    /// retransmitted data).
     fn prr_step(&mut self, delivered: u64, safe: bool) {
         self.prr_delivered += delivered;
         let pipe = self.in_flight();
@@ -1687,7 +1710,7 @@ impl TcpSender {
         } else {
             // limit = MAX(prr_delivered - prr_out, DeliveredData) (+ MSS for SSRB);
             // sndcnt = MIN(ssthresh - pipe, limit)
-            let ssrb = self.prr_rule == PrrRule::Linux || safe;
+            let ssrb = self.prr_rule == PrrRule::Rfc6937 || safe;
             let limit =
                 self.prr_delivered.saturating_sub(self.prr_out).max(delivered) + if ssrb { self.tcb.mss } else { 0 };
             (ssthresh - pipe).min(limit)
@@ -1742,6 +1765,9 @@ impl TcpSender {
         let prior_sacked = self.board.sacked_bytes();
         let high_rxt = self.board.marker(Marker::HighRxt);
         let mss = self.tcb.mss;
+        // What this ACK marks newly lost (Linux `rs->losses`, for PRR's safe ACK).
+        let linux_prr = self.prr && self.prr_rule == PrrRule::Linux;
+        let prior_lost = if linux_prr { self.lost_mark() } else { 0 };
 
         let mut new_sacked = 0;
         // RACK (RFC 8985 §6.2 steps 1–2): the segments this ACK delivers.
@@ -1901,7 +1927,15 @@ impl TcpSender {
             // RFC 6937 §3: DeliveredData = change in snd_una + change in SACKed bytes.
             let delivered = (h.ack - una + self.board.sacked_bytes()).saturating_sub(prior_sacked);
             match self.prr_rule {
-                PrrRule::Linux => self.prr_step(delivered, false),
+                // Linux `tcp_cwnd_reduction`: nothing delivered, nothing to do; the extra
+                // segment only on a safe ACK (FLAG_SND_UNA_ADVANCED && !newly_lost).
+                PrrRule::Linux => {
+                    if delivered > 0 {
+                        let safe = h.ack > una && !self.newly_lost(prior_lost);
+                        self.prr_step(delivered, safe);
+                    }
+                }
+                PrrRule::Rfc6937 => self.prr_step(delivered, false),
                 PrrRule::Ns3 => {
                     if self.prr_step_ns3(h.ack - una, delivered, new_sacked > 0, high_rxt) {
                         // ns-3 `DoRetransmit`: the next lost segment, else new data, outside cwnd.
@@ -2060,7 +2094,13 @@ impl TcpSender {
             force = true;
         }
         if self.prr && self.tcb.in_recovery && marked {
-            self.prr_step(0, false);
+            match self.prr_rule {
+                // `tcp_rack_reo_timeout`: tcp_cwnd_reduction(sk, 1, 0, 0), and only when
+                // the timer starts the recovery.
+                PrrRule::Linux if force => self.prr_step(self.tcb.mss, false),
+                PrrRule::Linux => {}
+                _ => self.prr_step(0, false),
+            }
         }
         self.try_send(cx, force);
     }

@@ -114,13 +114,22 @@ pub enum HystartRule {
     Ns3,
 }
 
-/// How Proportional Rate Reduction (RFC 6937) is computed, when `prr` is on.
+/// How Proportional Rate Reduction (RFC 6937, RFC 9937) is computed, when `prr` is on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PrrRule {
-    /// Linux `tcp_cwnd_reduction`: RecoverFS = cwnd before the reduction, the slow-start
-    /// reduction bound (PRR-SSRB) always.
+    /// Linux 6.x `tcp_cwnd_reduction` (`net/ipv4/tcp_input.c`, called from `tcp_cong_control`):
+    /// RecoverFS = cwnd before the reduction (`prior_cwnd`); an ACK that delivers nothing
+    /// changes nothing; below ssthresh the conservative bound (PRR-CRB), with the slow-start
+    /// bound's extra segment only on a "safe" ACK, one that advances `snd_una` and marks
+    /// nothing newly lost (`FLAG_SND_UNA_ADVANCED && !newly_lost`, since Linux 3.19's "PRR
+    /// uses CRB mode by default and SS mode conditionally"; RFC 9937's SafeACK). The RACK
+    /// reorder timer runs the step only when it starts a recovery, as one segment delivered
+    /// (`tcp_rack_reo_timeout`).
     Linux,
+    /// RFC 6937 §3 with its recommended slow-start reduction bound (PRR-SSRB) on every ACK:
+    /// RecoverFS = FlightSize (`snd.nxt - snd.una`) when recovery starts.
+    Rfc6937,
     /// ns-3.44 `TcpPrrRecovery`: RecoverFS = pipe when recovery starts; every duplicate ACK
     /// counts one more segment as delivered (while `prr_delivered` < RecoverFS), on top of the
     /// bytes it SACKs; the conservative reduction bound (PRR-CRB), with SSRB's extra segment
@@ -265,7 +274,7 @@ impl Profile {
             rack: false,
             hystart_rule: HystartRule::Rfc9406,
             ssthresh_rule: SsthreshRule::FlightSize,
-            prr_rule: PrrRule::Linux,
+            prr_rule: PrrRule::Rfc6937,
             pipe_rule: PipeRule::Rfc6675,
             abc: true,
             pacing: false,
@@ -290,6 +299,8 @@ impl Profile {
                 // TCP_TIMEOUT_INIT (RFC 6298 §2.1).
                 initial_rto: Dur::from_secs(1),
                 prr: true,
+                // tcp_cwnd_reduction (net/ipv4/tcp_input.c).
+                prr_rule: PrrRule::Linux,
                 hystart: true,
                 delayed_ack: true,
                 // TCP_DELACK_MIN / TCP_ATO_MIN; the adaptive ato starts here.

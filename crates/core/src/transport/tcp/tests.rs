@@ -1104,7 +1104,7 @@ fn profiles_set_defaults_and_explicit_keys_win() {
     assert_eq!((abc.ssthresh_rule, abc.abc), (SsthreshRule::FlightSize, true));
     assert_eq!(
         (rfc.ssthresh_rule, rfc.prr_rule, rfc.hystart_rule, rfc.abc),
-        (SsthreshRule::FlightSize, PrrRule::Linux, HystartRule::Rfc9406, true)
+        (SsthreshRule::FlightSize, PrrRule::Rfc6937, HystartRule::Rfc9406, true)
     );
     // Linux caps FlightSize at cwnd; so does any profile with RACK on that says FlightSize,
     // unless a rule is named.
@@ -1386,6 +1386,57 @@ fn tlp_recovers_a_tail_loss_in_about_two_srtt() {
     }
     eprintln!("tail loss: all acked at {} (rack) vs {} (rfc)", done[0], done[1]);
     assert!(done[0] + ms(100) < done[1], "TLP should beat the 200 ms RTO floor");
+}
+
+/// Over the first recovery after a burst of losses (data packets 100–159, most of a window):
+/// the ACKs that only SACKed (the ACK that starts the recovery excluded) and the data segments
+/// sent on them, the same for ACKs that advanced `snd_una`, and ssthresh − in-flight (segments)
+/// just before the first ACK that advanced `snd_una`.
+fn burst_recovery_sends(rule: PrrRule) -> ((usize, usize), (usize, usize), i64) {
+    let (f, r) = bottleneck();
+    let cfg = TcpConfig { prr: Some(true), prr_rule: Some(rule), ..newreno(true) };
+    let mut h = Harness::new(&cfg, f, r);
+    h.drop_data = Box::new(|_, i, d| d.payload > 0 && (100..160).contains(&i));
+    h.write(400 * MSS);
+    h.run_until(SimTime(Dur::from_secs(3).as_nanos()));
+    assert_eq!(h.snd.rto_count(), 0, "{rule:?}: repaired by the recovery");
+    let start = h.trace.iter().position(|s| s.in_recovery).expect("recovery entered");
+    let end = start + h.trace[start..].iter().position(|s| !s.in_recovery).expect("recovery ended");
+    let (t0, t1) = (h.trace[start].t, h.trace[end].t);
+    let una0 = h.trace[start].snd_una;
+    let first_adv = h.trace[start..end].iter().position(|s| s.snd_una > una0).expect("a partial ACK");
+    let before = &h.trace[start + first_adv - 1];
+    let deficit = (before.ssthresh as i64 - before.in_flight as i64) / MSS as i64;
+    let mut prev = h.snd_rx.iter().take_while(|(t, _)| *t <= t0).last().map_or(0, |(_, a)| a.ack);
+    let (mut dup, mut adv) = ((0, 0), (0, 0));
+    for (t, a) in h.snd_rx.iter().filter(|(t, _)| *t > t0 && *t < t1) {
+        let sent = h.data_sent().filter(|s| s.t == *t).count();
+        let c = if a.ack > prev { &mut adv } else { &mut dup };
+        *c = (c.0 + 1, c.1 + sent);
+        prev = prev.max(a.ack);
+    }
+    (dup, adv, deficit)
+}
+
+#[test]
+fn linux_prr_adds_the_slow_start_segment_only_on_acks_that_advance_snd_una() {
+    // With most of a window lost, pipe falls below ssthresh as the recovery starts. RFC 6937's
+    // PRR-SSRB then sends one segment more than each ACK delivers, on every ACK, until pipe is
+    // back at ssthresh; Linux's `tcp_cwnd_reduction` keeps packet conservation (PRR-CRB) on an
+    // ACK that only SACKs and adds the segment only on one that advances snd_una without
+    // marking new losses, so the deficit stays until the partial ACKs.
+    let (lin_dup, lin_adv, lin_deficit) = burst_recovery_sends(PrrRule::Linux);
+    let (rfc_dup, _, rfc_deficit) = burst_recovery_sends(PrrRule::Rfc6937);
+    eprintln!(
+        "SACK-only ACKs, segments: linux {lin_dup:?}, rfc6937 {rfc_dup:?}; advancing: linux {lin_adv:?}; \
+         ssthresh - pipe before the first partial ACK: linux {lin_deficit}, rfc6937 {rfc_deficit}"
+    );
+    // Each SACK-only ACK delivers one segment (the receiver ACKs every out-of-order segment).
+    assert_eq!(lin_dup.0, rfc_dup.0, "the same losses, the same SACK-only ACKs");
+    assert!(lin_dup.1 <= lin_dup.0, "linux sends at most what SACK-only ACKs deliver: {lin_dup:?}");
+    assert!(rfc_dup.1 >= rfc_dup.0 + 3, "rfc6937 slow-starts on SACK-only ACKs: {rfc_dup:?}");
+    assert!(lin_deficit >= 3 && rfc_deficit <= 0, "deficits: linux {lin_deficit}, rfc6937 {rfc_deficit}");
+    assert!(lin_adv.1 > lin_adv.0, "linux: advancing ACKs slow-start back to ssthresh: {lin_adv:?}");
 }
 
 #[test]
