@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from qoelab.verify import kernel
 
 
@@ -81,16 +83,41 @@ def test_docs_hold_the_kernel_table_of_the_full_grid(root):
 
 def test_the_simulated_twin_starts_its_streams_as_iperf3_does():
     """iperf3 -P connects its streams one after another, each writes a 37-byte cookie, and the
-    data of all follows together: starts one RTT apart, data once the last cookie's ACK is in,
-    (flows + 1) RTTs, and iperf3's reaction to TEST_RUNNING (2 ms) after the first SYN."""
+    data of all follows together: the streams' SYNs one handshake and 0.75 ms apart, after the
+    control connection's three exchanges; data once the last cookie's ACK is in, (flows + 1)
+    steps and iperf3's reaction to TEST_RUNNING (2 ms) after the first stream's SYN."""
     p = kernel.Point("cubic", 40, 4, 0.0)
-    flows = kernel.scenario(p, 30.0, real=False)["flows"]
-    assert [f["start"] for f in flows] == ["0ms", "40ms", "80ms", "120ms"]
+    flows = [f for f in kernel.scenario(p, 30.0, real=False)["flows"] if f["name"].startswith("tcp")]
+    assert [f["start"] for f in flows] == ["120.000ms", "160.750ms", "201.500ms", "242.250ms"]
     assert all(f["app"]["cookie"] == "37B" for f in flows)
-    assert {float(f["start"][:-2]) + float(f["app"]["delay"][:-2]) for f in flows} == {202.0}
-    assert kernel.data_start_s(p) == 0.202
-    # The run lasts the transfer's 30 s after the streams' start.
-    assert kernel.scenario(p, 30.0, real=False)["sim"]["duration"] == "30.202s"
+    assert {round(float(f["start"][:-2]) + float(f["app"]["delay"][:-2]), 3) for f in flows} == {325.75}
+    assert kernel.stream_start_s(p) == 0.12 and kernel.data_start_s(p) == 0.32575
+    # The run lasts the transfer's 30 s after the data's start.
+    assert kernel.scenario(p, 30.0, real=False)["sim"]["duration"] == "30.325750s"
+
+
+@pytest.mark.parametrize("rtt,flows,kernel_count", [(0, 1, 10), (0, 4, 19), (40, 1, 12), (40, 4, 21),
+                                                    (160, 1, 12), (160, 4, 21)])
+def test_the_twin_puts_as_many_packets_through_the_bottleneck_before_the_data_as_iperf3(rtt, flows, kernel_count):
+    """The bottleneck's loss model draws per packet in arrival order, so the twin's draws meet
+    the kernel's packets only if as many packets come before them. The counts are a capture in
+    the sender namespace (tshark, iperf3 3.12, 2026-11-29): the control connection's SYN, ACK,
+    cookie, ACK, length and parameters, each stream's SYN, handshake ACK and cookie, and the
+    control connection's ACKs of CREATE_STREAMS, TEST_START and TEST_RUNNING (one combined
+    ACK at RTT 0). Counted here up to the first data packet's arrival at R1."""
+    from qoelab.scenario import Scenario
+
+    p = kernel.Point("reno", rtt, flows, 0.0)
+    d = kernel.scenario(p, 1.0, real=False)
+    # The first data packet reaches R1 a quarter RTT after it is sent (1-Gbit/s access link).
+    d["sim"]["duration"] = f"{kernel.data_start_s(p) + rtt / 4e3 + 5e-6:.6f}s"
+    links = Scenario.from_dict(d).run().tables["links"].to_pylist()
+    (bottleneck,) = [ln for ln in links if ln["link"] == "R1->R2"]
+    assert bottleneck["arrived_pkts"] == kernel_count
+    # Only the datagrams stand in for the control connection; the streams send no data yet.
+    d["sim"]["duration"] = f"{kernel.data_start_s(p) + 3:.6f}s"
+    res = Scenario.from_dict(d).run().tables["flows"].to_pylist()
+    assert sum(r["sent_pkts"] for r in res if r["flow"].startswith("ctl")) == len(kernel.control_packets(p))
 
 
 def test_the_cookie_gives_hystart_an_idle_path_sample():
@@ -166,6 +193,20 @@ def test_the_runs_decide_a_verdict_only_when_the_interval_clears_the_band():
     assert kernel.resolution(band, [100.0], [101.0, 102.0]) == "1 run"
     assert kernel.resolution(None, [1.0, 2.0], [1.0, 2.0]) == ""
     assert kernel.resolution(band, [1.0, math.nan], [1.0, 2.0]) == ""
+
+
+def test_paired_runs_are_judged_on_their_differences():
+    """Run r of each side has seed r and the same loss draws: Reno at 40 ms and 1 %, drops in the
+    first 2 s, kernel 0, 85 and 26 against the model's 0, 85 and 28 (2026-11-29). As two
+    independent samples the spread (0-85) decides nothing; as pairs the differences (0, 0, 2)
+    decide the pass. With unequal counts there are no pairs, and Welch's interval is used."""
+    k, s = [0.0, 85.0, 26.0], [0.0, 85.0, 28.0]
+    mean = sum(k) / 3
+    band = (mean * 0.85, mean * 1.15)
+    assert kernel.resolution(band, k, s) == "yes"
+    assert kernel.resolution(band, k, s + [28.0]).startswith("no (")
+    # Pairs that disagree in sign and size decide nothing, whatever the means.
+    assert kernel.resolution(band, k, [85.0, 0.0, 28.0]).startswith("no (")
 
 
 def test_a_saved_run_is_judged_again_as_it_was_and_says_what_its_runs_decide():

@@ -24,7 +24,9 @@ retransmissions within 15 %, drops in the first 2 s within a factor 1.5; BBR: go
 less than one). Nothing here tunes the model: the table says where the linux profile stands.
 
 Kernel runs vary run to run; ``--reps`` repeats them and the simulation, paired by seed (run r
-of each has seed r, so the loss draws match), and compares means, printing each side's range.
+of each has seed r, and the twin puts as many packets through the bottleneck before its data as
+iperf3 does, :func:`control_packets`, so the loss draws meet the same packets), and compares
+means, printing each side's range; whether the runs decide a verdict is judged on the pairs.
 Needs root and network namespaces; elsewhere it prints one line saying why and exits 0.
 """
 
@@ -89,7 +91,7 @@ def scenario(p: Point, seconds: float, *, real: bool, seed: int = 1) -> dict[str
         bottleneck["loss_ab"] = {"kind": "bernoulli", "p": p.loss}
     d: dict[str, Any] = {
         "name": f"verify-kernel-{p.cc}-rtt{p.rtt_ms}-n{p.flows}-loss{p.loss:g}",
-        "sim": {"duration": f"{seconds + (30.0 if real else data_start_s(p)):g}s", "seed": seed},
+        "sim": {"duration": f"{seconds + (30.0 if real else data_start_s(p)):.6f}s", "seed": seed},
         "nodes": [{"name": "sender", "real": real}, {"name": "receiver", "real": real}],
         "links": [
             {"a": "sender", "b": "R1", "rate": "1Gbps", "delay": f"{one_way / 2:g}ms"},
@@ -103,45 +105,108 @@ def scenario(p: Point, seconds: float, *, real: bool, seed: int = 1) -> dict[str
     return d
 
 
+#: After a stream's cookie, iperf3 connects the next stream about half a millisecond later
+#: (captures in the sender namespace: 0.9, 0.6 and 0.5 ms at RTT 0, 40 and 160 ms), so the
+#: streams' SYNs are one handshake plus this apart.
+IPERF3_NEXT_STREAM_MS = 0.75
+
+
 def _connect_step_ms(p: Point) -> float:
-    return max(float(p.rtt_ms), 1.0)
+    """The time between two streams' SYNs, ms: a handshake (the path's RTT) and iperf3's reaction."""
+    return float(p.rtt_ms) + IPERF3_NEXT_STREAM_MS
 
 
 #: From the last cookie's ACK to the first data, ms: iperf3 writes once the server's
 #: ``TEST_RUNNING`` has arrived on the control connection, just after that ACK (the kernel's
 #: ``tcp:tcp_probe`` trace at 160 ms: the first data's ACK 164 ms after the cookie's).
 IPERF3_REACTION_MS = 2.0
+#: The delayed-ACK timeout of the client's control connection, ms (Linux's initial ato,
+#: ``TCP_ATO_MIN`` = 40 ms, plus a jiffy: 41–44 ms in the captures).
+CONTROL_ATO_MS = 41.0
+
+
+def _control_round_ms(p: Point) -> float:
+    """One exchange on the control connection before the streams, ms (the captures at RTT 0:
+    0.2-0.3 ms)."""
+    return max(float(p.rtt_ms), 0.3)
+
+
+def stream_start_s(p: Point) -> float:
+    """When the first simulated stream sends its SYN, seconds: after the control connection's
+    three exchanges (handshake with cookie, parameters, ``CREATE_STREAMS``), as in iperf3."""
+    return 3 * _control_round_ms(p) / 1e3
 
 
 def data_start_s(p: Point) -> float:
     """When the simulated iperf3 streams start their data (:func:`iperf3_flows`), seconds: the
-    last stream's cookie is ACKed (flows + 1) connection steps after the first SYN, and the data
-    follows :data:`IPERF3_REACTION_MS` later. Data written before that ACK (as the twin did until
-    2026-11-28) shares the initial window with the cookie: nine segments go out, not ten, and
-    they echo the SYN-ACK's timestamp, so the receiver's first RTT sample is the tenth's, queued
-    behind the nine, and its Dynamic Right-Sizing measures rounds out of step."""
-    return ((p.flows + 1) * _connect_step_ms(p) + IPERF3_REACTION_MS) / 1e3
+    last stream's cookie is ACKed (flows + 1) connection steps after the first stream's SYN, and
+    the data follows :data:`IPERF3_REACTION_MS` later. Data written before that ACK (as the twin
+    did until 2026-11-28) shares the initial window with the cookie: nine segments go out, not
+    ten, and they echo the SYN-ACK's timestamp, so the receiver's first RTT sample is the
+    tenth's, queued behind the nine, and its Dynamic Right-Sizing measures rounds out of step."""
+    return stream_start_s(p) + ((p.flows + 1) * _connect_step_ms(p) + IPERF3_REACTION_MS) / 1e3
 
 
 #: iperf3's test cookie, written on each stream right after it connects (``COOKIE_SIZE``).
 COOKIE = "37B"
+#: IP sizes of the sender's packets that are not a stream's data: a SYN (with its options), a
+#: pure ACK and the cookie (with timestamps), the control connection's 4-byte length and
+#: 143-byte parameters (iperf3 3.12, ``-J``, this harness's options).
+_SYN, _ACK, _COOKIE, _LEN, _PARAMS = 60, 52, 89, 56, 195
+
+
+def control_packets(p: Point) -> list[tuple[float, int]]:
+    """(ms, IP bytes) of every packet the sender puts through the bottleneck before the data
+    that the twin's streams do not send themselves, as a capture in the sender namespace shows
+    them (``tshark``, iperf3 3.12, RTT 0, 40 and 160 ms, 1 and 4 streams): the control
+    connection's SYN, then an ACK and the cookie, then an ACK and the parameters (length and
+    JSON); each stream's own handshake ACK, a packet of its own before the cookie (Linux sends
+    it from ``tcp_rcv_synsent_state_process`` before ``connect()`` returns; the model's
+    handshake ACK rides on the cookie); the control connection's delayed ACK of
+    ``CREATE_STREAMS`` when its timer fires before ``TEST_START`` comes, and then one ACK each
+    for ``TEST_START`` and ``TEST_RUNNING``, else a single ACK for all three. The bottleneck's
+    loss model draws for each packet in arrival order, so with these the twin's draw k meets
+    the kernel's packet k, and run r of both sides sees the same losses until their packets
+    part (a lost control packet, which the kernel retransmits, shifts them by one)."""
+    c, step, t1 = _control_round_ms(p), _connect_step_ms(p), stream_start_s(p) * 1e3
+    data = data_start_s(p) * 1e3
+    tick = 0.01  # packets the kernel sends back to back go out in this order
+    out = [(0.0, _SYN), (c, _ACK), (c + tick, _COOKIE), (2 * c, _ACK), (2 * c + tick, _LEN), (2 * c + 2 * tick, _PARAMS)]
+    # Each stream's handshake ACK: just before the SYN-ACK's return sends the model's ACK with
+    # the cookie (the path's RTT after the SYN; at RTT 0 right after the SYN).
+    out += [(t1 + i * step + max(0.9 * p.rtt_ms, tick), _ACK) for i in range(p.flows)]
+    if t1 + CONTROL_ATO_MS < data - 1.0:
+        out += [(t1 + CONTROL_ATO_MS, _ACK), (data - 1.0, _ACK), (data - 1.0 + tick, _ACK)]
+    else:
+        out += [(data - 1.0, _ACK)]
+    return sorted(out)
 
 
 def iperf3_flows(p: Point) -> list[dict[str, Any]]:
     """``p.flows`` linux-profile bulk flows that start as ``iperf3 -P`` starts its streams
-    (``iperf_create_streams``): each connects once the one before is up (one RTT apart) and
-    writes the 37-byte cookie; the data of every stream follows together once all are up and
-    the server's ``TEST_RUNNING`` has come back, here one RTT after the last connection (the
-    kernel runs show the streams' SYNs 41.5 ms apart at RTT 40 ms). The cookie's ACK is each
-    connection's first RTT sample, on a path still idle: CUBIC's HyStart keeps it as its
-    ``delay_min``. Streams started together instead have their first samples from initial
-    windows queued behind each other's, up to 37 ms late at 40 ms with four streams: their
-    HyStart then never fired, and slow start overshot to three times the kernel's drops."""
+    (``iperf_create_streams``): each connects once the one before is up and writes the 37-byte
+    cookie; the data of every stream follows together once all are up and the server's
+    ``TEST_RUNNING`` has come back, here one RTT after the last connection (the kernel runs show
+    the streams' SYNs 41.5 ms apart at RTT 40 ms). The cookie's ACK is each connection's first
+    RTT sample, on a path still idle: CUBIC's HyStart keeps it as its ``delay_min``. Streams
+    started together instead have their first samples from initial windows queued behind each
+    other's, up to 37 ms late at 40 ms with four streams: their HyStart then never fired, and
+    slow start overshot to three times the kernel's drops. Beside them, one datagram for each
+    of :func:`control_packets` (flows ``ctl0``…): the same packets through the bottleneck, in
+    the same order, as the kernel's run (since 2026-11-29; before, the twin's draws met the
+    kernel's packets nine or more places later)."""
     step_ms = _connect_step_ms(p)
+    t1 = stream_start_s(p) * 1e3
     data_at = data_start_s(p) * 1e3
-    return [{"name": f"tcp{i}", "src": "sender", "dst": "receiver", "start": f"{i * step_ms:g}ms",
-             "app": {"kind": "bulk", "cookie": COOKIE, "delay": f"{data_at - i * step_ms:g}ms"},
-             "transport": {"kind": "tcp", "profile": "linux", "cc": CCS[p.cc]}} for i in range(p.flows)]
+    streams = [{"name": f"tcp{i}", "src": "sender", "dst": "receiver", "start": f"{t1 + i * step_ms:.3f}ms",
+                "app": {"kind": "bulk", "cookie": COOKIE, "delay": f"{data_at - t1 - i * step_ms:.3f}ms"},
+                "transport": {"kind": "tcp", "profile": "linux", "cc": CCS[p.cc]}} for i in range(p.flows)]
+    # UDP: IP 20 + UDP 8 bytes of header; one datagram at the flow's start, which stops at
+    # once (the next would come a payload's worth of seconds later at 1 bit/s).
+    ctl = [{"name": f"ctl{k}", "src": "sender", "dst": "receiver", "start": f"{t:.3f}ms", "stop": f"{t + 0.001:.3f}ms",
+            "transport": {"kind": "udp"}, "app": {"kind": "cbr", "payload": f"{size - 28}B", "rate": "1bps"}}
+           for k, (t, size) in enumerate(control_packets(p))]
+    return streams + ctl
 
 
 def core_knows(cc: str) -> bool:
@@ -191,8 +256,10 @@ def measure_sim(p: Point, seconds: float, seed: int) -> Measure:
     from qoelab.scenario import Scenario
 
     res = Scenario.from_dict(scenario(p, seconds, real=False, seed=seed)).run()
-    f = res.tables["flows"].to_pylist()
-    drops, early, queue = _bottleneck(res.tables, 0.0, seconds)
+    # The streams (not the control connection's stand-ins); the kernel's window starts at its
+    # first stream's SYN, as this one does.
+    f = [r for r in res.tables["flows"].to_pylist() if r["flow"].startswith("tcp")]
+    drops, early, queue = _bottleneck(res.tables, stream_start_s(p), seconds)
     cw = res.tables["probe_cwnd"].to_pydict()
     return Measure(
         # iperf3 reports its -t seconds of data; the run adds the streams' start before them.
@@ -331,7 +398,7 @@ MAX_RUNS_NAMED = 1000
 
 
 def resolution(band: tuple[float, float] | None, kernel: Sequence[float], sim: Sequence[float]) -> str:
-    """Whether the runs decide a check: the Welch 95 % interval of (simulation's mean − kernel's
+    """Whether the runs decide a check: the 95 % interval of (simulation's mean − kernel's
     mean) lies wholly inside the accepted band (the pass is decided) or wholly outside it (the
     FAIL is). Otherwise the verdict is not decided at this many runs, and the rough number of
     runs per side that would decide it at the measured spread is named (the half-width shrinks
@@ -339,7 +406,13 @@ def resolution(band: tuple[float, float] | None, kernel: Sequence[float], sim: S
     spread to judge by. The kernel varies run to run and the simulation varies by seed, so a
     3-run mean of a drop count under random loss (the kernel's 0–98) can miss a ±15 % band by
     chance, and a pass can be luck too; this says which verdicts the runs decide. ``band``: the
-    simulated means the check accepts (:func:`checks`), in the units of ``kernel`` and ``sim``."""
+    simulated means the check accepts (:func:`checks`), in the units of ``kernel`` and ``sim``.
+
+    Runs are paired when both sides have as many: :func:`run` gives run r of each side seed r,
+    so that they see the same loss draws (:func:`control_packets`), and the interval is then
+    Student's on the differences of the pairs (n − 1 degrees of freedom), which is valid for
+    any pairing fixed before the runs and narrower the more the pairs agree. With unequal
+    counts, Welch's interval of two independent means."""
     if band is None or not kernel or not sim or not all(math.isfinite(x) for x in (*band, *kernel, *sim)):
         return ""
     if len(kernel) < 2 or len(sim) < 2:
@@ -347,14 +420,19 @@ def resolution(band: tuple[float, float] | None, kernel: Sequence[float], sim: S
     from qoelab.experiment.stats import t95
 
     k, s = statistics.fmean(kernel), statistics.fmean(sim)
-    vk, vs = statistics.variance(kernel) / len(kernel), statistics.variance(sim) / len(sim)
     d, lo, hi = s - k, band[0] - k, band[1] - k
-    se = math.sqrt(vk + vs)
+    if len(kernel) == len(sim):
+        se = statistics.stdev(b - a for a, b in zip(kernel, sim)) / math.sqrt(len(kernel))
+        dof = len(kernel) - 1
+    else:
+        vk, vs = statistics.variance(kernel) / len(kernel), statistics.variance(sim) / len(sim)
+        se = math.sqrt(vk + vs)
+        # Welch–Satterthwaite degrees of freedom, rounded down (the wider interval).
+        dof = int((vk + vs) ** 2 / ((vk ** 2 / (len(kernel) - 1) if vk else 0.0)
+                                    + (vs ** 2 / (len(sim) - 1) if vs else 0.0))) if se else 1
     if se == 0.0:
         return "yes"
-    # Welch–Satterthwaite degrees of freedom, rounded down (the wider interval).
-    dof = (vk + vs) ** 2 / ((vk ** 2 / (len(kernel) - 1) if vk else 0.0) + (vs ** 2 / (len(sim) - 1) if vs else 0.0))
-    h = t95(max(1, int(dof))) * se
+    h = t95(max(1, dof)) * se
     if (lo <= d - h and d + h <= hi) or d + h < lo or d - h > hi:
         return "yes"
     # The fewest runs per side whose interval, at the measured spread, clears the nearer edge
