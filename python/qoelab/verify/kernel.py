@@ -421,17 +421,19 @@ def resolution(band: tuple[float, float] | None, kernel: Sequence[float], sim: S
 
     k, s = statistics.fmean(kernel), statistics.fmean(sim)
     d, lo, hi = s - k, band[0] - k, band[1] - k
-    if len(kernel) == len(sim):
+    paired = len(kernel) == len(sim)
+    if paired:
         se = statistics.stdev(b - a for a, b in zip(kernel, sim)) / math.sqrt(len(kernel))
-        dof = len(kernel) - 1
     else:
         vk, vs = statistics.variance(kernel) / len(kernel), statistics.variance(sim) / len(sim)
         se = math.sqrt(vk + vs)
-        # Welch–Satterthwaite degrees of freedom, rounded down (the wider interval).
-        dof = int((vk + vs) ** 2 / ((vk ** 2 / (len(kernel) - 1) if vk else 0.0)
-                                    + (vs ** 2 / (len(sim) - 1) if vs else 0.0))) if se else 1
     if se == 0.0:
         return "yes"
+    if paired:
+        dof = len(kernel) - 1
+    else:
+        # Welch–Satterthwaite degrees of freedom, rounded down (the wider interval).
+        dof = int((vk + vs) ** 2 / ((vk ** 2 / (len(kernel) - 1) if vk else 0.0) + (vs ** 2 / (len(sim) - 1) if vs else 0.0)))
     h = t95(max(1, dof)) * se
     if (lo <= d - h and d + h <= hi) or d + h < lo or d - h > hi:
         return "yes"

@@ -1060,8 +1060,6 @@ impl TcpSender {
         self.board.pipe(self.tcb.snd_max, lost, above) + self.rxt_sacked_bytes
     }
 
-    /// The loss frontier L (every un-SACKed byte below it is deemed lost) and the SACKed bytes at
-    /// or above it.
     /// A measure that grows when data is newly deemed lost: RACK's count of loss marks, else
     /// the RFC 6675 loss frontier. See [`Self::newly_lost`].
     fn lost_mark(&self) -> u64 {
@@ -1075,12 +1073,12 @@ impl TcpSender {
     /// `rs->losses` > 0). The frontier is compared against `snd_una` too, which a cumulative
     /// ACK moves without marking anything.
     fn newly_lost(&self, prior: u64) -> bool {
-        match self.rack.as_deref() {
-            Some(r) => r.q.loss_marks() > prior,
-            None => self.loss_frontier().0 > prior.max(self.tcb.snd_una),
-        }
+        let floor = if self.rack.is_some() { prior } else { prior.max(self.tcb.snd_una) };
+        self.lost_mark() > floor
     }
 
+    /// The loss frontier L (every un-SACKed byte below it is deemed lost) and the SACKed bytes at
+    /// or above it.
     fn loss_frontier(&self) -> (u64, u64) {
         let marked = self.board.marker(Marker::Lost);
         if self.sack {
