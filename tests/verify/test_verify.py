@@ -39,7 +39,6 @@ from qoelab.verify import suite as S
 # the row multiplies by moved (40.8 against 46.3 ms), -22.9 % against the -20 % allowed
 # (docs/validation.md, `cubic_linux`).
 KNOWN_FAILING_QUICK: set[str] = {
-    "cubic_linux[RTT=40 ms, p=2 % (reno-friendly), profile=linux]",
     "mptcp_goal2[lia, counting bytes]",
     "mptcp_goal2[balia, counting bytes]",
 }

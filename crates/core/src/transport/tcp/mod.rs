@@ -2269,6 +2269,7 @@ impl Endpoint for TcpSender {
             ("cwnd_bytes", self.tcb.cwnd as f64),
             ("srtt_s", self.rtt.srtt().map_or(f64::NAN, |d| d.as_secs_f64())),
             ("min_rtt_s", self.rtt.min_rtt().map_or(f64::NAN, |d| d.as_secs_f64())),
+            ("mean_rtt_s", self.rtt.mean_rtt().map_or(f64::NAN, |d| d.as_secs_f64())),
             ("rto_s", self.rtt.rto().as_secs_f64()),
         ]
     }

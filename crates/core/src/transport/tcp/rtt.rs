@@ -50,6 +50,9 @@ pub struct RttEstimator {
     mdev4: u64,
     mdev_max: u64,
     rtt_seq: u64,
+    /// The sum (ns) and count of every valid sample, for the run's mean RTT.
+    sum_ns: u128,
+    samples: u64,
 }
 
 impl RttEstimator {
@@ -73,6 +76,8 @@ impl RttEstimator {
             mdev4: 0,
             mdev_max: 0,
             rtt_seq: 0,
+            sum_ns: 0,
+            samples: 0,
         }
     }
 
@@ -143,8 +148,7 @@ impl RttEstimator {
         let rto = Dur(self.srtt.expect("set above").as_nanos() + self.rttvar.as_nanos());
         self.base_rto = rto.min(self.max_rto); // tcp_bound_rto: only the upper bound
         self.backoff = 0;
-        self.latest = Some(r);
-        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        self.record(r);
     }
 
     /// Feeds one valid RTT measurement `r` (Karn-clean or timestamp-echo) under RFC 6298.
@@ -171,8 +175,15 @@ impl RttEstimator {
         self.base_rto = rto.max(self.min_rto).min(self.max_rto);
         // RFC 6298 §5.7 / Karn: a new valid sample ends the backoff.
         self.backoff = 0;
+        self.record(r);
+    }
+
+    /// Keeps `r` as the latest sample, in the minimum and in the mean.
+    fn record(&mut self, r: Dur) {
         self.latest = Some(r);
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        self.sum_ns += u128::from(r.as_nanos());
+        self.samples += 1;
     }
 
     /// The current retransmission timeout, backoff included, at most `max_rto`.
@@ -213,6 +224,11 @@ impl RttEstimator {
     pub fn min_rtt(&self) -> Option<Dur> {
         self.min_rtt
     }
+    /// The mean of every valid sample so far, each sample weighing the same (a run's mean RTT as
+    /// the samples saw it, not a smoothed value).
+    pub fn mean_rtt(&self) -> Option<Dur> {
+        (self.samples > 0).then(|| Dur((self.sum_ns / u128::from(self.samples)) as u64))
+    }
 }
 
 #[cfg(test)]
@@ -248,6 +264,20 @@ mod tests {
         let mut f = RttEstimator::new(Dur::from_secs(1), Dur::from_secs(1), Dur::from_secs(60));
         f.on_sample(ms(10));
         assert_eq!(f.rto(), Dur::from_secs(1));
+    }
+
+    #[test]
+    fn mean_rtt_weighs_every_sample_the_same_under_each_rule() {
+        for rule in [RtoRule::Rfc6298, RtoRule::Freebsd, RtoRule::Linux] {
+            let mut e = RttEstimator::new(Dur::from_secs(1), ms(200), Dur::from_secs(60)).with_rule(rule);
+            assert_eq!(e.mean_rtt(), None, "{rule:?}: no sample, no mean");
+            for (i, r) in [10, 20, 60].into_iter().enumerate() {
+                e.on_sample_at(ms(r), i as u64, 10);
+            }
+            // (10 + 20 + 60) / 3 = 30 ms, while SRTT (7/8 gain) is still near the first sample.
+            assert_eq!(e.mean_rtt(), Some(ms(30)), "{rule:?}");
+            assert!(e.srtt().unwrap() < ms(20), "{rule:?}");
+        }
     }
 
     #[test]

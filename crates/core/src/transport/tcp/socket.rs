@@ -199,6 +199,7 @@ pub(crate) fn rev_name(k: &'static str) -> &'static str {
         "cwnd_bytes" => "rev_cwnd_bytes",
         "srtt_s" => "rev_srtt_s",
         "min_rtt_s" => "rev_min_rtt_s",
+        "mean_rtt_s" => "rev_mean_rtt_s",
         "rto_s" => "rev_rto_s",
         "acks_sent" => "rev_acks_sent",
         "duplicate_segments" => "rev_duplicate_segments",
