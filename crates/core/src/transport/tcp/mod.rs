@@ -54,7 +54,10 @@ use crate::trace::probe::{ProbeEvent, ProbeKind};
 /// The sender's retransmission timer (RFC 6298), its only timer kind.
 pub const RTO: TimerKind = TimerKind(0);
 /// The receiver's delayed-ACK timer (RFC 5681 §4.2). Kind 1, so that a full-duplex
-/// [`socket::TcpSocket`] holds both in one block.
+/// [`socket::TcpSocket`] holds both in one block. It is also the receiver's compressed-SACK
+/// timer (`compressed_ack_timer`, with `sack_compress`): SACKs are held only after three
+/// duplicate ACKs, each of which ended any delayed ACK, and in-order data arriving while they
+/// are held fills a gap and is ACKed at once, which sends them; so the two never wait together.
 pub const DELACK: TimerKind = TimerKind(1);
 /// The sender's RACK reorder timer (RFC 8985 §6.2 step 5), with `rack` only.
 pub const RACK_REO: TimerKind = TimerKind(2);
@@ -121,6 +124,15 @@ pub struct TcpConfig {
     /// default: on in `linux`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quickack: Option<bool>,
+    /// SACK compression (Linux `__tcp_ack_snd_check`, `tcp_compressed_ack_kick`): while data is
+    /// held out of order, after three duplicate ACKs for the same `rcv_nxt` the receiver holds
+    /// further SACKs, sending one when min(1 ms, 5 % of its RTT estimate) plus 100 µs of timer
+    /// slack has passed (`net.ipv4.tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`), when 44
+    /// are held (`tcp_comp_sack_nr`), or with the next ACK it sends for another reason. Only with
+    /// `quickack` and `sack`. Default: off in every profile, although Linux runs it
+    /// (`tcp_comp_sack_nr = 44`; 0 turns it off): see `docs/models/tcp.md`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sack_compress: Option<bool>,
     /// RTO rule: `"rfc6298"` (RTO floored at `min_rto` as a whole) or `"linux"` (the variance
     /// term floored: RTO ≥ SRTT + `min_rto`). Profile default: `"linux"` in `linux`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -281,6 +293,7 @@ impl Default for TcpConfig {
             delayed_ack: None,
             delack_timeout: None,
             quickack: None,
+            sack_compress: None,
             rto_rule: None,
             rto_rearm: None,
             prr: None,
@@ -331,6 +344,7 @@ impl TcpConfig {
             delayed_ack: self.delayed_ack.unwrap_or(d.delayed_ack),
             delack_timeout: self.delack_timeout.unwrap_or(d.delack_timeout),
             quickack: self.quickack.unwrap_or(d.quickack),
+            sack_compress: self.sack && self.sack_compress.unwrap_or(d.sack_compress),
             init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
             rack,
             ssthresh_rule: self.ssthresh_rule.unwrap_or(match (self.profile, &self.cc) {
@@ -2312,6 +2326,13 @@ pub struct TcpReceiver {
     quick: u32,
     ato: Dur,
     lrcvtime: Option<SimTime>,
+    /// SACK compression (`sack_compress`): on; the duplicate ACKs sent at once for
+    /// `comp_rcv_nxt` (`dup_ack_counter`, `compressed_ack_rcv_nxt`); the SACKs held
+    /// (`compressed_ack`).
+    sack_compress: bool,
+    comp_dup: u32,
+    comp_rcv_nxt: u64,
+    compressed: u32,
     /// The receiver's own RTO (`icsk_rto`), which `tcp_event_data_recv` compares with the gap
     /// since the last data: the profile's estimator fed the handshake's one RTT sample
     /// (`tcp_synack_rtt_meas`; this side sends no data, so it never gets another), the initial
@@ -2366,6 +2387,10 @@ impl TcpReceiver {
             quick: 0,
             ato: TCP_ATO_MIN,
             lrcvtime: None,
+            sack_compress: b.quickack && b.delayed_ack && b.sack_compress,
+            comp_dup: 0,
+            comp_rcv_nxt: 0,
+            compressed: 0,
             rtt: RttEstimator::new(b.initial_rto, b.min_rto, b.max_rto).with_rule(b.rto_rule),
             synack_at: None,
             ts_recent: 0,
@@ -2516,6 +2541,8 @@ impl TcpReceiver {
         self.pending_bytes = 0;
         self.acks_sent += 1;
         cx.cancel_timer(DELACK);
+        // `tcp_event_ack_sent`: any ACK carries the held SACKs (the timer was cancelled above).
+        self.compressed = 0;
     }
 
     fn on_data(&mut self, h: &TcpHdr, cx: &mut FlowCtx) {
@@ -2553,8 +2580,17 @@ impl TcpReceiver {
             }
         }
         if s > self.rcv_nxt {
-            // Out of order: keep it, ACK at once (RFC 5681 §4.2) with SACK blocks.
+            // Out of order: keep it, ACK at once (RFC 5681 §4.2) with SACK blocks, or under
+            // SACK compression hold the ACK (`ofo_ack`).
             self.ooo_segments += 1;
+            if self.compressed > 0
+                && self.ooo.len() >= LINUX_NUM_SACKS
+                && !self.ooo.iter().any(|(a, b)| a <= e && s <= b)
+            {
+                // `tcp_sack_new_ofo_skb` → `tcp_sack_compress_send_ack`: a fifth block would
+                // push the oldest out of the receiver's four, so the held SACKs go first.
+                self.send_ack(tcp_flags::ACK, cx);
+            }
             let held = self.ooo_bytes;
             self.ooo_bytes += self.ooo.insert(s, e, |_, _| {});
             if let Some(t) = self.tune.as_deref_mut() {
@@ -2571,7 +2607,7 @@ impl TcpReceiver {
             self.recent.copy_within(0..MAX_SACK_BLOCKS - 1, 1);
             self.recent[0] = s;
             self.n_recent = (self.n_recent + 1).min(MAX_SACK_BLOCKS);
-            self.send_ack(tcp_flags::ACK, cx);
+            self.ofo_ack(cx);
             return;
         }
         let had_gap = !self.ooo.is_empty();
@@ -2658,6 +2694,46 @@ impl TcpReceiver {
         self.ce_segments
     }
 
+    /// The ACK decision for an out-of-order segment (Linux `__tcp_ack_snd_check` with the
+    /// out-of-order queue non-empty). Without SACK compression: at once. With it: at once in
+    /// quick-ACK mode, when more than one full segment of in-order data is unacknowledged, for
+    /// the first three duplicates of one `rcv_nxt`, and when `tcp_comp_sack_nr` are held;
+    /// otherwise held, and the compressed-ACK timer started if it is not running.
+    fn ofo_ack(&mut self, cx: &mut FlowCtx) {
+        if !self.sack_compress || self.quick > 0 || self.pending_bytes > self.mss || self.compressed >= COMP_SACK_NR {
+            self.send_ack(tcp_flags::ACK, cx);
+            return;
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.comp_dup = 0;
+        }
+        if self.comp_dup < TCP_FASTRETRANS_THRESH {
+            self.comp_dup += 1;
+            self.send_ack(tcp_flags::ACK, cx);
+            return;
+        }
+        self.compressed += 1;
+        if cx.timer_deadline(DELACK) == SimTime::NEVER {
+            debug_assert_eq!(self.pending_bytes, 0, "a delayed ACK waits beside held SACKs");
+            cx.set_timer(DELACK, cx.now + self.comp_sack_delay() + COMP_SACK_SLACK);
+        }
+    }
+
+    /// The compressed-ACK timer's delay: 5 % of the receiver's RTT estimate (`rcv_rtt_est`, or
+    /// the SRTT of its handshake sample when smaller), at most `tcp_comp_sack_delay_ns`, in
+    /// Linux's arithmetic (µs × 8, so `rtt × 125 / 20` ns). No estimate yet: 0.
+    fn comp_sack_delay(&self) -> Dur {
+        let mut rtt_us8 = self.tune.as_deref().map_or(0, |t| t.rcv_rtt().map_or(0, |d| d.as_nanos() / 1000 * 8));
+        if let Some(srtt) = self.rtt.srtt() {
+            let srtt_us8 = srtt.as_nanos() / 1000 * 8;
+            if srtt_us8 > 0 && srtt_us8 < rtt_us8 {
+                rtt_us8 = srtt_us8;
+            }
+        }
+        Dur::from_nanos(rtt_us8 * 125 / 20).min(COMP_SACK_DELAY)
+    }
+
     /// Linux `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: up to 16 quick ACKs, at most half the
     /// receive window in segments (at least 2).
     fn incr_quickack(&mut self) {
@@ -2711,6 +2787,15 @@ impl TcpReceiver {
 const TCP_ATO_MIN: Dur = Dur::from_millis(40);
 const TCP_DELACK_MAX: Dur = Dur::from_millis(200);
 const TCP_MAX_QUICKACKS: u32 = 16;
+/// SACK compression's defaults: `net.ipv4.tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`
+/// (the timer fires at its hard expiry, delay + slack, on a quiet host) and `tcp_comp_sack_nr`;
+/// `TCP_FASTRETRANS_THRESH` duplicate ACKs go at once; the receiver's SACK array holds
+/// `TCP_NUM_SACKS` blocks.
+const COMP_SACK_DELAY: Dur = Dur::from_millis(1);
+const COMP_SACK_SLACK: Dur = Dur::from_micros(100);
+const COMP_SACK_NR: u32 = 44;
+const TCP_FASTRETRANS_THRESH: u32 = 3;
+const LINUX_NUM_SACKS: usize = 4;
 
 impl Endpoint for TcpReceiver {
     fn service(&self) -> Service {
@@ -2750,7 +2835,8 @@ impl Endpoint for TcpReceiver {
     }
 
     fn on_timer(&mut self, kind: TimerKind, cx: &mut FlowCtx) {
-        if kind == DELACK && self.pending_bytes > 0 {
+        // The delayed ACK's timeout, or `tcp_compressed_ack_kick` (see [`DELACK`]).
+        if kind == DELACK && (self.pending_bytes > 0 || self.compressed > 0) {
             self.send_ack(tcp_flags::ACK, cx);
         }
     }

@@ -1224,6 +1224,55 @@ fn linux_receiver_quickacks_again_after_a_gap_longer_than_its_rto() {
     assert!(h.acks()[22..].iter().all(|a| a.t == SimTime(ms(500).as_nanos())));
 }
 
+#[test]
+fn linux_receiver_compresses_sacks_after_three_duplicates() {
+    // `__tcp_ack_snd_check` with data held out of order: three duplicate ACKs for one rcv_nxt
+    // go at once, the next SACKs are held until the compressed-ACK timer, min(1 ms, 5 % of the
+    // RTT estimate) + 100 µs of slack; here the estimate is 0 (the handshake's sample and the
+    // data arrive together), so the timer fires 100 µs after the first held SACK.
+    let cfg = TcpConfig { profile: Profile::Linux, sack_compress: Some(true), ..Default::default() };
+    let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+    h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    for k in 0..21 {
+        h.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    h.run_until(SimTime(ms(100).as_nanos()));
+    assert_eq!(h.acks().len(), 21, "20 quick ACKs and the delayed one");
+    let t0 = SimTime(ms(100).as_nanos());
+    // Segment 21 is lost: 22..=29 arrive out of order.
+    for k in 22..30 {
+        h.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    assert_eq!(h.acks().len(), 24, "three duplicates at once, five held");
+    assert!(h.acks()[21..].iter().all(|a| a.t == t0 && a.h.ack == 1 + 21 * MSS));
+    h.run_until(SimTime(t0.as_nanos() + Dur::from_micros(99).as_nanos()));
+    assert_eq!(h.acks().len(), 24, "held until the timer");
+    h.run_until(SimTime(ms(150).as_nanos()));
+    assert_eq!(h.acks().len(), 25, "one ACK for the five held");
+    let kick = h.acks()[24];
+    assert_eq!(kick.t, SimTime(t0.as_nanos() + Dur::from_micros(100).as_nanos()));
+    assert_eq!(kick.h.nsack, 1);
+    assert_eq!(kick.h.sack[0], (1 + 22 * MSS, 1 + 30 * MSS), "the held segments' block");
+    // More out-of-order data for the same rcv_nxt: the three duplicates are spent, so it is held.
+    h.inject(data_hdr(1 + 30 * MSS, MSS));
+    assert_eq!(h.acks().len(), 25);
+    // The retransmission fills the gap: ACKed at once, carrying the held SACK, and the timer
+    // has nothing left to send.
+    h.inject(data_hdr(1 + 21 * MSS, MSS));
+    assert_eq!(h.acks().len(), 26);
+    assert_eq!(h.acks()[25].h.ack, 1 + 31 * MSS);
+    h.run_until(SimTime(ms(200).as_nanos()));
+    assert_eq!(h.acks().len(), 26);
+    // Without `sack_compress` (the default in every profile) each out-of-order segment is ACKed.
+    let cfg = TcpConfig { profile: Profile::Linux, ..Default::default() };
+    let mut n = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+    n.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    for k in 1..10 {
+        n.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    assert_eq!(n.acks().len(), 9);
+}
+
 /// Fraction of ACKs in the first half of the first recovery answered by a data segment, and
 /// cwnd vs ssthresh at the end of that recovery.
 fn recovery_send_ratio(prr: bool) -> (f64, u64, u64) {
