@@ -129,8 +129,8 @@ pub struct TcpConfig {
     /// further SACKs, sending one when min(1 ms, 5 % of its RTT estimate) plus 100 µs of timer
     /// slack has passed (`net.ipv4.tcp_comp_sack_delay_ns`, `tcp_comp_sack_slack_ns`), when 44
     /// are held (`tcp_comp_sack_nr`), or with the next ACK it sends for another reason. Only with
-    /// `quickack` and `sack`. Default: off in every profile, although Linux runs it
-    /// (`tcp_comp_sack_nr = 44`; 0 turns it off): see `docs/models/tcp.md`.
+    /// `quickack` and `sack`. Profile default: on in `linux` (Linux's `tcp_comp_sack_nr = 44`;
+    /// 0 turns it off there), off otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sack_compress: Option<bool>,
     /// RTO rule: `"rfc6298"` (RTO floored at `min_rto` as a whole) or `"linux"` (the variance
@@ -2604,9 +2604,25 @@ impl TcpReceiver {
                 let span = self.ooo.span_from(self.rcv_nxt);
                 t.ofo_grow(span);
             }
-            self.recent.copy_within(0..MAX_SACK_BLOCKS - 1, 1);
-            self.recent[0] = s;
-            self.n_recent = (self.n_recent + 1).min(MAX_SACK_BLOCKS);
+            // RFC 2018 §4 (Linux `tcp_sack_new_ofo_skb`): the block holding this segment moves to
+            // the front; the others keep their order, one entry per block, so that segments
+            // that arrive while SACKs are held do not push an older block out of the list.
+            let blk = self.ooo.containing(s);
+            let mut kept = [0; MAX_SACK_BLOCKS];
+            let mut n = 1;
+            kept[0] = s;
+            for &r in &self.recent[..self.n_recent] {
+                if n == MAX_SACK_BLOCKS {
+                    break;
+                }
+                let b = self.ooo.containing(r);
+                if b.is_some() && b != blk && !kept[1..n].iter().any(|&k| self.ooo.containing(k) == b) {
+                    kept[n] = r;
+                    n += 1;
+                }
+            }
+            self.recent = kept;
+            self.n_recent = n;
             self.ofo_ack(cx);
             return;
         }

@@ -309,10 +309,8 @@ impl Profile {
                 // TCP_DELACK_MIN / TCP_ATO_MIN; the adaptive ato starts here.
                 delack_timeout: Dur::from_millis(40),
                 quickack: true,
-                // Linux runs SACK compression (net.ipv4.tcp_comp_sack_nr = 44, __tcp_ack_snd_check);
-                // off here until its interaction with our RACK is understood: with it, one flow
-                // at 20 ms and 1 % loss sends 7 % of its retransmissions spuriously (docs/models/tcp.md).
-                sack_compress: false,
+                // net.ipv4.tcp_comp_sack_nr = 44, tcp_comp_sack_delay_ns = 1 ms (__tcp_ack_snd_check).
+                sack_compress: true,
                 // TCP_INIT_CWND (RFC 6928).
                 init_cwnd: 10,
                 // net.ipv4.tcp_recovery = 1 (TCP_RACK_LOSS_DETECTION), tcp_early_retrans = 3 (TLP).

@@ -1225,6 +1225,25 @@ fn linux_receiver_quickacks_again_after_a_gap_longer_than_its_rto() {
 }
 
 #[test]
+fn sack_blocks_keep_older_blocks_when_the_newest_grows() {
+    // RFC 2018 §4: the first block holds the newest segment, the others repeat the most
+    // recently reported blocks. Three islands (segments 2, 4 and 6 lost): the ACK for 7 lists
+    // [7], [5], [3]; segment 8 extends [7], and the ACK must still list all three.
+    let cfg = TcpConfig { profile: Profile::Rfc, ..Default::default() };
+    let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+    h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    for k in [0, 1, 3, 5, 7, 8] {
+        h.inject(data_hdr(1 + k * MSS, MSS));
+    }
+    let seg = |a: u64, b: u64| (1 + a * MSS, 1 + b * MSS);
+    let acks = h.acks();
+    let after7 = acks[acks.len() - 2];
+    assert_eq!(after7.h.sack[..after7.h.nsack as usize], [seg(7, 8), seg(5, 6), seg(3, 4)]);
+    let after8 = acks[acks.len() - 1];
+    assert_eq!(after8.h.sack[..after8.h.nsack as usize], [seg(7, 9), seg(5, 6), seg(3, 4)]);
+}
+
+#[test]
 fn linux_receiver_compresses_sacks_after_three_duplicates() {
     // `__tcp_ack_snd_check` with data held out of order: three duplicate ACKs for one rcv_nxt
     // go at once, the next SACKs are held until the compressed-ACK timer, min(1 ms, 5 % of the
@@ -1263,8 +1282,8 @@ fn linux_receiver_compresses_sacks_after_three_duplicates() {
     assert_eq!(h.acks()[25].h.ack, 1 + 31 * MSS);
     h.run_until(SimTime(ms(200).as_nanos()));
     assert_eq!(h.acks().len(), 26);
-    // Without `sack_compress` (the default in every profile) each out-of-order segment is ACKed.
-    let cfg = TcpConfig { profile: Profile::Linux, ..Default::default() };
+    // Without `sack_compress` each out-of-order segment is ACKed at once.
+    let cfg = TcpConfig { profile: Profile::Linux, sack_compress: Some(false), ..Default::default() };
     let mut n = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
     n.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
     for k in 1..10 {
