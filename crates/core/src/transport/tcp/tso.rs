@@ -106,11 +106,16 @@ pub fn should_defer(i: &DeferInput) -> Defer {
     if limit >= i.snd_wnd.min(i.cwnd) / WIN_DIVISOR {
         return Defer::SendNow;
     }
-    // "If next ACK is likely to come too late (half srtt), do not defer."
+    // "If next ACK is likely to come too late, ie in more than min(1ms, half srtt), do not
+    // defer": the ACK is expected one SRTT after the oldest unacknowledged segment left
+    // (Linux 6.18; before, until late 2025, the rule was half an SRTT of age, whatever the RTT).
     let (Some(head), Some(srtt)) = (i.head_tx, i.srtt) else {
         return Defer::SendNow;
     };
-    if i.now.since(head) < Dur(srtt.as_nanos() / 2) {
+    let expected_ack = head.as_nanos() as i128 + srtt.as_nanos() as i128;
+    let how_far = expected_ack - i.now.as_nanos() as i128;
+    let threshold = (srtt.as_nanos() / 2).min(Dur::from_millis(1).as_nanos()) as i128;
+    if how_far > threshold {
         return Defer::SendNow;
     }
     let cwnd_limited = cong_win < i.send_win && cong_win <= skb_len;
@@ -154,7 +159,8 @@ mod tests {
             mss: MSS,
             max_segs: 45,
             unsent: 1 << 30,
-            head_tx: Some(SimTime(1_000_000_000 - 30_000_000)),
+            // The oldest segment left 39.5 ms ago: its ACK is due in 0.5 ms.
+            head_tx: Some(SimTime(1_000_000_000 - 39_500_000)),
             srtt: Some(Dur::from_millis(40)),
         }
     }
@@ -178,9 +184,17 @@ mod tests {
         // A third of the window fits (34 ≥ 100/3 segments), short of a full buffer (45).
         assert_eq!(should_defer(&DeferInput { in_flight: 66 * MSS, ..b }), Defer::SendNow);
         assert!(matches!(should_defer(&DeferInput { in_flight: 67 * MSS, ..b }), Defer::Wait { .. }));
-        // The oldest segment left less than SRTT/2 ago: the next ACK is far off.
-        let recent = SimTime(b.now.as_nanos() - 19_999_999);
-        assert_eq!(should_defer(&DeferInput { head_tx: Some(recent), ..b }), Defer::SendNow);
+        // The next ACK (one SRTT after the oldest segment left) is more than min(1 ms, SRTT/2)
+        // away: 1 ms + 1 ns sends, exactly 1 ms waits.
+        let at = |ago_ns: u64| Some(SimTime(b.now.as_nanos() - ago_ns));
+        assert_eq!(should_defer(&DeferInput { head_tx: at(38_999_999), ..b }), Defer::SendNow);
+        assert!(matches!(should_defer(&DeferInput { head_tx: at(39_000_000), ..b }), Defer::Wait { .. }));
+        // Before Linux 6.18 half an SRTT of age was enough (20 ms here); now it is not.
+        assert_eq!(should_defer(&DeferInput { head_tx: at(20_000_000), ..b }), Defer::SendNow);
+        // On a 1-ms path the threshold is half the SRTT: 0.5 ms.
+        let short = DeferInput { srtt: Some(Dur::from_millis(1)), ..b };
+        assert_eq!(should_defer(&DeferInput { head_tx: at(499_999), ..short }), Defer::SendNow);
+        assert!(matches!(should_defer(&DeferInput { head_tx: at(500_000), ..short }), Defer::Wait { .. }));
         assert_eq!(should_defer(&DeferInput { head_tx: None, ..b }), Defer::SendNow);
         assert_eq!(should_defer(&DeferInput { srtt: None, ..b }), Defer::SendNow);
     }
