@@ -94,6 +94,9 @@ impl MptcpConfig {
             t.rcv_buf_init = None;
         }
         t.rcv_autotune = Some(false);
+        // The connection's scheduler decides what each subflow sends: no TSO buffers of their
+        // own, whatever the profile's default (`validate` refuses an explicit `tso = true`).
+        t.tso = Some(false);
         if t.mss.is_none() {
             t.mss = Some(t.mss_for(mtu_bytes).saturating_sub(DSS_DATA_BYTES as u64));
         }

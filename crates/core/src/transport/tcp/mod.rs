@@ -234,10 +234,10 @@ pub struct TcpConfig {
     /// TSO/GSO-sized sending as Linux does it (`tcp_tso_autosize`, `tcp_tso_should_defer`): new
     /// data leaves in buffers of about 1 ms at the pacing rate (2 to 45 segments of 1448 B), and
     /// when the window lets out less than a full buffer (and less than a third of the window) the
-    /// sender waits for the ACK due within half an SRTT instead of sending a segment or two; under
+    /// sender waits for the ACK due within min(1 ms, SRTT/2) instead of sending a segment or two; under
     /// `pacing`, each buffer leaves back to back and the pacing wait follows the whole buffer.
-    /// Default: off in every profile (the links model the wire, where a TSO buffer's segments
-    /// already leave back to back; turn it on to model a Linux host's send pattern).
+    /// Profile default: on in `linux` (Linux always builds GSO buffers, `sk_setup_caps`, even
+    /// with `ethtool -K … gso off`; not on MPTCP subflows, nor with `overhead`), off otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tso: Option<bool>,
     /// Random sender overhead, time: ns-2's `overhead_` (Floyd & Jacobson 1992, §4; see
@@ -358,7 +358,8 @@ impl TcpConfig {
             pipe_rule: self.pipe_rule.unwrap_or(if rack { PipeRule::Rfc6675 } else { d.pipe_rule }),
             hystart_rule: self.hystart_rule.unwrap_or(d.hystart_rule),
             pacing: self.pacing.unwrap_or(d.pacing),
-            tso: self.tso.unwrap_or(d.tso),
+            // A profile's TSO gives way to an explicit `overhead` (the two would both time sends).
+            tso: self.tso.unwrap_or(d.tso && self.overhead.is_none_or(|o| o == Dur::ZERO)),
             rcv_autotune: self.rcv_autotune.unwrap_or(d.rcv_autotune),
             abc: match &self.cc {
                 CcConfig::NewReno(c) => c.abc.unwrap_or(d.abc),

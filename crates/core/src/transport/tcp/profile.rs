@@ -329,6 +329,8 @@ impl Profile {
                 // include/net/tcp.h tcp_is_cwnd_limited, net/ipv4/tcp_output.c tcp_cwnd_validate.
                 cwnd_limit_rule: CwndLimitRule::Linux,
                 host_jitter: LINUX_HOST_JITTER,
+                // sk_setup_caps sets NETIF_F_GSO: tcp_tso_autosize buffers and tcp_tso_should_defer.
+                tso: true,
                 ..rfc
             },
             Profile::Ns3 => Behaviours {
