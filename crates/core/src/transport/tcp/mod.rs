@@ -344,7 +344,7 @@ impl TcpConfig {
             delayed_ack: self.delayed_ack.unwrap_or(d.delayed_ack),
             delack_timeout: self.delack_timeout.unwrap_or(d.delack_timeout),
             quickack: self.quickack.unwrap_or(d.quickack),
-            sack_compress: self.sack && self.sack_compress.unwrap_or(d.sack_compress),
+            sack_compress: self.sack_compress.unwrap_or(d.sack_compress),
             init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
             rack,
             ssthresh_rule: self.ssthresh_rule.unwrap_or(match (self.profile, &self.cc) {
@@ -2388,7 +2388,8 @@ impl TcpReceiver {
             quick: 0,
             ato: TCP_ATO_MIN,
             lrcvtime: None,
-            sack_compress: b.quickack && b.delayed_ack && b.sack_compress,
+            // Linux's rule sits in its delayed-ACK engine and holds SACKs: with both, and SACK.
+            sack_compress: cfg.sack && b.quickack && b.delayed_ack && b.sack_compress,
             comp_dup: 0,
             comp_rcv_nxt: 0,
             compressed: 0,
@@ -2608,17 +2609,13 @@ impl TcpReceiver {
             // RFC 2018 §4 (Linux `tcp_sack_new_ofo_skb`): the block holding this segment moves to
             // the front; the others keep their order, one entry per block, so that segments
             // that arrive while SACKs are held do not push an older block out of the list.
-            let blk = self.ooo.containing(s);
-            let mut kept = [0; MAX_SACK_BLOCKS];
+            let mut kept = [s; MAX_SACK_BLOCKS];
+            let mut blocks = [self.ooo.containing(s); MAX_SACK_BLOCKS];
             let mut n = 1;
-            kept[0] = s;
             for &r in &self.recent[..self.n_recent] {
-                if n == MAX_SACK_BLOCKS {
-                    break;
-                }
                 let b = self.ooo.containing(r);
-                if b.is_some() && b != blk && !kept[1..n].iter().any(|&k| self.ooo.containing(k) == b) {
-                    kept[n] = r;
+                if n < MAX_SACK_BLOCKS && b.is_some() && !blocks[..n].contains(&b) {
+                    (kept[n], blocks[n]) = (r, b);
                     n += 1;
                 }
             }

@@ -214,7 +214,7 @@ pub struct Behaviours {
     pub delack_timeout: Dur,
     /// Linux's delayed-ACK engine: quick-ACK mode and the adaptive `ato`.
     pub quickack: bool,
-    /// SACK compression (Linux `tcp_comp_sack_*`), with `quickack` and SACK.
+    /// SACK compression (Linux `tcp_comp_sack_*`); it runs only with `quickack`, delayed ACKs and SACK.
     pub sack_compress: bool,
     pub init_cwnd: u32,
     /// RACK-TLP (RFC 8985) loss detection and tail loss probes (needs SACK).
