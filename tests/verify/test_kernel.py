@@ -226,3 +226,18 @@ def test_a_saved_run_is_judged_again_as_it_was_and_says_what_its_runs_decide():
     assert by["mean cwnd pkts"].resolved == ""
     md = kernel.markdown([r], 30, 3)
     assert "| verdict | decided |" in md and "| ±15 % | FAIL | yes |" in md
+
+
+def test_ss_cwnd_pairs_each_connection_with_its_own_segment_count():
+    # The control connection before it has sent data carries no `data_segs_out`; a parser that
+    # paired the fields by position gave the data connection's count to the control's cwnd.
+    text = (
+        "t=1.0\n"
+        "\t cubic wscale:10,10 rto:204 rtt:0.5/0.1 mss:1448 cwnd:10 bytes_acked:1\n"
+        "\t cubic wscale:10,10 rto:204 rtt:9.5/0.1 mss:1448 cwnd:42 data_segs_out:5000\n"
+        "t=1.1\n"
+        "\t cubic wscale:10,10 rto:204 rtt:0.5/0.1 mss:1448 cwnd:10 data_segs_out:3\n"
+        "\t cubic wscale:10,10 rto:204 rtt:9.5/0.1 mss:1448 cwnd:44 data_segs_out:5100\n"
+    )
+    assert kernel._ss_mean_cwnd(text) == 43.0
+    assert math.isnan(kernel._ss_mean_cwnd("t=1.0\n"))

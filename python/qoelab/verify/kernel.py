@@ -361,7 +361,13 @@ def namespace_default_cc(cc: str) -> Iterator[None]:
 def _ss_mean_cwnd(text: str) -> float:
     """Mean congestion window (segments) of the data connections over ``ss -tin`` samples (the
     iperf3 control connection, which sends a few segments, left out)."""
-    vals = [int(c) for c, s in zip(_CWND.findall(text), _SEGS.findall(text)) if int(s) > 100]
+    vals = []
+    # One connection's figures share a line; `ss` leaves `data_segs_out` out of a connection
+    # that has sent no data yet, so the two fields are paired line by line, never by position.
+    for line in text.splitlines():
+        c, n = _CWND.search(line), _SEGS.search(line)
+        if c and n and int(n.group(1)) > 100:
+            vals.append(int(c.group(1)))
     return statistics.fmean(vals) if vals else math.nan
 
 
