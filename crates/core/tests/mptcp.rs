@@ -127,7 +127,7 @@ fn disjoint(transport: &str, rate2: &str, d1: &str, d2: &str, secs: u32, single:
 /// RFC 6356 §2 goal 2 (do no harm) on a shared bottleneck over 300 s: a two-subflow LIA or
 /// OLIA connection counting per ACK (Linux) takes no more than the competing single TCP flow
 /// (within 10 %), counting bytes (RFC 6356 §3) about one share (LIA's documented miss);
-/// uncoupled subflows (CUBIC each) take about two shares. Medians over eight phases.
+/// uncoupled subflows (CUBIC each) take about two shares (more than 1.5). Medians over eight phases.
 #[test]
 fn shared_bottleneck_takes_one_share_when_coupled() {
     // A loss-free drop-tail run is deterministic given the flows' phase, and one phase can sit
@@ -152,7 +152,11 @@ fn shared_bottleneck_takes_one_share_when_coupled() {
         let median = (ratios[3] + ratios[4]) / 2.0;
         eprintln!("{coupled} {counting}: mptcp/tcp ratios {ratios:.3?}, median {median:.3}");
         if coupled == "uncoupled" {
-            assert!(median > 1.6, "{coupled}: two uncoupled subflows take about two shares, got {median:.3}");
+            // Each subflow takes a little less than the competing TCP flow: subflows send no TSO
+            // buffers of their own (their buffers are what one scheduling pass gives them), and a
+            // lone subflow against a TCP flow takes 0.84 of its share here (0.88 before the
+            // receiver ACKed full-sized PSH segments at once, 2026-11-29; docs/models/mptcp.md).
+            assert!(median > 1.5, "{coupled}: two uncoupled subflows take about two shares, got {median:.3}");
         } else if counting == "acks" {
             // Linux's per-ACK counting (mptcp_coupled.c): RFC 6356 goal 2 with the 10 %.
             assert!(median <= 1.1, "{coupled} {counting}: a coupled connection takes one share, got {median:.3}");

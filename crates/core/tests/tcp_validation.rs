@@ -41,7 +41,7 @@ fn padhye_case(p: f64, delayed_ack: bool, abc: bool, b: f64, secs: u64) -> (f64,
         name = "tcp"
         src = "S"
         dst = "D"
-        transport = {{ kind = "tcp", cc = {{ kind = "newreno", abc = {abc} }}, sack = false, delayed_ack = {delayed_ack}, min_rto = "1s", rcv_autotune = false }}
+        transport = {{ kind = "tcp", cc = {{ kind = "newreno", abc = {abc}, rule = "rfc5681" }}, sack = false, delayed_ack = {delayed_ack}, min_rto = "1s", rcv_autotune = false }}
         app = {{ kind = "bulk" }}
         "#
     ));

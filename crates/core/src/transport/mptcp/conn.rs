@@ -80,6 +80,8 @@ fn key(s: &EndpointSetup, end: &str) -> u64 {
 /// What one call into a subflow does.
 enum Op<'p> {
     Write(u64),
+    /// The scheduling pass is over: the subflow's buffer closes (see `MptcpSocket::push`).
+    EndBatch,
     Packet(&'p PacketData),
     Timer(TimerKind),
 }
@@ -292,6 +294,7 @@ impl MptcpSocket {
         let sub = &mut self.subs[i];
         match op {
             Op::Write(b) => sub.write(b, cx),
+            Op::EndBatch => sub.sender_mut().end_batch(cx),
             Op::Packet(p) => sub.on_packet(p, cx),
             Op::Timer(k) => sub.on_timer(k, cx),
         }
@@ -416,8 +419,19 @@ impl MptcpSocket {
     /// The scheduling loop: reinjections first, then new data within the connection window.
     /// A subflow left without room while data waits is window-limited (its controller grows
     /// the window only then).
+    ///
+    /// The scheduler hands out one segment at a time; each subflow keeps its buffer open
+    /// through the pass, so that what it is given in one pass leaves in GSO-sized buffers (with
+    /// PSH on each buffer's last segment), as Linux's `mptcp_push_pending` appends to the
+    /// subflow's tail buffer and then pushes.
     fn push(&mut self, cx: &mut FlowCtx) {
+        for s in &mut self.subs {
+            s.sender_mut().begin_batch();
+        }
         self.schedule(cx);
+        for i in 0..self.subs.len() {
+            self.run(i, Op::EndBatch, cx);
+        }
         let waiting = !self.reinject_q.is_empty() || self.dsn_next < self.write_end;
         if waiting {
             for i in 0..self.subs.len() {

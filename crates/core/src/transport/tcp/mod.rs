@@ -74,7 +74,8 @@ use crate::time::{Dur, SimTime};
 use crate::units::serde_units;
 use cc::{AckSample, CcConfig, CongestionControl, LossEvent, LossKind, RtoEvent, TxStart};
 pub use profile::{
-    Behaviours, CubicRule, CwndLimitRule, HystartRule, IdleRule, PipeRule, Profile, PrrRule, RtoRule, SsthreshRule,
+    Behaviours, CubicRule, CwndLimitRule, HystartRule, IdleRule, PipeRule, Profile, PrrRule, RenoRule, RtoRule,
+    SsthreshRule,
 };
 use rtt::RttEstimator;
 use sack::{Marker, RangeSet, Scoreboard};
@@ -366,6 +367,10 @@ impl TcpConfig {
                 _ => d.abc,
             },
             cubic_rule,
+            reno_rule: match &self.cc {
+                CcConfig::NewReno(c) => c.rule.unwrap_or(d.reno_rule),
+                _ => d.reno_rule,
+            },
             alpha_switch: match &self.cc {
                 CcConfig::Cubic(c) => c.alpha_switch.unwrap_or(cubic_rule == CubicRule::Rfc9438),
                 _ => d.alpha_switch,
@@ -454,6 +459,13 @@ impl TcpConfig {
             return Err("pipe_rule: \"ns3\" needs rack = false (RACK keeps its own count of bytes in flight)".into());
         }
         self.validate_rcv_buf(mss)?;
+        if matches!(&self.cc, CcConfig::NewReno(c) if c.abc == Some(false)) && b.reno_rule == RenoRule::Linux {
+            return Err(
+                "cc.abc: false needs cc.rule = \"rfc5681\" (the profile's Linux Reno counts the segments each \
+                        ACK delivers; it has no per-ACK counting)"
+                    .into(),
+            );
+        }
         if b.init_cwnd == 0 {
             return Err("init_cwnd: must be at least 1 segment".into());
         }
@@ -693,6 +705,15 @@ pub struct TcpSender {
     skb_bytes: u64,
     skb_payload: u64,
     skb_goal: u64,
+    /// Where the buffer's newest segment sits in this call's output (its index and sequence
+    /// number): it gets PSH when the buffer closes with two or more segments (Linux
+    /// `__tcp_transmit_skb` sets PSH on every GSO buffer, `tcp_gso_segment` keeps it on the last
+    /// segment). `None` when that segment left in an earlier call.
+    skb_tail: Option<(usize, u64)>,
+    /// The buffer stays open across sends until [`end_batch`](Self::end_batch): a caller that
+    /// writes one segment at a time (MPTCP's scheduler) builds buffers as Linux's
+    /// `tcp_push_pending_frames` after a batch of appends does.
+    batch: bool,
     last_tx: Option<SimTime>,
     tx_times: std::collections::VecDeque<(u64, SimTime)>,
     /// Random sender overhead ([`overhead`]), when `overhead` is above zero.
@@ -809,6 +830,8 @@ impl TcpSender {
             skb_bytes: 0,
             skb_payload: 0,
             skb_goal: 1,
+            skb_tail: None,
+            batch: false,
             last_tx: None,
             tx_times: std::collections::VecDeque::new(),
             overhead: cfg.overhead.filter(|o| *o > Dur::ZERO).map(|o| {
@@ -1189,7 +1212,9 @@ impl TcpSender {
             force = false;
             self.transmit(seq, len, rxt, cx);
         }
-        self.close_skb(cx.now);
+        if !self.batch {
+            self.close_skb(cx);
+        }
     }
 
     /// [`try_send`](Self::try_send) under RACK: lost segments (RFC 8985 marks them, in any
@@ -1216,7 +1241,9 @@ impl TcpSender {
             force = false;
             self.transmit(seq, len, rxt, cx);
         }
-        self.close_skb(cx.now);
+        if !self.batch {
+            self.close_skb(cx);
+        }
     }
 
     /// Whether a segment that fits the window still waits, after the window check of either
@@ -1276,6 +1303,11 @@ impl TcpSender {
         if !self.tso {
             return 1;
         }
+        self.gso_segs()
+    }
+
+    /// `tcp_tso_autosize`'s buffer size, segments, whether or not `tso` is on.
+    fn gso_segs(&self) -> u64 {
         let rate = self.cc_pacing_bytes().or_else(|| {
             self.rtt.srtt().map(|srtt| {
                 let pct = self.pacing_pct();
@@ -1286,8 +1318,31 @@ impl TcpSender {
         tso::autosize(rate, self.rtt.min_rtt(), self.tcb.mss)
     }
 
-    /// Ends the buffer being sent: under pacing, the next one waits its length over the rate.
-    fn close_skb(&mut self, now: SimTime) {
+    /// Keeps the buffer being built open across writes until [`end_batch`](Self::end_batch).
+    pub(crate) fn begin_batch(&mut self) {
+        self.batch = true;
+    }
+
+    /// Ends a batch of writes: the buffer built from them closes.
+    pub(crate) fn end_batch(&mut self, cx: &mut FlowCtx) {
+        if std::mem::take(&mut self.batch) {
+            self.close_skb(cx);
+        }
+    }
+
+    /// Ends the buffer being sent: a buffer of two or more segments carries PSH on its last
+    /// (Linux forces PSH on GSO packets "to expedite GRO flush at receiver", and the receiver
+    /// ACKs a full-sized PSH segment once it is read, [`TcpReceiver`]'s `pushed`); under pacing,
+    /// the next buffer waits this one's length over the rate.
+    fn close_skb(&mut self, cx: &mut FlowCtx) {
+        let now = cx.now;
+        if let Some((i, seq)) = self.skb_tail.take().filter(|_| self.skb_segs >= 2) {
+            if let Some(L4::Tcp(h)) = cx.out.get_mut(i).map(|o| &mut o.l4) {
+                if h.seq == seq {
+                    h.flags |= tcp_flags::PSH;
+                }
+            }
+        }
         if self.skb_segs > 0 {
             let bytes = std::mem::take(&mut self.skb_bytes);
             let payload = std::mem::take(&mut self.skb_payload);
@@ -1507,6 +1562,7 @@ impl TcpSender {
         // The segment's IP length: its size on the wire, and what pacing spaces by.
         let ip_len = IPV4_HEADER + TCP_HEADER + self.opt_bytes + len as u32;
         cx.send(Outgoing { dir: Dir::Fwd, size_bytes: ip_len, l4: L4::Tcp(hdr), path: 0, tfd: None, ecn });
+        self.skb_tail = Some((cx.out.len() - 1, seq));
         // RFC 6298 §5.1: start the timer if it is not running. Linux also restarts it when it
         // retransmits the head of the queue (`tcp_xmit_retransmit_queue`), so the retransmission
         // gets a whole RTO to be acknowledged.
@@ -1524,17 +1580,20 @@ impl TcpSender {
                 }
             }
         }
-        if self.pacing || self.tso {
+        if self.pacing || self.tso || self.batch {
             // One buffer of `skb_goal` segments leaves back to back (one segment without `tso`);
             // under pacing the wait follows the whole buffer (`fq_dequeue` paces per buffer).
+            // In a batch (an MPTCP subflow, whose scheduler decides what it sends and which
+            // neither defers nor paces) the buffers are those Linux would build from it, so
+            // that they carry PSH as Linux's do.
             if self.skb_segs == 0 {
-                self.skb_goal = self.tso_segs();
+                self.skb_goal = if self.batch { self.gso_segs() } else { self.tso_segs() };
             }
             self.skb_segs += 1;
             self.skb_bytes += ip_len as u64;
             self.skb_payload += len;
             if self.skb_segs >= self.skb_goal {
-                self.close_skb(cx.now);
+                self.close_skb(cx);
             }
         }
     }
@@ -1996,13 +2055,19 @@ impl TcpSender {
         // has left the network but still counts in `snd_max - snd_una` (up to the whole send
         // buffer), so we use RFC 6675's pipe instead, as ns-3 does (`BytesInFlight`).
         let flight = if self.sack { self.in_flight() } else { snd_max - una };
-        let prior_cwnd = self.tcb.cwnd;
+        let (prior_cwnd, prior_ssthresh) = (self.tcb.cwnd, self.tcb.ssthresh);
         if self.consecutive_rtos == 1 {
             // RFC 5681 §3.1 eq. (4); on repeated timeouts ssthresh is held (same section's note).
             self.tcb.ssthresh = (flight / 2).max(2 * self.tcb.mss);
         }
         self.tcb.cwnd = self.tcb.mss; // RFC 5681 §3.1: loss window LW = 1 SMSS
-        let ev = RtoEvent { now: cx.now, flight_size: flight, prior_cwnd, consecutive: self.consecutive_rtos };
+        let ev = RtoEvent {
+            now: cx.now,
+            flight_size: flight,
+            prior_cwnd,
+            prior_ssthresh,
+            consecutive: self.consecutive_rtos,
+        };
         self.cc.on_rto(&ev, &mut self.tcb);
         self.tcb.in_recovery = false;
         self.dupacks = 0;
@@ -2320,6 +2385,17 @@ pub struct TcpReceiver {
     n_recent: usize,
     /// In-order bytes received since the last ACK (delayed ACKs).
     pending_bytes: u64,
+    /// Linux's estimate of the peer's segment size and its inputs (`tcp_measure_rcv_mss`): the
+    /// largest segment size seen (`icsk_ack.rcv_mss`, at most our advertised MSS, `advmss`), the
+    /// payload of the previous in-order segment when it was short (`last_seg_size`), and
+    /// `ICSK_ACK_PUSHED`: a full-sized segment with PSH, or a short one, arrived since the last
+    /// ACK, so the ACK goes as soon as the application has read everything (`tcp_cleanup_rbuf`).
+    /// Our receiver sends no data, so it is never in Linux's ping-pong (interactive) mode, and
+    /// `ICSK_ACK_PUSHED2`, which acts only there, has no effect.
+    rcv_mss: u64,
+    advmss: u64,
+    last_seg_size: u64,
+    pushed: bool,
     /// Linux's delayed-ACK engine (see [`TcpConfig::quickack`]): quick ACKs left, the adaptive
     /// delayed-ACK timeout `ato`, and the arrival time of the last in-order data (`lrcvtime`;
     /// `None` before the first).
@@ -2384,6 +2460,13 @@ impl TcpReceiver {
             recent: [0; MAX_SACK_BLOCKS],
             n_recent: 0,
             pending_bytes: 0,
+            rcv_mss: initial_rcv_mss(
+                mss_option(cfg.mss_for(s.mtu_bytes), cfg.option_bytes()) as u64,
+                cfg.rcv_buf_bytes(),
+            ),
+            advmss: mss_option(cfg.mss_for(s.mtu_bytes), cfg.option_bytes()) as u64,
+            last_seg_size: 0,
+            pushed: false,
             quickack: b.quickack,
             quick: 0,
             ato: TCP_ATO_MIN,
@@ -2541,6 +2624,9 @@ impl TcpReceiver {
         }
         self.last_ack_sent = self.rcv_nxt;
         self.pending_bytes = 0;
+        // `tcp_event_ack_sent` → `inet_csk_clear_xmit_timer(ICSK_TIME_DACK)`: `icsk_ack.pending`,
+        // PUSHED included, is cleared.
+        self.pushed = false;
         self.acks_sent += 1;
         cx.cancel_timer(DELACK);
         // `tcp_event_ack_sent`: any ACK carries the held SACKs (the timer was cancelled above).
@@ -2638,6 +2724,7 @@ impl TcpReceiver {
         }
         self.ooo_bytes -= removed;
         cx.notify(TransportEvent::Delivered { total_bytes: self.rcv_nxt - 1 });
+        self.measure_rcv_mss(e - s, h.flags);
         if let Some(t) = self.tune.as_deref_mut() {
             // `tcp_event_data_recv`: `tcp_measure_rcv_mss`, the window-based RTT probe, then
             // `tcp_grow_window`, whose growth asks for a quick ACK in Linux's delayed-ACK engine.
@@ -2652,15 +2739,50 @@ impl TcpReceiver {
             }
         }
         self.ack_in_order(had_gap, e - s, cx);
+        // The application reads at once: `tcp_rcv_space_adjust`, then `tcp_cleanup_rbuf`. An
+        // ACK still scheduled goes now if PUSHED is set and the read emptied the buffer (no
+        // out-of-order data charged to it, `sk_rmem_alloc == 0`); else the window update may
+        // send one.
+        let pushed_ack =
+            self.delayed_ack && self.quickack && self.pushed && self.pending_bytes > 0 && self.ooo.is_empty();
         if let Some(t) = self.tune.as_deref_mut() {
-            // The application reads at once: `tcp_rcv_space_adjust`, then `tcp_cleanup_rbuf`'s
-            // window update.
             let span = self.ooo.span_from(self.rcv_nxt);
             t.space_adjust(self.rcv_nxt, span, cx.now);
-            if t.update_due(self.rcv_nxt, self.ooo_bytes) {
+            if pushed_ack || t.update_due(self.rcv_nxt, self.ooo_bytes) {
                 self.send_ack(tcp_flags::ACK, cx);
             }
+        } else if pushed_ack {
+            self.send_ack(tcp_flags::ACK, cx);
         }
+    }
+
+    /// Linux `tcp_measure_rcv_mss` (6.6 and later) on an in-order segment of `len` payload bytes
+    /// with header flags `flags`: a segment at least `rcv_mss` long raises `rcv_mss` (to at most
+    /// `advmss`) and, with PSH, sets PUSHED ("tcp: fix delayed ACKs for MSS boundary condition");
+    /// a shorter one sets PUSHED unless it is the second in a row of one size that a sender of
+    /// small segments would send (then `rcv_mss` becomes that size). The thresholds count the
+    /// TCP header with its options, as Linux's do.
+    fn measure_rcv_mss(&mut self, len: u64, flags: u8) {
+        let lss = std::mem::take(&mut self.last_seg_size);
+        if len >= self.rcv_mss {
+            self.rcv_mss = len.min(self.advmss);
+            if flags & tcp_flags::PSH != 0 {
+                self.pushed = true;
+            }
+            return;
+        }
+        let with_header = len + (TCP_HEADER + self.opt_bytes) as u64;
+        let remnant = tcp_flags::FIN | tcp_flags::SYN | tcp_flags::PSH; // and URG, never set
+        if with_header >= TCP_MSS_DEFAULT + TCP_HEADER as u64
+            || (with_header >= TCP_MIN_MSS + TCP_HEADER as u64 && flags & remnant == 0)
+        {
+            self.last_seg_size = len;
+            if len == lss {
+                self.rcv_mss = len;
+                return;
+            }
+        }
+        self.pushed = true;
     }
 
     /// The ACK decision for in-order data of `len` bytes (`had_gap`: it filled a gap).
@@ -2714,7 +2836,8 @@ impl TcpReceiver {
     /// the first three duplicates of one `rcv_nxt`, and when `tcp_comp_sack_nr` are held;
     /// otherwise held, and the compressed-ACK timer started if it is not running.
     fn ofo_ack(&mut self, cx: &mut FlowCtx) {
-        if !self.sack_compress || self.quick > 0 || self.pending_bytes > self.mss || self.compressed >= COMP_SACK_NR {
+        if !self.sack_compress || self.quick > 0 || self.pending_bytes > self.rcv_mss || self.compressed >= COMP_SACK_NR
+        {
             self.send_ack(tcp_flags::ACK, cx);
             return;
         }
@@ -2787,7 +2910,7 @@ impl TcpReceiver {
         }
         self.lrcvtime = Some(now);
         self.pending_bytes += len;
-        if had_gap || self.quick > 0 || self.pending_bytes > self.mss {
+        if had_gap || self.quick > 0 || self.pending_bytes > self.rcv_mss {
             self.send_ack(tcp_flags::ACK, cx);
         } else if cx.timer_deadline(DELACK) == SimTime::NEVER {
             // `tcp_send_delayed_ack`: ato, at least `delack_timeout`, at most TCP_DELACK_MAX.
@@ -2797,6 +2920,15 @@ impl TcpReceiver {
     }
 }
 
+/// Linux `tcp_initialize_rcv_mss`: the receiver's first guess of the peer's segment size, at
+/// most `TCP_MSS_DEFAULT` (and half the initial window), at least `TCP_MIN_MSS`.
+fn initial_rcv_mss(advmss: u64, rcv_wnd: u64) -> u64 {
+    advmss.min(rcv_wnd / 2).min(TCP_MSS_DEFAULT).max(TCP_MIN_MSS)
+}
+
+/// Linux `TCP_MSS_DEFAULT` and `TCP_MIN_MSS`, bytes.
+const TCP_MSS_DEFAULT: u64 = 536;
+const TCP_MIN_MSS: u64 = 88;
 /// Linux `TCP_ATO_MIN` (= `TCP_DELACK_MIN`), `TCP_DELACK_MAX` and `TCP_MAX_QUICKACKS`.
 const TCP_ATO_MIN: Dur = Dur::from_millis(40);
 const TCP_DELACK_MAX: Dur = Dur::from_millis(200);

@@ -167,6 +167,19 @@ pub enum CubicRule {
     Linux,
 }
 
+/// NewReno's arithmetic (with `cc = "newreno"`; see [`super::cc::newreno`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RenoRule {
+    /// RFC 5681 in bytes: ssthresh = max(FlightSize / 2, 2 · SMSS), slow start by at most
+    /// L = 2 · SMSS per ACK (RFC 3465 §2.2), congestion avoidance by byte counting.
+    Rfc5681,
+    /// Linux 6.x `net/ipv4/tcp_cong.c` in whole segments: `tcp_reno_ssthresh` (max(cwnd >> 1,
+    /// 2)), `tcp_slow_start` (every segment delivered, no per-ACK limit, the rest carried into
+    /// congestion avoidance), `tcp_cong_avoid_ai` (one segment per cwnd segments delivered).
+    Linux,
+}
+
 /// What an end does to cwnd when it sends again after an idle period longer than the RTO (with
 /// `slow_start_after_idle`). Follows the profile.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -239,6 +252,8 @@ pub struct Behaviours {
     pub rcv_autotune: bool,
     /// CUBIC's arithmetic (the `cc.rule` key).
     pub cubic_rule: CubicRule,
+    /// NewReno's arithmetic (the `cc.rule` key).
+    pub reno_rule: RenoRule,
     /// CUBIC's switch of α to 1 (the `cc.alpha_switch` key); by default on under RFC 9438's rule
     /// and off under Linux's.
     pub alpha_switch: bool,
@@ -284,6 +299,7 @@ impl Profile {
             tso: false,
             rcv_autotune: false,
             cubic_rule: CubicRule::Rfc9438,
+            reno_rule: RenoRule::Rfc5681,
             alpha_switch: true,
             // RFC 5681 §4.1: a TCP SHOULD restart from RW after an idle period longer than the RTO.
             slow_start_after_idle: true,
@@ -323,6 +339,8 @@ impl Profile {
                 hystart_rule: HystartRule::Linux,
                 // tcp_cubic.c bictcp_update, tcp_friendliness = 1 (α fixed).
                 cubic_rule: CubicRule::Linux,
+                // net/ipv4/tcp_cong.c tcp_reno_ssthresh, tcp_reno_cong_avoid.
+                reno_rule: RenoRule::Linux,
                 alpha_switch: false,
                 // net.ipv4.tcp_slow_start_after_idle = 1 (tcp_cwnd_restart).
                 idle_rule: IdleRule::Linux,

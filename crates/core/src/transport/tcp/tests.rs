@@ -1077,6 +1077,14 @@ fn profiles_set_defaults_and_explicit_keys_win() {
     assert!(sw("cc = { kind = \"cubic\", alpha_switch = true }").alpha_switch);
     assert_eq!(sw("cc = { kind = \"cubic\", alpha_switch = true }").cubic_rule, CubicRule::Linux);
     assert_eq!(sw("host_jitter = \"0s\"\nslow_start_after_idle = false").host_jitter, Dur::ZERO);
+    // Reno's arithmetic follows the profile (tcp_cong.c in linux, RFC 5681 in rfc and ns3)
+    // unless named; Linux's Reno has no per-ACK counting to turn on.
+    assert_eq!((linux.reno_rule, rfc.reno_rule), (RenoRule::Linux, RenoRule::Rfc5681));
+    assert_eq!(sw("cc = { kind = \"newreno\", rule = \"rfc5681\" }").reno_rule, RenoRule::Rfc5681);
+    assert_eq!(sw("cc = { kind = \"newreno\", rule = \"linux\" }\nprofile = \"ns3\"").reno_rule, RenoRule::Linux);
+    let no_abc = parse("cc = { kind = \"newreno\", abc = false }");
+    assert!(no_abc.validate(MTU).unwrap_err().starts_with("cc.abc: false needs cc.rule = \"rfc5681\""));
+    assert!(parse("cc = { kind = \"newreno\", abc = false }\nprofile = \"rfc\"").validate(MTU).is_ok());
     assert!(parse("host_jitter = \"2s\"").validate(MTU).unwrap_err().starts_with("host_jitter: must be at most 1s"));
     // An explicit key overrides the profile and leaves the rest alone.
     let l2 = parse("profile = \"linux\"\ndelayed_ack = false\nmin_rto = \"50ms\"").resolved();
@@ -1222,6 +1230,114 @@ fn linux_receiver_quickacks_again_after_a_gap_longer_than_its_rto() {
     }
     assert_eq!(h.acks().len(), 26);
     assert!(h.acks()[22..].iter().all(|a| a.t == SimTime(ms(500).as_nanos())));
+}
+
+#[test]
+fn linux_receiver_acks_a_full_sized_psh_segment_once_read() {
+    // Linux 6.6+ `tcp_measure_rcv_mss`: a full-sized segment with PSH sets ICSK_ACK_PUSHED, and
+    // `tcp_cleanup_rbuf` ACKs at once when the read empties the buffer. After the 20 quick ACKs
+    // (see above) a lone segment without PSH waits for the timer; one with PSH does not.
+    let mut h = linux_receiver_after(20);
+    assert_eq!(h.acks().len(), 20);
+    h.inject(TcpHdr { flags: tcp_flags::ACK | tcp_flags::PSH, ..data_hdr(1 + 20 * MSS, MSS) });
+    assert_eq!(h.acks().len(), 21, "the PSH segment is ACKed at once");
+    h.inject(data_hdr(1 + 21 * MSS, MSS));
+    assert_eq!(h.acks().len(), 21, "the ACK cleared PUSHED: the next lone segment waits");
+    h.run_until(SimTime(ms(100).as_nanos()));
+    assert_eq!(h.acks().len(), 22);
+    // The rfc profile's receiver (RFC 5681 delayed ACKs) ignores PSH.
+    let mut n = Harness::new(
+        &TcpConfig { delayed_ack: Some(true), profile: Profile::Rfc, ..Default::default() },
+        Link::new(ms(10)),
+        Link::new(ms(10)),
+    );
+    n.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
+    n.inject(TcpHdr { flags: tcp_flags::ACK | tcp_flags::PSH, ..data_hdr(1, MSS) });
+    assert_eq!(n.acks().len(), 0);
+}
+
+#[test]
+fn linux_receiver_acks_short_segments_unless_they_repeat_one_size() {
+    // `tcp_measure_rcv_mss`'s other branch: a segment shorter than rcv_mss sets PUSHED (the ACK
+    // goes at once), unless it has the size of the short segment just before it (a sender of
+    // small segments): then rcv_mss becomes that size and the ACK waits for the next one.
+    let mut h = linux_receiver_after(20);
+    let mut seq = 1 + 20 * MSS;
+    let mut short = |h: &mut Harness, len: u64| {
+        h.inject(data_hdr(seq, len));
+        seq += len;
+    };
+    short(&mut h, 500);
+    assert_eq!(h.acks().len(), 21, "a short segment is ACKed at once");
+    short(&mut h, 500);
+    assert_eq!(h.acks().len(), 21, "the second of one size sets rcv_mss = 500 and waits");
+    short(&mut h, 500);
+    assert_eq!(h.acks().len(), 22, "two unacknowledged, more than rcv_mss: ACKed");
+    short(&mut h, 700);
+    assert_eq!(h.acks().len(), 22, "700 B is at least rcv_mss (500): a full segment, no PSH");
+    short(&mut h, 300);
+    assert_eq!(h.acks().len(), 23, "shorter than rcv_mss (700) again");
+}
+
+#[test]
+fn linux_sender_puts_psh_on_the_last_segment_of_each_gso_buffer() {
+    // Linux `__tcp_transmit_skb` sets PSH on every GSO buffer of two or more segments and
+    // `tcp_gso_segment` keeps it on the last segment. At 10 Mbit/s a buffer is two segments
+    // (`tcp_tso_autosize`'s minimum), so a PSH segment always follows one sent at the same
+    // instant, and about half the segments carry PSH. Profiles without TSO set none.
+    for profile in [Profile::Linux, Profile::Rfc] {
+        let cfg = TcpConfig { profile, ..Default::default() };
+        let fwd = Link::new(ms(10)).rate(Rate(10_000_000), 100 * 1500);
+        let mut h = Harness::new(&cfg, fwd, Link::new(ms(10)));
+        h.write(2_000_000);
+        h.run_until(SimTime(Dur::from_secs(3).as_nanos()));
+        let data: Vec<&Sent> = h.data_sent().collect();
+        assert!(data.len() > 500, "{profile:?}: the transfer ran");
+        let psh = data.iter().filter(|s| s.h.flags & tcp_flags::PSH != 0).count();
+        if profile == Profile::Rfc {
+            assert_eq!(psh, 0, "no GSO buffers, no PSH");
+            continue;
+        }
+        let share = psh as f64 / data.len() as f64;
+        assert!((0.3..=0.5).contains(&share), "PSH on {psh} of {} segments", data.len());
+        for w in data.windows(2) {
+            if w[1].h.flags & tcp_flags::PSH != 0 {
+                assert!(
+                    w[0].t == w[1].t && w[0].h.flags & tcp_flags::PSH == 0,
+                    "{}: a PSH segment closes a buffer of two or more",
+                    w[1].t
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_batch_of_single_segment_writes_leaves_in_gso_buffers() {
+    // MPTCP's scheduler hands a subflow one segment at a time: in a batch the sender builds
+    // the buffers Linux would (two segments here), each with PSH on its last segment; one
+    // segment left over at the end of the batch is a buffer of one, without PSH.
+    let cfg = TcpConfig { profile: Profile::Linux, tso: Some(false), ..Default::default() };
+    let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
+    h.write(0);
+    h.run_until(SimTime(ms(30).as_nanos()));
+    h.written += 7 * MSS; // the writes below
+    h.ctx(0, |s, _, cx| {
+        s.begin_batch();
+        for _ in 0..5 {
+            s.write(MSS, cx);
+        }
+        s.end_batch(cx);
+    });
+    let flags: Vec<bool> = h.data_sent().map(|s| s.h.flags & tcp_flags::PSH != 0).collect();
+    assert_eq!(flags, [false, true, false, true, false]);
+    // Outside a batch each write is a buffer of its own: no PSH.
+    h.ctx(0, |s, _, cx| {
+        for _ in 0..2 {
+            s.write(MSS, cx);
+        }
+    });
+    assert_eq!(h.data_sent().filter(|s| s.h.flags & tcp_flags::PSH != 0).count(), 2);
 }
 
 #[test]

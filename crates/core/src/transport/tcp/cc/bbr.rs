@@ -1280,7 +1280,7 @@ mod tests {
         let prior = d.tcb.cwnd;
         d.tcb.cwnd = MSS;
         d.tcb.ssthresh = 2 * MSS;
-        d.bbr.on_rto(&RtoEvent { now: d.now, flight_size: prior, prior_cwnd: prior, consecutive: 1 }, &mut d.tcb);
+        d.bbr.on_rto(&RtoEvent { now: d.now, flight_size: prior, prior_cwnd: prior, prior_ssthresh: u64::MAX, consecutive: 1 }, &mut d.tcb);
         assert_eq!(d.tcb.ssthresh, ssthresh);
         assert_eq!(d.bbr.full_bw, 0);
         assert!(d.bbr.full_bw_reached(), "the pipe stays known to be full");

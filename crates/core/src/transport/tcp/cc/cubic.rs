@@ -257,19 +257,7 @@ impl Bictcp {
 
     /// `tcp_cong_avoid_ai(tp, w, acked)`: the new cwnd, segments.
     fn cong_avoid_ai(&mut self, cwnd: u32, w: u32, acked: u32) -> u32 {
-        let mut cwnd = cwnd;
-        // "If credits accumulated at a higher w, apply them gently now."
-        if self.cwnd_cnt >= w {
-            self.cwnd_cnt = 0;
-            cwnd += 1;
-        }
-        self.cwnd_cnt += acked;
-        if self.cwnd_cnt >= w {
-            let d = self.cwnd_cnt / w;
-            self.cwnd_cnt -= d * w;
-            cwnd += d;
-        }
-        cwnd
+        super::linux_cong_avoid_ai(&mut self.cwnd_cnt, cwnd, w, acked)
     }
 }
 
@@ -730,7 +718,7 @@ mod tests {
         // Timeout (§4.8): ssthresh from β_cubic; next CA stage has K = 0 and W_max = cwnd_epoch.
         let mut tcb = Tcb::for_test(MSS, 60 * MSS);
         tcb.cwnd = MSS; // the transport's loss window
-        let ev = RtoEvent { now: SimTime::ZERO, flight_size: 60 * MSS, prior_cwnd: 60 * MSS, consecutive: 1 };
+        let ev = RtoEvent { now: SimTime::ZERO, flight_size: 60 * MSS, prior_cwnd: 60 * MSS, prior_ssthresh: u64::MAX, consecutive: 1 };
         cc.on_rto(&ev, &mut tcb);
         assert_eq!(tcb.ssthresh, 42 * MSS);
         tcb.cwnd = 42 * MSS; // slow start has reached ssthresh

@@ -121,6 +121,8 @@ pub struct RtoEvent {
     pub flight_size: u64,
     /// cwnd before the timeout, bytes.
     pub prior_cwnd: u64,
+    /// ssthresh before the timeout (before the transport's RFC 5681 value), bytes.
+    pub prior_ssthresh: u64,
     /// Timeouts in a row, including this one (1 for the first).
     pub consecutive: u32,
 }
@@ -247,6 +249,36 @@ pub fn slow_start(ack: &AckSample, tcb: &mut Tcb, abc: bool) {
     let l = if abc { 2 * tcb.mss } else { tcb.mss }; // RFC 3465 §2.2 L
     let inc = ack.acked_bytes.min(l);
     tcb.cwnd = (tcb.cwnd + inc).min(tcb.ssthresh.max(tcb.cwnd)); // RFC 5681 §3.1 eq. (2)
+}
+
+/// Linux `tcp_cong_avoid_ai(tp, w, acked)`: `acked` segments add to the credit `cnt`; each `w`
+/// of credit grows cwnd by one segment. Returns the new cwnd, segments.
+pub fn linux_cong_avoid_ai(cnt: &mut u32, cwnd: u32, w: u32, acked: u32) -> u32 {
+    let w = w.max(1);
+    let mut cwnd = cwnd;
+    // "If credits accumulated at a higher w, apply them gently now."
+    if *cnt >= w {
+        *cnt = 0;
+        cwnd += 1;
+    }
+    *cnt += acked;
+    if *cnt >= w {
+        let d = *cnt / w;
+        *cnt -= d * w;
+        cwnd += d;
+    }
+    cwnd
+}
+
+/// Linux `tcp_slow_start`, in whole segments: cwnd grows by every segment the ACK delivered
+/// (no per-ACK limit), up to ssthresh. Returns the segments left over, which Linux's Reno
+/// passes on to congestion avoidance.
+pub fn linux_slow_start(acked_segs: u64, tcb: &mut Tcb) -> u64 {
+    let mss = tcb.mss.max(1);
+    let cwnd = tcb.cwnd / mss;
+    let grown = (cwnd + acked_segs).min((tcb.ssthresh / mss).max(cwnd));
+    tcb.cwnd = grown * mss;
+    acked_segs - (grown - cwnd)
 }
 
 impl Default for CcConfig {
