@@ -80,8 +80,6 @@ fn key(s: &EndpointSetup, end: &str) -> u64 {
 /// What one call into a subflow does.
 enum Op<'p> {
     Write(u64),
-    /// The scheduling pass is over: the subflow's buffer closes (see `MptcpSocket::push`).
-    EndBatch,
     Packet(&'p PacketData),
     Timer(TimerKind),
 }
@@ -294,7 +292,6 @@ impl MptcpSocket {
         let sub = &mut self.subs[i];
         match op {
             Op::Write(b) => sub.write(b, cx),
-            Op::EndBatch => sub.sender_mut().end_batch(cx),
             Op::Packet(p) => sub.on_packet(p, cx),
             Op::Timer(k) => sub.on_timer(k, cx),
         }
@@ -429,8 +426,10 @@ impl MptcpSocket {
             s.sender_mut().begin_batch();
         }
         self.schedule(cx);
-        for i in 0..self.subs.len() {
-            self.run(i, Op::EndBatch, cx);
+        // Closing a buffer only marks a segment already queued (subflows do not pace): no
+        // subflow call is needed.
+        for s in &mut self.subs {
+            s.sender_mut().end_batch(cx);
         }
         let waiting = !self.reinject_q.is_empty() || self.dsn_next < self.write_end;
         if waiting {

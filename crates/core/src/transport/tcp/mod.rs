@@ -2435,6 +2435,8 @@ pub struct TcpReceiver {
 impl TcpReceiver {
     pub fn new(cfg: &TcpConfig, s: &EndpointSetup) -> Self {
         let b = cfg.resolved();
+        let mss = cfg.mss_for(s.mtu_bytes);
+        let advmss = mss_option(mss, cfg.option_bytes()) as u64;
         TcpReceiver {
             port: s.dst_port,
             peer_port: s.src_port,
@@ -2447,24 +2449,19 @@ impl TcpReceiver {
             rcv_buf: cfg.rcv_buf_bytes(),
             wscale: window_shift(cfg.rcv_buf_bytes()),
             tune: b.rcv_autotune.then(|| {
-                let mss = cfg.mss_for(s.mtu_bytes);
-                let advmss = mss_option(mss, cfg.option_bytes()) as u64;
                 let max = cfg.rcv_buf_bytes();
                 Box::new(rcvbuf::RcvBuf::new(cfg.rcv_buf_init_bytes(mss), max, window_shift(max), advmss, mss))
             }),
             ooo_bytes: 0,
-            mss: cfg.mss_for(s.mtu_bytes),
+            mss,
             syn_seen: false,
             rcv_nxt: 0,
             ooo: RangeSet::default(),
             recent: [0; MAX_SACK_BLOCKS],
             n_recent: 0,
             pending_bytes: 0,
-            rcv_mss: initial_rcv_mss(
-                mss_option(cfg.mss_for(s.mtu_bytes), cfg.option_bytes()) as u64,
-                cfg.rcv_buf_bytes(),
-            ),
-            advmss: mss_option(cfg.mss_for(s.mtu_bytes), cfg.option_bytes()) as u64,
+            rcv_mss: initial_rcv_mss(advmss, cfg.rcv_buf_bytes()),
+            advmss,
             last_seg_size: 0,
             pushed: false,
             quickack: b.quickack,

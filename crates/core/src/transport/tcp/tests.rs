@@ -1085,6 +1085,8 @@ fn profiles_set_defaults_and_explicit_keys_win() {
     let no_abc = parse("cc = { kind = \"newreno\", abc = false }");
     assert!(no_abc.validate(MTU).unwrap_err().starts_with("cc.abc: false needs cc.rule = \"rfc5681\""));
     assert!(parse("cc = { kind = \"newreno\", abc = false }\nprofile = \"rfc\"").validate(MTU).is_ok());
+    let named = parse("cc = { kind = \"newreno\", abc = false, rule = \"linux\" }\nprofile = \"rfc\"");
+    assert!(named.validate(MTU).unwrap_err().starts_with("cc.abc: false needs cc.rule"));
     assert!(parse("host_jitter = \"2s\"").validate(MTU).unwrap_err().starts_with("host_jitter: must be at most 1s"));
     // An explicit key overrides the profile and leaves the rest alone.
     let l2 = parse("profile = \"linux\"\ndelayed_ack = false\nmin_rto = \"50ms\"").resolved();

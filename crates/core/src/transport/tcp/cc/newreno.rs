@@ -29,7 +29,7 @@ pub struct NewRenoConfig {
     /// The arithmetic: `rfc5681` (bytes, as above) or `linux` (whole segments:
     /// `tcp_reno_ssthresh`, `tcp_slow_start`, `tcp_cong_avoid_ai`). Profile default `linux` in
     /// the `linux` profile, `rfc5681` in `rfc` and `ns3`. `linux` always counts segments
-    /// acknowledged, so it takes no `abc = false`.
+    /// acknowledged, so it takes no `abc = false` (`TcpConfig::validate`, which knows the profile).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<RenoRule>,
 }
@@ -41,14 +41,6 @@ impl BuildCc for NewRenoConfig {
     fn build_with(&self, b: &super::Behaviours) -> Box<dyn CongestionControl> {
         // `b.abc` is `self.abc` when given, else the profile's default.
         Box::new(NewReno { abc: b.abc, rule: b.reno_rule, bytes_acked: 0, cwnd_cnt: 0 })
-    }
-    fn validate(&self) -> Result<(), String> {
-        if self.rule == Some(RenoRule::Linux) && self.abc == Some(false) {
-            return Err("cc.abc: false needs cc.rule = \"rfc5681\" (Linux's Reno counts the segments each ACK \
-                        delivers; it has no per-ACK counting)"
-                .into());
-        }
-        Ok(())
     }
 }
 
@@ -284,12 +276,5 @@ mod tests {
         tcb.ssthresh = 5_000;
         cc.on_rto(&rto(1_000, 5_000, 2), &mut tcb);
         assert_eq!(tcb.ssthresh, 5_000);
-    }
-
-    #[test]
-    fn linux_rule_refuses_per_ack_counting() {
-        let c = NewRenoConfig { abc: Some(false), rule: Some(RenoRule::Linux) };
-        assert!(c.validate().unwrap_err().contains("cc.abc"));
-        assert!(NewRenoConfig { abc: Some(false), rule: Some(RenoRule::Rfc5681) }.validate().is_ok());
     }
 }
