@@ -163,7 +163,8 @@ pub enum CubicRule {
     /// the TCP-friendly estimate grows by one segment per `cwnd · beta_scale / 8` acknowledged
     /// (`tcp_friendliness`, α = 8/15 for β = 0.7, never switched); while no W_max is known (before
     /// the first loss and after a timeout) at least 5 % growth per RTT (`ca->cnt` ≤ 20); after an
-    /// idle period the epoch moves forward by it (`cubictcp_cwnd_event`, `CA_EVENT_TX_START`).
+    /// idle period the epoch moves forward by it (`cubictcp_cwnd_event`, `CA_EVENT_TX_START`);
+    /// a timeout takes ssthresh from cwnd, or keeps a fast recovery's (`tcp_enter_loss`).
     Linux,
 }
 

@@ -551,7 +551,18 @@ impl CongestionControl for Cubic {
         // β_cubic as in §4.6 (only on the first timeout of a series: RFC 5681 holds ssthresh on
         // repeated timeouts). The next stage uses K = 0 and W_max = its initial cwnd.
         if rto.consecutive == 1 {
-            tcb.ssthresh = ((rto.flight_size as f64 * self.beta) as u64).max(2 * tcb.mss);
+            tcb.ssthresh = match self.rule {
+                CubicRule::Rfc9438 => ((rto.flight_size as f64 * self.beta) as u64).max(2 * tcb.mss),
+                // `tcp_enter_loss`: `bictcp_recalc_ssthresh` on the cwnd the timeout found
+                // (`cwnd · beta / 1024` in whole segments, at least 2), unless the timeout
+                // interrupts a fast recovery, whose reduced ssthresh stands. Its W_max update
+                // is moot: `cubictcp_state(TCP_CA_Loss)` resets it just below.
+                CubicRule::Linux if tcb.in_recovery => rto.prior_ssthresh,
+                CubicRule::Linux => {
+                    let cwnd = (rto.prior_cwnd / tcb.mss.max(1)).min(u32::MAX as u64);
+                    ((cwnd * self.lxk.beta as u64) / 1024).max(2) * tcb.mss
+                }
+            };
         }
         self.w_max = 0.0;
         // Linux `cubictcp_state(TCP_CA_Loss)` → `bictcp_reset`: no W_max, no delay_min (and
@@ -824,6 +835,48 @@ mod tests {
             assert!(fixed > 0.80 * want && fixed < 0.97 * want, "p = {p}: Linux rule {fixed:.2} against AIMD(8/15) {want:.2}");
             assert!(sw >= fixed, "p = {p}: the switch never lowers the window ({sw:.2} against {fixed:.2})");
         }
+    }
+
+    /// Under the `linux` rule a timeout sets ssthresh as `tcp_enter_loss` does: from the cwnd it
+    /// found (not FlightSize), `cwnd · 717 / 1024` in whole segments, at least 2; a timeout that
+    /// interrupts a fast recovery keeps the recovery's ssthresh; a repeated timeout holds it.
+    /// The RFC rule keeps §4.8's FlightSize · β_cubic.
+    #[test]
+    fn linux_rule_timeout_ssthresh_is_tcp_enter_loss() {
+        let linux = CubicConfig { rule: Some(CubicRule::Linux), ..Default::default() };
+        let rto = |flight: u64, prior_cwnd: u64, prior_ssthresh: u64, consecutive: u32| RtoEvent {
+            now: SimTime::ZERO,
+            flight_size: flight,
+            prior_cwnd,
+            prior_ssthresh,
+            consecutive,
+        };
+        // Out of recovery: from cwnd 60 (flight 30): ⌊60 · 717 / 1024⌋ = 42 segments.
+        let mut cc = Cubic::new(&linux);
+        let mut tcb = Tcb::for_test(MSS, MSS);
+        cc.on_rto(&rto(30 * MSS, 60 * MSS, u64::MAX, 1), &mut tcb);
+        assert_eq!(tcb.ssthresh, 42 * MSS);
+        // Whole segments: cwnd 10.9 segments counts as 10 → ⌊10 · 717 / 1024⌋ = 7.
+        cc.on_rto(&rto(0, 10 * MSS + 900, u64::MAX, 1), &mut tcb);
+        assert_eq!(tcb.ssthresh, 7 * MSS);
+        // Never below 2 segments.
+        cc.on_rto(&rto(0, 2 * MSS, u64::MAX, 1), &mut tcb);
+        assert_eq!(tcb.ssthresh, 2 * MSS);
+        // In fast recovery: the recovery's ssthresh stands, whatever cwnd and flight are.
+        tcb.in_recovery = true;
+        cc.on_rto(&rto(30 * MSS, 25 * MSS, 35 * MSS, 1), &mut tcb);
+        assert_eq!(tcb.ssthresh, 35 * MSS);
+        tcb.in_recovery = false;
+        // A repeated timeout holds ssthresh.
+        tcb.ssthresh = 9 * MSS;
+        cc.on_rto(&rto(30 * MSS, 60 * MSS, 9 * MSS, 2), &mut tcb);
+        assert_eq!(tcb.ssthresh, 9 * MSS);
+        // The RFC rule: FlightSize · 0.7, in recovery or not.
+        let mut rfc = Cubic::new(&CubicConfig { rule: Some(CubicRule::Rfc9438), ..Default::default() });
+        let mut t2 = Tcb::for_test(MSS, MSS);
+        t2.in_recovery = true;
+        rfc.on_rto(&rto(30 * MSS, 60 * MSS, 35 * MSS, 1), &mut t2);
+        assert_eq!(t2.ssthresh, 21 * MSS);
     }
 
     /// `alpha_switch = true` under the `linux` rule puts the integer TCP-friendly slope at one
