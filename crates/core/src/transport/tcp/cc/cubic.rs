@@ -45,7 +45,7 @@
 //! rules, it kept a flow at 20 segments through 5 % loss.)
 
 use super::hystart::{Flavour, HyStart, HyStartPlusPlus};
-use super::{slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent, TxStart};
+use super::{linux_enter_loss_ssthresh, slow_start, AckSample, BuildCc, CongestionControl, LossEvent, RtoEvent, TxStart};
 use crate::time::{Dur, SimTime};
 use crate::transport::tcp::Tcb;
 use crate::transport::tcp::{Behaviours, CubicRule, HystartRule};
@@ -412,8 +412,7 @@ impl Cubic {
         } else {
             cwnd
         };
-        let base = (loss.base / mss).min(u32::MAX as u64);
-        let ssthresh = ((base * b as u64) / 1024).max(2) * mss;
+        let ssthresh = bictcp_ssthresh(loss.base, mss, b);
         tcb.ssthresh = ssthresh;
         tcb.cwnd = ssthresh;
         self.w_max = self.lx.last_max_cwnd as f64;
@@ -441,6 +440,13 @@ impl Cubic {
         self.delay_min = Some(self.delay_min.map_or(delay, |d| d.min(delay)));
         Some(delay)
     }
+}
+
+/// `bictcp_recalc_ssthresh`'s ssthresh of a window of `base` bytes: `base · beta / 1024` in whole
+/// segments, at least 2; bytes.
+fn bictcp_ssthresh(base: u64, mss: u64, beta: u32) -> u64 {
+    let segs = (base / mss.max(1)).min(u32::MAX as u64);
+    ((segs * beta as u64) / 1024).max(2) * mss
 }
 
 /// Linux's `beta_scale` = 8 (1024 + β) / 3 / (1024 − β) in integer arithmetic, β in 1/1024
@@ -553,14 +559,11 @@ impl CongestionControl for Cubic {
         if rto.consecutive == 1 {
             tcb.ssthresh = match self.rule {
                 CubicRule::Rfc9438 => ((rto.flight_size as f64 * self.beta) as u64).max(2 * tcb.mss),
-                // `tcp_enter_loss`: `bictcp_recalc_ssthresh` on the cwnd the timeout found
-                // (`cwnd · beta / 1024` in whole segments, at least 2), unless the timeout
-                // interrupts a fast recovery, whose reduced ssthresh stands. Its W_max update
-                // is moot: `cubictcp_state(TCP_CA_Loss)` resets it just below.
-                CubicRule::Linux if tcb.in_recovery => rto.prior_ssthresh,
+                // `tcp_enter_loss` with `bictcp_recalc_ssthresh`'s ssthresh; its W_max update is
+                // moot: `cubictcp_state(TCP_CA_Loss)` resets it just below.
                 CubicRule::Linux => {
-                    let cwnd = (rto.prior_cwnd / tcb.mss.max(1)).min(u32::MAX as u64);
-                    ((cwnd * self.lxk.beta as u64) / 1024).max(2) * tcb.mss
+                    let beta = self.lxk.beta;
+                    linux_enter_loss_ssthresh(rto, tcb, |cwnd| bictcp_ssthresh(cwnd, tcb.mss, beta))
                 }
             };
         }

@@ -270,6 +270,18 @@ pub fn linux_cong_avoid_ai(cnt: &mut u32, cwnd: u32, w: u32, acked: u32) -> u32 
     cwnd
 }
 
+/// Linux `tcp_enter_loss`'s ssthresh on a first timeout: the controller's `ssthresh` of the cwnd
+/// the timeout found (`ssthresh(prior_cwnd)`, bytes), unless the timeout interrupts a fast
+/// recovery, whose reduced ssthresh stands. (A repeated timeout holds ssthresh: the caller's
+/// `consecutive == 1` check.)
+pub fn linux_enter_loss_ssthresh(rto: &RtoEvent, tcb: &Tcb, ssthresh: impl FnOnce(u64) -> u64) -> u64 {
+    if tcb.in_recovery {
+        rto.prior_ssthresh
+    } else {
+        ssthresh(rto.prior_cwnd)
+    }
+}
+
 /// Linux `tcp_slow_start`, in whole segments: cwnd grows by every segment the ACK delivered
 /// (no per-ACK limit), up to ssthresh. Returns the segments left over, which Linux's Reno
 /// passes on to congestion avoidance.

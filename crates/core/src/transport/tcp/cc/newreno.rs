@@ -12,7 +12,7 @@
 //! Fast recovery itself (window inflation, partial ACKs, `recover`; RFC 6582) is loss recovery,
 //! so it lives in the transport, which also serves CUBIC.
 
-use super::{linux_cong_avoid_ai, linux_slow_start, slow_start, AckSample, BuildCc, CongestionControl, LossEvent};
+use super::{linux_cong_avoid_ai, linux_enter_loss_ssthresh, linux_slow_start, slow_start, AckSample, BuildCc, CongestionControl, LossEvent};
 use crate::transport::tcp::{RenoRule, Tcb};
 use serde::{Deserialize, Serialize};
 
@@ -121,9 +121,8 @@ impl CongestionControl for NewReno {
         self.bytes_acked = 0;
         self.cwnd_cnt = 0; // `tcp_enter_loss`
         if self.rule == RenoRule::Linux && rto.consecutive == 1 {
-            // `tcp_enter_loss`: ssthresh from cwnd (`tcp_reno_ssthresh`), unless the timeout
-            // interrupts a fast recovery, whose reduced ssthresh stands.
-            tcb.ssthresh = if tcb.in_recovery { rto.prior_ssthresh } else { reno_ssthresh_segs(rto.prior_cwnd, tcb.mss) };
+            // `tcp_enter_loss` with `tcp_reno_ssthresh`.
+            tcb.ssthresh = linux_enter_loss_ssthresh(rto, tcb, |cwnd| reno_ssthresh_segs(cwnd, tcb.mss));
         }
     }
 }
