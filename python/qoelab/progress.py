@@ -7,9 +7,11 @@ a command that printed any) instead::
 
     tfd grid: 1205/8800 runs (13.7 %), 0:10:02 elapsed, about 12:40:00 left
 
-The estimate counts only what this process did: runs a resumed sweep finds already finished
-arrive in the first update and do not make the rate look faster than it is. Wall-clock time is
-read only for these messages, never for results.
+The estimate counts only what this process did: an update may say how many of its runs were
+found already finished (``update(done, total, reused=k)``, as each sweep of a resumed
+reproduction does when it starts), and those, like whatever the first update reports, do not
+make the rate look faster than it is. Wall-clock time is read only for these messages, never
+for results.
 """
 
 from __future__ import annotations
@@ -20,12 +22,38 @@ from typing import Callable, Iterator
 
 from rich.console import Console
 
-Update = Callable[[float, float], None]
+#: ``update(done, total, reused=0)``: ``done`` of ``total`` units are finished; ``reused`` of
+#: those this call adds were found finished (an earlier invocation's), not done now.
+Update = Callable[..., None]
 
 
 def _hms(s: float) -> str:
     s = int(round(s))
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class Estimate:
+    """The time left, from the rate of the work this process did: ``done`` less the units
+    reported as ``reused`` and less what the first update found."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self.start = clock()
+        self.reused = 0.0
+        self.first: float | None = None
+
+    def update(self, done: float, reused: float = 0.0) -> None:
+        self.reused += reused
+        if self.first is None:
+            self.first = done - self.reused
+
+    def left(self, done: float, total: float) -> float | None:
+        """Seconds left at the rate so far; None before any unit was done here."""
+        elapsed = self.clock() - self.start
+        gained = done - self.reused - (self.first or 0.0)
+        if 0 < done < total and gained > 0 and elapsed > 0:
+            return (total - done) * elapsed / gained
+        return None
 
 
 class LogLines:
@@ -37,7 +65,7 @@ class LogLines:
                  fmt: Callable[[float], str] = lambda x: f"{x:.0f}", clock: Callable[[], float] = time.monotonic):
         self.console, self.description, self.unit, self.interval_s, self.fmt, self.clock = console, description, unit, interval_s, fmt, clock
         self.start = clock()
-        self.first_done: float | None = None
+        self.estimate = Estimate(clock)
         self.last_line = self.start
         self.finished = False
         self.printed = False
@@ -48,14 +76,13 @@ class LogLines:
         if total > 0:
             text += f" ({100 * done / total:.1f} %)"
         text += f", {_hms(elapsed)} elapsed"
-        gained = done - (self.first_done or 0.0)
-        if 0 < done < total and gained > 0 and elapsed > 0:
-            text += f", about {_hms((total - done) * elapsed / gained)} left"
+        left = self.estimate.left(done, total)
+        if left is not None:
+            text += f", about {_hms(left)} left"
         return text
 
-    def update(self, done: float, total: float) -> None:
-        if self.first_done is None:
-            self.first_done = done
+    def update(self, done: float, total: float, reused: float = 0.0) -> None:
+        self.estimate.update(done, reused)
         now = self.clock()
         end = total > 0 and done >= total
         if (end and self.printed and not self.finished) or (not self.finished and now - self.last_line >= self.interval_s):
@@ -86,12 +113,12 @@ def progress(console: Console, description: str, *, unit: str = "runs", interval
     """Yields ``update(done, total)``: a rich bar on a terminal, :class:`LogLines` otherwise,
     nothing when ``disable``."""
     if disable:
-        yield lambda done, total: None
+        yield lambda done, total, reused=0.0: None
         return
     if not console.is_terminal:
         yield LogLines(console, description, unit, interval_s, fmt).update
         return
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     # The count at its widest ("30.0/30.0 s simulated" once the total is known), the two times
     # (h:mm:ss each) and the gaps between the five columns; the label and the bar share the rest.
@@ -100,7 +127,17 @@ def progress(console: Console, description: str, *, unit: str = "runs", interval
     label = shorten(description, max(rest - _MIN_BAR - 1, 12))
     bar = min(40, max(rest - len(label) - 1, 5))
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(bar_width=bar),
-                  TextColumn("{task.fields[count]}"), TimeElapsedColumn(), TimeRemainingColumn(),
-                  console=console, transient=transient) as p:
-        task = p.add_task(label, total=None, count="")
-        yield lambda done, total: p.update(task, completed=done, total=total, count=f"{fmt(done)}/{fmt(total)} {unit}")
+                  TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
+                  TextColumn("[progress.remaining]{task.fields[left]}"), console=console, transient=transient) as p:
+        task = p.add_task(label, total=None, count="", left="-:--:--")
+        est = Estimate()
+
+        def update(done: float, total: float, reused: float = 0.0) -> None:
+            # The time left from this process's own rate (rich's own column would count runs
+            # found finished as if they had just been done).
+            est.update(done, reused)
+            left = est.left(done, total)
+            shown = "0:00:00" if total and done >= total else ("-:--:--" if left is None else _hms(left))
+            p.update(task, completed=done, total=total, count=f"{fmt(done)}/{fmt(total)} {unit}", left=shown)
+
+        yield update

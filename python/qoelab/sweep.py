@@ -473,7 +473,7 @@ def run_sweep(
     reps: int,
     out_dir: Path,
     jobs: int,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[..., None] | None = None,
     *,
     executor: ExecutorSpec | Executor | None = None,
 ) -> dict[str, int]:
@@ -517,7 +517,7 @@ def run_sweep(
 
 
 def _execute(source: Any, recorded: Any, axes: list, reps: int, all_cells: list[Cell], out_dir: Path, executor: Any,
-             progress: Callable[[int, int], None] | None) -> dict[str, int]:
+             progress: Callable[..., None] | None) -> dict[str, int]:
     """What :func:`run_sweep` and :func:`run_cells` share once their cells are known: the folder,
     its claims, the same-sweep check (``recorded`` with ``axes``), this shard's cells run from
     ``source`` on the executor, and the combined tables."""
@@ -566,7 +566,7 @@ def run_cells(
     seed: Callable[[str, int], int],
     out_dir: Path,
     jobs: int,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[..., None] | None = None,
     *,
     executor: ExecutorSpec | Executor | None = None,
 ) -> dict[str, int]:
@@ -602,13 +602,13 @@ POLL_S = 1.0
 
 
 def _run_cells(scenario: Scenario | dict[str, Scenario], mine: list[Cell], out_dir: Path, ex: Executor, held: Claims,
-               progress: Callable[[int, int], None] | None) -> dict[str, int]:
+               progress: Callable[..., None] | None) -> dict[str, int]:
     runs = out_dir / "runs"
     todo = [c for c in mine if not (runs / c.run_id).exists() or damage(runs / c.run_id) is not None]
     done = len(mine) - len(todo)
     counts = {"total": len(mine), "skipped": done, "ran": 0, "repaired": 0, "others": 0}
     if progress:
-        progress(done, len(mine))
+        progress(done, len(mine), reused=done)
     if not todo:
         return counts
     probe = None

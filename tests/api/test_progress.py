@@ -40,6 +40,34 @@ def test_lines_every_interval_and_at_the_end_with_an_estimate_from_this_process_
     assert len(_lines(buf)) == 2
 
 
+def test_runs_found_finished_by_later_sweeps_do_not_speed_the_estimate():
+    """A resumed reproduction: each of its sweeps reports, as it starts, the runs an earlier
+    invocation finished (``reused``); only the runs done now set the rate."""
+    buf, clock = io.StringIO(), Clock()
+    log = LogLines(Console(file=buf, width=200), "sqf reproduction", "runs", 60.0, clock=clock)
+    log.update(0, 1000, reused=0)
+    clock.t = 30.0
+    log.update(10, 1000)  # 10 runs done now
+    log.update(510, 1000, reused=500)  # the next sweep finds 500 finished
+    clock.t = 60.0
+    log.update(520, 1000)  # 10 more done now: 20 in 60 s, 480 left take 1440 s
+    assert _lines(buf) == ["sqf reproduction: 520/1000 runs (52.0 %), 0:01:00 elapsed, about 0:24:00 left"]
+
+
+def test_a_resumed_sweep_reports_the_runs_it_finds_finished(tmp_path):
+    from qoelab.scenario import Scenario
+    from qoelab.sweep import run_sweep
+
+    sc = Scenario.from_dict({"name": "p", "sim": {"duration": "1s"},
+                             "links": [{"a": "A", "b": "B", "rate": "10Mbps", "delay": "5ms"}],
+                             "flows": [{"name": "p", "src": "A", "dst": "B", "transport": {"kind": "udp"},
+                                        "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"}}]})
+    run_sweep(sc, [], 2, tmp_path, 1)
+    calls: list = []
+    run_sweep(sc, [], 3, tmp_path, 1, lambda d, t, reused=0: calls.append((d, t, reused)))
+    assert calls[0] == (2, 3, 2) and calls[-1] == (3, 3, 0)
+
+
 def test_a_short_command_prints_nothing_in_a_log():
     buf, clock = io.StringIO(), Clock()
     log = LogLines(Console(file=buf), "run", "s simulated", 60.0, fmt=lambda x: f"{x:.1f}", clock=clock)

@@ -75,7 +75,7 @@ def test_run_many_counts_progress_over_all_experiments(tmp_path):
     b = Experiment("b", [{"rate": "2Gbps"}], build_rep, metrics, reps=2, per_rep=True)
     seen = []
     lines = []
-    got = core.run_many([(a, tmp_path / "a"), (b, tmp_path / "b")], 1, lambda d, t: seen.append((d, t)),
+    got = core.run_many([(a, tmp_path / "a"), (b, tmp_path / "b")], 1, lambda d, t, reused=0: seen.append((d, t)),
                         log=lines.append)
     assert got["a"]["ran"] == 4 and got["b"]["ran"] == 2
     assert {t for _, t in seen} == {6} and seen[-1] == (6, 6)

@@ -219,7 +219,7 @@ def test_reproduce_all_progress_is_truthful_over_every_paper_and_stage(tmp_path,
     for k, m in mods.items():
         monkeypatch.setattr(m, "run", fake(k))
     calls = []
-    errors = run_all(tmp_path / "o", quick=True, progress=lambda d, t: calls.append((d, t)), log=lambda s: None)
+    errors = run_all(tmp_path / "o", quick=True, progress=lambda d, t, reused=0: calls.append((d, t)), log=lambda s: None)
     assert list(errors) == ["sqf"]
     total = sum(sizes.values())
     assert {t for _, t in calls} == {total} and calls[-1] == (total, total)

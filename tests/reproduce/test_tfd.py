@@ -29,7 +29,7 @@ def quick_all(tmp_path_factory) -> dict:
     """The quick grid of the headline calibration (with its side grids), as CI runs it."""
     out = tmp_path_factory.mktemp("reproduce-tfd")
     calls: list[tuple[int, int]] = []
-    r = tfd.run(out, quick=True, jobs=2, calibrations=(tfd.HEADLINE,), progress=lambda d, t: calls.append((d, t)))
+    r = tfd.run(out, quick=True, jobs=2, calibrations=(tfd.HEADLINE,), progress=lambda d, t, reused=0: calls.append((d, t)))
     r["progress_calls"] = calls
     return r
 

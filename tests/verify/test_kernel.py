@@ -6,6 +6,7 @@ asserted is that both sides measured the same thing."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -19,6 +20,21 @@ def test_the_grid_is_issue_34s():
     assert {p.rtt_ms for p in full} == {0, 40, 160} and {p.flows for p in full} == {1, 4}
     assert {p.loss for p in full} == {0.0, 0.01, 0.03}
     assert kernel.grid(quick=False, ccs=["bbr"]) == [p for p in full if p.cc == "bbr"]
+
+
+def test_points_select_grid_points_by_rtt_flows_and_loss_percent():
+    got = kernel.grid(quick=False, ccs=["reno", "cubic"], points=["160,1,0", "0,4,1"])
+    # Grid order, whatever the order asked in; loss in percent on the command line.
+    assert got == [kernel.Point("cubic", 0, 4, 0.01), kernel.Point("cubic", 160, 1, 0.0),
+                   kernel.Point("reno", 0, 4, 0.01), kernel.Point("reno", 160, 1, 0.0)]
+    assert kernel.grid(quick=False, points=["40,4,3"]) == [kernel.Point(cc, 40, 4, 0.03) for cc in ("cubic", "reno", "bbr")]
+    for bad, why in (("160,1", "expected RTT_MS,FLOWS,LOSS_PERCENT"), ("a,1,0", "expected numbers"),
+                     ("80,1,0", "RTT 80 ms is not on the grid (0, 40, 160)"), ("0,2,0", "2 flows is not on the grid (1, 4)"),
+                     ("0,1,2", "loss 2 % is not on the grid (0, 1, 3)")):
+        with pytest.raises(kernel.QoelabError, match=f"--point '{bad}': {re.escape(why)}"):
+            kernel.grid(quick=False, points=[bad])
+    with pytest.raises(kernel.QoelabError, match="not with --quick"):
+        kernel.grid(quick=True, points=["40,1,0"])
 
 
 def test_tolerances_are_issue_34s():

@@ -103,7 +103,7 @@ def _sweeps(exp: Experiment, out: Path) -> list[tuple[Path, int | None]]:
     return [(out / f"rep{r}", r) for r in range(exp.reps)] if exp.per_rep else [(out, None)]
 
 
-def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int], None] | None = None, *,
+def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[..., None] | None = None, *,
         executor: ExecutorSpec | Executor | None = None) -> dict[str, int]:
     """Runs the missing repetitions of every cell into ``out`` (a sweep folder; resumable);
     returns :func:`qoelab.sweep.run_cells`'s counts (summed over the repetitions' folders of a
@@ -122,9 +122,9 @@ def run(exp: Experiment, out: Path, jobs: int = 1, progress: Callable[[int, int]
         items = [(cid, exp.scenario(p, r)) for cid, p in by_id.items()]
         base = r * len(items)
 
-        def step(done: int, _total: int, base: int = base) -> None:
+        def step(done: int, _total: int, reused: int = 0, base: int = base) -> None:
             if progress:
-                progress(base + done, exp.reps * len(items))
+                progress(base + done, exp.reps * len(items), reused=reused)
 
         def seed(cid: str, _rep: int, r: int = r) -> int:
             return seed_of(exp.name, by_id[cid], exp.paired, r)
@@ -197,7 +197,7 @@ def size(exp: Experiment) -> int:
     return len(exp.cells) * exp.reps
 
 
-def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Callable[[int, int], None] | None = None, *,
+def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Callable[..., None] | None = None, *,
              executor: ExecutorSpec | Executor | None = None,
              log: Callable[[str], None] | None = None) -> dict[str, dict[str, int]]:
     """Runs several experiments, each into its folder, under one executor (an
@@ -225,9 +225,9 @@ def run_many(plan: list[tuple[Experiment, Path]], jobs: int = 1, progress: Calla
         for exp, folder in plan:
             t0 = time.monotonic()
 
-            def step(done: int, _total: int, base: int = base) -> None:
+            def step(done: int, _total: int, reused: int = 0, base: int = base) -> None:
                 if progress:
-                    progress(base + done, total)
+                    progress(base + done, total, reused=reused)
 
             out[exp.name] = c = run(exp, folder, jobs, step, executor=ex)
             base += size(exp)

@@ -116,7 +116,7 @@ def size(run_sets: list[RunSet], post_units: Callable[[RunSet], int] | None = No
     return runs + (sum(post_units(s) for s in mine) if post_units else 0)
 
 
-def execute(run_sets: list[RunSet], jobs: int = 1, progress: Callable[[int, int], None] | None = None, *,
+def execute(run_sets: list[RunSet], jobs: int = 1, progress: Callable[..., None] | None = None, *,
             executor: Any = None, log: Callable[[str], None] | None = None,
             post: Callable[[RunSet, Callable[[int], None]], None] | None = None,
             post_units: Callable[[RunSet], int] | None = None) -> bool:
@@ -135,10 +135,10 @@ def execute(run_sets: list[RunSet], jobs: int = 1, progress: Callable[[int, int]
     total = size(run_sets, post_units)
     done = 0
 
-    def stepper(base: int) -> Callable[[int, int], None]:
-        def step(d: int, _t: int) -> None:
+    def stepper(base: int) -> Callable[..., None]:
+        def step(d: int, _t: int, reused: int = 0) -> None:
             if progress:
-                progress(base + d, total)
+                progress(base + d, total, reused=reused)
         return step
 
     # A run whose scenario and seed equal an earlier setting's run (a choice that leaves that
@@ -200,7 +200,7 @@ class Outcome:
 
 def reproduce(out: Path, choices: tuple[Choice, ...], experiments: Callable[[dict[str, Any]], dict[str, Experiment]],
               findings: Callable[[RunSet], list[Finding]], *, sensitivity: bool = False, jobs: int = 1,
-              progress: Callable[[int, int], None] | None = None, executor: Any = None,
+              progress: Callable[..., None] | None = None, executor: Any = None,
               log: Callable[[str], None] | None = None, factorials: tuple[Factorial, ...] = (),
               variant_experiments: Callable[[dict[str, Any]], dict[str, Experiment]] | None = None,
               default_on_variant_grid: bool = True,
@@ -243,11 +243,12 @@ def read(run_sets: list[RunSet]) -> None:
         s.rows = _rows(s, run_sets[0])
 
 
-def offset(progress: Callable[[int, int], None] | None, base: int, total: int) -> Callable[[int, int], None] | None:
-    """A progress callback for one part of a larger job: ``progress(base + done, total)``."""
+def offset(progress: Callable[..., None] | None, base: int, total: int) -> Callable[..., None] | None:
+    """A progress callback for one part of a larger job: ``progress(base + done, total)`` (and
+    the runs it found finished, ``reused``, passed on)."""
     if progress is None:
         return None
-    return lambda d, _t: progress(base + d, total)
+    return lambda d, _t, reused=0: progress(base + d, total, reused=reused)
 
 
 def attach(main: list[Finding], by_variant: dict[str, list[Finding]]) -> list[Finding]:

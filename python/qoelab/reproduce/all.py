@@ -24,7 +24,7 @@ def _one_line(e: BaseException) -> str:
 
 
 def run_all(out: Path, *, quick: bool = False, jobs: int = 1, force: bool = False,
-            progress: Callable[[int, int], None] | None = None, executor: Any = None,
+            progress: Callable[..., None] | None = None, executor: Any = None,
             log: Callable[[str], None] = print, sensitivity: bool = False) -> dict[str, str]:
     """Runs every paper whose ``module`` is set into ``out/<key>/`` (reusing a folder whose
     ``report.json`` loads, unless ``force``) and writes ``out/index.html``. One progress display
@@ -55,9 +55,9 @@ def run_all(out: Path, *, quick: bool = False, jobs: int = 1, force: bool = Fals
     total, base = sum(sizes), 0
     errors: dict[str, str] = {}
     for (p, folder, mod), n in zip(todo, sizes):
-        def update(done: int, _total: int, base: int = base) -> None:
+        def update(done: int, _total: int, reused: int = 0, base: int = base) -> None:
             if progress:
-                progress(base + min(done, n), total)
+                progress(base + min(done, n), total, reused=reused)
 
         try:
             kw = {"sensitivity": True} if sensitivity else {}

@@ -35,6 +35,8 @@ def register(sub: Any) -> None:
     k.add_argument("--cc", nargs="+", choices=["cubic", "reno", "bbr"], help="only these congestion controls")
     k.add_argument("--seconds", type=float, help="transfer time per run (default 30; 10 with --quick)")
     k.add_argument("--reps", type=int, default=1, help="runs per grid point, kernel and simulation (default 1)")
+    k.add_argument("--point", nargs="+", metavar="RTT,FLOWS,LOSS",
+                   help="only these points of the grid: RTT in ms, flows, random loss in percent (160,1,0)")
     v.set_defaults(func=cmd_verify)
 
 
@@ -83,11 +85,11 @@ def cmd_kernel(a: argparse.Namespace) -> int:
         raise QoelabError(f"--reps {a.reps}: expected 1 to 100")
     json_path = _check_json_path(a.json) if a.json else None
     md_path = _check_json_path(a.markdown, "--markdown") if a.markdown else None
+    points = kernel.grid(a.quick, a.cc, a.point)
     why = unavailable()
     if why:
         out.print(f"verify --kernel: skipped: {why}", markup=False, highlight=False)
         return 0
-    points = kernel.grid(a.quick, a.cc)
     t0 = time.perf_counter()
     with progress(err, "verify --kernel", unit="points", transient=True) as update:
         results = kernel.run(points, seconds, a.reps, progress=update)

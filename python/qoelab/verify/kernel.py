@@ -42,6 +42,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+from qoelab.errors import QoelabError
+
 #: The grid (issue 34 item 5): congestion controls (kernel name → core name), RTTs, flows, loss.
 CCS = {"cubic": "cubic", "reno": "newreno", "bbr": "bbr"}
 RTTS_MS = (0, 40, 160)
@@ -72,11 +74,40 @@ class Point:
         return f"RTT {self.rtt_ms} ms, {self.flows} flow{'s' if self.flows > 1 else ''}, loss {self.loss * 100:g} %"
 
 
-def grid(quick: bool, ccs: Sequence[str] | None = None) -> list[Point]:
+def parse_point(text: str) -> tuple[int, int, float]:
+    """``RTT_MS,FLOWS,LOSS_PERCENT`` (``160,1,0``) naming a point of the full grid: its RTT in
+    ms, its flow count and its random loss in percent; anything else is a usage error that
+    names the grid's values."""
+    where = f"--point {text!r}"
+    parts = text.split(",")
+    if len(parts) != 3:
+        raise QoelabError(f"{where}: expected RTT_MS,FLOWS,LOSS_PERCENT (for example 160,1,0)")
+    try:
+        rtt, flows, loss = int(parts[0]), int(parts[1]), float(parts[2])
+    except ValueError:
+        raise QoelabError(f"{where}: expected numbers RTT_MS,FLOWS,LOSS_PERCENT (for example 160,1,0)") from None
+    if rtt not in RTTS_MS:
+        raise QoelabError(f"{where}: RTT {rtt} ms is not on the grid ({', '.join(map(str, RTTS_MS))})")
+    if flows not in FLOWS:
+        raise QoelabError(f"{where}: {flows} flows is not on the grid ({', '.join(map(str, FLOWS))})")
+    match = [q for q in LOSSES if abs(q * 100 - loss) < 1e-9]
+    if not match:
+        raise QoelabError(f"{where}: loss {loss:g} % is not on the grid ({', '.join(f'{q * 100:g}' for q in LOSSES)})")
+    return rtt, flows, match[0]
+
+
+def grid(quick: bool, ccs: Sequence[str] | None = None, points: Sequence[str] | None = None) -> list[Point]:
+    """The points to run: the full grid (or the quick subset), only the congestion controls
+    ``ccs`` and only the points ``points`` (:func:`parse_point`) when given, in grid order."""
     if quick:
         pts = [Point(*q) for q in QUICK]
     else:
         pts = [Point(cc, r, n, p) for cc in CCS for r in RTTS_MS for n in FLOWS for p in LOSSES]
+    if points:
+        if quick:
+            raise QoelabError("--point selects points of the full grid; not with --quick")
+        wanted = {parse_point(t) for t in points}
+        pts = [p for p in pts if (p.rtt_ms, p.flows, p.loss) in wanted]
     return [p for p in pts if not ccs or p.cc in ccs]
 
 

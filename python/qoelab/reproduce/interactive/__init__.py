@@ -389,7 +389,7 @@ def _dirs(rs: runner.RunSet) -> list[Path]:
     return [core.run_dir(exp, rs.folders["interactive"], _cell_id(p), r) for p in exp.cells for r in range(exp.reps)]
 
 
-def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
+def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[..., None] | None = None,
         executor: Any = None, reps: int | None = None, sensitivity: bool = False,
         log: Callable[[str], None] = print) -> dict[str, Any]:
     """Runs (or resumes) the experiment into ``out`` (and, with ``sensitivity``, each declared

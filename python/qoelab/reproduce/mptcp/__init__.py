@@ -119,7 +119,7 @@ def plan(quick: bool, reps: int | None = None) -> Grid:
     return core.with_reps(QUICK if quick else FULL, reps)
 
 
-def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
+def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[..., None] | None = None,
         executor: Any = None, reps: int | None = None, sensitivity: bool = False,
         log: Callable[[str], None] = print) -> dict[str, Any]:
     """Runs (or resumes) the experiment into ``out`` (and, with ``sensitivity``, each declared

@@ -60,7 +60,7 @@ def _decode_one(d: Path, *, bitstream: Path, recipe: Path) -> None:
     write_atomic(psnr_cache(d), json.dumps(keep, indent=1, sort_keys=True) + "\n")
 
 
-def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
+def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[..., None] | None = None,
         executor: Any = None, reps: int | None = None, sensitivity: bool = False,
         log: Callable[[str], None] = print) -> dict[str, Any]:
     """Runs (or resumes) both testbeds under every discipline into ``out`` (with ``sensitivity``,

@@ -88,7 +88,7 @@ __all__ = ["BUFFER", "CHOICES", "DISCIPLINES", "Draws", "LABEL", "METRICS", "MOD
 
 
 def run(out: Path, *, quick: bool = False, jobs: int = 1, log=print, sensitivity: bool = False,
-        progress: Callable[[int, int], None] | None = None, executor: Any = None,
+        progress: Callable[..., None] | None = None, executor: Any = None,
         reps: int | None = None) -> dict[str, Any]:
     """Runs (or resumes) every grid (and, with ``sensitivity``, the testbed and Fig. 8 grids under
     each declared alternative, into ``out/sensitivity/``) and writes the report folder ``out``.

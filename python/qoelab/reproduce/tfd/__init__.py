@@ -207,7 +207,7 @@ def _grid_findings(grid: Grid, rows: list[dict[str, Any]], group: str = "") -> l
 
 
 def run(out: Path, quick: bool = False, reps: int | None = None, jobs: int = 1,
-        progress: Callable[[int, int], None] | None = None, report_only: bool = False,
+        progress: Callable[..., None] | None = None, report_only: bool = False,
         calibrations: tuple[Calibration, ...] | None = None, profile: str = DEFAULT_PROFILE,
         executor: Any = None, sensitivity: bool = False) -> dict[str, Any]:
     """Runs the missing cells of each calibration's grid (all of them on a fresh folder; with
@@ -331,7 +331,7 @@ def _cal(cal: Calibration) -> dict[str, Any]:
 
 
 def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = False, reps: int | None = None,
-                    jobs: int = 1, progress: Callable[[int, int], None] | None = None, report_only: bool = False,
+                    jobs: int = 1, progress: Callable[..., None] | None = None, report_only: bool = False,
                     executor: Any = None, plan: dict[str, Any] | None = None, sensitivity: bool = False) -> dict[str, Any]:
     """One calibration's grid and report in ``out`` (with ``sensitivity``, the routers' rules'
     variants too)."""

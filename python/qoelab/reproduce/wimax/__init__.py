@@ -150,7 +150,7 @@ def _decoded(grid: Grid, rs: runner.RunSet) -> list[Path]:
             if p["path"] == "e2e" and (p["frame"], p["n"]) in grid.decode for r in range(exp.reps)]
 
 
-def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[[int, int], None] | None = None,
+def run(out: Path, *, quick: bool = False, jobs: int = 1, progress: Callable[..., None] | None = None,
         executor: Any = None, reps: int | None = None, sensitivity: bool = False,
         log: Callable[[str], None] = print) -> dict[str, Any]:
     """Runs (or resumes) the experiment into ``out`` (and, with ``sensitivity``, each declared
