@@ -152,10 +152,12 @@ fn shared_bottleneck_takes_one_share_when_coupled() {
         let median = (ratios[3] + ratios[4]) / 2.0;
         eprintln!("{coupled} {counting}: mptcp/tcp ratios {ratios:.3?}, median {median:.3}");
         if coupled == "uncoupled" {
-            // Each subflow takes a little less than the competing TCP flow: subflows send no TSO
-            // buffers of their own (their buffers are what one scheduling pass gives them), and a
-            // lone subflow against a TCP flow takes 0.84 of its share here (0.88 before the
-            // receiver ACKed full-sized PSH segments at once, 2026-11-29; docs/models/mptcp.md).
+            // Each subflow takes less than the competing TCP flow: a lone subflow 0.84 of its share
+            // here (0.82 over 40 phases), two 1.57. Not by the subflows' sending (the out-of-tree
+            // kernel's subflows neither defer nor build bigger buffers: `mptcp_next_segment`,
+            // `mptcp_write_xmit`) but by the linux profile's receiver, which ACKs a full-sized PSH
+            // segment at once (Linux >= 6.6): with the rule of earlier kernels one subflow takes
+            // 1.03, two 1.99 (docs/models/mptcp.md).
             assert!(median > 1.5, "{coupled}: two uncoupled subflows take about two shares, got {median:.3}");
         } else if counting == "acks" {
             // Linux's per-ACK counting (mptcp_coupled.c): RFC 6356 goal 2 with the 10 %.
