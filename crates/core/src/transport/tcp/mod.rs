@@ -134,6 +134,14 @@ pub struct TcpConfig {
     /// 0 turns it off there), off otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sack_compress: Option<bool>,
+    /// The receiver's rule for PSH (Linux 6.6 and later, `tcp_measure_rcv_mss`, "tcp: fix
+    /// delayed ACKs for MSS boundary condition"): a full-sized segment with PSH sets
+    /// `ICSK_ACK_PUSHED`, so it is ACKed once read instead of waiting for a second segment or
+    /// the delayed-ACK timer. false gives the rule of earlier kernels (PUSHED only for a segment
+    /// shorter than `rcv_mss`), such as the Linux 4.x of the out-of-tree MPTCP kernel. Only
+    /// with `quickack`. Profile default: on in `linux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub psh_ack: Option<bool>,
     /// RTO rule: `"rfc6298"` (RTO floored at `min_rto` as a whole) or `"linux"` (the variance
     /// term floored: RTO ≥ SRTT + `min_rto`). Profile default: `"linux"` in `linux`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -295,6 +303,7 @@ impl Default for TcpConfig {
             delack_timeout: None,
             quickack: None,
             sack_compress: None,
+            psh_ack: None,
             rto_rule: None,
             rto_rearm: None,
             prr: None,
@@ -346,6 +355,7 @@ impl TcpConfig {
             delack_timeout: self.delack_timeout.unwrap_or(d.delack_timeout),
             quickack: self.quickack.unwrap_or(d.quickack),
             sack_compress: self.sack_compress.unwrap_or(d.sack_compress),
+            psh_ack: self.psh_ack.unwrap_or(d.psh_ack),
             init_cwnd: self.init_cwnd.unwrap_or(d.init_cwnd),
             rack,
             ssthresh_rule: self.ssthresh_rule.unwrap_or(match (self.profile, &self.cc) {
@@ -2396,6 +2406,8 @@ pub struct TcpReceiver {
     advmss: u64,
     last_seg_size: u64,
     pushed: bool,
+    /// A full-sized segment with PSH sets `pushed` (`psh_ack`, Linux 6.6 and later).
+    psh_ack: bool,
     /// Linux's delayed-ACK engine (see [`TcpConfig::quickack`]): quick ACKs left, the adaptive
     /// delayed-ACK timeout `ato`, and the arrival time of the last in-order data (`lrcvtime`;
     /// `None` before the first).
@@ -2464,6 +2476,7 @@ impl TcpReceiver {
             advmss,
             last_seg_size: 0,
             pushed: false,
+            psh_ack: b.psh_ack,
             quickack: b.quickack,
             quick: 0,
             ato: TCP_ATO_MIN,
@@ -2755,7 +2768,8 @@ impl TcpReceiver {
 
     /// Linux `tcp_measure_rcv_mss` (6.6 and later) on an in-order segment of `len` payload bytes
     /// with header flags `flags`: a segment at least `rcv_mss` long raises `rcv_mss` (to at most
-    /// `advmss`) and, with PSH, sets PUSHED ("tcp: fix delayed ACKs for MSS boundary condition");
+    /// `advmss`) and, with PSH, sets PUSHED ("tcp: fix delayed ACKs for MSS boundary condition";
+    /// not before 6.6, nor with `psh_ack = false`);
     /// a shorter one sets PUSHED unless it is the second in a row of one size that a sender of
     /// small segments would send (then `rcv_mss` becomes that size). The thresholds count the
     /// TCP header with its options, as Linux's do.
@@ -2763,7 +2777,7 @@ impl TcpReceiver {
         let lss = std::mem::take(&mut self.last_seg_size);
         if len >= self.rcv_mss {
             self.rcv_mss = len.min(self.advmss);
-            if flags & tcp_flags::PSH != 0 {
+            if self.psh_ack && flags & tcp_flags::PSH != 0 {
                 self.pushed = true;
             }
             return;

@@ -230,6 +230,8 @@ pub struct Behaviours {
     pub quickack: bool,
     /// SACK compression (Linux `tcp_comp_sack_*`); it runs only with `quickack`, delayed ACKs and SACK.
     pub sack_compress: bool,
+    /// A full-sized PSH segment is ACKed once read (Linux ≥ 6.6); only with `quickack`.
+    pub psh_ack: bool,
     pub init_cwnd: u32,
     /// RACK-TLP (RFC 8985) loss detection and tail loss probes (needs SACK).
     pub rack: bool,
@@ -289,6 +291,7 @@ impl Profile {
             delack_timeout: Dur::from_millis(40),
             quickack: false,
             sack_compress: false,
+            psh_ack: false,
             init_cwnd: 10,
             rack: false,
             hystart_rule: HystartRule::Rfc9406,
@@ -328,6 +331,8 @@ impl Profile {
                 quickack: true,
                 // net.ipv4.tcp_comp_sack_nr = 44, tcp_comp_sack_delay_ns = 1 ms (__tcp_ack_snd_check).
                 sack_compress: true,
+                // tcp_measure_rcv_mss since 6.6: a full-sized PSH segment sets ICSK_ACK_PUSHED.
+                psh_ack: true,
                 // TCP_INIT_CWND (RFC 6928).
                 init_cwnd: 10,
                 // net.ipv4.tcp_recovery = 1 (TCP_RACK_LOSS_DETECTION), tcp_early_retrans = 3 (TLP).

@@ -1168,7 +1168,10 @@ fn linux_rto_rearmed_when_the_head_is_retransmitted() {
 
 /// A linux-profile receiver after a SYN and `n` back-to-back full segments, all at time 0.
 fn linux_receiver_after(n: u64) -> Harness {
-    let cfg = TcpConfig { profile: Profile::Linux, ..Default::default() };
+    linux_receiver_with(TcpConfig { profile: Profile::Linux, ..Default::default() }, n)
+}
+
+fn linux_receiver_with(cfg: TcpConfig, n: u64) -> Harness {
     let mut h = Harness::new(&cfg, Link::new(ms(10)), Link::new(ms(10)));
     h.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
     for k in 0..n {
@@ -1256,6 +1259,23 @@ fn linux_receiver_acks_a_full_sized_psh_segment_once_read() {
     n.inject(TcpHdr { flags: tcp_flags::SYN, ..Default::default() });
     n.inject(TcpHdr { flags: tcp_flags::ACK | tcp_flags::PSH, ..data_hdr(1, MSS) });
     assert_eq!(n.acks().len(), 0);
+}
+
+#[test]
+fn psh_ack_off_is_the_receiver_rule_before_linux_6_6() {
+    // Before 6.6 `tcp_measure_rcv_mss` set PUSHED only for a segment shorter than rcv_mss: a
+    // full-sized PSH segment after the quick ACKs waits with the others, and the second
+    // segment's ACK covers both (as without PSH).
+    let cfg = TcpConfig { profile: Profile::Linux, psh_ack: Some(false), ..Default::default() };
+    let mut h = linux_receiver_with(cfg, 20);
+    assert_eq!(h.acks().len(), 20);
+    h.inject(TcpHdr { flags: tcp_flags::ACK | tcp_flags::PSH, ..data_hdr(1 + 20 * MSS, MSS) });
+    assert_eq!(h.acks().len(), 20, "the full-sized PSH segment waits");
+    h.inject(data_hdr(1 + 21 * MSS, MSS));
+    assert_eq!(h.acks().len(), 21, "the second full segment is ACKed");
+    // A short segment still sets PUSHED (both rules).
+    h.inject(data_hdr(1 + 22 * MSS, 500));
+    assert_eq!(h.acks().len(), 22, "a short segment is ACKed at once");
 }
 
 #[test]
