@@ -273,7 +273,7 @@ def test_the_sensitivity_runs_every_finding_under_each_declared_alternative(quic
     names = [n for n, _ in variants(m.CHOICES)]
     assert names == ["coupled=lia", "coupled=olia", "coupled=balia", "abr=throughput", "abr=bba", "abr=bola",
                      "mpd_bandwidth=peak", "loss_direction=downstream", "loss_direction=both", "scheduler=round_robin",
-                     "rcv_buf=fixed", "subflows=full_mesh"]
+                     "rcv_buf=fixed", "subflows=full_mesh", "psh_ack=off"]
     doc = load_report(quick / "report.json")
     rows = list(csv.DictReader((quick / "sensitivity.csv").open()))
     assert len(rows) == len(names) * len(doc["findings"])

@@ -15,7 +15,7 @@ from qoelab.errors import QoelabError
 from qoelab.experiment import core
 from qoelab.experiment.choices import defaults
 from qoelab.reproduce.mptcp.paper import (ABRS, BASE, CHOICES, CONFIGS, COUPLED, FACTOR, FOLDER, LOSS_DIRECTIONS,
-                                          MPD_BANDWIDTHS, MPTCP, PAPER_REPS, PATHS, RCV_BUFS, READING_LABEL, READINGS,
+                                          MPD_BANDWIDTHS, MPTCP, PAPER_REPS, PATHS, PSH_ACKS, RCV_BUFS, READING_LABEL, READINGS,
                                           SUBFLOWS, TABLE1, TRANSPORT_LABEL)
 
 
@@ -97,16 +97,17 @@ def subflow_pairs(subflows: str) -> list[tuple[str, str]]:
 
 def build_scenario(reading: str, config: str, transport: str, coupled: str = "uncoupled", abr: str = "vlc", *,
                    loss_direction: str = "upstream", scheduler: str = "min_rtt", mpd_bandwidth: str = "mean",
-                   subflows: str = "disjoint", rcv_buf: str = "autotuned", loops: int = FULL.loops,
-                   duration_s: float = FULL.duration_s) -> dict[str, Any]:
+                   subflows: str = "disjoint", rcv_buf: str = "autotuned", psh_ack: str = "on",
+                   loops: int = FULL.loops, duration_s: float = FULL.duration_s) -> dict[str, Any]:
     """One cell as plain scenario data: ``base.toml`` with path 1 and path 2 set to ``config``'s
     Table 1 rows under ``reading`` (loss in ``loss_direction``), and the DASH flow over
     ``transport``: ``mptcp`` (a subflow per path, ``coupled`` congestion control, the
     ``scheduler``), ``sptcp`` (path 1 set to the SPTCP row) or ``sptcp_best`` (single-path TCP
     over MPTCP's path 1 as it is), the player with the ``abr`` policy comparing each
     representation's ``mpd_bandwidth`` (``mean`` rate or the MPD's ``peak``); MPTCP's
-    connection-level receive buffer ``rcv_buf`` ``autotuned`` from tcp_rmem or ``fixed`` at 4 MiB.
-    The app probe is on. With ``subflows = "full_mesh"`` the MPTCP connection has a subflow per
+    connection-level receive buffer ``rcv_buf`` ``autotuned`` from tcp_rmem or ``fixed`` at 4 MiB;
+    ``psh_ack`` ``off`` gives every TCP end (subflows and single-path) the receiver rule of
+    kernels before 6.6 (``tcp.psh_ack = false``). The app probe is on. With ``subflows = "full_mesh"`` the MPTCP connection has a subflow per
     client × server address (:func:`full_mesh`), and a 1-Gbit/s core link R1–R2 carries the cross
     pairs from one access network to the server's interface on the other (the single-path cells
     are unchanged)."""
@@ -114,7 +115,7 @@ def build_scenario(reading: str, config: str, transport: str, coupled: str = "un
                            ("transport", transport, tuple(TRANSPORT_LABEL)), ("coupled", coupled, COUPLED),
                            ("abr", abr, ABRS), ("loss_direction", loss_direction, LOSS_DIRECTIONS),
                            ("mpd_bandwidth", mpd_bandwidth, MPD_BANDWIDTHS), ("subflows", subflows, SUBFLOWS),
-                           ("rcv_buf", rcv_buf, RCV_BUFS)):
+                           ("rcv_buf", rcv_buf, RCV_BUFS), ("psh_ack", psh_ack, PSH_ACKS)):
         if v not in known:
             raise ValueError(f"{name} {v!r}: expected one of {', '.join(known)}")
     d = base_dict()
@@ -138,15 +139,20 @@ def build_scenario(reading: str, config: str, transport: str, coupled: str = "un
         f.pop("src_addr", None)
         f.pop("dst_addr", None)
         f["transport"] = {**MPTCP, "scheduler": scheduler, "coupled": coupled}
+        tcp = MPTCP["tcp"]
+        assert isinstance(tcp, dict)
         if rcv_buf == "fixed":
-            tcp = MPTCP["tcp"]
-            assert isinstance(tcp, dict)
-            f["transport"]["tcp"] = {**tcp, "rcv_autotune": False, "rcv_buf": "4MiB"}
+            tcp = {**tcp, "rcv_autotune": False, "rcv_buf": "4MiB"}
+        if psh_ack == "off":
+            tcp = {**tcp, "psh_ack": False}
+        f["transport"]["tcp"] = tcp
         f["subflows"] = [{"src_addr": s, "dst_addr": t} for s, t in subflow_pairs(subflows)]
         if subflows == "full_mesh":
             d["name"] += "-full-mesh"
             d["description"] += ", full mesh (4 subflows)"
             d["links"].append({"a": "R1", "b": "R2", "rate": "1Gbps", "delay": "0ms"})
+    elif psh_ack == "off":
+        f["transport"] = {**f["transport"], "psh_ack": False}
     return d
 
 
@@ -193,7 +199,7 @@ def _build(p: dict[str, Any], grid: Grid, setting: dict[str, Any]):
                        p["coupled"] if p["transport"] == "mptcp" else "uncoupled", p["abr"],
                        loss_direction=setting["loss_direction"], scheduler=setting["scheduler"],
                        mpd_bandwidth=setting["mpd_bandwidth"], subflows=setting["subflows"], rcv_buf=setting["rcv_buf"],
-                       loops=grid.loops, duration_s=grid.duration_s)
+                       psh_ack=setting["psh_ack"], loops=grid.loops, duration_s=grid.duration_s)
     return Scenario.from_dict(d, f"{BASE} ({_cell_id(p)})", base_dir=paths.root() / FOLDER)
 METRICS = ("startup_first_byte_ms", "startup_ms", "stalls", "stall_s", "played_s", "bitrate_mbps", "switches",
            "rate_mbps", "retx_per_s", "path1_share_pct", "reinjected_kb", "rcvbuf_drops", "rcv_buf_kb")

@@ -52,6 +52,10 @@ RCV_BUFS = ("autotuned", "fixed")
 MPTCP = {"kind": "mptcp", "reinject": True, "penalise": True, "coupled_counting": "acks", "tcp": {"profile": "linux"}}
 #: The client's and server's interface addresses of the two paths (base.toml).
 PATHS = (("10.1.0.1", "10.2.0.1"), ("10.1.1.1", "10.2.1.1"))
+#: The hosts' receiver rule for PSH (the ``psh_ack`` choice): ``on``, Linux ≥ 6.6's (a
+#: full-sized PSH segment is ACKed once read; the linux profile's), or ``off``, the rule of the
+#: testbed's Linux 4.4 (``tcp.psh_ack``, docs/models/tcp.md).
+PSH_ACKS = ("on", "off")
 #: How the MPTCP connection's subflows are formed (the ``subflows`` choice): one per path, or the
 #: fullmesh path manager's every client × server address pair.
 SUBFLOWS = ("disjoint", "full_mesh")
@@ -83,4 +87,9 @@ CHOICES = (
            "paths and the paper's figures show two; the alternative is v0.92's fullmesh path manager (mptcp_fullmesh.c) "
            "with the server's second interface announced (Sec. 4: Ethernet and Wi-Fi), a subflow for every client × "
            "server address pair (4), the cross pairs through a 1-Gbit/s core joining the two access networks"),
+    Choice("psh_ack", "on", ("off",),
+           "the linux profile is one kernel, Linux 6.x, held against this machine's kernel (docs/validation.md), "
+           "whose receivers ACK a full-sized PSH segment at once (tcp_measure_rcv_mss, since 6.6); the testbed's "
+           "v0.92 ran on Linux 4.4, which does not, and under the 6.6 rule an uncoupled subflow takes 0.84 of a "
+           "TCP flow's share of a drop-tail queue, 1.03 without it (docs/models/mptcp.md)"),
 )
