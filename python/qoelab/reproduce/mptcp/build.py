@@ -107,10 +107,10 @@ def build_scenario(reading: str, config: str, transport: str, coupled: str = "un
     representation's ``mpd_bandwidth`` (``mean`` rate or the MPD's ``peak``); MPTCP's
     connection-level receive buffer ``rcv_buf`` ``autotuned`` from tcp_rmem or ``fixed`` at 4 MiB;
     ``psh_ack`` ``off`` gives every TCP end (subflows and single-path) the receiver rule of
-    kernels before 6.6 (``tcp.psh_ack = false``). The app probe is on. With ``subflows = "full_mesh"`` the MPTCP connection has a subflow per
-    client × server address (:func:`full_mesh`), and a 1-Gbit/s core link R1–R2 carries the cross
-    pairs from one access network to the server's interface on the other (the single-path cells
-    are unchanged)."""
+    kernels before 6.6 (``tcp.psh_ack = false``). The app probe is on. With
+    ``subflows = "full_mesh"`` the MPTCP connection has a subflow per client × server address
+    (:func:`full_mesh`), and a 1-Gbit/s core link R1–R2 carries the cross pairs from one access
+    network to the server's interface on the other (the single-path cells are unchanged)."""
     for name, v, known in (("reading", reading, READINGS), ("config", config, CONFIGS),
                            ("transport", transport, tuple(TRANSPORT_LABEL)), ("coupled", coupled, COUPLED),
                            ("abr", abr, ABRS), ("loss_direction", loss_direction, LOSS_DIRECTIONS),
