@@ -118,3 +118,35 @@ def test_a_normal_end_leaves_nothing(emulation, tmp_path):
     assert "3 received" in log
     assert (tmp_path / "o" / "exec" / "server-0.log").exists()
     assert "daemon server" in out and "stopped at the end" in out
+
+
+def _impostor(tmp_path: Path, ns: str) -> subprocess.Popen:
+    """A process that looks like `ip netns exec <ns> …` that has not yet entered the namespace
+    (as a command started just before `kill -9` can be when the watchdog sweeps)."""
+    (tmp_path / "netns").write_text("import time\ntime.sleep(600)\n")
+    p = subprocess.Popen(["ip", "netns", "exec", ns], executable=sys.executable, cwd=tmp_path)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{p.pid}/cmdline").read_bytes().split(b"\0")[:4] == [b"ip", b"netns", b"exec", ns.encode()]:
+                return p
+        except OSError:
+            pass
+        time.sleep(0.01)
+    p.kill()
+    raise AssertionError("the stand-in did not start")
+
+
+def test_the_watchdog_kills_a_command_still_on_its_way_into_the_run_and_nothing_of_another_run(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    ours = _impostor(tmp_path / "a", watchdog.ns_name("0badc0de", "server"))
+    other = _impostor(tmp_path / "b", watchdog.ns_name("0badc0df", "server"))
+    try:
+        watchdog.cleanup("0badc0de")
+        assert ours.wait(timeout=10) == -signal.SIGKILL
+        assert other.poll() is None, "another run's command is left alone"
+    finally:
+        for p in (ours, other):
+            p.kill()
+            p.wait()

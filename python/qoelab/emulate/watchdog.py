@@ -4,9 +4,9 @@
 session of its own so that Ctrl-C in the terminal does not reach it) with a pipe on standard
 input whose write end only ``qoelab emulate`` holds. When that end closes (the run finished and
 tore down, or it crashed, or it was killed with ``kill -9``), the read returns end-of-file and
-the watchdog removes whatever the run left: it kills every process inside the run's namespaces
-and deletes them. A TUN device needs no cleaning: it vanishes with its descriptor, which dies
-with the process that held it.
+the watchdog removes whatever the run left: it kills every process inside the run's namespaces,
+or on its way into one, and deletes them. A TUN device needs no cleaning: it vanishes with its
+descriptor, which dies with the process that held it.
 
 Stdlib only, and importable without the package (it runs as a plain file: no numpy, no native
 module), so it starts in milliseconds. The same functions serve ``qoelab emulate --cleanup``.
@@ -81,31 +81,62 @@ def is_live(run_id: str) -> bool:
     return False
 
 
-def _pids(ns: str) -> list[int]:
-    r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True, check=False)
-    return [int(x) for x in r.stdout.split() if x.isdigit()]
+def _ns_key(ns: str) -> tuple[int, int] | None:
+    """The identity (device, inode) of namespace ``ns``, as ``/proc/<pid>/ns/net`` shows it."""
+    try:
+        st = os.stat(NETNS_DIR / ns)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
-def remove_namespace(ns: str) -> None:
-    """Kills every process in namespace ``ns`` (SIGKILL) and deletes it. Quiet if it is gone."""
-    for _ in range(50):
-        pids = _pids(ns)
-        if not pids:
-            break
-        for p in pids:
+def _members(run_id: str, keys: set[tuple[int, int]]) -> list[int]:
+    """The processes of run ``run_id``: those inside one of its namespaces (``keys``), and those
+    still on their way in, ``ip netns exec qoelab-<run id>-…`` before it has entered one (a command
+    started just before ``kill -9`` can be there while the namespaces are swept)."""
+    prefix = f"{PREFIX}{run_id}-".encode()
+    out = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit() or int(p.name) == os.getpid():
+            continue
+        try:
+            st = os.stat(p / "ns" / "net")
+            if (st.st_dev, st.st_ino) in keys:
+                out.append(int(p.name))
+                continue
+            argv = (p / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if (len(argv) > 3 and os.path.basename(argv[0]) == b"ip" and argv[1:3] == [b"netns", b"exec"]
+                and argv[3].startswith(prefix)):
+            out.append(int(p.name))
+    return out
+
+
+def _sweep(run_id: str, keys: set[tuple[int, int]], quiet_scans: int = 3, within_s: float = 10.0) -> None:
+    """Kills (SIGKILL) the run's processes until ``quiet_scans`` scans 50 ms apart find none."""
+    quiet, deadline = 0, time.monotonic() + within_s
+    while quiet < quiet_scans and time.monotonic() < deadline:
+        pids = _members(run_id, keys)
+        for pid in pids:
             try:
-                os.kill(p, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        time.sleep(0.02)
-    subprocess.run(["ip", "netns", "delete", ns], capture_output=True, check=False)
+        quiet = 0 if pids else quiet + 1
+        time.sleep(0.05)
 
 
 def cleanup(run_id: str) -> list[str]:
-    """Removes run ``run_id``'s namespaces and lock file; returns the namespaces removed."""
+    """Removes run ``run_id``'s namespaces, every process in them or entering them, and its lock
+    file; returns the namespaces removed. A process that opened a namespace's file before the
+    name was deleted can still enter it afterwards, so the sweep runs again once they are gone."""
     gone = namespaces(run_id)
+    keys = {k for ns in gone if (k := _ns_key(ns)) is not None}
+    _sweep(run_id, keys)
     for ns in gone:
-        remove_namespace(ns)
+        subprocess.run(["ip", "netns", "delete", ns], capture_output=True, check=False)
+    _sweep(run_id, keys)
     try:
         lock_path(run_id).unlink()
     except OSError:
