@@ -205,3 +205,46 @@ def test_a_finding_holds_in_the_count_only_under_every_alternative():
     assert summary_count([robust, fragile]) == (1, 2)
     assert "1 more hold only under our default: they depend on coupled" in summary_line([robust, fragile])
     assert Finding("c", "x", Label.SUBSTANTIVE, above(), "s", e).sensitivity_text() == "not run"
+
+
+def test_alternatives_on_fewer_cells_are_compared_with_the_default_on_those_cells():
+    """TFD's alternatives run on a smaller grid beside the default there (variant `default`): a
+    choice is named only where its verdict differs from that default's on the same cells; what
+    the smaller grid changes under the default itself is 'the cells', never a choice; a variant
+    on the finding's own cells (another calibration) is still compared with the finding; the
+    count is unchanged (a finding holds only if every entry holds)."""
+    from qoelab.experiment import runner
+
+    e = mean_ci([1.0, 1.1, 0.9])  # holds over all cells
+    H, N = Verdict.HOLDS, Verdict.DOES_NOT_HOLD
+    cells = ("default", "lend_idle=False", "admission=0.99", "scheduler=reserved_rate")
+
+    def on(verdicts, extra=()):
+        return Finding("a", "x", Label.SUBSTANTIVE, above(), "s", e, under=tuple(zip(cells, verdicts)) + extra,
+                       on_cells=cells)
+
+    # The smaller grid turns the default's verdict; lend_idle agrees with the default there.
+    f = on((N, N, H, N))
+    assert f.depends_on() == ["the cells", "admission"]
+    assert f.sensitivity_text() == ("depends on the cells (all cells: holds; the alternatives' cells: does not hold); "
+                                    "depends on admission (default on these cells: does not hold; 0.99: holds)")
+    assert not f.robust and not f.counts_as_holding and f.reference("lend_idle=False") is N
+    # The same verdicts read against the finding's own (no on_cells) blame every choice that differs.
+    g = Finding("a", "x", Label.SUBSTANTIVE, above(), "s", e, under=tuple(zip(cells, (N, N, H, N))))
+    assert g.depends_on() == ["default", "lend_idle", "scheduler"]
+    # The cells agree: a choice that differs is named against the default, as before.
+    f = on((H, H, N, H), extra=(("trace=40M", N),))
+    assert f.depends_on() == ["admission", "trace"]
+    assert f.sensitivity_text() == ("depends on admission (default: holds; 0.99: does not hold); "
+                                    "depends on trace (default: holds; 40M: does not hold)")
+    assert on((H, H, H, H)).robust and on((H, H, H, H)).counts_as_holding
+    # Only the cells: every alternative agrees with the default there.
+    f = on((N, N, N, N))
+    assert f.depends_on() == ["the cells"] and summary_count([f]) == (0, 1)
+    assert "they depend on the cells" in summary_line([f])
+    # runner.attach fills on_cells with the named variants, in under's order.
+    base = Finding("a", "x", Label.SUBSTANTIVE, above(), "s", e)
+    no = Finding("a", "x", Label.SUBSTANTIVE, above(), "s", mean_ci([-1.0, -1.1, -0.9]))
+    got = runner.attach([base], {"default": [no], "lend_idle=False": [no], "trace=40M": [no]},
+                        on_cells=["lend_idle=False", "default"])[0]
+    assert got.on_cells == ("default", "lend_idle=False") and got.depends_on() == ["the cells", "trace"]

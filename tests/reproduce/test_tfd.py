@@ -313,10 +313,15 @@ def test_the_sensitivity_attaches_every_variant_and_the_other_calibrations(tmp_p
             "s2_basis=stated", "s2_basis=mean", "trace=40M"]
     for f in h["findings"]:
         assert [v for v, _ in f.under] == want, f.key
+        # The routers' rules ran on the sensitivity cells (compared with `default` there); the
+        # other calibration on its own full grid (compared with the finding's own verdict).
+        assert f.on_cells == tuple(want[:-1]), f.key
     rows = (h["out"] / "sensitivity.csv").read_text().splitlines()
     assert len(rows) == 1 + len(want) * len(h["findings"])
     doc = load_report(tmp_path / "report.json")
     assert all(list(f["sensitivity"]["under"]) == want for f in doc["findings"])
+    heads = [f for f in doc["findings"] if f.get("group") == tfd.HEADLINE.key]
+    assert heads and all(f["sensitivity"]["on_cells"] == want[:-1] for f in heads)
     assert {c["name"] for c in doc["choices"]} == {c.name for c in tfd.CHOICES}
     for v in want[:-1]:
         assert any((tmp_path / h["out"].name / "sensitivity" / v / "sweep").rglob("done")), v

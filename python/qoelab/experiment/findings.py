@@ -31,7 +31,11 @@ picked after seeing the numbers). Only substantive findings are counted (:func:`
 **Evidence.** A finding decided on fewer than :data:`MIN_EVIDENCE_REPS` repetitions is *quick:
 not evidence* in every output (:attr:`Finding.quick`). A finding run under a reproduction's
 declared choices (:mod:`qoelab.experiment.choices`) carries its verdict under each alternative
-(:attr:`Finding.under`); it counts as holding only if it holds under every one.
+(:attr:`Finding.under`); it counts as holding only if it holds under every one. When the
+alternatives run on fewer cells than the finding (a sensitivity grid), the default runs on those
+cells too (:data:`CELLS_DEFAULT`) and each alternative is compared with it, on the same cells
+(:attr:`Finding.on_cells`): a choice is never named for what the smaller grid changes, which is
+shown as its own dependence, on *the cells*.
 """
 
 from __future__ import annotations
@@ -47,6 +51,13 @@ from qoelab.experiment.stats import ROUND_OFF, Estimate, t95
 MIN_EVIDENCE_REPS = 10
 #: The largest repetition count :func:`reps_to_decide` searches.
 MAX_REPS_SEARCHED = 100_000
+#: The variant that is the default setting run on the alternatives' own cells when those are
+#: fewer than the default's (``qoelab.experiment.runner.sets``): the alternatives run there are
+#: compared with it (:attr:`Finding.on_cells`).
+CELLS_DEFAULT = "default"
+#: How :meth:`Finding.depends_on` names a verdict that changes between the finding's cells and
+#: the alternatives' fewer cells under the default itself.
+THE_CELLS = "the cells"
 
 
 class Label(str, Enum):
@@ -265,6 +276,10 @@ class Finding:
     #: loss ratio), in the interval, the rule and the verdict's note alike.
     scale: float = 1.0
     unit: str = ""
+    #: The variants of ``under`` that ran on fewer cells than the finding's own (a sensitivity
+    #: grid), :data:`CELLS_DEFAULT` among them: each of the others is compared with the default's
+    #: verdict on those cells (:meth:`reference`), not with :attr:`verdict`.
+    on_cells: tuple[str, ...] = field(default=(), compare=False)
 
     @cached_property
     def judgement(self) -> Judgement:
@@ -304,22 +319,58 @@ class Finding:
             return None
         return all(v is self.verdict for _, v in self.under)
 
+    def cells_verdict(self) -> Verdict | None:
+        """The default's verdict on the alternatives' fewer cells (None: they ran on the
+        finding's own cells)."""
+        if CELLS_DEFAULT not in self.on_cells:
+            return None
+        return dict(self.under).get(CELLS_DEFAULT)
+
+    def reference(self, variant: str) -> Verdict:
+        """The verdict ``variant``'s is compared with: the default's on the same cells (its
+        verdict on the alternatives' cells for one of :attr:`on_cells`, else :attr:`verdict`)."""
+        cells = self.cells_verdict()
+        if cells is not None and variant in self.on_cells and variant != CELLS_DEFAULT:
+            return cells
+        return self.verdict
+
+    def _hanging(self) -> dict[str, list[tuple[str, Verdict, Verdict]]]:
+        """Per choice whose verdict differs under one of its alternatives (or :data:`THE_CELLS`):
+        (alternative, its verdict, the default's on the same cells), in ``under``'s order."""
+        by: dict[str, list[tuple[str, Verdict, Verdict]]] = {}
+        for variant, v in self.under:
+            if variant == CELLS_DEFAULT and variant in self.on_cells:
+                by.setdefault(THE_CELLS, []).append((variant, v, self.verdict))
+                continue
+            choice, _, alt = variant.partition("=")
+            by.setdefault(choice, []).append((alt or variant, v, self.reference(variant)))
+        return {c: vs for c, vs in by.items() if any(v is not ref for _, v, ref in vs)}
+
     def sensitivity_text(self) -> str:
-        """``robust``, ``depends on CHOICE (default: …; alt: …)`` or ``not run``."""
+        """``robust``, ``depends on CHOICE (default: …; alt: …)`` or ``not run``. Alternatives
+        run on fewer cells are set against the default on those cells ("default on these cells"
+        where its verdict is not the finding's own), and a verdict the fewer cells change under the
+        default itself reads ``depends on the cells (all cells: …; the alternatives' cells: …)``."""
         if not self.under:
             return "not run"
         if self.robust:
             return "robust"
-        by: dict[str, list[tuple[str, Verdict]]] = {}
-        for variant, v in self.under:
-            by.setdefault(variant.split("=", 1)[0], []).append((variant.split("=", 1)[-1], v))
-        hang = {c: vs for c, vs in by.items() if any(v is not self.verdict for _, v in vs)}
-        return "; ".join(f"depends on {c} (default: {self.verdict.value}; "
-                         + "; ".join(f"{a}: {v.value}" for a, v in vs) + ")" for c, vs in hang.items())
+        out = []
+        for c, vs in self._hanging().items():
+            if c == THE_CELLS:
+                out.append(f"depends on {THE_CELLS} (all cells: {self.verdict.value}; the alternatives' cells: "
+                           f"{vs[0][1].value})")
+                continue
+            ref = vs[0][2]
+            head = "default" if ref is self.verdict else "default on these cells"
+            out.append(f"depends on {c} ({head}: {ref.value}; " + "; ".join(f"{a}: {v.value}" for a, v, _ in vs) + ")")
+        return "; ".join(out)
 
     def depends_on(self) -> list[str]:
-        """The choices under one of whose alternatives the verdict differs."""
-        return list(dict.fromkeys(variant.split("=", 1)[0] for variant, v in self.under if v is not self.verdict))
+        """The choices under one of whose alternatives the verdict differs from the default's on
+        the same cells (and :data:`THE_CELLS` when the alternatives' fewer cells change it under
+        the default itself)."""
+        return list(self._hanging())
 
     @property
     def counts_as_holding(self) -> bool:

@@ -183,6 +183,10 @@ def check_report(doc: Any, folder: Path | None = None) -> list[str]:
             under = sens.get("under")
             if not isinstance(under, dict) or any(v not in VERDICTS for v in under.values()):
                 errs.append(f"{at}.sensitivity.under: must map each variant to a verdict")
+            cells = sens.get("on_cells", [])
+            if not isinstance(cells, list) or not all(isinstance(c, str) and isinstance(under, dict) and c in under
+                                                      for c in cells):
+                errs.append(f"{at}.sensitivity.on_cells: must list variants of `under`")
     for i, c in enumerate(_list(doc.get("choices"))):
         at = f"choices[{i}]"
         if not isinstance(c, dict) or not isinstance(c.get("name"), str) or not isinstance(c.get("why"), str) \

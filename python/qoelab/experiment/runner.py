@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator
 from qoelab.experiment import core
 from qoelab.experiment.choices import Choice, Factorial, defaults, runs_alike, variants
 from qoelab.experiment.core import Experiment
-from qoelab.experiment.findings import Finding, Verdict
+from qoelab.experiment.findings import CELLS_DEFAULT, Finding, Verdict
 
 
 @dataclass
@@ -52,6 +52,8 @@ class RunSet:
     shared: bool = False
     #: :func:`qoelab.experiment.core.run`'s counts per experiment, once run.
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Its experiments are the variants' (``variant_experiments``: fewer cells than the default's).
+    on_variant_cells: bool = False
 
     @property
     def is_default(self) -> bool:
@@ -97,14 +99,15 @@ def sets(out: Path, choices: tuple[Choice, ...], experiments: Callable[[dict[str
     vexp = variant_experiments or experiments
     todo = variants(choices, factorials)
     if variant_experiments is not None and default_on_variant_grid:
-        todo = [("default", base)] + todo
+        todo = [(CELLS_DEFAULT, base)] + todo
     for name, setting in todo:
-        if runs_alike(choices, setting) and name != "default":
+        if runs_alike(choices, setting) and name != CELLS_DEFAULT:
             out_sets.append(RunSet(name, setting, E, out_sets[0].folders, out, shared=True))
             continue
         folder = out / "sensitivity" / _slug(name)
         ve = vexp(setting)
-        out_sets.append(RunSet(name, setting, ve, layout(folder, list(ve)), folder))
+        out_sets.append(RunSet(name, setting, ve, layout(folder, list(ve)), folder,
+                               on_variant_cells=variant_experiments is not None))
     return out_sets
 
 
@@ -217,7 +220,8 @@ def reproduce(out: Path, choices: tuple[Choice, ...], experiments: Callable[[dic
     main = findings(run_sets[0])
     if len(run_sets) > 1:
         with stage(out, "findings under the alternatives"):
-            main = attach(main, {s.name: findings(s) for s in run_sets[1:]})
+            main = attach(main, {s.name: findings(s) for s in run_sets[1:]},
+                          on_cells=[s.name for s in run_sets[1:] if s.on_variant_cells])
         write_sensitivity(out, main)
     return Outcome(run_sets, main)
 
@@ -251,11 +255,16 @@ def offset(progress: Callable[..., None] | None, base: int, total: int) -> Calla
     return lambda d, _t, reused=0: progress(base + d, total, reused=reused)
 
 
-def attach(main: list[Finding], by_variant: dict[str, list[Finding]]) -> list[Finding]:
+def attach(main: list[Finding], by_variant: dict[str, list[Finding]], on_cells: list[str] | tuple[str, ...] = ()) -> list[Finding]:
     """``main`` with each variant's verdict beside each finding (matched by group and key; a
-    finding a variant does not produce is *untestable* there)."""
+    finding a variant does not produce is *untestable* there). ``on_cells`` names the variants
+    judged on fewer cells than ``main`` (:attr:`~qoelab.experiment.findings.Finding.on_cells`):
+    with the default among them (:data:`~qoelab.experiment.findings.CELLS_DEFAULT`), the others
+    are compared with it."""
     got = {v: {(f.group, f.key): f.verdict for f in fs} for v, fs in by_variant.items()}
-    return [replace(f, under=tuple((v, got[v].get((f.group, f.key), Verdict.UNTESTABLE)) for v in by_variant))
+    cells = tuple(v for v in by_variant if v in set(on_cells))
+    return [replace(f, under=tuple((v, got[v].get((f.group, f.key), Verdict.UNTESTABLE)) for v in by_variant),
+                    on_cells=cells)
             for f in main]
 
 

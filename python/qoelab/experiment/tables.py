@@ -329,6 +329,8 @@ def finding_json(f: Finding, *, group: str | None = None, source: str | None = N
                          "premises": [{"name": p.name, "holds": p.holds, "detail": p.detail} for p in f.premises],
                          "sensitivity": {"text": f.sensitivity_text(), "robust": f.robust,
                                          "under": {k: v.value for k, v in f.under}}}
+    if f.on_cells:
+        d["sensitivity"]["on_cells"] = list(f.on_cells)
     for k, v in (("group", group if group is not None else (f.group or None)), ("source", source), ("unit", un)):
         if v is not None:
             d[k] = v

@@ -270,7 +270,7 @@ def _join(f: Finding, g: Finding) -> Finding:
     """``f`` with ``g``'s verdicts under other settings added to its own."""
     from dataclasses import replace
 
-    return replace(f, under=f.under + g.under)
+    return replace(f, under=f.under + g.under, on_cells=f.on_cells + g.on_cells)
 
 
 def size(quick: bool, sensitivity: bool = False, calibrations: tuple[Calibration, ...] | None = None,
@@ -352,7 +352,10 @@ def run_calibration(out: Path, cal: Calibration, profile: str, quick: bool = Fal
     full_reps = complete_reps(grid, by_rep)
     fs = findings(grid, ours, full_reps, independent=independent, group=cal.key)
     if len(sets) > 1:
-        fs = runner.attach(fs, {s.name: _grid_findings(pl["sgrid"], s.rows_of(), cal.key) for s in sets[1:]})
+        # Every alternative is judged on the sensitivity cells (a shared one on the default's
+        # rows there), and compared with the default on them.
+        fs = runner.attach(fs, {s.name: _grid_findings(pl["sgrid"], s.rows_of(), cal.key) for s in sets[1:]},
+                           on_cells=[s.name for s in sets[1:]])
         runner.write_sensitivity(out, fs, cal.key)
     # Each repetition is its own sweep folder (``sweep/rep<r>``), so its cost is that folder's.
     per_rep = core.timings(main.experiments["sweep"], main.folders["sweep"])

@@ -310,8 +310,11 @@ def reading(grid: Grid, ours: dict, paper: dict, meta: dict, fo: list[Finding], 
         "slices scaled); routers are our scheduler (SCFQ by default), not the authors' ns-2 emulator; delays are ours.",
         "",
         f"- s2's {meta['s2_rate_bps'] / 1e6:.0f} Mbit/s reservation is {meta['s2_rate_bps'] / meta['trace_mean_bps']:.2f}× this "
-        f"trace's mean rate and s3's {meta['s3_peak_bps'] / meta['trace_mean_bps']:.2f}×; a stream above its reservation "
-        "queues in its own buffer and gets only spare capacity.",
+        f"trace's mean rate and s3's {meta['s3_peak_bps'] / meta['trace_mean_bps']:.2f}×; "
+        + ("a stream's packets beyond its Tspec bucket (rate r, depth the largest frame) are forwarded as best effort "
+           "(`rsvp_policing = tspec`); with `none` they queue in its reserved class and get only spare capacity."
+           if meta.get("tspec_bucket_bytes") else
+           "a stream above its reservation queues in its own buffer and gets only spare capacity."),
     ]
     if admitted < max(grid.n):
         lines.append(f"- Admission control ({ADMISSION_SHARE:.0%} of the link) admits s3's peak-rate reservation for at most "
