@@ -68,3 +68,19 @@ def test_a_changed_scenario_or_seed_is_never_taken_over(tmp_path):
     victim.write_bytes(victim.read_bytes()[:-3])
     assert core.adopt_identical(exp, tmp_path / "e", core.run_keys(exp, tmp_path / "e"), donors) == 3
     assert not (tmp_path / "e" / "runs" / "cell=rate=2Gbps__rep=0").exists()
+
+
+def test_only_a_smaller_grid_with_the_default_on_it_compares_variants_there(tmp_path):
+    """Variants on a smaller grid beside the default there (TFD) are marked as such, so their
+    findings are compared with that default; variants on the cells the findings use, without the
+    default there (SQF, MPTCP), and variants on the default's own grid are not."""
+    def fewer(setting):
+        return {"toy": Experiment("toy", [{"rate": setting["slow"]}], build, metrics, paired=("rate",), reps=2)}
+
+    on = runner.sets(tmp_path, CHOICES, experiments, sensitivity=True, variant_experiments=fewer)
+    assert [s.name for s in on] == ["", "default", "fast=3Gbps", "slow=900Mbps"]
+    assert [s.on_variant_cells for s in on] == [False, True, True, True]
+    off = runner.sets(tmp_path, CHOICES, experiments, sensitivity=True, variant_experiments=fewer,
+                      default_on_variant_grid=False)
+    assert [s.name for s in off] == ["", "fast=3Gbps", "slow=900Mbps"] and not any(s.on_variant_cells for s in off)
+    assert not any(s.on_variant_cells for s in runner.sets(tmp_path, CHOICES, experiments, sensitivity=True))

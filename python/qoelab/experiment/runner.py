@@ -52,7 +52,8 @@ class RunSet:
     shared: bool = False
     #: :func:`qoelab.experiment.core.run`'s counts per experiment, once run.
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
-    #: Its experiments are the variants' (``variant_experiments``: fewer cells than the default's).
+    #: Its experiments are the variants' smaller grid, on which the default runs too (``sets``'
+    #: ``default_on_variant_grid``): its findings are compared with the default's there.
     on_variant_cells: bool = False
 
     @property
@@ -107,7 +108,7 @@ def sets(out: Path, choices: tuple[Choice, ...], experiments: Callable[[dict[str
         folder = out / "sensitivity" / _slug(name)
         ve = vexp(setting)
         out_sets.append(RunSet(name, setting, ve, layout(folder, list(ve)), folder,
-                               on_variant_cells=variant_experiments is not None))
+                               on_variant_cells=variant_experiments is not None and default_on_variant_grid))
     return out_sets
 
 
