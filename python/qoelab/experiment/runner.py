@@ -263,7 +263,8 @@ def attach(main: list[Finding], by_variant: dict[str, list[Finding]], on_cells: 
     with the default among them (:data:`~qoelab.experiment.findings.CELLS_DEFAULT`), the others
     are compared with it."""
     got = {v: {(f.group, f.key): f.verdict for f in fs} for v, fs in by_variant.items()}
-    cells = tuple(v for v in by_variant if v in set(on_cells))
+    named = set(on_cells)
+    cells = tuple(v for v in by_variant if v in named)
     return [replace(f, under=tuple((v, got[v].get((f.group, f.key), Verdict.UNTESTABLE)) for v in by_variant),
                     on_cells=cells)
             for f in main]
