@@ -240,6 +240,40 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_runs_pack(a: argparse.Namespace) -> int:
+    from qoelab.outdir import output_arg
+    from qoelab.progress import progress
+    from qoelab.runpack import pack
+
+    archive = output_arg(a.output)
+    assert archive is not None  # required
+    with progress(err, f"pack {a.folder}") as update:
+        c = pack(Path(a.folder), archive, a.drop or (), [Path(x) for x in a.after or ()], update)
+    damaged = f", {c['damaged']} damaged left out (the sweep redoes them)" if c["damaged"] else ""
+    skipped = f", {c['skipped']} in the earlier parts left out" if c["skipped"] else ""
+    out.print(f"{c['runs']} finished runs and {c['sweeps']} sweep records packed into {archive}{skipped}{damaged}"
+              + (f"; left out of every run: {', '.join(sorted(set(a.drop)))}" if a.drop else ""))
+    return 0
+
+
+def cmd_runs_unpack(a: argparse.Namespace) -> int:
+    from qoelab.outdir import output_arg
+    from qoelab.progress import progress
+    from qoelab.runpack import unpack
+
+    dest = output_arg(a.output)
+    assert dest is not None  # required
+    total = {"runs": 0, "present": 0, "sweeps": 0}
+    for archive in a.archive:
+        with progress(err, f"unpack {archive}") as update:
+            c = unpack(Path(archive), dest, update)
+        for k in total:
+            total[k] += c[k]
+    out.print(f"{total['runs']} runs unpacked into {dest} ({total['present']} were there already, "
+              f"{total['sweeps']} sweep records written); resume with the command that made them")
+    return 0
+
+
 def cmd_bench(a: argparse.Namespace) -> int:
     from qoelab.bench import bench_one, bench_paths, ns3_reference
 
@@ -496,6 +530,24 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     add_arguments(s)
     s.set_defaults(func=cmd_sweep)
+
+    ru = sub.add_parser("runs", help="carry the finished runs of a sweep or reproduction to another machine (pack, unpack)")
+    rsub = ru.add_subparsers(dest="runs_cmd", required=True, parser_class=_Parser)
+    rp = rsub.add_parser("pack", help="write every finished run under a folder into one .tar.xz, optionally without "
+                                      "its bulky time series")
+    rp.add_argument("folder", metavar="DIR", help="a sweep or reproduction output folder")
+    rp.add_argument("-o", "--output", metavar="FILE", required=True, help="the archive to write (.tar.xz)")
+    rp.add_argument("--drop", action="append", metavar="NAME",
+                    help="a file to leave out of every run, e.g. queues.parquet (repeatable); its size and SHA-256 "
+                         "stay in the run's done marker. Only files the report does not read may be dropped")
+    rp.add_argument("--after", action="append", metavar="FILE",
+                    help="an earlier archive of the same folder: its runs are not packed again (repeatable)")
+    rp.set_defaults(func=cmd_runs_pack)
+    rupk = rsub.add_parser("unpack", help="restore the runs of one or more archives into a folder; runs finished "
+                                          "there already are kept")
+    rupk.add_argument("archive", nargs="+", metavar="FILE", help="archives written by `qoelab runs pack`")
+    rupk.add_argument("-o", "--output", metavar="DIR", required=True, help="the folder to restore into")
+    rupk.set_defaults(func=cmd_runs_unpack)
 
     b = sub.add_parser("bench", help="measure simulator speed on scenarios/bench/")
     b.add_argument("scenario", nargs="*", help="bench scenario names (default: all canonical)")
