@@ -14,6 +14,18 @@ def root() -> Path:
     return ROOT
 
 
+def one_link_udp(name: str) -> dict:
+    """The smallest scenario a sweep can run: one 1-s CBR/UDP flow over one 10 Mbit/s link
+    (tests of the sweep machinery, not of a model)."""
+    return {
+        "name": name,
+        "sim": {"duration": "1s", "seed": 4},
+        "links": [{"a": "A", "b": "B", "rate": "10Mbps", "delay": "5ms"}],
+        "flows": [{"name": "p", "src": "A", "dst": "B", "transport": {"kind": "udp"},
+                   "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"}}],
+    }
+
+
 def run_cli(*args: str, cwd: Path | None = None):
     """Runs the installed `qoelab` entry point in a subprocess; returns (code, stdout, stderr)."""
     import subprocess

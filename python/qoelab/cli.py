@@ -251,8 +251,11 @@ def cmd_runs_pack(a: argparse.Namespace) -> int:
         c = pack(Path(a.folder), archive, a.drop or (), [Path(x) for x in a.after or ()], update)
     damaged = f", {c['damaged']} damaged left out (the sweep redoes them)" if c["damaged"] else ""
     skipped = f", {c['skipped']} in the earlier parts left out" if c["skipped"] else ""
+    held = sorted(n for n, k in c["dropped"].items() if k)
+    unheld = sorted(n for n, k in c["dropped"].items() if not k)
     out.print(f"{c['runs']} finished runs and {c['sweeps']} sweep records packed into {archive}{skipped}{damaged}"
-              + (f"; left out of every run: {', '.join(sorted(set(a.drop)))}" if a.drop else ""))
+              + (f"; left out of every run: {', '.join(held)}" if held else "")
+              + (f"; held by no packed run (nothing left out): {', '.join(unheld)}" if unheld else ""))
     return 0
 
 

@@ -170,16 +170,23 @@ def _check_writable(start: Path, target: Path, what: str) -> None:
     # The nearest existing ancestor must be a directory we can write in (the missing folders
     # are created when the results are written). Writability as the kernel sees it (root
     # ignores modes, read-only mounts do not): make and remove a probe folder there.
-    parent = Path(os.path.abspath(start))
     try:
-        while not os.path.lexists(parent):
-            parent = parent.parent
+        parent = existing_ancestor(start)
         if not parent.is_dir():
             raise QoelabError(f"{what} {target}: {parent} exists and is not a directory")
         probe = tempfile.mkdtemp(prefix=f".{target.name}.probe-", dir=parent)
         os.rmdir(probe)
     except OSError as e:
         raise QoelabError(f"{what} {target}: cannot write in {parent}: {_why(e)}") from None
+
+
+def existing_ancestor(p: Path) -> Path:
+    """``p`` made absolute, or its nearest ancestor that exists (a symbolic link counts as
+    existing, not followed)."""
+    p = Path(os.path.abspath(p))
+    while not os.path.lexists(p):
+        p = p.parent
+    return p
 
 
 def _partial_prefix(target: Path) -> str:

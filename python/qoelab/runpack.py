@@ -74,11 +74,12 @@ def packed_runs(archive: Path) -> set[str]:
 
 
 def pack(root: Path, archive: Path, drop: Iterable[str] = (), after: Iterable[Path] = (),
-         progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+         progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Writes the finished runs under ``root`` (less those in the ``after`` archives) into
     ``archive`` (``.tar.xz``, replaced atomically), leaving out the files named in ``drop``.
     Returns counts: ``runs`` packed, ``skipped`` (in an earlier part), ``damaged`` (not packed:
-    a file differs from its ``done`` marker), ``sweeps`` (``sweep.json`` files)."""
+    a file differs from its ``done`` marker), ``sweeps`` (``sweep.json`` files), and under
+    ``dropped`` how many packed runs held each name of ``drop``."""
     from qoelab import outdir
     from qoelab.sweep import damage
 
@@ -93,7 +94,8 @@ def pack(root: Path, archive: Path, drop: Iterable[str] = (), after: Iterable[Pa
     for a in after:
         skip |= packed_runs(Path(a))
     runs, sweeps = _finished_runs(root)
-    counts = {"runs": 0, "skipped": 0, "damaged": 0, "sweeps": len(sweeps)}
+    counts: dict[str, Any] = {"runs": 0, "skipped": 0, "damaged": 0, "sweeps": len(sweeps),
+                              "dropped": dict.fromkeys(drop, 0)}
     outdir.check_folder(Path(archive).parent, "-o/--output's folder")
     with outdir.atomic_file(Path(archive), "-o/--output") as fh, \
             tarfile.open(fileobj=fh, mode="w:xz", format=tarfile.PAX_FORMAT, preset=9) as tar:
@@ -117,6 +119,7 @@ def pack(root: Path, archive: Path, drop: Iterable[str] = (), after: Iterable[Pa
             for name in drop:
                 if name in files:
                     dropped[name] = files.pop(name)
+                    counts["dropped"][name] += 1
             for name in sorted(files):
                 _add_file(tar, d / name, f"{rel}/{name}")
             slim = {"files": files, **({"dropped": dropped} if dropped else {})}
@@ -208,7 +211,7 @@ def unpack(archive: Path, dest: Path, progress: Callable[[int, int], None] | Non
     """Restores the runs of ``archive`` into ``dest``. Returns counts: ``runs`` written,
     ``present`` (finished there already: kept), ``sweeps`` (``sweep.json`` written)."""
     from qoelab import outdir
-    from qoelab.sweep import damage, is_done
+    from qoelab.sweep import damage
 
     archive, dest = Path(archive), Path(dest)
     outdir.check_folder(dest)
@@ -228,7 +231,7 @@ def unpack(archive: Path, dest: Path, progress: Callable[[int, int], None] | Non
         if names[-1] != DONE or names.count(DONE) != 1:
             raise _error(archive, f"{rel}: not a finished run (its done marker is not its last member)")
     need = sum(m.size for m in members)
-    free = shutil.disk_usage(_existing_ancestor(dest)).free
+    free = shutil.disk_usage(outdir.existing_ancestor(dest)).free
     if need > free:
         raise _error(dest, f"needs {need} bytes to unpack {archive.name}, and {free} are free")
     counts = {"runs": 0, "present": 0, "sweeps": 0}
@@ -253,7 +256,7 @@ def unpack(archive: Path, dest: Path, progress: Callable[[int, int], None] | Non
                 if rel in present:
                     continue
                 if rel not in pending:
-                    if is_done(target) and damage(target) is None:
+                    if damage(target) is None:
                         present.add(rel)
                         counts["present"] += 1
                         continue
@@ -295,13 +298,6 @@ def unpack(archive: Path, dest: Path, progress: Callable[[int, int], None] | Non
             for tmp in pending.values():
                 shutil.rmtree(tmp, ignore_errors=True)
     return counts
-
-
-def _existing_ancestor(p: Path) -> Path:
-    p = Path(os.path.abspath(p))
-    while not p.exists():
-        p = p.parent
-    return p
 
 
 def _read_index(archive: Path, m: tarfile.TarInfo) -> dict[str, Any]:

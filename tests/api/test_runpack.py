@@ -13,19 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import one_link_udp
 from qoelab.cli import main
 from qoelab.errors import QoelabError
 from qoelab.runpack import INDEX, pack, packed_runs, unpack
 from qoelab.scenario import Scenario
 from qoelab.sweep import damage, is_done, run_sweep
 
-SCEN = {
-    "name": "runpack",
-    "sim": {"duration": "1s", "seed": 4},
-    "links": [{"a": "A", "b": "B", "rate": "10Mbps", "delay": "5ms"}],
-    "flows": [{"name": "p", "src": "A", "dst": "B", "transport": {"kind": "udp"},
-               "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"}}],
-}
+SCEN = one_link_udp("runpack")
 AXES = [("links[0].rate", ["5Mbps", "10Mbps"])]
 
 
@@ -43,7 +38,7 @@ def test_packed_runs_resume_as_finished_without_the_dropped_files(tmp_path: Path
     names = _run_dirs(tmp_path / "here")
     assert len(names) == 4
     c = pack(tmp_path / "here", tmp_path / "p.tar.xz", drop=["queues.parquet"])
-    assert c == {"runs": 4, "skipped": 0, "damaged": 0, "sweeps": 1}
+    assert c == {"runs": 4, "skipped": 0, "damaged": 0, "sweeps": 1, "dropped": {"queues.parquet": 4}}
     assert packed_runs(tmp_path / "p.tar.xz") == set(names)
 
     there = tmp_path / "there"
@@ -190,7 +185,13 @@ def test_cli(tmp_path: Path, capsys):
     root = tmp_path / "r"
     _sweep(root / "sw", reps=1)
     assert main(["runs", "pack", str(root), "-o", str(tmp_path / "p.tar.xz"), "--drop", "queues.parquet"]) == 0
-    assert "2 finished runs and 1 sweep records packed" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "2 finished runs and 1 sweep records packed" in said and "left out of every run: queues.parquet" in said
+    assert "held by no packed run" not in said
+    # A name no run holds is said to be so, not claimed as left out.
+    assert main(["runs", "pack", str(root), "-o", str(tmp_path / "n.tar.xz"), "--drop", "nosuch.parquet"]) == 0
+    said = capsys.readouterr().out
+    assert "held by no packed run (nothing left out): nosuch.parquet" in said and "left out of every run" not in said
     assert main(["runs", "unpack", str(tmp_path / "p.tar.xz"), "-o", str(tmp_path / "u")]) == 0
     assert "2 runs unpacked" in capsys.readouterr().out
     assert main(["runs", "unpack", str(tmp_path / "nope.tar.xz"), "-o", str(tmp_path / "u")]) == 2

@@ -14,17 +14,12 @@ from pathlib import Path
 import pytest
 
 from qoelab import _native
+from conftest import one_link_udp
 from qoelab.errors import QoelabError, ScenarioError
 from qoelab.scenario import Scenario
 from qoelab.sweep import is_done, run_sweep
 
-SCEN = {
-    "name": "sweep-errors",
-    "sim": {"duration": "1s", "seed": 4},
-    "links": [{"a": "A", "b": "B", "rate": "10Mbps", "delay": "5ms"}],
-    "flows": [{"name": "p", "src": "A", "dst": "B", "transport": {"kind": "udp"},
-               "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"}}],
-}
+SCEN = one_link_udp("sweep-errors")
 
 
 class FailsAtSeed5(Scenario):
