@@ -58,10 +58,9 @@ def test_a_resumed_sweep_reports_the_runs_it_finds_finished(tmp_path):
     from qoelab.scenario import Scenario
     from qoelab.sweep import run_sweep
 
-    sc = Scenario.from_dict({"name": "p", "sim": {"duration": "1s"},
-                             "links": [{"a": "A", "b": "B", "rate": "10Mbps", "delay": "5ms"}],
-                             "flows": [{"name": "p", "src": "A", "dst": "B", "transport": {"kind": "udp"},
-                                        "app": {"kind": "cbr", "rate": "1Mbps", "payload": "1000B"}}]})
+    from conftest import one_link_udp
+
+    sc = Scenario.from_dict(one_link_udp("p"))
     run_sweep(sc, [], 2, tmp_path, 1)
     calls: list = []
     run_sweep(sc, [], 3, tmp_path, 1, lambda d, t, reused=0: calls.append((d, t, reused)))

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from qoelab import _native
 from conftest import one_link_udp
+from qoelab import _native
 from qoelab.errors import QoelabError, ScenarioError
 from qoelab.scenario import Scenario
 from qoelab.sweep import is_done, run_sweep
