@@ -7,6 +7,7 @@ import io
 from rich.console import Console
 
 from qoelab.progress import LogLines, progress
+from tests.conftest import one_link_udp
 
 
 class Clock:
@@ -57,8 +58,6 @@ def test_runs_found_finished_by_later_sweeps_do_not_speed_the_estimate():
 def test_a_resumed_sweep_reports_the_runs_it_finds_finished(tmp_path):
     from qoelab.scenario import Scenario
     from qoelab.sweep import run_sweep
-
-    from conftest import one_link_udp
 
     sc = Scenario.from_dict(one_link_udp("p"))
     run_sweep(sc, [], 2, tmp_path, 1)

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import one_link_udp
 from qoelab.cli import main
 from qoelab.errors import QoelabError
 from qoelab.runpack import INDEX, pack, packed_runs, unpack
 from qoelab.scenario import Scenario
 from qoelab.sweep import damage, is_done, run_sweep
+from tests.conftest import one_link_udp
 
 SCEN = one_link_udp("runpack")
 AXES = [("links[0].rate", ["5Mbps", "10Mbps"])]

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import one_link_udp
 from qoelab import _native
 from qoelab.errors import QoelabError, ScenarioError
 from qoelab.scenario import Scenario
 from qoelab.sweep import is_done, run_sweep
+from tests.conftest import one_link_udp
 
 SCEN = one_link_udp("sweep-errors")
 
