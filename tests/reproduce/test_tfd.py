@@ -10,9 +10,11 @@ full-grid numbers and their reading are in docs/models/tfd-router.md.
 
 from __future__ import annotations
 
+import csv
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -546,6 +548,51 @@ def test_findings_test_scenario_differences_against_the_noise():
     # Two utilisations that tie exactly: "above" does not hold (the paper's difference is ruled out).
     tie = [_synthetic_rep(PER, {**UTIL, "s3": 98.0 + e, "s4": 98.0 + e}) for e in (0, 0.1, -0.1)]
     assert _verdicts(tie)["util_s4_above_s3"] is Verdict.DOES_NOT_HOLD
+
+
+def test_findings_are_recomputed_from_the_repetitions_a_report_keeps(tmp_path: Path):
+    """A committed report keeps no runs: its findings.csv is recomputed from repetitions.csv
+    (each complete repetition's statistics) and sensitivity.csv (the verdict under each
+    alternative) to the report's verdicts, intervals and sensitivity column; a statistic the
+    repetitions lack leaves its finding untestable, as in the report."""
+    from qoelab.experiment import runner
+    from qoelab.reproduce.tfd.report import write_repetitions
+
+    reps = [_synthetic_rep(PER, {**{sc: u + e for sc, u in UTIL.items()}, "s4": 97.0 + 3 * e}, s1_slope=s)
+            for e, s in ((0.0, -0.1), (0.3, 0.05), (-0.2, -0.2))]
+    fs = tfd.findings(tfd.QUICK, _mean_of(reps), reps, group="62M-1000p")
+    d = tmp_path / "linux-62M-1000p"
+    d.mkdir()
+    write_repetitions(d, tfd.QUICK, reps)
+    again = tfd.findings_from_repetitions(d, tfd.QUICK, group="62M-1000p")
+    assert [(f.key, f.verdict) for f in again] == [(f.key, f.verdict) for f in fs]
+    assert {f.verdict for f in fs} >= {Verdict.HOLDS, Verdict.INCONCLUSIVE}, "the rows test more than one verdict"
+    for f, g in zip(fs, again):
+        assert (g.estimate.mean, g.estimate.half_width, g.estimate.n) == pytest.approx(
+            (f.estimate.mean, f.estimate.half_width, f.estimate.n), rel=1e-9, abs=1e-12), f.key
+    # With its sensitivity: two variants on the sensitivity's cells, one flipping a finding.
+    from qoelab.experiment import Estimate
+
+    flipped = [replace(f, estimate=Estimate(-1.0, 0.1, 3)) if f.key == "per_s2_below_s1" else f for f in fs]
+    assert [f.verdict for f in flipped if f.key == "per_s2_below_s1"] == [Verdict.DOES_NOT_HOLD]
+    fs = runner.attach(fs, {"default": fs, "lend_idle=False": flipped}, on_cells=["default", "lend_idle=False"])
+    runner.write_sensitivity(d, fs, "62M-1000p")
+    (d / "meta.json").write_text('{"calibration": "62M-1000p"}')
+    paper = {key: v for key, v in tfd.paper_tables().items() if key[1] in tfd.QUICK.k and key[2] in tfd.QUICK.n}
+    tfd.write_findings_csv(tmp_path / "report.csv", fs, tfd.findings(tfd.QUICK, paper), "62M-1000p")
+    tfd.write_repetitions_findings(d, tmp_path / "again.csv", tfd.QUICK)
+    ours, theirs = (list(csv.DictReader((tmp_path / n).open())) for n in ("report.csv", "again.csv"))
+    assert [r["sensitivity"] for r in theirs] == [r["sensitivity"] for r in ours]
+    assert sum(r["sensitivity"].startswith("depends on lend_idle") for r in theirs) == 1
+    for a, b in zip(ours, theirs):
+        assert {k: v for k, v in a.items() if k not in ("mean", "half_width")} == {k: v for k, v in b.items() if k not in ("mean", "half_width")}
+    # A repetition without s1's slope (a cell missing): that finding is untestable.
+    rows = (d / "repetitions.csv").read_text().splitlines()
+    col = rows[0].split(",").index("s1_slope")
+    (d / "repetitions.csv").write_text("\n".join([rows[0]] + [",".join("" if i == col else x for i, x in enumerate(r.split(",")))
+                                                            for r in rows[1:]]) + "\n")
+    v = {f.key: f.verdict for f in tfd.findings_from_repetitions(d, tfd.QUICK)}
+    assert v["s1_inverted"] is Verdict.UNTESTABLE and v["per_s2_below_s1"] is Verdict.HOLDS
 
 
 def test_report_json_is_strict(quick_all, strict_json_tree):

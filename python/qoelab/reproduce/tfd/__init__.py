@@ -54,9 +54,11 @@ comparing the calibrations' findings, with ``report.json`` and ``report.md``.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -73,17 +75,18 @@ from qoelab.reproduce.tfd.build import (BUFFER, CALIBRATIONS, CLIP_S, CLIPS, DEF
                                         build_scenario, cell_metrics, cell_toml, max_frame_bytes, mean_rate_bps, paper_tables,
                                         parse_calibrations, peak_rate_bps, reservation_sizes, s2_rate_bps,
                                         target_rate_bps, trace_path)
-from qoelab.reproduce.tfd.findings import (complete_reps, findings, findings_from_tables, headline_rule,
-                                           recorded_intervals, rep_statistics, summary)
+from qoelab.reproduce.tfd.findings import (complete_reps, findings, findings_from_repetitions, findings_from_tables,
+                                           headline_rule, recorded_intervals, rep_statistics, summary)
 from qoelab.reproduce.tfd.report import METRICS, cell_tables, write_findings_csv, write_overview, write_report
 
 __all__ = ["BUFFER", "CALIBRATIONS", "CHOICES", "CLIPS", "CLIP_S", "DEFAULT_PROFILE", "EXAMPLE_CELLS", "FULL", "FULL_S",
            "HEADLINE", "LEGACY", "LEGACY_PROFILE", "METRICS", "NS2_BUFFER", "PROFILES", "QUICK", "S2_BASES", "S2_SHARE", "SCENARIOS",
            "TARGET_BPS", "TRACE", "TRACES", "Calibration", "Grid", "build_scenario", "cell_metrics", "cell_tables",
-           "cell_toml", "complete_reps", "experiments", "findings", "findings_from_tables", "headline_rule",
+           "cell_toml", "complete_reps", "experiments", "findings", "findings_from_repetitions", "findings_from_tables",
+           "headline_rule",
            "mean_rate_bps", "paper_tables", "parse_calibrations", "peak_rate_bps", "recorded_intervals", "register",
            "rep_statistics", "reservation_sizes", "run", "run_calibration", "s2_rate_bps", "size", "summary",
-           "target_rate_bps", "trace_path", "write_tables_findings"]
+           "target_rate_bps", "trace_path", "write_repetitions_findings", "write_tables_findings"]
 
 #: The choices the calibrations realise (each calibration is one setting of both: its own grid,
 #: tables and report), as the Factorial below declares.
@@ -415,6 +418,26 @@ def write_tables_findings(folder: Path, path: Path, grid: Grid = FULL, **first: 
     ``first`` adds leading columns (the overview's profile)."""
     paper = {key: v for key, v in paper_tables().items() if key[1] in grid.k and key[2] in grid.n}
     write_findings_csv(path, findings_from_tables(folder, grid), findings(grid, paper), folder.name, **first)
+
+
+def write_repetitions_findings(folder: Path, path: Path, grid: Grid = FULL, **first: Any) -> None:
+    """``findings.csv`` of a report folder whose runs are not kept, recomputed from what it
+    keeps for this: each complete repetition's statistics (``repetitions.csv``,
+    :func:`findings_from_repetitions`) and, where the sensitivity ran, the verdicts under each
+    alternative (``sensitivity.csv``; every variant there was judged on the sensitivity's cells,
+    the default's among them). ``first`` adds leading columns (the overview's profile)."""
+    meta = folder / "meta.json"
+    group = json.loads(meta.read_text())["calibration"] if meta.is_file() else folder.name
+    fs = findings_from_repetitions(folder, grid, group=group)
+    sens = folder / "sensitivity.csv"
+    if sens.is_file():
+        under: dict[str, list[tuple[str, Verdict]]] = {}
+        with open(sens, newline="") as fh:
+            for r in csv.DictReader(fh):
+                under.setdefault(r["key"], []).append((r["variant"], Verdict(r["verdict"])))
+        fs = [replace(f, under=tuple(under.get(f.key, ())), on_cells=tuple(v for v, _ in under.get(f.key, ()))) for f in fs]
+    paper = {key: v for key, v in paper_tables().items() if key[1] in grid.k and key[2] in grid.n}
+    write_findings_csv(path, fs, findings(grid, paper), group, **first)
 
 
 LEGACY_BANNER = ("> **Legacy, mixed provenance** (PROVENANCE.md): committed before results had to come from one clean "

@@ -101,7 +101,7 @@ _WHY = {
 
 
 def findings(grid: Grid, ours: dict, reps: list[dict] | None = None, recorded: dict[str, Estimate] | None = None,
-             *, independent: bool = True, group: str = "") -> list[Finding]:
+             *, independent: bool = True, group: str = "", stats: list[dict[str, float]] | None = None) -> list[Finding]:
     """The paper's findings, each a :class:`qoelab.experiment.Finding` with its label, the
     statistic that tests it (over the complete repetitions ``reps``: differences between
     scenarios paired, since repetition r runs every scenario with the same seed), the rule and,
@@ -110,8 +110,12 @@ def findings(grid: Grid, ours: dict, reps: list[dict] | None = None, recorded: d
     cells are missing makes its finding untestable. ``recorded`` gives estimates by finding key
     that replace the computed ones (the paired intervals a committed report recorded while its
     runs existed, :func:`recorded_intervals`); ``independent`` False marks repetitions whose
-    runs gave identical outputs."""
-    samples = [rep_statistics(grid, r) for r in reps] if reps and len(reps) >= 2 else [rep_statistics(grid, ours)]
+    runs gave identical outputs. ``stats`` gives the repetitions' statistics themselves (as
+    :func:`rep_statistics` computed them) in place of ``reps``: :func:`findings_from_repetitions`."""
+    if stats is not None:
+        samples = stats
+    else:
+        samples = [rep_statistics(grid, r) for r in reps] if reps and len(reps) >= 2 else [rep_statistics(grid, ours)]
     pst = rep_statistics(grid, {key: v for key, v in paper_tables().items() if key[1] in grid.k and key[2] in grid.n})
 
     def est(f: Callable[[dict[str, float]], float], key: str = "", minus: str | None = None) -> Estimate | None:
@@ -211,6 +215,21 @@ def findings_from_tables(folder: Path, grid: Grid = FULL) -> list[Finding]:
     readme = folder / "README.md"
     recorded = recorded_intervals(readme.read_text()) if readme.exists() else {}
     return findings(grid, read_tables(folder), recorded=recorded)
+
+
+def findings_from_repetitions(folder: Path, grid: Grid = FULL, group: str = "") -> list[Finding]:
+    """The findings of a report folder whose runs are not kept, recomputed from the statistics
+    of each complete repetition its ``repetitions.csv`` holds (:func:`rep_statistics`, written
+    by the report for this purpose): the same paired intervals and verdicts as the report's,
+    without the sensitivity (``sensitivity.csv`` holds that). A statistic a row lacks is absent,
+    so a finding that needs it is untestable, as in the report."""
+    path = folder / "repetitions.csv"
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows:
+        raise ValueError(f"{path}: no repetitions")
+    stats = [{k: float(v) for k, v in r.items() if k != "rep" and v != ""} for r in rows]
+    return findings(grid, {}, stats=stats, group=group)
 
 
 def _k0_rate_per_stream(grid: Grid, cells: dict) -> float:

@@ -109,11 +109,18 @@ def write_report(out: Path, grid: Grid, ours: dict, meta: dict, fo: list[Finding
     plots(out, grid, ours, paper)
     pgrid = {key: v for key, v in paper.items() if key[1] in grid.k and key[2] in grid.n}
     write_findings_csv(out / "findings.csv", fo, findings(grid, pgrid), meta.get("calibration", ""))
-    stats = [{"rep": i, **rep_statistics(grid, r)} for i, r in enumerate(reps or [])]
-    Table("repetitions", "each complete repetition's statistics",
-          [Column(c, c) for c in ["rep"] + sorted({k for st in stats for k in st} - {"rep"})], stats
-          ).write_csv(out, "repetitions.csv")
+    write_repetitions(out, grid, reps or [])
     (out / "README.md").write_text(reading(grid, ours, paper, meta, fo, len(reps or [])))
+
+
+def write_repetitions(out: Path, grid: Grid, reps: list[dict]) -> Path:
+    """``repetitions.csv``: one row per complete repetition, its statistics
+    (:func:`~qoelab.reproduce.tfd.findings.rep_statistics`), from which
+    :func:`~qoelab.reproduce.tfd.findings.findings_from_repetitions` recomputes the findings."""
+    stats = [{"rep": i, **rep_statistics(grid, r)} for i, r in enumerate(reps)]
+    return Table("repetitions", "each complete repetition's statistics",
+                 [Column(c, c) for c in ["rep"] + sorted({k for st in stats for k in st} - {"rep"})], stats
+                 ).write_csv(out, "repetitions.csv")
 
 
 def plots(out: Path, grid: Grid, ours: dict, paper: dict) -> None:
