@@ -593,6 +593,10 @@ def test_findings_are_recomputed_from_the_repetitions_a_report_keeps(tmp_path: P
                                                             for r in rows[1:]]) + "\n")
     v = {f.key: f.verdict for f in tfd.findings_from_repetitions(d, tfd.QUICK)}
     assert v["s1_inverted"] is Verdict.UNTESTABLE and v["per_s2_below_s1"] is Verdict.HOLDS
+    # Three identical repetitions (identical runs): no interval, nothing decided on them.
+    write_repetitions(d, tfd.QUICK, [reps[0]] * 3)
+    fs = tfd.findings_from_repetitions(d, tfd.QUICK)
+    assert {f.verdict for f in fs} <= {Verdict.INCONCLUSIVE, Verdict.UNTESTABLE}, [(f.key, f.verdict) for f in fs]
 
 
 def test_report_json_is_strict(quick_all, strict_json_tree):

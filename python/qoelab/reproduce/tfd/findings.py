@@ -222,14 +222,16 @@ def findings_from_repetitions(folder: Path, grid: Grid = FULL, group: str = "") 
     of each complete repetition its ``repetitions.csv`` holds (:func:`rep_statistics`, written
     by the report for this purpose): the same paired intervals and verdicts as the report's,
     without the sensitivity (``sensitivity.csv`` holds that). A statistic a row lacks is absent,
-    so a finding that needs it is untestable, as in the report."""
+    so a finding that needs it is untestable, as in the report. Identical rows mark repetitions
+    that are not independent (their runs' outputs were identical): no interval is given over them."""
     path = folder / "repetitions.csv"
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     if not rows:
         raise ValueError(f"{path}: no repetitions")
     stats = [{k: float(v) for k, v in r.items() if k != "rep" and v != ""} for r in rows]
-    return findings(grid, {}, stats=stats, group=group)
+    independent = len(stats) < 2 or any(st != stats[0] for st in stats[1:])
+    return findings(grid, {}, stats=stats, group=group, independent=independent)
 
 
 def _k0_rate_per_stream(grid: Grid, cells: dict) -> float:
