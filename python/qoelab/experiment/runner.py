@@ -235,6 +235,19 @@ def write_sensitivity(out: Path, findings: list[Finding], group: str | None = No
     return Table.of_rows("sensitivity", "verdicts under each alternative", rows).write_csv(Path(out), "sensitivity.csv")
 
 
+def read_sensitivity(path: Path) -> dict[tuple[str, str], tuple[tuple[str, Verdict], ...]]:
+    """The verdicts a ``sensitivity.csv`` (:func:`write_sensitivity`) holds, by finding
+    (group, key) as :func:`attach` matches them: each variant's, in the file's order (a file
+    without a group column gives the group "")."""
+    import csv
+
+    out: dict[tuple[str, str], list[tuple[str, Verdict]]] = {}
+    with open(path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            out.setdefault((r.get("group", ""), r["key"]), []).append((r["variant"], Verdict(r["verdict"])))
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def _rows(s: RunSet, default: RunSet) -> dict[str, list[dict[str, Any]]]:
     if s.shared:  # the default's runs: a copy of its rows (the findings may add columns)
         return {k: [dict(r) for r in v] for k, v in default.rows.items()}

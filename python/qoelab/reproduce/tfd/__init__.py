@@ -54,7 +54,6 @@ comparing the calibrations' findings, with ``report.json`` and ``report.md``.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import time
@@ -416,8 +415,13 @@ def write_tables_findings(folder: Path, path: Path, grid: Grid = FULL, **first: 
     """``findings.csv`` of a committed report folder whose repetitions were not kept, from
     :func:`findings_from_tables` (``tests/reproduce/test_tfd.py`` keeps the committed one equal);
     ``first`` adds leading columns (the overview's profile)."""
+    _write_recomputed(path, findings_from_tables(folder, grid), grid, folder.name, **first)
+
+
+def _write_recomputed(path: Path, fs: list[Finding], grid: Grid, calibration: str, **first: Any) -> None:
+    """A recomputed ``findings.csv``: ``fs`` beside the verdicts of the paper's own tables."""
     paper = {key: v for key, v in paper_tables().items() if key[1] in grid.k and key[2] in grid.n}
-    write_findings_csv(path, findings_from_tables(folder, grid), findings(grid, paper), folder.name, **first)
+    write_findings_csv(path, fs, findings(grid, paper), calibration, **first)
 
 
 def write_repetitions_findings(folder: Path, path: Path, grid: Grid = FULL, **first: Any) -> None:
@@ -431,13 +435,11 @@ def write_repetitions_findings(folder: Path, path: Path, grid: Grid = FULL, **fi
     fs = findings_from_repetitions(folder, grid, group=group)
     sens = folder / "sensitivity.csv"
     if sens.is_file():
-        under: dict[str, list[tuple[str, Verdict]]] = {}
-        with open(sens, newline="") as fh:
-            for r in csv.DictReader(fh):
-                under.setdefault(r["key"], []).append((r["variant"], Verdict(r["verdict"])))
-        fs = [replace(f, under=tuple(under.get(f.key, ())), on_cells=tuple(v for v, _ in under.get(f.key, ()))) for f in fs]
-    paper = {key: v for key, v in paper_tables().items() if key[1] in grid.k and key[2] in grid.n}
-    write_findings_csv(path, fs, findings(grid, paper), group, **first)
+        under = runner.read_sensitivity(sens)
+        for i, f in enumerate(fs):
+            u = under.get((f.group, f.key), ())
+            fs[i] = replace(f, under=u, on_cells=tuple(v for v, _ in u))
+    _write_recomputed(path, fs, grid, group, **first)
 
 
 LEGACY_BANNER = ("> **Legacy, mixed provenance** (PROVENANCE.md): committed before results had to come from one clean "
