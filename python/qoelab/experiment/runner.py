@@ -24,6 +24,7 @@ counts its work beyond the simulations (:func:`cost`).
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
 import re
 import resource
@@ -239,8 +240,6 @@ def read_sensitivity(path: Path) -> dict[tuple[str, str], tuple[tuple[str, Verdi
     """The verdicts a ``sensitivity.csv`` (:func:`write_sensitivity`) holds, by finding
     (group, key) as :func:`attach` matches them: each variant's, in the file's order (a file
     without a group column gives the group "")."""
-    import csv
-
     out: dict[tuple[str, str], list[tuple[str, Verdict]]] = {}
     with open(path, newline="") as fh:
         for r in csv.DictReader(fh):

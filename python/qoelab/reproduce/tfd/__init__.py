@@ -436,9 +436,7 @@ def write_repetitions_findings(folder: Path, path: Path, grid: Grid = FULL, **fi
     sens = folder / "sensitivity.csv"
     if sens.is_file():
         under = runner.read_sensitivity(sens)
-        for i, f in enumerate(fs):
-            u = under.get((f.group, f.key), ())
-            fs[i] = replace(f, under=u, on_cells=tuple(v for v, _ in u))
+        fs = [replace(f, under=u, on_cells=tuple(v for v, _ in u)) for f in fs for u in [under.get((f.group, f.key), ())]]
     _write_recomputed(path, fs, grid, group, **first)
 
 

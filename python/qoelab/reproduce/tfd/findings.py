@@ -12,7 +12,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable
 
-from qoelab.experiment import Estimate, Finding, Label, Part, above, below, mean_ci, paired_ci, within
+from qoelab.experiment import Estimate, Finding, Label, Part, above, below, core, mean_ci, paired_ci, within
 from qoelab.reproduce.tfd.build import FULL, NS2_BUFFER, Grid, paper_tables
 
 
@@ -230,8 +230,7 @@ def findings_from_repetitions(folder: Path, grid: Grid = FULL, group: str = "") 
     if not rows:
         raise ValueError(f"{path}: no repetitions")
     stats = [{k: float(v) for k, v in r.items() if k != "rep" and v != ""} for r in rows]
-    independent = len(stats) < 2 or any(st != stats[0] for st in stats[1:])
-    return findings(grid, {}, stats=stats, group=group, independent=independent)
+    return findings(grid, {}, stats=stats, group=group, independent=not core.identical(stats))
 
 
 def _k0_rate_per_stream(grid: Grid, cells: dict) -> float:
