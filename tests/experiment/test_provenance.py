@@ -18,8 +18,6 @@ from qoelab.experiment import provenance as prov
 #: Committed folders from before the one-clean-commit rule, with what their PROVENANCE.md says.
 LEGACY = {
     "scenarios/tfd/expected/rfc-40M-1000p": "14 code versions",
-    "scenarios/tfd/expected/full-linux": "9 code versions, 4 with uncommitted changes",
-    "scenarios/tfd/expected/full-linux/linux-62M-1000p": "9 code versions, 4 with uncommitted changes",
 }
 
 

@@ -731,33 +731,60 @@ def test_progress_counts_every_run_and_ends_at_its_total(quick_all, quick):
     assert calls[-1] == (runs, runs)
 
 
-def test_committed_full_linux_headline_findings_follow_from_its_tables(tmp_path: Path):
-    """expected/full-linux/ is one full repetition of the headline calibration under the linux
-    profile (440 cells of 152 s; runs not kept; legacy: its runs span 9 code versions, 4 with
-    uncommitted changes, marked in its READMEs and PROVENANCE.md): its findings.csv (and the
-    overview's) are what today's rules compute from its committed tables: one repetition gives
-    no interval, so every finding is inconclusive (0 of 7 hold)."""
-    import csv
+def test_committed_full_linux_headline_findings_follow_from_its_repetitions(tmp_path: Path):
+    """expected/full-linux/ is the full reproduction (`reproduce tfd --sensitivity --calibration
+    headline --reps 20`), every run and the report from one clean commit, 392bba9: the headline
+    grid (440 cells of 152 s) at 20 repetitions and each router rule's alternative on the
+    sensitivity cells (N ∈ {1, 5, 10} × K ∈ {0, 5, 10}, every scenario) at 10 (issues 35, 36).
+    Its runs are not kept: its findings.csv (and the overview's) are what today's rules compute
+    from the repetitions' statistics and the sensitivity's verdicts it keeps, and its summary
+    counts only the substantive findings that hold under every alternative."""
+    import json
 
+    from qoelab.experiment.choices import variants
+
+    reps, pin = 20, "392bba9f78cd0938b845b8d34aa4e5df66db71cb"
     top = paths.root() / "scenarios" / "tfd" / "expected" / "full-linux"
     d = top / f"{tfd.DEFAULT_PROFILE}-{tfd.HEADLINE.key}"
-    tfd.write_tables_findings(d, tmp_path / "findings.csv")
-    assert (tmp_path / "findings.csv").read_bytes() == (d / "findings.csv").read_bytes()
-    tfd.write_tables_findings(d, tmp_path / "overview.csv", profile=tfd.DEFAULT_PROFILE)
-    assert (tmp_path / "overview.csv").read_bytes() == (top / "findings.csv").read_bytes()
-    with (d / "findings.csv").open() as f:
-        committed = list(csv.DictReader(f))
-    fs = tfd.findings_from_tables(d)
-    assert [(r["key"], r["verdict"]) for r in committed] == [(f.key, f.verdict.value) for f in fs]
-    assert {f.verdict for f in fs} == {Verdict.INCONCLUSIVE} and summary_count(fs) == (0, 7)
-    assert all(r["n"] == "1" and r["quick"] == "True" for r in committed)
-    for readme in (top / "README.md", d / "README.md"):
-        assert readme.read_text().startswith("> **Legacy, mixed provenance**"), readme
-    prov = (top / "PROVENANCE.md").read_text()
-    assert "9 code versions, 4 with uncommitted changes" in prov
+    # One clean commit ran every run and wrote the report; no legacy note is left.
+    meta = json.loads((d / "meta.json").read_text())
+    assert meta["provenance"] == {"runs_code": [pin], "report_code": pin, "status": "clean"}
+    assert not (top / "PROVENANCE.md").exists() and not (d / "PROVENANCE.md").exists()
     readme = (d / "README.md").read_text()
-    assert "N ∈ [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], K ∈ [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 152.0 s per run" in readme
-    assert "440 of 440 cells reported" in readme
+    assert f"One clean commit, {pin[:12]}, ran every run and wrote this report." in readme
+    for r in (top / "README.md", d / "README.md"):
+        assert "Legacy" not in r.read_text(), r
+    # The whole grid at 20 repetitions; the sensitivity at 10.
+    assert (meta["quick"], meta["reps_complete"], meta["reps_done_min"], meta["cells_reported"]) == (False, reps, reps, 440)
+    assert len(list(csv.DictReader((d / "repetitions.csv").open()))) == reps
+    assert ("N ∈ [1, 5, 10] × K ∈ [0, 5, 10], every scenario, 10 repetitions per cell (full mode)") in readme
+    # findings.csv is recomputed from what the folder keeps.
+    for path, first in ((d / "findings.csv", {}), (top / "findings.csv", {"profile": tfd.DEFAULT_PROFILE})):
+        tfd.write_repetitions_findings(d, tmp_path / path.name, **first)
+        ours, committed = (list(csv.DictReader(p.open())) for p in (tmp_path / path.name, path))
+        assert len(ours) == len(committed) == len(tfd.findings(tfd.FULL, {}))
+        for a, b in zip(ours, committed):
+            # (the overview has no paper columns)
+            assert {k: a[k] for k in b if k not in ("mean", "half_width")} == \
+                   {k: v for k, v in b.items() if k not in ("mean", "half_width")}, b["key"]
+            assert (float(a["mean"]), float(a["half_width"])) == pytest.approx(
+                (float(b["mean"]), float(b["half_width"])), rel=1e-6, abs=1e-9), b["key"]
+    rows = list(csv.DictReader((d / "findings.csv").open()))
+    assert all(r["n"] == str(reps) and r["quick"] == "False" and r["sensitivity"] for r in rows)
+    # Every declared alternative of the routers' rules (and the default on the same cells) judged
+    # every finding.
+    names = ["default"] + [n for n, _ in variants(tuple(c for c in tfd.CHOICES if c.name not in tfd.CAL_CHOICES))]
+    sens = list(csv.DictReader((d / "sensitivity.csv").open()))
+    assert sorted((r["key"], r["variant"]) for r in sens) == sorted((r["key"], n) for r in rows for n in names)
+    # The summary counts a substantive finding only where it holds under every alternative.
+    fs = tfd.findings_from_repetitions(d)
+    by = {(r["key"], r["variant"]): r["verdict"] for r in sens}
+    hold = sum(f.label is Label.SUBSTANTIVE and f.verdict is Verdict.HOLDS and r["sensitivity"] == "robust"
+               for f, r in zip(fs, rows))
+    assert (meta["substantive_hold"], meta["substantive_decided"]) == (hold, 7)
+    assert f"**{hold} of 7 substantive findings hold under every alternative" in readme
+    assert all(by[(r["key"], n)] == r["verdict"] for r in rows if r["sensitivity"] == "robust" for n in names)
+
 
 def test_rsvp_policing_is_declared_and_builds_policed_reservations(tmp_path: Path):
     """`rsvp_policing = tspec` (the default) makes the s2/s3 routers police their RSVP
