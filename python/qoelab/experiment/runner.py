@@ -236,15 +236,15 @@ def write_sensitivity(out: Path, findings: list[Finding], group: str | None = No
     return Table.of_rows("sensitivity", "verdicts under each alternative", rows).write_csv(Path(out), "sensitivity.csv")
 
 
-def read_sensitivity(path: Path) -> dict[tuple[str, str], tuple[tuple[str, Verdict], ...]]:
-    """The verdicts a ``sensitivity.csv`` (:func:`write_sensitivity`) holds, by finding
-    (group, key) as :func:`attach` matches them: each variant's, in the file's order (a file
+def read_sensitivity(path: Path) -> dict[str, dict[tuple[str, str], Verdict]]:
+    """The verdicts a ``sensitivity.csv`` (:func:`write_sensitivity`) holds, for
+    :func:`attach_verdicts`: by variant, in the file's order, then by finding (group, key) (a file
     without a group column gives the group "")."""
-    out: dict[tuple[str, str], list[tuple[str, Verdict]]] = {}
+    out: dict[str, dict[tuple[str, str], Verdict]] = {}
     with open(path, newline="") as fh:
         for r in csv.DictReader(fh):
-            out.setdefault((r.get("group", ""), r["key"]), []).append((r["variant"], Verdict(r["verdict"])))
-    return {k: tuple(v) for k, v in out.items()}
+            out.setdefault(r["variant"], {})[(r.get("group", ""), r["key"])] = Verdict(r["verdict"])
+    return out
 
 
 def _rows(s: RunSet, default: RunSet) -> dict[str, list[dict[str, Any]]]:
@@ -274,11 +274,16 @@ def attach(main: list[Finding], by_variant: dict[str, list[Finding]], on_cells: 
     judged on fewer cells than ``main`` (:attr:`~qoelab.experiment.findings.Finding.on_cells`):
     with the default among them (:data:`~qoelab.experiment.findings.CELLS_DEFAULT`), the others
     are compared with it."""
-    got = {v: {(f.group, f.key): f.verdict for f in fs} for v, fs in by_variant.items()}
+    return attach_verdicts(main, {v: {(f.group, f.key): f.verdict for f in fs} for v, fs in by_variant.items()}, on_cells)
+
+
+def attach_verdicts(main: list[Finding], got: dict[str, dict[tuple[str, str], Verdict]],
+                    on_cells: list[str] | tuple[str, ...] = ()) -> list[Finding]:
+    """:func:`attach` from each variant's verdicts by finding (group, key), as a report computes
+    them or :func:`read_sensitivity` reads them back."""
     named = set(on_cells)
-    cells = tuple(v for v in by_variant if v in named)
-    return [replace(f, under=tuple((v, got[v].get((f.group, f.key), Verdict.UNTESTABLE)) for v in by_variant),
-                    on_cells=cells)
+    cells = tuple(v for v in got if v in named)
+    return [replace(f, under=tuple((v, got[v].get((f.group, f.key), Verdict.UNTESTABLE)) for v in got), on_cells=cells)
             for f in main]
 
 

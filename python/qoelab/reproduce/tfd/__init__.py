@@ -270,8 +270,6 @@ def _attach_calibrations(results: dict[str, dict[str, Any]]) -> None:
 
 def _join(f: Finding, g: Finding) -> Finding:
     """``f`` with ``g``'s verdicts under other settings added to its own."""
-    from dataclasses import replace
-
     return replace(f, under=f.under + g.under, on_cells=f.on_cells + g.on_cells)
 
 
@@ -435,8 +433,8 @@ def write_repetitions_findings(folder: Path, path: Path, grid: Grid = FULL, **fi
     fs = findings_from_repetitions(folder, grid, group=group)
     sens = folder / "sensitivity.csv"
     if sens.is_file():
-        under = runner.read_sensitivity(sens)
-        fs = [replace(f, under=u, on_cells=tuple(v for v, _ in u)) for f in fs for u in [under.get((f.group, f.key), ())]]
+        got = runner.read_sensitivity(sens)
+        fs = runner.attach_verdicts(fs, got, on_cells=tuple(got))
     _write_recomputed(path, fs, grid, group, **first)
 
 
